@@ -1,0 +1,8 @@
+"""``python -m core <command> ...``: see ``core.cli``."""
+
+import sys
+
+from core.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""``python -m core <command>``: the headless interface, one module per command.
+
+Each command module defines ``add_arguments(parser)`` and ``run(args) -> int`` and holds
+nothing but argument parsing and printing around ``core`` functions.  Modules are imported
+lazily, so ``python -m core fit`` does not pay for importing torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: command name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "fit": ("core.cli.fit_cmd", "fit the Optimus loss curve to training logs"),
+    "calibrate": ("core.cli.calibrate_cmd", "predict a held-out model's curve from fitted runs"),
+    "plan": ("core.cli.plan_cmd", "time and cost to target over parameter servers and workers"),
+    "fit-speed": ("core.cli.fit_speed_cmd", "fit the Optimus speed model θ to measured speeds"),
+    "paleo": ("core.cli.paleo_cmd", "Paleo per-iteration time and throughput over workers"),
+    "ps-rounds": ("core.cli.ps_rounds_cmd", "parameter-server round model: rounds, time, crossover"),
+    "scaling": ("core.cli.scaling_cmd", "speed-up, efficiency and all-reduce bandwidth from measured times"),
+    "backtest": ("core.cli.backtest_cmd", "predict the epoch at target from the first part of logs"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; return its exit status (0 ok, 2 bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
+        parser = build_parser()
+        if argv and argv[0] not in {"-h", "--help"}:
+            parser.print_usage(sys.stderr)
+            print(f"python -m core: unknown command {argv[0]!r}; choose from {', '.join(COMMANDS)}",
+                  file=sys.stderr)
+            return 2
+        parser.print_help()
+        return 0
+    name, rest = argv[0], argv[1:]
+    module_name, help_text = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"python -m core {name}", description=help_text)
+    module.add_arguments(parser)
+    args = parser.parse_args(rest)
+    return int(module.run(args) or 0)

@@ -1,0 +1,1 @@
+"""Plotly figure builders, one module per area; pure functions returning ``go.Figure``."""
