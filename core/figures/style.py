@@ -27,7 +27,8 @@ def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> go
         font=dict(family=FONT_FAMILY, size=13),
         height=HEIGHT,
         margin=dict(l=60, r=20, t=60, b=50),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
+                    font=dict(size=11)),
         hovermode="closest",
     )
     fig.update_xaxes(title_text=x_title)

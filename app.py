@@ -1,0 +1,25 @@
+"""Time-to-Accuracy Planner: the dashboard's entry point (page setup and navigation only).
+
+Run with ``streamlit run app.py``.  Each page sets up the shared session state and the
+sidebar itself (``pages.shared.common.page_setup``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+#: (page file, title, icon), in navigation order; the first is the default page
+PAGES = [
+    ("pages/logs.py", "Logs", ":material/show_chart:"),
+]
+
+
+def run() -> None:
+    st.set_page_config(page_title="Time-to-Accuracy Planner", page_icon=":material/timer:", layout="wide")
+    nav = st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))
+                         for i, (path, title, icon) in enumerate(PAGES)])
+    nav.run()
+
+
+if __name__ == "__main__":  # streamlit run and AppTest execute the script as __main__
+    run()

@@ -1,0 +1,41 @@
+"""Small helpers shared by the command modules (argument parsing and CSV printing only)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+
+def fraction(text: str) -> float:
+    """argparse type: a float in (0, 1) (``92`` is refused with a hint)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+    if not 0 < value < 1:
+        hint = f" (did you mean {value / 100:g}?)" if 1 < value <= 100 else ""
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1); got {text}{hint}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1; got {value}")
+    return value
+
+
+def print_csv(table: pd.DataFrame, *, float_format: str = "%.6g") -> None:
+    """Write ``table`` as CSV to stdout; missing values are empty cells."""
+    table.to_csv(sys.stdout, index=False, float_format=float_format, na_rep="")
+
+
+def complain(message: str) -> None:
+    """One line on stderr."""
+    print(message, file=sys.stderr)

@@ -1,0 +1,104 @@
+"""Figures of the Logs page: loss and accuracy against the global step.
+
+Trace order per run is fixed: ``measured`` (thinned raw points), ``smoothed`` (means over
+log-spaced bins of steps, so the early bend is not blurred), ``fitted`` (the fitted curve; absent when the run has no fit).  With several runs
+each name is prefixed by the run's label (``resnet20 · V100 · measured``); the accuracy
+figure ends with the ``target`` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.curves import bin_log_spaced
+from core.runs import RunAnalysis, thin_indices
+
+MAX_DISPLAY_POINTS = 3000
+#: log-spaced bins of the smoothed line
+SMOOTH_BINS = 150
+
+
+def _name(analysis: RunAnalysis, what: str, many: bool) -> str:
+    return f"{analysis.log.label} · {what}" if many else what
+
+
+def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, log_y: bool = False,
+                      max_points: int = MAX_DISPLAY_POINTS, show_measured: bool = True) -> go.Figure:
+    """Loss against global step: thinned points, a moving average and the fitted curve.
+
+    Parameters
+    ----------
+    analyses : sequence of RunAnalysis
+        Runs to draw (overlaid); runs without a loss column are skipped.
+    log_x, log_y : bool
+        Logarithmic axes.
+    max_points : int
+        Raw points drawn per run at most (log-spaced thinning keeps the early bend).
+    """
+    runs = [a for a in analyses if a.log.has_loss]
+    if not runs:
+        return empty_figure("Loss", "No run with a loss column to show.")
+    many = len(runs) > 1
+    fig = go.Figure()
+    for i, a in enumerate(runs):
+        frame = a.log.frame[a.log.frame["loss"].notna()]
+        k = frame["global_step"].to_numpy()
+        y = frame["loss"].to_numpy()
+        idx = thin_indices(len(k), max_points)
+        c = color(i)
+        group = a.log.source
+        if show_measured:
+            fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode="markers", name=_name(a, "measured", many),
+                                       legendgroup=group, marker=dict(color=c, size=3, opacity=0.35)))
+        sk, sy, _ = bin_log_spaced(k, y, max_points=SMOOTH_BINS)
+        fig.add_trace(go.Scatter(x=sk, y=sy, mode="lines", name=_name(a, "smoothed", many),
+                                 legendgroup=group, line=dict(color=c, width=1.5)))
+        if a.fit is not None:
+            kk = np.geomspace(max(k.min(), 1.0), k.max(), 400) if log_x else np.linspace(k.min(), k.max(), 400)
+            fig.add_trace(go.Scatter(x=kk, y=a.fit.predict(kk), mode="lines", name=_name(a, "fitted", many),
+                                     legendgroup=group, line=dict(color=c, width=2.5, dash="dash")))
+    base_layout(fig, title="Loss against global step", x_title="global step k", y_title="loss")
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(type="log" if log_y else "linear")
+    return fig
+
+
+def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x: bool = False,
+                    max_points: int = MAX_DISPLAY_POINTS) -> go.Figure:
+    """Accuracy against global step with the target line and where each run passed it.
+
+    Per run: ``measured`` (thinned points or the per-epoch trace) and ``reached`` (a marker
+    at the crossing, when reached); last trace: ``target``.
+    """
+    runs = [a for a in analyses if a.log.has_acc]
+    if not runs:
+        return empty_figure("Accuracy", "No run with an accuracy column to show.")
+    many = len(runs) > 1
+    fig = go.Figure()
+    k_max = 1.0
+    for i, a in enumerate(runs):
+        frame = a.log.frame[a.log.frame["acc"].notna()]
+        k = frame["global_step"].to_numpy()
+        y = frame["acc"].to_numpy()
+        k_max = max(k_max, float(k.max()))
+        idx = thin_indices(len(k), max_points)
+        c = color(i)
+        mode = "lines+markers" if a.log.granularity == "epoch" else "lines"
+        fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode=mode, name=_name(a, "measured", many),
+                                   legendgroup=a.log.source, line=dict(color=c, width=1), marker=dict(size=4)))
+        cr = a.crossing
+        if cr.reached:
+            fig.add_trace(go.Scatter(x=[cr.step], y=[cr.acc], mode="markers", name=_name(a, "reached", many),
+                                     legendgroup=a.log.source,
+                                     marker=dict(color=c, size=11, symbol="star", line=dict(color="#222", width=1)),
+                                     hovertemplate=f"epoch {cr.epoch}, step %{{x:.0f}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[0, k_max], y=[target_acc, target_acc], mode="lines", name="target",
+                             line=TARGET_LINE, hoverinfo="skip"))
+    base_layout(fig, title=f"Accuracy against global step (target {target_acc:.0%})",
+                x_title="global step k", y_title="accuracy")
+    fig.update_xaxes(type="log" if log_x else "linear")
+    return fig

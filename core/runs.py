@@ -1,0 +1,141 @@
+"""One analysis per run (log → fit → target) and the table of fits.
+
+The table's columns are the contract of ``python -m core fit`` and of the Logs page; the
+Calibrate page reads the same table (see ``core.calibrate``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.curves import FitResult, fit_curve
+from core.errors import FitError, FitWarning, InputError
+from core.logs import RunLog
+from core.targets import DEFAULT_TARGET_ACC, TargetCrossing, find_target_crossing
+
+#: columns of the fits table, in order (``python -m core fit`` prints them)
+FIT_TABLE_COLUMNS: tuple[str, ...] = (
+    "file", "model", "gpu", "split", "depth", "steps_per_epoch", "n_points",
+    "b0", "b1", "b2", "b0_se", "b1_se", "b2_se", "r2",
+    "step_to_target", "epoch_to_target", "loss_at_target", "flags",
+)
+#: extra columns after the contract ones
+EXTRA_COLUMNS: tuple[str, ...] = ("target_acc", "criterion", "format", "granularity")
+
+
+@dataclass(frozen=True, eq=False)
+class RunAnalysis:
+    """A log, its fitted loss curve (``None`` when it could not be fitted) and its target."""
+
+    log: RunLog
+    fit: FitResult | None
+    crossing: TargetCrossing
+    fit_problem: str = ""
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        out = list(self.log.flags)
+        if self.fit_problem:
+            out.append(self.fit_problem)
+        if self.fit is not None:
+            out.extend(self.fit.flags)
+        if not self.crossing.reached:
+            what = "no accuracy column" if self.crossing.note == "no accuracy column" else \
+                f"never reached target {self.crossing.target_acc:g}"
+            out.append(what)
+        elif self.crossing.note:
+            out.append(self.crossing.note)
+        return tuple(out)
+
+    def row(self) -> dict:
+        """The run's row of the fits table (NaN / None where not applicable)."""
+        meta, fit, c = self.log.meta, self.fit, self.crossing
+        names = ("b0", "b1", "b2")
+        params = {n: fit.params.get(n, math.nan) if fit else math.nan for n in names}
+        ses = {f"{n}_se": fit.stderr.get(n, math.nan) if fit else math.nan for n in names}
+        return {
+            "file": self.log.source, "model": meta.model, "gpu": meta.gpu, "split": meta.split,
+            "depth": meta.depth, "steps_per_epoch": self.log.steps_per_epoch,
+            "n_points": self.log.n_points, **params, **ses,
+            "r2": fit.r2 if fit else math.nan,
+            "step_to_target": c.step if c.reached else None,
+            "epoch_to_target": c.epoch if c.reached else None,
+            "loss_at_target": c.loss if c.reached else None,
+            "flags": "; ".join(self.flags),
+            "target_acc": c.target_acc, "criterion": c.criterion, "format": self.log.fmt,
+            "granularity": self.log.granularity,
+        }
+
+
+def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+                family: str = "optimus") -> RunAnalysis:
+    """Fit the loss curve of ``log`` and find where it passed ``target_acc``.
+
+    A log without a loss column (an accuracy trace) or with too few points is analysed
+    without a fit, and says why in its flags; nothing here raises for a readable log.
+    """
+    crossing = find_target_crossing(log, target_acc, criterion=criterion)
+    if not log.has_loss:
+        return RunAnalysis(log, None, crossing)
+    frame = log.frame[log.frame["loss"].notna()]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            fit = fit_curve(frame["global_step"].to_numpy(), frame["loss"].to_numpy(),
+                            family=family, name=log.source)
+    except (FitError, InputError) as exc:
+        return RunAnalysis(log, None, crossing, fit_problem=f"not fitted: {exc}")
+    return RunAnalysis(log, fit, crossing)
+
+
+def fits_table(analyses: Iterable[RunAnalysis], *, extra: bool = True) -> pd.DataFrame:
+    """The table of fits, one row per run, columns ``FIT_TABLE_COLUMNS`` (+ ``EXTRA_COLUMNS``)."""
+    columns = list(FIT_TABLE_COLUMNS) + (list(EXTRA_COLUMNS) if extra else [])
+    rows = [a.row() for a in analyses]
+    table = pd.DataFrame(rows, columns=columns)
+    for col in ("depth", "steps_per_epoch", "epoch_to_target"):
+        table[col] = pd.array(table[col], dtype="Int64")
+    for col in ("step_to_target", "loss_at_target"):
+        table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
+    return table
+
+
+def epoch_summary(log: RunLog) -> pd.DataFrame:
+    """Per epoch: last global step, mean loss and final (running) accuracy.
+
+    >>> from core.logs import read_log
+    >>> csv = b"epoch,step,loss,acc\\n1,1,2.0,0.1\\n1,2,1.0,0.3\\n2,1,0.8,0.5\\n2,2,0.6,0.7\\n"
+    >>> epoch_summary(read_log(csv, "r.csv"))[["epoch", "step", "loss", "acc"]].to_numpy().tolist()
+    [[1.0, 2.0, 1.5, 0.3], [2.0, 4.0, 0.7, 0.7]]
+    """
+    frame = log.frame.dropna(subset=["epoch"])
+    if frame.empty:
+        return pd.DataFrame(columns=["epoch", "step", "loss", "acc"])
+    g = frame.groupby("epoch", sort=True)
+    out = pd.DataFrame({"step": g["global_step"].max(), "loss": g["loss"].mean(),
+                        "acc": g["acc"].last()}).reset_index()
+    out["epoch"] = out["epoch"].astype(float)
+    return out
+
+
+def thin_indices(n: int, max_points: int = 3000) -> np.ndarray:
+    """At most ``max_points`` indices of ``range(n)`` spread evenly in log-index space.
+
+    Keeps every early point (where the curve bends) and thins the long tail, always
+    keeping the first and last.
+
+    >>> thin_indices(5, 10).tolist()
+    [0, 1, 2, 3, 4]
+    >>> idx = thin_indices(100_000, 500); (len(idx) <= 500, int(idx[0]), int(idx[-1]))
+    (True, 0, 99999)
+    """
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.unique(np.round(np.geomspace(1, n, max_points)).astype(int) - 1)
+    return idx

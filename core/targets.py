@@ -1,0 +1,168 @@
+"""Where a run reached its target accuracy, and where a fitted curve reaches a loss.
+
+Two criteria for "the target was reached" in a per-step log whose ``acc`` is a running
+average reset every epoch:
+
+* ``"epoch"`` (default): the first epoch whose **final** running accuracy exceeds the
+  target, i.e. the accuracy over that whole epoch; its step is that epoch's last step and
+  the loss there is the mean loss over that epoch (the same averaging as the accuracy).
+* ``"first-row"`` (the course's): the first logged row whose accuracy exceeds the target.
+  Early rows of an epoch average only a few batches, so this fires epochs early on noisy
+  runs; the loss there is that row's loss.
+
+For epoch-level traces (one row per epoch) both criteria pick the first row above target.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.curves import FitResult
+from core.errors import InputError
+from core.logs import RunLog, epoch_of_step
+
+DEFAULT_TARGET_ACC = 0.92
+CRITERIA: dict[str, str] = {
+    "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
+             "(step = that epoch's last step; loss = that epoch's mean loss)",
+    "first-row": "first row: first logged row whose accuracy exceeds the target (the course's "
+                 "criterion; fires early on running averages)",
+}
+
+
+def check_target_acc(target_acc: float, name: str = "target_acc") -> float:
+    """Validate a target accuracy given as a fraction.
+
+    >>> check_target_acc(0.92)
+    0.92
+    """
+    if isinstance(target_acc, bool) or not isinstance(target_acc, (int, float, np.floating)):
+        raise TypeError(f"{name} must be a float, not {type(target_acc).__name__}")
+    if not 0 < float(target_acc) < 1:
+        hint = f" Did you mean {target_acc / 100:g}?" if 1 < target_acc <= 100 else ""
+        raise InputError(f"{name} must be in (0, 1); got {target_acc!r}.{hint}")
+    return float(target_acc)
+
+
+@dataclass(frozen=True)
+class TargetCrossing:
+    """Where a logged run first passed ``target_acc`` (``reached`` False when never)."""
+
+    target_acc: float
+    criterion: str
+    reached: bool
+    step: float | None = None
+    epoch: int | None = None
+    loss: float | None = None
+    acc: float | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _mean_or_none(values: pd.Series) -> float | None:
+    v = values.to_numpy(dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else None
+
+
+def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
+                         criterion: str = "epoch") -> TargetCrossing:
+    """First step and epoch where the run's accuracy exceeded ``target_acc``.
+
+    Parameters
+    ----------
+    log : RunLog
+    target_acc : float, default 0.92
+        A fraction in (0, 1); "exceeds" is strict (``acc > target_acc``).
+    criterion : {"epoch", "first-row"}, default "epoch"
+        See the module docstring.
+
+    Returns
+    -------
+    TargetCrossing
+        ``reached=False`` when the log has no accuracy or never passes the target.
+    """
+    target_acc = check_target_acc(target_acc)
+    if criterion not in CRITERIA:
+        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    frame = log.frame
+    if not log.has_acc:
+        return TargetCrossing(target_acc, criterion, False, note="no accuracy column")
+    rows = frame[frame["acc"].notna()]
+    note = ""
+    if criterion == "epoch" and log.granularity == "step":
+        if rows["epoch"].isna().all():
+            criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
+        else:
+            by_epoch = rows.groupby("epoch", sort=True)
+            ends = by_epoch.tail(1).set_index("epoch")
+            passed = ends[ends["acc"] > target_acc]
+            if passed.empty:
+                return TargetCrossing(target_acc, criterion, False)
+            epoch = int(passed.index[0])
+            last = passed.iloc[0]
+            loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
+            return TargetCrossing(target_acc, criterion, True, step=float(last["global_step"]),
+                                  epoch=epoch, loss=loss, acc=float(last["acc"]))
+    above = rows[rows["acc"] > target_acc]
+    if above.empty:
+        return TargetCrossing(target_acc, criterion, False, note=note)
+    first = above.iloc[0]
+    epoch = first["epoch"]
+    loss = float(first["loss"]) if pd.notna(first["loss"]) else None
+    return TargetCrossing(target_acc, criterion, True, step=float(first["global_step"]),
+                          epoch=None if pd.isna(epoch) else int(epoch), loss=loss,
+                          acc=float(first["acc"]), note=note)
+
+
+@dataclass(frozen=True)
+class StepPrediction:
+    """The step (and epoch) where a fitted curve falls to a loss threshold."""
+
+    loss_threshold: float
+    reachable: bool
+    step: float | None = None
+    epoch: int | None = None
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch: int | None = None
+                         ) -> StepPrediction:
+    """Step ``k*`` where the fitted curve first reaches ``loss_threshold``, and its epoch.
+
+    For the Optimus curve ``k* = (1/(L - b2) - b1)/b0`` and the epoch is
+    ``ceil(k*/steps_per_epoch)``; when ``L <= b2`` the curve never gets there and the result
+    says "unreachable" with the reason.
+
+    Examples
+    --------
+    >>> from core.curves import fit_curve, optimus_loss
+    >>> k = np.arange(1, 3001.0); fit = fit_curve(k, optimus_loss(k, 0.001, 1.0, 0.1))
+    >>> p = predict_step_at_loss(fit, 0.6, steps_per_epoch=391)   # (1/0.5 - 1)/0.001
+    >>> round(p.step), p.epoch
+    (1000, 3)
+    >>> predict_step_at_loss(fit, 0.05).reachable
+    False
+    """
+    if not isinstance(loss_threshold, (int, float, np.floating)) or not math.isfinite(loss_threshold):
+        raise InputError(f"loss_threshold must be a finite number; got {loss_threshold!r}.")
+    if fit.degenerate:
+        return StepPrediction(float(loss_threshold), False,
+                              reason="unreachable: the fit is degenerate, so it predicts nothing")
+    step = fit.step_at(float(loss_threshold))
+    if not math.isfinite(step):
+        floor = fit.params.get("b2")
+        why = (f"the fitted floor b2 = {floor:.4g} is at or above the threshold L = {loss_threshold:.4g}"
+               if floor is not None else f"the curve never reaches {loss_threshold:.4g}")
+        return StepPrediction(float(loss_threshold), False, reason=f"unreachable: {why}")
+    return StepPrediction(float(loss_threshold), True, step=step,
+                          epoch=epoch_of_step(step, steps_per_epoch))

@@ -1,0 +1,195 @@
+"""Streamlit glue shared by every page: cached calls into ``core``, loaded runs, downloads.
+
+It lives in ``pages/shared/`` so that Streamlit never lists it as a page (its legacy
+pages-folder mode, which a server uses for its very first script run, lists only
+``pages/*.py``).  Nothing here computes a number: every value comes from ``core``; this
+module only caches, stores and renders.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
+from core.errors import LogFormatError
+from core.export import figure_html, figure_png
+from core.logs import RunLog, read_log
+from core.runs import RunAnalysis, analyse_run, fits_table
+from core.targets import DEFAULT_TARGET_ACC
+
+# ---------------------------------------------------------------- session state keys
+UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
+EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
+BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
+TARGET = "target_acc"          # the target accuracy shared by the pages
+
+
+def init_state() -> None:
+    """Create the shared session keys once (idempotent)."""
+    st.session_state.setdefault(UPLOADS, {})
+    st.session_state.setdefault(EDITS, {})
+    st.session_state.setdefault(BUILTIN, ["mnist1d"])
+    st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+
+
+def page_setup() -> None:
+    """First call of every page: shared state and the sidebar's data source.
+
+    Each page calls it itself (rather than relying on ``app.py``) so that a page also
+    works when Streamlit runs it on its own (its legacy pages-folder mode on a server's
+    first run).
+    """
+    init_state()
+    labels = builtin_set_labels()
+    with st.sidebar:
+        st.markdown("### Data")
+        st.multiselect("Built-in example runs", options=list(labels), format_func=labels.get,
+                       key=BUILTIN, help="Real training runs shipped with the app (see data/README.md).")
+        uploads = st.session_state.get(UPLOADS, {})
+        if uploads:
+            st.caption(f"{len(uploads)} uploaded file(s): " + ", ".join(uploads))
+            if st.button("Remove uploaded files", key="clear_uploads", icon=":material/delete:"):
+                st.session_state[UPLOADS] = {}
+                st.rerun()
+        else:
+            st.caption("Upload your own logs on the Logs page.")
+
+
+# ---------------------------------------------------------------- cached core calls
+@st.cache_data(show_spinner=False, max_entries=512)
+def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes], ...]:
+    return tuple((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _read(data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
+          steps_per_epoch: int | None, split: str | None) -> RunLog:
+    return read_log(data, name, roles=dict(roles) if roles else None,
+                    steps_per_epoch=steps_per_epoch, split=split)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _analyse(data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
+             steps_per_epoch: int | None, split: str | None, meta: tuple[tuple[str, object], ...],
+             target_acc: float, criterion: str, family: str) -> RunAnalysis:
+    log = _read(data, name, roles, steps_per_epoch, split)
+    if meta:
+        log = log.with_meta(**dict(meta))
+    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family)
+
+
+@dataclass(frozen=True)
+class LoadedRuns:
+    """What the loaded files gave: analyses of the readable ones, errors of the others."""
+
+    analyses: tuple[RunAnalysis, ...]
+    errors: tuple[tuple[str, str], ...]   # (file name, message)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return fits_table(self.analyses)
+
+
+def all_log_files() -> list[tuple[str, bytes, str]]:
+    """Every file in play: ``(name, bytes, origin)`` with origin "built-in" or "uploaded"."""
+    files: list[tuple[str, bytes, str]] = []
+    for key in st.session_state.get(BUILTIN, []):
+        files += [(n, b, "built-in") for n, b in _builtin_bytes(key)]
+    files += [(n, b, "uploaded") for n, b in st.session_state.get(UPLOADS, {}).items()]
+    return files
+
+
+def _edit_args(name: str) -> tuple:
+    edit = st.session_state.get(EDITS, {}).get(name, {})
+    roles = edit.get("roles")
+    roles_t = tuple(sorted(roles.items())) if roles else None
+    meta = tuple(sorted((k, v) for k, v in edit.items() if k in {"model", "depth", "gpu"}))
+    return roles_t, edit.get("steps_per_epoch"), edit.get("split"), meta
+
+
+def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
+    """Read and analyse every file in play; a bad file is reported, never fatal."""
+    analyses, errors = [], []
+    for name, data, _origin in all_log_files():
+        roles, spe, split, meta = _edit_args(name)
+        try:
+            analyses.append(_analyse(data, name, roles, spe, split, meta, target_acc, criterion, family))
+        except LogFormatError as exc:
+            errors.append((name, str(exc)))
+    return LoadedRuns(tuple(analyses), tuple(errors))
+
+
+def read_uploaded(name: str) -> RunLog:
+    """The RunLog of one loaded file with its edits (raises ``LogFormatError``)."""
+    for n, data, _ in all_log_files():
+        if n == name:
+            roles, spe, split, meta = _edit_args(name)
+            log = _read(data, name, roles, spe, split)
+            return log.with_meta(**dict(meta)) if meta else log
+    raise KeyError(name)
+
+
+def add_uploads(files) -> list[str]:
+    """Store uploaded files' bytes under their names (same name: replaced); return names."""
+    init_state()
+    store = st.session_state[UPLOADS]
+    names = []
+    for f in files or []:
+        store[f.name] = f.getvalue()
+        names.append(f.name)
+    return names
+
+
+def builtin_set_labels() -> dict[str, str]:
+    return {k: v[0] for k, v in BUILTIN_LOG_SETS.items()}
+
+
+# ---------------------------------------------------------------- rendering helpers
+def show_errors(errors) -> None:
+    """One ``st.error`` per rejected file (the message starts with the file name)."""
+    for _name, message in errors:
+        st.error(message, icon=":material/error:")
+
+
+def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
+    """Render a plotly figure with its HTML and PNG download buttons."""
+    st.plotly_chart(fig, key=key, config={"displaylogo": False})
+    c1, c2, _ = st.columns([1, 1, 4])
+    with c1:
+        st.download_button("Chart (HTML)", data=lambda: figure_html(fig), file_name=f"{file_stem}.html",
+                           mime="text/html", key=f"{key}_html", on_click="ignore",
+                           icon=":material/download:")
+    with c2:
+        st.download_button("Chart (PNG)", data=lambda: _png_or_note(fig), file_name=f"{file_stem}.png",
+                           mime="image/png", key=f"{key}_png", on_click="ignore",
+                           icon=":material/image:")
+
+
+def _png_or_note(fig: go.Figure) -> bytes:
+    try:
+        return figure_png(fig)
+    except Exception as exc:  # no Chromium on this server: say so in the file itself
+        return f"PNG export needs Chromium (apt-get install chromium): {exc}".encode()
+
+
+def table_download(table: pd.DataFrame, *, key: str, file_name: str, label: str = "Table (CSV)") -> None:
+    """A CSV download of ``table``."""
+    buf = io.StringIO()
+    table.to_csv(buf, index=False)
+    st.download_button(label, data=buf.getvalue(), file_name=file_name, mime="text/csv", key=key,
+                       on_click="ignore", icon=":material/table:")
+
+
+def target_slider(*, key: str) -> float:
+    """The target-accuracy slider, shared by the pages through ``TARGET``."""
+    if key not in st.session_state:
+        st.session_state[key] = float(st.session_state.get(TARGET, DEFAULT_TARGET_ACC))
+    value = st.slider("Target accuracy", min_value=0.50, max_value=0.99, step=0.01, key=key,
+                      format="%.2f", help="The run counts as converged when its accuracy exceeds this.")
+    st.session_state[TARGET] = value
+    return value

@@ -1,0 +1,63 @@
+"""``python -m core fit``: CSV on stdout, one stderr line per rejected file, exit status."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.runs import FIT_TABLE_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = sorted((ROOT / "data" / "logs").glob("*.csv"))
+
+
+def test_fit_prints_one_row_per_run_with_the_contract_columns(capsys, tmp_path):
+    good = tmp_path / "resnet8_Tesla V100-PCIE-32GB.csv"
+    good.write_text("epoch, step, loss, acc\n" + "".join(
+        f"{e}, {s}, {1 / (0.01 * ((e - 1) * 10 + s) + 0.5) + 0.1:.8f}, {0.85 + 0.01 * e:.3f}\n"
+        for e in range(1, 11) for s in range(1, 11)))
+    assert main(["fit", str(good), "--target-acc", "0.9"]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(out.columns[: len(FIT_TABLE_COLUMNS)]) == list(FIT_TABLE_COLUMNS)
+    row = out.iloc[0]
+    assert row["model"] == "resnet8" and row["gpu"] == "Tesla V100-PCIE-32GB" and row["steps_per_epoch"] == 10
+    assert row["b0"] == pytest.approx(0.01, rel=1e-4) and row["b1"] == pytest.approx(0.5, rel=1e-4)
+    # epoch-end accuracy 0.85 + 0.01*e > 0.9 first at e = 6, last step 60
+    assert row["epoch_to_target"] == 6 and row["step_to_target"] == 60
+
+
+def test_a_rejected_file_is_named_on_stderr_and_the_others_are_fitted(capsys, tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_bytes(b"\x00\x01\x02")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    status = main(["fit", str(LOGS[0]), str(bad), str(empty)])
+    captured = capsys.readouterr()
+    assert status == 2
+    err = captured.err.strip().splitlines()
+    assert err[0].startswith(f"{bad}: expected a CSV text file; got binary data")
+    assert err[1].startswith(f"{empty}: the file is empty")
+    out = pd.read_csv(io.StringIO(captured.out))
+    assert len(out) == 1 and out["file"].iloc[0] == str(LOGS[0])
+
+
+def test_steps_per_epoch_option_and_bad_target(capsys):
+    assert main(["fit", str(LOGS[0]), "--steps-per-epoch", "100", "--no-extra"]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert out["steps_per_epoch"].iloc[0] == 100 and list(out.columns) == list(FIT_TABLE_COLUMNS)
+    with pytest.raises(SystemExit):
+        main(["fit", str(LOGS[0]), "--target-acc", "92"])
+    assert "did you mean 0.92" in capsys.readouterr().err
+
+
+def test_python_dash_m_core_runs_as_a_program():
+    proc = subprocess.run([sys.executable, "-m", "core", "fit", str(LOGS[0])], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("file,model,gpu,split,depth,steps_per_epoch,n_points,b0,b1,b2")

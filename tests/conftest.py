@@ -1,0 +1,22 @@
+"""Shared fixtures: caches cleared per test, paths to the repository and to ../shared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "reference"
+
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_cache():
+    """st.cache_data is global to the process; every test starts from an empty cache."""
+    try:
+        import streamlit as st
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    st.cache_data.clear()
+    yield

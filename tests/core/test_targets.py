@@ -1,0 +1,83 @@
+"""Where a run passed its target, and where a fitted curve reaches a loss threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.curves import fit_curve, optimus_loss
+from core.errors import InputError
+from core.logs import read_log
+from core.targets import check_target_acc, find_target_crossing, predict_step_at_loss
+
+# Epoch 1: running acc 0.95 on the first batch (one lucky batch), 0.80 at the end.
+# Epoch 2: 0.93 first row, 0.91 at the end. Epoch 3: 0.90 first row, 0.94 at the end.
+LOG = b"""epoch, step, loss, acc
+1, 1, 2.0, 0.95
+1, 2, 1.0, 0.85
+1, 3, 0.9, 0.80
+2, 1, 0.8, 0.93
+2, 2, 0.7, 0.92
+2, 3, 0.6, 0.91
+3, 1, 0.5, 0.90
+3, 2, 0.4, 0.92
+3, 3, 0.3, 0.94
+"""
+
+
+def test_epoch_level_criterion_uses_the_epochs_final_running_accuracy():
+    c = find_target_crossing(read_log(LOG, "r.csv"), 0.92, criterion="epoch")
+    # epoch ends: 0.80, 0.91, 0.94 -> epoch 3; its last step (3-1)*3 + 3 = 9; mean loss (0.5+0.4+0.3)/3
+    assert (c.reached, c.epoch, c.step, c.acc) == (True, 3, 9.0, 0.94)
+    assert c.loss == pytest.approx(0.4)
+
+
+def test_first_row_criterion_fires_on_the_first_lucky_batch():
+    c = find_target_crossing(read_log(LOG, "r.csv"), 0.92, criterion="first-row")
+    assert (c.epoch, c.step, c.loss, c.acc) == (1, 1.0, 2.0, 0.95)
+
+
+def test_exceeds_is_strict():
+    c = find_target_crossing(read_log(LOG, "r.csv"), 0.94, criterion="epoch")
+    assert not c.reached  # 0.94 does not exceed 0.94
+
+
+def test_never_reached_and_no_accuracy():
+    assert not find_target_crossing(read_log(LOG, "r.csv"), 0.99).reached
+    c = find_target_crossing(read_log(b"step,loss\n1,2\n2,1\n3,0.5\n", "r.csv"), 0.92)
+    assert not c.reached and c.note == "no accuracy column"
+
+
+def test_epoch_trace_crossing_is_the_first_epoch_above_target():
+    trace = b"progress,iteration,metric,grad_sqr,grad_var\n391,390,0.5,1,1\n782,781,0.91,1,1\n1173,1171,0.93,1,1\n"
+    c = find_target_crossing(read_log(trace, "cifar10/validation-128.csv"), 0.92)
+    assert (c.epoch, c.step, c.acc) == (3, 1171.0, 0.93)
+
+
+def test_unknown_epochs_fall_back_to_first_row_and_say_so():
+    c = find_target_crossing(read_log(b"Wall time,Step,Value\n1,10,0.5\n2,20,0.95\n", "tag-acc.csv"), 0.92)
+    assert c.criterion == "first-row" and "epochs unknown" in c.note and c.step == 20
+
+
+@pytest.mark.parametrize("bad,msg", [(92, "Did you mean 0.92"), (0, "must be in \\(0, 1\\)"), (1.0, "must be in")])
+def test_target_acc_is_validated(bad, msg):
+    with pytest.raises(InputError, match=msg):
+        check_target_acc(bad)
+    with pytest.raises(TypeError):
+        check_target_acc("0.92")
+
+
+def test_predicted_step_and_epoch_hand_computation():
+    k = np.arange(1, 3001.0)
+    fit = fit_curve(k, optimus_loss(k, 0.001, 1.0, 0.1))
+    p = predict_step_at_loss(fit, 0.6, steps_per_epoch=391)
+    # k* = (1/(0.6 - 0.1) - 1)/0.001 = 1000; epoch = ceil(1000/391) = 3
+    assert p.reachable and p.step == pytest.approx(1000.0, rel=1e-6) and p.epoch == 3
+
+
+def test_unreachable_when_threshold_is_at_or_below_the_floor():
+    k = np.arange(1, 3001.0)
+    fit = fit_curve(k, optimus_loss(k, 0.001, 1.0, 0.1))
+    p = predict_step_at_loss(fit, 0.08)
+    assert not p.reachable and p.step is None
+    assert p.reason.startswith("unreachable: the fitted floor b2 = 0.1")

@@ -1,0 +1,62 @@
+"""The Logs page in a real browser: upload two logs, move the target slider, download CSV and PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import goto_page, no_exception, wait_idle
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _log(tmp_path: Path, name: str, b0: float) -> Path:
+    rows = ["epoch, step, loss, acc"]
+    for e in range(1, 11):
+        for s in range(1, 31):
+            k = (e - 1) * 30 + s
+            rows.append(f"{e}, {s}, {1 / (b0 * k + 0.5) + 0.05:.6f}, {0.5 + 0.045 * e:.4f}")
+    path = tmp_path / name
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path):
+    goto_page(page, app_url, "Logs")
+    files = [_log(tmp_path, "resnet98_Tesla V100-PCIE-32GB.csv", 0.01),
+             _log(tmp_path, "resnet99_NVIDIA A100-PCIE-40GB.csv", 0.02)]
+    page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(f) for f in files])
+    wait_idle(page)
+    expect(page.get_by_test_id("stSidebar").get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=30_000)
+    charts = page.get_by_test_id("stPlotlyChart")
+    expect(charts).to_have_count(2, timeout=30_000)
+
+    # target 0.92 -> 0.90 with the keyboard (step 0.01)
+    slider = page.get_by_test_id("stSlider").filter(has_text="Target accuracy").get_by_role("slider")
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    expect(page.get_by_test_id("stSlider").filter(has_text="Target accuracy")
+           .get_by_test_id("stSliderThumbValue")).to_have_text("0.90")
+    wait_idle(page)
+    expect(charts).to_have_count(2)
+
+    with page.expect_download() as info:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Table (CSV)").first.click()
+    csv_path = tmp_path / "fits.csv"
+    info.value.save_as(csv_path)
+    table = pd.read_csv(csv_path).set_index("file")
+    # accuracy at epoch e's end = 0.5 + 0.045 e > 0.90 first at e = 9 -> step 9*30
+    assert table.loc["resnet99_NVIDIA A100-PCIE-40GB.csv", "epoch_to_target"] == 9
+    assert table.loc["resnet99_NVIDIA A100-PCIE-40GB.csv", "target_acc"] == 0.9
+    assert table.loc["resnet98_Tesla V100-PCIE-32GB.csv", "b0"] == __import__("pytest").approx(0.01, rel=1e-3)
+
+    with page.expect_download(timeout=60_000) as info:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Chart (PNG)").first.click()
+    png = tmp_path / "chart.png"
+    info.value.save_as(png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.screenshot(path=str(tmp_path / "logs.png"), full_page=True)
+    no_exception(page)

@@ -1,0 +1,46 @@
+"""AppTest helpers: run the app from its entry point, go to a page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+
+class _NavigationPagesManager(PagesManager):
+    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so with a
+    ``pages/`` folder beside ``app.py`` each rerun would execute the page file alone
+    (Streamlit's legacy pages-folder mode) instead of ``app.py``.  A real server sets the
+    flag to False for good at the first ``st.navigation`` call; do the same here."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+
+app_test_module.PagesManager = _NavigationPagesManager
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+def open_page(page: str | None = None, *, timeout: float = 120) -> AppTest:
+    """Run ``app.py`` and switch to ``page`` (e.g. ``"pages/plan.py"``)."""
+    at = AppTest.from_file(str(APP), default_timeout=timeout).run()
+    if page is not None:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    """The plotly figures on the page, as dicts (data, layout)."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def page():
+    return open_page

@@ -1,0 +1,111 @@
+"""The Logs page: built-in runs, upload, bad files, target slider, views, edits (AppTest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from core.logs import read_log_file
+from core.runs import analyse_run, fits_table
+from tests.pages.conftest import chart_specs, open_page
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILTIN = sorted((ROOT / "data" / "logs").glob("*.csv"))
+
+
+def shown_table(at) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+def course_log(name_acc_end: float = 0.95) -> bytes:
+    rows = ["epoch, step, loss, acc"]
+    for e in range(1, 6):
+        for s in range(1, 21):
+            k = (e - 1) * 20 + s
+            rows.append(f"{e}, {s}, {1 / (0.02 * k + 0.5) + 0.05:.6f}, {0.6 + (name_acc_end - 0.6) * e / 5:.4f}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_opens_on_the_builtin_runs_with_the_core_numbers():
+    at = open_page()
+    assert at.title[0].value == "Logs"
+    table = shown_table(at)
+    assert len(table) == len(BUILTIN)
+    expected = fits_table([analyse_run(read_log_file(p), target_acc=0.92) for p in BUILTIN]).set_index("file")
+    expected = expected.loc[table.index]
+    assert table["b0"].to_numpy() == pytest.approx(expected["b0"].to_numpy(), rel=1e-9)
+    pd.testing.assert_series_equal(table["epoch_to_target"], expected["epoch_to_target"], check_dtype=False)
+    assert table["epoch_to_target"].isna().sum() == 2  # ResNet-8 (train, val) never reaches 92 %
+    specs = chart_specs(at)
+    assert len(specs) == 2
+    assert specs[0]["layout"]["xaxis"]["title"]["text"] == "global step k"
+
+
+def test_upload_adds_a_run_and_a_bad_file_is_named_while_others_stay():
+    at = open_page()
+    n = len(shown_table(at))
+    at.file_uploader(key="logs_upload").set_value([
+        ("resnet99_Tesla V100-PCIE-32GB.csv", course_log(), "text/csv"),
+        ("garbage.csv", b"\x00\x01binary", "text/csv"),
+    ]).run()
+    assert not at.exception
+    table = shown_table(at)
+    assert len(table) == n + 1
+    row = table.loc["resnet99_Tesla V100-PCIE-32GB.csv"]
+    assert row["b0"] == pytest.approx(0.02, rel=1e-3) and row["depth"] == 99
+    # epoch-end accuracy 0.6 + 0.07*e > 0.92 first at e = 5 -> step 100
+    assert row["epoch_to_target"] == 5 and row["step_to_target"] == 100
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("garbage.csv: expected a CSV text file; got binary data")
+
+
+def test_moving_the_target_slider_updates_the_table_as_core_says():
+    at = open_page()
+    at.slider(key="logs_target_acc").set_value(0.80).run()
+    table = shown_table(at)
+    expected = fits_table([analyse_run(read_log_file(p), target_acc=0.80) for p in BUILTIN]).set_index("file")
+    pd.testing.assert_series_equal(table["epoch_to_target"], expected.loc[table.index, "epoch_to_target"],
+                                   check_dtype=False)
+    at2 = open_page()
+    both = pd.concat([shown_table(at2)["epoch_to_target"], table["epoch_to_target"]], axis=1).dropna()
+    assert (both.iloc[:, 0] >= both.iloc[:, 1]).all() and len(both) >= 10
+    target_trace = [t for t in chart_specs(at)[1]["data"] if t["name"] == "target"][0]
+    assert target_trace["y"] == [0.8, 0.8]
+
+
+def test_first_row_criterion_is_stated_and_fires_no_later():
+    at = open_page()
+    epoch_level = shown_table(at)["epoch_to_target"]
+    at.radio(key="logs_criterion").set_value("first-row").run()
+    assert any("first row" in c.value for c in at.caption)
+    both = pd.concat([shown_table(at)["epoch_to_target"], epoch_level], axis=1).dropna()
+    assert (both.iloc[:, 0] <= both.iloc[:, 1]).all() and len(both) >= 10
+
+
+def test_single_run_view_shows_its_fit_report_and_log_axes():
+    at = open_page()
+    name = BUILTIN[0].name
+    at.selectbox(key="logs_view").set_value(name).run()
+    at.toggle(key="logs_log_x").set_value(True).run()
+    assert "[[Variables]]" in at.code[0].value
+    loss = chart_specs(at)[0]
+    assert [t["name"] for t in loss["data"]] == ["measured", "smoothed", "fitted"]
+    assert loss["layout"]["xaxis"]["type"] == "log"
+
+
+def test_editing_metadata_changes_the_table():
+    at = open_page()
+    name = BUILTIN[0].name
+    at.selectbox(key="logs_edit_file").set_value(name).run()
+    at.text_input(key=f"edit_gpu_{name}").set_value("Tesla V100-PCIE-32GB").run()
+    at.button(key="logs_apply_edit").click().run()
+    assert shown_table(at).loc[name, "gpu"] == "Tesla V100-PCIE-32GB"
+
+
+def test_no_runs_shows_one_message():
+    at = open_page()
+    at.sidebar.multiselect(key="builtin_sets").set_value([]).run()
+    assert not at.exception
+    assert at.info and "No runs loaded" in at.info[0].value
