@@ -487,14 +487,14 @@ def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | Non
 
 
 def _check_fit_input(tab: pd.DataFrame, mode: str, source: str) -> None:
-    need = MIN_POINTS[mode]
-    if len(tab) < need:
-        raise InputError(f"{source}: expected at least {need} measured points for mode {mode!r} "
-                         f"(one per θ); got {len(tab)}. Measure more (p, w) configurations.")
     if mode != "allreduce" and (tab["p"] < 1).any():
         raise InputError(f"{source}: expected p >= 1 parameter servers on every row for mode "
                          f"{mode!r}; got p = 0 on {int((tab['p'] < 1).sum())} rows. "
                          "Use mode 'allreduce' for traces without parameter servers.")
+    need = MIN_POINTS[mode]
+    if len(tab) < need:
+        raise InputError(f"{source}: expected at least {need} measured points for mode {mode!r} "
+                         f"(one per θ); got {len(tab)}. Measure more (p, w) configurations.")
     if mode != "async" and tab["global_batch"].isna().any():
         raise InputError(f"{source}: expected the global batch M for mode {mode!r}; got none. "
                          "Add a global_batch column or pass global_batch=M (--batch M).")
