@@ -1,16 +1,13 @@
 """Optimus resource-speed model: training steps per second from p parameter servers and w workers.
 
-Three variants share one linear structure, ``1/f = x(p, w, M) · θ`` with ``θ >= 0``:
+Three variants share one linear structure, ``1/f = x(p, w, M) · θ`` with ``θ >= 0``
+(Peng et al., EuroSys 2018):
 
-===========  ==============================================  ====================  ======
-mode         model (Peng et al., EuroSys 2018)               θ stored, in order    points
-===========  ==============================================  ====================  ======
-sync         Eq. 4: ``f = 1/(θ0·M/w + θ1 + θ2·w/p + θ3·w      θ0, θ1, θ2, θ3, θ4    >= 5
-             + θ4·p)``
-async        Eq. 3: ``f = w/(θ0 + θ1·w/p + θ2·w + θ3·p)``     θ0, θ1, θ2, θ3        >= 4
-allreduce    Eq. 4 without the PS terms: ``1/f = θ0·M/w       θ0, θ1, θ3            >= 3
-             + θ1 + θ3·w`` (no parameter server)
-===========  ==============================================  ====================  ======
+- ``sync``, Eq. 4: ``f = 1/(θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p)``; θ stored as
+  ``(θ0, θ1, θ2, θ3, θ4)``; a fit needs >= 5 points.
+- ``async``, Eq. 3: ``f = w/(θ0 + θ1·w/p + θ2·w + θ3·p)``; ``(θ0, θ1, θ2, θ3)``; >= 4 points.
+- ``allreduce`` (no parameter server), Eq. 4 without the PS terms:
+  ``f = 1/(θ0·M/w + θ1 + θ3·w)``; ``(θ0, θ1, θ3)``; >= 3 points.
 
 ``f`` is in training steps per second (per "paper unit" for the paper's θ, which have no
 published time unit), ``M`` is the batch of one step (the global batch of a synchronous
