@@ -29,8 +29,6 @@ MAX_BUDGET = 4096
 SECONDS_PER_HOUR = 3600.0
 GRID_COLUMNS: tuple[str, ...] = ("mode", "p", "w", "steps_per_s", "time_s", "time_h", "cost",
                                  "time_unit")
-INTERVAL_COLUMNS: tuple[str, ...] = ("time_s_low", "time_s_high", "time_h_low", "time_h_high",
-                                     "cost_low", "cost_high")
 
 
 def _positive(value: Any, name: str, where: str, *, allow_zero: bool = False) -> float:
@@ -135,6 +133,7 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
     grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR
     grid["cost"] = grid["time_h"] * rate
     grid["time_unit"] = model.time_unit
+    grid = grid[list(GRID_COLUMNS)]
     if steps_interval is not None:
         low, high = _interval(steps_interval, steps, where)
         for tag, n in (("low", low), ("high", high)):

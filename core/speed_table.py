@@ -109,8 +109,7 @@ def _normalise(df: pd.DataFrame, global_batch: float | None) -> pd.DataFrame:
             raise _Problem("expected the global batch M to turn samples_per_s into steps; got none. "
                            "Add a global_batch column or pass the batch (--batch M)")
         speed = speed / m
-    return pd.DataFrame({"p": p.astype(int), "w": w.astype(int), "global_batch": m,
-                         "steps_per_s": speed})
+    return pd.DataFrame(dict(zip(COLUMNS, (p.astype(int), w.astype(int), m, speed))))
 
 
 def normalise_speed_table(table: pd.DataFrame, *, global_batch: float | None = None,
