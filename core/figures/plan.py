@@ -1,0 +1,207 @@
+"""Plan figures: time to target against workers, and the time/cost plane.
+
+Both take the tidy grid of :func:`core.plan.plan_grid`. Time is shown in hours, or in
+"paper units" when the grid comes from the paper's uncalibrated θ
+(:func:`core.plan.display_time`). Degenerate input (an empty grid) gives a titled note,
+never an exception.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.plan import Allocation, best_workers, cheapest_config, display_time, pareto_frontier
+
+TTA_TITLE = "Time to target against workers"
+TIME_COST_TITLE = "Time and cost of each configuration"
+EXTRA_COLUMNS = ("p", "w", "time_h", "label")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _p_colors(grid: pd.DataFrame) -> dict[int, str]:
+    return {int(p): color(i) for i, p in enumerate(sorted(grid["p"].unique()))}
+
+
+def _note(fig: go.Figure, text: str) -> None:
+    fig.add_annotation(text=text, showarrow=False, x=0.01, y=-0.22, xref="paper", yref="paper",
+                       xanchor="left", font=dict(size=12, color="#555"))
+
+
+def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = None,
+                          title: str = TTA_TITLE) -> go.Figure:
+    """Time to target (y) against workers (x), one smooth line per parameter-server count.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        From :func:`core.plan.plan_grid`; with ``time_h_low``/``time_h_high`` (or the
+        ``time_s_*`` pair for paper units) a band is drawn around each line.
+    extra : DataFrame or None, default=None
+        More curves to draw on the same axes, e.g. Paleo's estimate per p: columns
+        ``p, w, time_h, label``; one dashed line per ``label`` in the colour of its p.
+        Left out, with a note, when the grid is in paper units (no common unit).
+    title : str, default="Time to target against workers"
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces in this order: for each p ascending, ``"p = {p} range"`` (only with an
+        interval) then ``"p = {p}"`` (lines); then ``"best w"`` (markers with the text
+        ``"w = …"``, one point per p, at the fastest w); then one trace per ``extra``
+        label, named by the label. x axis "workers w", y axis "time to target (hours)"
+        or "time to target (paper units)".
+
+    Examples
+    --------
+    >>> from core.plan import plan_grid
+    >>> from core.speed import paper_speed_model
+    >>> fig = tta_vs_workers_figure(plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17)))
+    >>> [t.name for t in fig.data]
+    ['p = 2', 'p = 4', 'best w']
+    >>> [int(w) for w in fig.data[2].x]   # 130.56/w + 2.46·w is least at w = 7; 130.56/w + 1.23·w at 10
+    [7, 10]
+    """
+    if grid is None or len(grid) == 0:
+        return empty_figure(title, "No configuration to plot.")
+    column, unit = display_time(grid)
+    colors = _p_colors(grid)
+    fig = go.Figure()
+    for p, part in grid.sort_values(["p", "w"]).groupby("p", sort=True):
+        c = colors[int(p)]
+        low, high = f"{column}_low", f"{column}_high"
+        if low in part and high in part:
+            fig.add_trace(go.Scatter(
+                x=list(part["w"]) + list(part["w"])[::-1], y=list(part[high]) + list(part[low])[::-1],
+                fill="toself", fillcolor=_rgba(c, 0.18), line=dict(width=0), mode="lines",
+                name=f"p = {p} range", hoverinfo="skip"))
+        fig.add_trace(go.Scatter(
+            x=part["w"], y=part[column], mode="lines", name=f"p = {p}",
+            line=dict(color=c, width=2.5, shape="spline", smoothing=0.6),
+            hovertemplate=f"p = {p}, w = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
+    best = best_workers(grid)
+    fig.add_trace(go.Scatter(
+        x=best["w"], y=best[column], mode="markers+text", name="best w",
+        text=[f"w = {w}" for w in best["w"]], textposition="top center",
+        marker=dict(size=11, symbol="diamond", color=[colors[int(p)] for p in best["p"]],
+                    line=dict(width=1.5, color="#000")),
+        customdata=best["p"],
+        hovertemplate=f"best for p = %{{customdata}}: w = %{{x}}, %{{y:.3g}} {unit}<extra></extra>"))
+    _add_extra(fig, extra, unit, colors)
+    return base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
+
+
+def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: dict[int, str]) -> None:
+    if extra is None or len(extra) == 0:
+        return
+    if unit != "hours":
+        _note(fig, "Extra curves hidden: the Optimus times are in paper units; calibrate θ first.")
+        return
+    missing = [c for c in EXTRA_COLUMNS if c not in extra.columns]
+    if missing:
+        _note(fig, f"Extra curves hidden: missing columns {', '.join(missing)}.")
+        return
+    for i, label in enumerate(pd.unique(extra["label"])):
+        part = extra[extra["label"] == label].sort_values("w")
+        p = int(part["p"].iloc[0])
+        fig.add_trace(go.Scatter(
+            x=part["w"], y=part["time_h"], mode="lines", name=str(label),
+            line=dict(color=colors.get(p, color(len(colors) + i)), dash="dash", width=2),
+            hovertemplate=f"{label}<br>w = %{{x}}, %{{y:.3g}} hours<extra></extra>"))
+
+
+def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
+                     allocation: Allocation | None = None,
+                     title: str = TIME_COST_TITLE) -> go.Figure:
+    """Every configuration on the time/cost plane, with the Pareto frontier and choices.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        From :func:`core.plan.plan_grid`.
+    deadline : float or None, default=None
+        In the grid's display unit (hours, or paper units); adds the deadline line and
+        the cheapest configuration meeting it (:func:`core.plan.cheapest_config`).
+    allocation : Allocation or None, default=None
+        From :func:`core.plan.greedy_allocation` on the same model and prices; adds
+        the greedy path and the exhaustive optimum.
+    title : str, default="Time and cost of each configuration"
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces in this order, the optional ones only when their input is given:
+        ``"p = {p}"`` (markers, one per p ascending), ``"Pareto frontier"``,
+        ``"deadline"`` (vertical line), ``"cheapest under deadline"`` (absent, with a
+        note saying so, when no configuration meets the deadline), ``"greedy path"``,
+        ``"exhaustive optimum"``. x axis time to target (hours or paper units), y axis cost.
+
+    Examples
+    --------
+    >>> from core.plan import plan_grid
+    >>> from core.speed import paper_speed_model
+    >>> g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
+    >>> [t.name for t in time_cost_figure(g, deadline=40_000).data]   # paper units
+    ['p = 2', 'p = 4', 'Pareto frontier', 'deadline', 'cheapest under deadline']
+    """
+    if grid is None or len(grid) == 0:
+        return empty_figure(title, "No configuration to plot.")
+    column, unit = display_time(grid)
+    colors = _p_colors(grid)
+    fig = go.Figure()
+    for p, part in grid.groupby("p", sort=True):
+        fig.add_trace(go.Scatter(
+            x=part[column], y=part["cost"], mode="markers", name=f"p = {p}",
+            marker=dict(size=7, color=colors[int(p)], opacity=0.75), customdata=part["w"],
+            hovertemplate=f"p = {p}, w = %{{customdata}}<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>"))
+    front = pareto_frontier(grid)
+    fig.add_trace(go.Scatter(
+        x=front[column], y=front["cost"], mode="lines+markers", name="Pareto frontier",
+        line=dict(color=color(7), width=1.5), marker=dict(size=5, color=color(7)),
+        customdata=front[["p", "w"]],
+        hovertemplate=f"p = %{{customdata[0]}}, w = %{{customdata[1]}}<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>"))
+    if deadline is not None:
+        _add_deadline(fig, grid, deadline, unit)
+    if allocation is not None:
+        _add_allocation(fig, allocation, column, unit)
+    return base_layout(fig, title=title, x_title=f"time to target ({unit})", y_title="cost")
+
+
+def _add_deadline(fig: go.Figure, grid: pd.DataFrame, deadline: float, unit: str) -> None:
+    choice = cheapest_config(grid, deadline=deadline)
+    low, high = float(grid["cost"].min()), float(grid["cost"].max())
+    fig.add_trace(go.Scatter(x=[deadline, deadline], y=[low, high], mode="lines", name="deadline",
+                             line=TARGET_LINE, hovertemplate=f"deadline {deadline:g} {unit}<extra></extra>"))
+    if not choice.met:
+        _note(fig, choice.message)
+        return
+    fig.add_trace(go.Scatter(
+        x=[choice.time], y=[choice.cost], mode="markers+text", name="cheapest under deadline",
+        text=[f"p = {choice.p}, w = {choice.w}"], textposition="bottom right",
+        marker=dict(size=14, symbol="star", color=color(3), line=dict(width=1, color="#000")),
+        hovertemplate=choice.message + "<extra></extra>"))
+
+
+def _add_allocation(fig: go.Figure, allocation: Allocation, column: str, unit: str) -> None:
+    if (allocation.time_unit == "paper units") != (unit == "paper units"):
+        _note(fig, "Greedy path hidden: it was computed in another time unit than the grid.")
+        return
+    scale = 3600.0 if column == "time_h" else 1.0
+    path = allocation.path_frame()
+    fig.add_trace(go.Scatter(
+        x=path["time_s"] / scale, y=path["cost"], mode="lines+markers", name="greedy path",
+        line=dict(color=color(4), width=1.5, dash="dot"), marker=dict(size=6, color=color(4)),
+        customdata=path[["p", "w", "added"]],
+        hovertemplate=(f"greedy: added %{{customdata[2]}} → p = %{{customdata[0]}}, w = %{{customdata[1]}}"
+                       f"<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>")))
+    p, w, t, c = allocation.optimum
+    fig.add_trace(go.Scatter(
+        x=[t / scale], y=[c], mode="markers", name="exhaustive optimum",
+        marker=dict(size=13, symbol="circle-open", color=color(2), line=dict(width=3)),
+        hovertemplate=(f"exhaustive optimum for {allocation.budget} tasks: p = {p}, w = {w}"
+                       f"<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>")))

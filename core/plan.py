@@ -1,0 +1,426 @@
+"""Time and cost to target over parameter servers and workers, from an Optimus speed model.
+
+``time_to_target = steps_to_target / f(p, w)`` (steps, not epochs; seconds when the
+model's θ are in seconds), ``cost = time_h · (w · price_worker + p · price_ps)``.
+On top of the grid of configurations: the best w per p, the time/cost Pareto frontier,
+the cheapest configuration that meets a deadline, and Optimus's greedy allocation of a
+budget of tasks compared with the exhaustive optimum.
+
+Times are in the model's unit: seconds, or "paper units" for the paper's uncalibrated θ
+(then ``time_s`` holds paper units and ``time_h = time_s / 3600`` has no physical
+meaning; :func:`display_time` picks the column a chart or a deadline should use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+from core.speed import SpeedModel
+
+DEFAULT_PS: tuple[int, ...] = (2, 4)
+DEFAULT_MAX_WORKERS = 64
+MAX_BUDGET = 4096
+SECONDS_PER_HOUR = 3600.0
+GRID_COLUMNS: tuple[str, ...] = ("mode", "p", "w", "steps_per_s", "time_s", "time_h", "cost",
+                                 "time_unit")
+
+
+def _positive(value: Any, name: str, where: str, *, allow_zero: bool = False) -> float:
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise InputError(f"{where}: expected {name} {bound}; got {value!r}. Give a finite number.")
+    return float(value)
+
+
+def _counts(values: Sequence[int], name: str, where: str, minimum: int) -> tuple[int, ...]:
+    try:
+        out = tuple(sorted({int(v) for v in values}))
+        exact = all(float(v) == int(v) for v in values)
+    except (TypeError, ValueError):
+        out, exact = (), False
+    if not out or not exact or out[0] < minimum:
+        raise InputError(f"{where}: expected {name} as integers >= {minimum}; got {values!r}. "
+                         f"Give e.g. {name}=({minimum + 1}, {minimum + 3}).")
+    return out
+
+
+def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
+    """Time to reach the target: ``steps_to_target / f(p, w)``, in the model's time unit.
+
+    Parameters
+    ----------
+    steps_to_target : float
+        Training steps (not epochs) to the target, > 0. For asynchronous training every
+        worker's update is one step (see docs/plan.md).
+    model : SpeedModel
+    p, w : int or array-like
+        Parameter servers and workers.
+
+    Examples
+    --------
+    An all-reduce model with ``1/f = 0.001·256/8 + 0.05 + 0.002·8 = 0.098`` s per step at
+    w = 8: 10 000 steps take ``10000 · 0.098 = 980`` s.
+
+    >>> from core.speed import SpeedModel
+    >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
+    >>> round(time_to_target_s(10_000, m, 0, 8), 6)
+    980.0
+    """
+    steps = _positive(steps_to_target, "steps_to_target", "time_to_target_s")
+    f = np.asarray(model.steps_per_s(p, w), dtype=float)
+    t = steps / f
+    return float(t) if t.ndim == 0 else t
+
+
+def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | None = None,
+              workers: Sequence[int] = range(1, DEFAULT_MAX_WORKERS + 1),
+              steps_interval: tuple[float, float] | None = None,
+              price_worker: float = 1.0, price_ps: float = 1.0) -> pd.DataFrame:
+    """Time and cost to target for every (p, w): one tidy row per configuration.
+
+    Parameters
+    ----------
+    model : SpeedModel
+    steps_to_target : float
+        Steps to the target, > 0.
+    ps : sequence of int or None, default=None
+        Parameter-server counts; None means (2, 4), or (0,) for an all-reduce model
+        (which only accepts p = 0).
+    workers : sequence of int, default=range(1, 65)
+        Worker counts, >= 1.
+    steps_interval : (float, float) or None, default=None
+        ``(low, high)`` steps to target with ``low <= steps_to_target <= high``; adds the
+        columns ``time_s_low, time_s_high, time_h_low, time_h_high, cost_low, cost_high``.
+    price_worker, price_ps : float, default=1.0
+        Price per worker-hour and per PS-hour (1.0 each gives device-hours).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``mode, p, w, steps_per_s, time_s, time_h, cost, time_unit`` (plus the
+        interval columns), sorted by p then w.
+
+    Examples
+    --------
+    >>> from core.speed import paper_speed_model
+    >>> g = plan_grid(paper_speed_model("sync"), 1000, ps=[2], workers=[4])
+    >>> float(g.loc[0, "time_s"]), g.loc[0, "time_unit"]    # 1000 · 45.3 paper units
+    (45300.0, 'paper units')
+    """
+    where = "plan_grid"
+    steps = _positive(steps_to_target, "steps_to_target", where)
+    pw, pp = (_positive(v, n, where, allow_zero=True)
+              for v, n in ((price_worker, "price_worker"), (price_ps, "price_ps")))
+    if ps is None:
+        ps = (0,) if model.mode == "allreduce" else DEFAULT_PS
+    p_values = _counts(ps, "ps", where, 0 if model.mode == "allreduce" else 1)
+    if model.mode == "allreduce" and p_values != (0,):
+        raise InputError(f"{where}: expected ps = (0,) for mode 'allreduce' (no parameter "
+                         f"servers); got {tuple(ps)!r}. Leave ps out.")
+    w_values = _counts(workers, "workers", where, 1)
+    P, W = (a.ravel() for a in np.meshgrid(p_values, w_values, indexing="ij"))
+    f = np.asarray(model.steps_per_s(P, W), dtype=float)
+    rate = W * pw + P * pp
+    grid = pd.DataFrame({"mode": model.mode, "p": P, "w": W, "steps_per_s": f,
+                         "time_s": steps / f})
+    grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR
+    grid["cost"] = grid["time_h"] * rate
+    grid["time_unit"] = model.time_unit
+    grid = grid[list(GRID_COLUMNS)]
+    if steps_interval is not None:
+        low, high = _interval(steps_interval, steps, where)
+        for tag, n in (("low", low), ("high", high)):
+            grid[f"time_s_{tag}"] = n / f
+        for tag in ("low", "high"):
+            grid[f"time_h_{tag}"] = grid[f"time_s_{tag}"] / SECONDS_PER_HOUR
+        for tag in ("low", "high"):
+            grid[f"cost_{tag}"] = grid[f"time_h_{tag}"] * rate
+    return grid
+
+
+def _interval(interval, steps: float, where: str) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        low = high = float("nan")
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= steps <= high):
+        raise InputError(f"{where}: expected steps_interval (low, high) with 0 < low <= "
+                         f"steps_to_target = {steps:g} <= high; got {interval!r}. "
+                         "Pass the interval around the point estimate.")
+    return low, high
+
+
+def display_time(grid: pd.DataFrame) -> tuple[str, str]:
+    """The column charts and deadlines use, and its unit: ("time_h", "hours") or ("time_s", "paper units").
+
+    >>> display_time(pd.DataFrame({"time_unit": ["paper units"]}))
+    ('time_s', 'paper units')
+    """
+    if len(grid) and (grid["time_unit"] == "paper units").any():
+        return "time_s", "paper units"
+    return "time_h", "hours"
+
+
+def best_workers(grid: pd.DataFrame) -> pd.DataFrame:
+    """The fastest configuration for each p (ties: the fewest workers); one row per p.
+
+    >>> g = pd.DataFrame({"p": [2, 2, 4, 4], "w": [1, 2, 1, 2], "time_s": [5.0, 3.0, 4.0, 4.0]})
+    >>> best_workers(g)[["p", "w"]].to_dict("records")
+    [{'p': 2, 'w': 2}, {'p': 4, 'w': 1}]
+    """
+    ordered = grid.sort_values(["p", "time_s", "w"], kind="mergesort")
+    return ordered.groupby("p", sort=True).head(1).reset_index(drop=True)
+
+
+def pareto_frontier(grid: pd.DataFrame) -> pd.DataFrame:
+    """Configurations no other beats on both time and cost, sorted by time.
+
+    A row is kept when every faster-or-equal row costs more. Of rows with exactly the
+    same time and cost, the one with the fewest devices (then fewest PS) is kept.
+
+    Examples
+    --------
+    (1 h, 9), (2 h, 5), (3 h, 6) and (4 h, 2): the third is beaten by the second.
+
+    >>> g = pd.DataFrame({"p": [1, 1, 1, 1], "w": [4, 3, 2, 1], "time_s": [3600.0, 7200, 10800, 14400],
+    ...                   "cost": [9.0, 5, 6, 2]})
+    >>> pareto_frontier(g)["w"].tolist()
+    [4, 3, 1]
+    """
+    ordered = grid.assign(_n=grid["p"] + grid["w"]).sort_values(
+        ["time_s", "cost", "_n", "p"], kind="mergesort")
+    keep, best_cost = [], np.inf
+    for index, cost in zip(ordered.index, ordered["cost"]):
+        if cost < best_cost:
+            keep.append(index)
+            best_cost = cost
+    return ordered.loc[keep].drop(columns="_n").reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class DeadlineChoice:
+    """The cheapest configuration meeting a deadline, or why none does.
+
+    Attributes
+    ----------
+    deadline : float
+        In the grid's display unit (hours, or paper units).
+    unit : str
+        "hours" or "paper units".
+    met : bool
+        Whether some configuration finishes by the deadline.
+    p, w : int or None
+        The cheapest such configuration (ties: the faster, then fewer devices).
+    time, cost : float or None
+        Its time (display unit) and cost.
+    fastest_p, fastest_w : int
+        The fastest configuration of the grid (what comes closest when none meets it).
+    fastest_time : float
+    message : str
+        One sentence a page can show as it is.
+    """
+
+    deadline: float
+    unit: str
+    met: bool
+    p: int | None
+    w: int | None
+    time: float | None
+    cost: float | None
+    fastest_p: int
+    fastest_w: int
+    fastest_time: float
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python types only."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def cheapest_config(grid: pd.DataFrame, *, deadline: float) -> DeadlineChoice:
+    """The cheapest configuration of ``grid`` whose time to target is within ``deadline``.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        From :func:`plan_grid`.
+    deadline : float
+        In hours (compared with ``time_h``), or in paper units (compared with ``time_s``)
+        when the grid's ``time_unit`` is "paper units"; > 0.
+
+    Returns
+    -------
+    DeadlineChoice
+        ``met=False`` and ``p = w = None`` when no configuration meets it.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame({"p": [1, 1, 2], "w": [1, 2, 2], "time_s": [7200.0, 3600, 1800],
+    ...                   "time_h": [2.0, 1, 0.5], "cost": [4.0, 3, 2], "time_unit": "s"})
+    >>> c = cheapest_config(g, deadline=1.5)
+    >>> (c.p, c.w, c.cost)
+    (2, 2, 2.0)
+    >>> cheapest_config(g, deadline=0.25).message
+    'No configuration reaches the target within 0.25 hours; the fastest, p = 2, w = 2, takes 0.5 hours.'
+    """
+    deadline = _positive(deadline, "deadline", "cheapest_config")
+    if len(grid) == 0:
+        raise InputError("cheapest_config: expected a non-empty plan grid; got 0 rows. "
+                         "Build it with plan_grid.")
+    column, unit = display_time(grid)
+    fastest = grid.sort_values([column, "cost"], kind="mergesort").iloc[0]
+    inside = grid[grid[column] <= deadline]
+    base = dict(deadline=deadline, unit=unit, fastest_p=int(fastest["p"]),
+                fastest_w=int(fastest["w"]), fastest_time=float(fastest[column]))
+    if inside.empty:
+        msg = (f"No configuration reaches the target within {deadline:g} {unit}; the fastest, "
+               f"p = {base['fastest_p']}, w = {base['fastest_w']}, takes {base['fastest_time']:.3g} {unit}.")
+        return DeadlineChoice(met=False, p=None, w=None, time=None, cost=None, message=msg, **base)
+    best = inside.assign(_n=inside["p"] + inside["w"]).sort_values(
+        ["cost", column, "_n"], kind="mergesort").iloc[0]
+    msg = (f"Cheapest within {deadline:g} {unit}: p = {int(best['p'])}, w = {int(best['w'])}, "
+           f"{float(best[column]):.3g} {unit}, cost {float(best['cost']):.4g}.")
+    return DeadlineChoice(met=True, p=int(best["p"]), w=int(best["w"]), time=float(best[column]),
+                          cost=float(best["cost"]), message=msg, **base)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Optimus's greedy allocation of a task budget to one job, beside the exhaustive optimum.
+
+    Attributes
+    ----------
+    mode : str
+    budget : int
+        Largest total number of tasks ``p + w``.
+    time_unit : str
+        Unit of ``time_s`` ("s" or "paper units").
+    path : tuple of (str, int, int, float, float)
+        ``(added, p, w, time_s, cost)`` per step; ``added`` is "start", "worker" or "ps".
+    stop_reason : str
+        "budget spent" or "no gain" (adding a task would not shorten the time).
+    optimum : (int, int, float, float)
+        ``(p, w, time_s, cost)`` of the fastest configuration with ``p + w <= budget``
+        (ties: fewer tasks, then fewer PS).
+    gap_pct : float
+        ``100 · (greedy time / optimum time − 1)``, >= 0.
+    """
+
+    mode: str
+    budget: int
+    time_unit: str
+    path: tuple[tuple[str, int, int, float, float], ...]
+    stop_reason: str
+    optimum: tuple[int, int, float, float]
+    gap_pct: float
+
+    @property
+    def greedy(self) -> tuple[int, int, float, float]:
+        """``(p, w, time_s, cost)`` where the greedy path ends."""
+        return self.path[-1][1:]
+
+    def path_frame(self) -> pd.DataFrame:
+        """The path as a frame: ``step, added, p, w, time_s, time_h, cost``."""
+        frame = pd.DataFrame(list(self.path), columns=["added", "p", "w", "time_s", "cost"])
+        frame.insert(0, "step", range(len(frame)))
+        frame.insert(5, "time_h", frame["time_s"] / SECONDS_PER_HOUR)
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python types only."""
+        p, w, t, c = self.optimum
+        gp, gw, gt, gc = self.greedy
+        return {"mode": self.mode, "budget": self.budget, "time_unit": self.time_unit,
+                "stop_reason": self.stop_reason, "greedy_p": gp, "greedy_w": gw,
+                "greedy_time_s": gt, "greedy_cost": gc, "optimum_p": p, "optimum_w": w,
+                "optimum_time_s": t, "optimum_cost": c, "gap_pct": self.gap_pct,
+                "path": [list(step) for step in self.path]}
+
+
+def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
+                      price_worker: float = 1.0, price_ps: float = 1.0) -> Allocation:
+    """Optimus's marginal-gain allocation for one job, and the exhaustive optimum.
+
+    Start with 1 worker and 1 PS (1 worker for an all-reduce model); while ``p + w <
+    budget``, add whichever of one worker or one PS shortens the time to target most
+    (ties: the worker); stop when the best gain is not positive or the budget is spent.
+
+    Parameters
+    ----------
+    model : SpeedModel
+    steps_to_target : float
+        > 0; scales every time alike, so the path does not depend on it.
+    budget : int
+        Largest ``p + w``: >= 2 (>= 1 for "allreduce"), at most 4096.
+    price_worker, price_ps : float, default=1.0
+        For the cost of each configuration on the path.
+
+    Returns
+    -------
+    Allocation
+
+    Examples
+    --------
+    Paper sync θ, M = 128, budget 6, time per step ``130.56/w + 2.78 + 4.92·w/p + 0.02·p``
+    paper units: from (p=1, w=1) at 138.28, a worker gives 77.92 and a PS 135.84: add the
+    worker; then (1, 3) 61.08 beats (2, 2) 73.02; then (2, 3) 53.72 beats (1, 4) 55.12;
+    then (2, 4) 45.30 beats (3, 3) 51.28, and the budget is spent. No (p, w) with
+    ``p + w <= 6`` is faster than (2, 4), so the gap is 0.
+
+    >>> from core.speed import paper_speed_model
+    >>> a = greedy_allocation(paper_speed_model("sync"), 1, budget=6)
+    >>> [(added, p, w) for added, p, w, _, _ in a.path]
+    [('start', 1, 1), ('worker', 1, 2), ('worker', 1, 3), ('ps', 2, 3), ('worker', 2, 4)]
+    >>> a.stop_reason, a.optimum[:2], a.gap_pct
+    ('budget spent', (2, 4), 0.0)
+    """
+    where = "greedy_allocation"
+    steps = _positive(steps_to_target, "steps_to_target", where)
+    prices = (_positive(price_worker, "price_worker", where, allow_zero=True),
+              _positive(price_ps, "price_ps", where, allow_zero=True))
+    has_ps = model.mode != "allreduce"
+    low = 2 if has_ps else 1
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not low <= budget <= MAX_BUDGET:
+        raise InputError(f"{where}: expected budget an integer in [{low}, {MAX_BUDGET}] tasks "
+                         f"(p + w); got {budget!r}. Give the number of tasks the job may use.")
+
+    def point(added: str, p: int, w: int) -> tuple[str, int, int, float, float]:
+        t = float(time_to_target_s(steps, model, p, w))
+        return (added, p, w, t, t / SECONDS_PER_HOUR * (w * prices[0] + p * prices[1]))
+
+    path = [point("start", 1 if has_ps else 0, 1)]
+    stop = "budget spent"
+    while path[-1][1] + path[-1][2] < budget:
+        _, p, w, t, _ = path[-1]
+        options = [point("worker", p, w + 1)] + ([point("ps", p + 1, w)] if has_ps else [])
+        best = max(options, key=lambda o: t - o[3])      # first (the worker) wins ties
+        if t - best[3] <= 0:
+            stop = "no gain"
+            break
+        path.append(best)
+    optimum = _exhaustive(model, steps, budget, has_ps, prices)
+    gap = 100.0 * (path[-1][3] / optimum[2] - 1.0)
+    return Allocation(mode=model.mode, budget=int(budget), time_unit=model.time_unit,
+                      path=tuple(path), stop_reason=stop, optimum=optimum, gap_pct=max(gap, 0.0))
+
+
+def _exhaustive(model, steps, budget, has_ps, prices) -> tuple[int, int, float, float]:
+    """Fastest (p, w) with p + w <= budget; ties: fewer tasks, then fewer PS."""
+    if has_ps:
+        P, W = (a.ravel() for a in np.meshgrid(np.arange(1, budget), np.arange(1, budget)))
+        keep = P + W <= budget
+        P, W = P[keep], W[keep]
+    else:
+        W = np.arange(1, budget + 1)
+        P = np.zeros_like(W)
+    t = steps / np.asarray(model.steps_per_s(P, W), dtype=float)
+    i = int(np.lexsort((P, P + W, t))[0])
+    cost = t[i] / SECONDS_PER_HOUR * (W[i] * prices[0] + P[i] * prices[1])
+    return int(P[i]), int(W[i]), float(t[i]), float(cost)

@@ -1,0 +1,524 @@
+"""Optimus resource-speed model: training steps per second from p parameter servers and w workers.
+
+Three variants share one linear structure, ``1/f = x(p, w, M) · θ`` with ``θ >= 0``
+(Peng et al., EuroSys 2018):
+
+- ``sync``, Eq. 4: ``f = 1/(θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p)``; θ stored as
+  ``(θ0, θ1, θ2, θ3, θ4)``; a fit needs >= 5 points.
+- ``async``, Eq. 3: ``f = w/(θ0 + θ1·w/p + θ2·w + θ3·p)``; ``(θ0, θ1, θ2, θ3)``; >= 4 points.
+- ``allreduce`` (no parameter server), Eq. 4 without the PS terms:
+  ``f = 1/(θ0·M/w + θ1 + θ3·w)``; ``(θ0, θ1, θ3)``; >= 3 points.
+
+``f`` is in training steps per second (per "paper unit" for the paper's θ, which have no
+published time unit), ``M`` is the batch of one step (the global batch of a synchronous
+or all-reduce step; the batch of one worker's update in asynchronous training), ``p`` the
+number of parameter servers and ``w`` the number of workers.  The all-reduce θ keep the
+indices of Eq. 4 (``theta0, theta1, theta3``) so that each one can be read against the
+synchronous θ term by term; ``p`` is ignored in that mode.
+
+The measured-speed table and its reader live in :mod:`core.speed_table`; this module
+holds the model, the paper presets, the unit calibration and the NNLS fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import nnls
+
+from core.errors import FitError, FitWarning, InputError
+from core.speed_table import has_parameter_servers, normalise_speed_table
+
+MODES: tuple[str, ...] = ("sync", "async", "allreduce")
+THETA_NAMES: dict[str, tuple[str, ...]] = {
+    "sync": ("theta0", "theta1", "theta2", "theta3", "theta4"),
+    "async": ("theta0", "theta1", "theta2", "theta3"),
+    "allreduce": ("theta0", "theta1", "theta3"),
+}
+#: fewest measured points a fit accepts: one per θ (Optimus measures a handful more)
+MIN_POINTS: dict[str, int] = {mode: len(names) for mode, names in THETA_NAMES.items()}
+FORMULAS: dict[str, str] = {
+    "sync": "f = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p)",
+    "async": "f = w / (θ0 + θ1·w/p + θ2·w + θ3·p)",
+    "allreduce": "f = 1 / (θ0·M/w + θ1 + θ3·w)",
+}
+TIME_UNITS: tuple[str, ...] = ("s", "paper units")
+PAPER_THETA: dict[str, tuple[float, ...]] = {
+    "sync": (1.02, 2.78, 4.92, 0.00, 0.02),
+    "async": (2.83, 3.92, 0.00, 0.11),
+}
+PAPER_GLOBAL_BATCH = 128
+PAPER_SOURCE = ("Optimus paper coefficients as used by the course (Peng et al., EuroSys 2018); "
+                "no published time unit")
+
+
+def _check_mode(mode: Any, where: str) -> str:
+    if mode not in MODES:
+        raise InputError(f"{where}: expected mode one of {', '.join(MODES)}; got {mode!r}. "
+                         "Pick the training mode of the measured job.")
+    return mode
+
+
+def sync_speed(p, w, *, theta, global_batch):
+    """Synchronous training speed, Optimus Eq. 4, in steps per second.
+
+    Parameters
+    ----------
+    p, w : float or array-like
+        Parameter servers (>= 1) and workers (>= 1); broadcast against each other.
+    theta : sequence of 5 floats
+        ``(θ0, θ1, θ2, θ3, θ4)``, seconds (or paper units) per term.
+    global_batch : float
+        ``M``, samples in one synchronous step (each worker computes ``M/w``).
+
+    Returns
+    -------
+    float or ndarray
+        ``f(p, w) = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p)``.
+
+    Examples
+    --------
+    The paper's θ with M = 128 at p = 2, w = 4:
+    ``1/(1.02·128/4 + 2.78 + 4.92·4/2 + 0·4 + 0.02·2) = 1/45.30``.
+
+    >>> round(1 / sync_speed(2, 4, theta=(1.02, 2.78, 4.92, 0.0, 0.02), global_batch=128), 6)
+    45.3
+    """
+    t0, t1, t2, t3, t4 = theta
+    p, w = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
+    return _scalar(1.0 / (t0 * global_batch / w + t1 + t2 * w / p + t3 * w + t4 * p))
+
+
+def async_speed(p, w, *, theta):
+    """Asynchronous training speed, Optimus Eq. 3, in steps (worker updates) per second.
+
+    Parameters
+    ----------
+    p, w : float or array-like
+        Parameter servers (>= 1) and workers (>= 1).
+    theta : sequence of 4 floats
+        ``(θ0, θ1, θ2, θ3)``.
+
+    Returns
+    -------
+    float or ndarray
+        ``f(p, w) = w / (θ0 + θ1·w/p + θ2·w + θ3·p)``: every worker's update counts as a step.
+
+    Examples
+    --------
+    The paper's θ at p = 2, w = 4: ``4 / (2.83 + 3.92·4/2 + 0·4 + 0.11·2) = 4/10.89``.
+
+    >>> round(4 / async_speed(2, 4, theta=(2.83, 3.92, 0.0, 0.11)), 6)
+    10.89
+    """
+    t0, t1, t2, t3 = theta
+    p, w = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
+    return _scalar(w / (t0 + t1 * w / p + t2 * w + t3 * p))
+
+
+def allreduce_speed(w, *, theta, global_batch):
+    """All-reduce (no parameter server) speed in steps per second.
+
+    Parameters
+    ----------
+    w : float or array-like
+        Workers (replicas), >= 1.
+    theta : sequence of 3 floats
+        ``(θ0, θ1, θ3)``: per-sample compute, constant overhead, per-worker
+        communication (Eq. 4's indices, with the PS terms θ2 and θ4 dropped).
+    global_batch : float
+        ``M``, samples in one step; each replica computes ``M/w``.
+
+    Returns
+    -------
+    float or ndarray
+        ``f(w) = 1 / (θ0·M/w + θ1 + θ3·w)``.
+
+    Examples
+    --------
+    ``1 / (0.001·256/8 + 0.05 + 0.002·8) = 1/0.098`` steps per second.
+
+    >>> round(1 / allreduce_speed(8, theta=(0.001, 0.05, 0.002), global_batch=256), 9)
+    0.098
+    """
+    t0, t1, t3 = theta
+    w = np.asarray(w, dtype=float)
+    return _scalar(1.0 / (t0 * global_batch / w + t1 + t3 * w))
+
+
+def _scalar(x):
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.ndim == 0 else x
+
+
+def _features(mode: str, p, w, global_batch) -> np.ndarray:
+    """Design matrix X with ``1/f = X @ θ`` (one row per point); the NNLS linearisation."""
+    p, w, m = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(p, w, global_batch))
+    if mode == "sync":
+        cols = [m / w, np.ones_like(w), w / p, w, p]
+    elif mode == "async":            # 1/f = (θ0 + θ1·w/p + θ2·w + θ3·p) / w
+        cols = [1.0 / w, 1.0 / p, np.ones_like(w), p / w]
+    else:
+        cols = [m / w, np.ones_like(w), w]
+    return np.column_stack([c.ravel() for c in cols])
+
+
+@dataclass(frozen=True)
+class SpeedModel:
+    """An Optimus speed model with its θ, batch, time unit and provenance.
+
+    Parameters
+    ----------
+    mode : {"sync", "async", "allreduce"}
+        Which equation ``f`` follows (see the module table).
+    theta : tuple of float
+        Non-negative coefficients in the order of ``THETA_NAMES[mode]``, not all zero.
+    global_batch : float or None, default=None
+        ``M``, samples per step; needed by "sync" and "allreduce" (and by
+        ``samples_per_s``). None when a fit saw several batches and none was chosen.
+    time_unit : {"s", "paper units"}, default="s"
+        The unit of ``1/f``. The paper's θ are in "paper units" (unpublished unit).
+    source : str, default=""
+        Where θ came from (preset, typed, fitted on which table, calibrated how).
+    mape_pct : float or None, default=None
+        Mean absolute percentage error of the fitted speeds (fitted models only).
+    n_points : int or None, default=None
+        Number of measured points the fit used.
+    flags : tuple of str, default=()
+        Caveats a page can show as they are.
+
+    Examples
+    --------
+    >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
+    >>> round(m.step_time_s(0, 8), 9)         # 0.001·256/8 + 0.05 + 0.002·8
+    0.098
+    >>> SpeedModel("sync", (1.0, 2.0), global_batch=128)
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: SpeedModel: expected 5 theta values (theta0, theta1, theta2, theta3, theta4) for mode 'sync'; got 2. Give one value per term of the equation.
+    """
+
+    mode: str
+    theta: tuple[float, ...]
+    global_batch: float | None = None
+    time_unit: str = "s"
+    source: str = ""
+    mape_pct: float | None = None
+    n_points: int | None = None
+    flags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_mode(self.mode, "SpeedModel")
+        names = THETA_NAMES[self.mode]
+        try:
+            theta = tuple(float(t) for t in self.theta)
+        except (TypeError, ValueError):
+            raise InputError(f"SpeedModel: expected theta as numbers; got {self.theta!r}. "
+                             "Give one float per term.") from None
+        if len(theta) != len(names):
+            raise InputError(f"SpeedModel: expected {len(names)} theta values ({', '.join(names)}) "
+                             f"for mode {self.mode!r}; got {len(theta)}. "
+                             "Give one value per term of the equation.")
+        if not all(np.isfinite(theta)) or min(theta) < 0 or max(theta) == 0:
+            raise InputError(f"SpeedModel: expected finite theta >= 0, not all zero; got {theta}. "
+                             "Optimus θ are non-negative times per term.")
+        if self.global_batch is not None and not (np.isfinite(self.global_batch)
+                                                  and self.global_batch > 0):
+            raise InputError(f"SpeedModel: expected global_batch M > 0 samples per step; "
+                             f"got {self.global_batch!r}. Give the batch of one step.")
+        if self.time_unit not in TIME_UNITS:
+            raise InputError(f"SpeedModel: expected time_unit one of {TIME_UNITS}; "
+                             f"got {self.time_unit!r}. Use 's' for measured θ.")
+        object.__setattr__(self, "theta", theta)
+        if self.global_batch is not None:
+            object.__setattr__(self, "global_batch", float(self.global_batch))
+        object.__setattr__(self, "flags", tuple(self.flags))
+
+    @property
+    def theta_names(self) -> tuple[str, ...]:
+        """Names of the stored θ, in order (``THETA_NAMES[mode]``)."""
+        return THETA_NAMES[self.mode]
+
+    @property
+    def formula(self) -> str:
+        """The equation in use, as text."""
+        return FORMULAS[self.mode]
+
+    @property
+    def params(self) -> dict[str, float]:
+        """``{"theta0": …, …}`` in the stored order."""
+        return dict(zip(self.theta_names, self.theta))
+
+    def steps_per_s(self, p, w):
+        """Training steps per time unit (seconds unless ``time_unit == "paper units"``).
+
+        Parameters
+        ----------
+        p : int or array-like
+            Parameter servers, >= 1 for "sync"/"async"; ignored (any value >= 0) for "allreduce".
+        w : int or array-like
+            Workers, >= 1.
+
+        Raises
+        ------
+        InputError
+            On ``w < 1``, ``p < 1`` in a PS mode, or no ``global_batch`` where M is needed.
+        """
+        p_arr, w_arr = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
+        if not np.all(np.isfinite(w_arr)) or np.any(w_arr < 1):
+            raise InputError(f"SpeedModel.steps_per_s: expected w >= 1 workers; got {w!r}. "
+                             "Count workers from 1.")
+        p_min = 0 if self.mode == "allreduce" else 1
+        if not np.all(np.isfinite(p_arr)) or np.any(p_arr < p_min):
+            raise InputError(f"SpeedModel.steps_per_s: expected p >= {p_min} parameter servers "
+                             f"for mode {self.mode!r}; got {p!r}. "
+                             + ("Use mode 'allreduce' for training without a PS."
+                                if p_min else "Use p = 0."))
+        if self.mode == "async":
+            return async_speed(p_arr, w_arr, theta=self.theta)
+        m = self._batch("steps_per_s")
+        if self.mode == "sync":
+            return sync_speed(p_arr, w_arr, theta=self.theta, global_batch=m)
+        return allreduce_speed(np.broadcast_to(w_arr, np.broadcast_shapes(p_arr.shape, w_arr.shape)),
+                               theta=self.theta, global_batch=m)
+
+    def step_time_s(self, p, w):
+        """Time of one step, ``1/f(p, w)``, in the model's time unit."""
+        return _scalar(1.0 / np.asarray(self.steps_per_s(p, w)))
+
+    def samples_per_s(self, p, w):
+        """Throughput ``M·f(p, w)`` in samples per time unit (needs ``global_batch``)."""
+        return _scalar(self._batch("samples_per_s") * np.asarray(self.steps_per_s(p, w)))
+
+    def with_global_batch(self, global_batch: float) -> SpeedModel:
+        """A copy planning with batch ``M = global_batch`` (θ unchanged)."""
+        return dataclasses.replace(self, global_batch=global_batch)
+
+    def _batch(self, where: str) -> float:
+        if self.global_batch is None:
+            raise InputError(f"SpeedModel.{where}: expected a global batch M for mode "
+                             f"{self.mode!r}; got None (the fit saw several batches). "
+                             "Call model.with_global_batch(M) first.")
+        return self.global_batch
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python types only (JSON-ready), θ under their names."""
+        return {"mode": self.mode, "formula": self.formula, **self.params,
+                "global_batch": self.global_batch, "time_unit": self.time_unit,
+                "source": self.source, "mape_pct": self.mape_pct, "n_points": self.n_points,
+                "flags": list(self.flags)}
+
+    def report(self) -> str:
+        """Fixed sections: model, θ, fit statistics, flags (lmfit ``fit_report`` layout)."""
+        unit = "s" if self.time_unit == "s" else "paper units"
+        lines = ["[[Model]]", f"    mode: {self.mode}", f"    {self.formula}",
+                 f"    global batch M: {'not set' if self.global_batch is None else f'{self.global_batch:g}'}",
+                 f"    time unit: {unit}", f"    source: {self.source or 'typed in'}",
+                 "[[Theta]]"]
+        lines += [f"    {name} = {value:.6g}" for name, value in self.params.items()]
+        lines.append("[[Fit Statistics]]")
+        if self.mape_pct is None:
+            lines.append("    not fitted")
+        else:
+            lines += [f"    points: {self.n_points}", f"    MAPE of speeds: {self.mape_pct:.2f} %"]
+        lines.append("[[Flags]]")
+        lines += [f"    {flag}" for flag in self.flags] or ["    none"]
+        return "\n".join(lines)
+
+
+def paper_speed_model(mode: str = "sync", *, global_batch: float = PAPER_GLOBAL_BATCH) -> SpeedModel:
+    """The course's θ from the Optimus paper, in "paper units" (no published time unit).
+
+    Parameters
+    ----------
+    mode : {"sync", "async"}, default="sync"
+    global_batch : float, default=128
+        ``M``; the course trained with batch 128.
+
+    Raises
+    ------
+    InputError
+        For ``mode="allreduce"``: the paper has no all-reduce θ.
+
+    Examples
+    --------
+    >>> m = paper_speed_model("sync")
+    >>> m.theta, m.time_unit
+    ((1.02, 2.78, 4.92, 0.0, 0.02), 'paper units')
+    >>> round(m.step_time_s(2, 4), 6)            # 1.02·32 + 2.78 + 4.92·2 + 0 + 0.04
+    45.3
+    """
+    _check_mode(mode, "paper_speed_model")
+    if mode not in PAPER_THETA:
+        raise InputError(f"paper_speed_model: expected mode 'sync' or 'async'; got {mode!r}. "
+                         "The paper gives no all-reduce θ: fit them from a speed table.")
+    return SpeedModel(mode, PAPER_THETA[mode], global_batch=global_batch,
+                      time_unit="paper units", source=PAPER_SOURCE,
+                      flags=("paper θ: time unit unknown; calibrate with one measured step time",))
+
+
+def calibrate_time_unit(model: SpeedModel, step_time_s: float, p: int, w: int) -> SpeedModel:
+    """Scale θ so that the model's step time at (p, w) equals a measured one; unit becomes s.
+
+    Every variant has ``1/f`` linear in θ, so multiplying all θ by
+    ``c = step_time_s · f(p, w)`` makes ``1/f(p, w) = step_time_s`` exactly and keeps the
+    shape of the curve (the best w, ratios between configurations, the fit's MAPE).
+
+    Parameters
+    ----------
+    model : SpeedModel
+    step_time_s : float
+        Measured seconds per step at ``(p, w)``, > 0.
+    p, w : int
+        The configuration it was measured on.
+
+    Examples
+    --------
+    The paper's sync model takes 45.3 paper units per step at p = 2, w = 4; if a real step
+    there takes 0.906 s, one paper unit is 0.02 s and every θ is multiplied by 0.02:
+
+    >>> cal = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)
+    >>> cal.time_unit, [round(t, 6) for t in cal.theta]
+    ('s', [0.0204, 0.0556, 0.0984, 0.0, 0.0004])
+    >>> round(cal.step_time_s(2, 4), 9)
+    0.906
+    """
+    if not (isinstance(step_time_s, (int, float, np.floating)) and np.isfinite(step_time_s)
+            and step_time_s > 0):
+        raise InputError(f"calibrate_time_unit: expected a measured step time > 0 s; "
+                         f"got {step_time_s!r}. Give seconds per step.")
+    factor = float(step_time_s) * float(model.steps_per_s(p, w))
+    theta = tuple(t * factor for t in model.theta)
+    flags = tuple(f for f in model.flags if not f.startswith("paper θ: time unit unknown"))
+    source = (f"{model.source}; " if model.source else "") + (
+        f"calibrated to {step_time_s:g} s per step at p = {p}, w = {w}")
+    return dataclasses.replace(model, theta=theta, time_unit="s", source=source, flags=flags)
+
+
+def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | None = None,
+                    source: str = "table") -> SpeedModel:
+    """Fit θ by non-negative least squares on measured speeds, as Optimus does.
+
+    Each point gives one linear equation ``1/f_measured = x(p, w, M) · θ`` (the
+    linearisation of Eq. 3/4); ``scipy.optimize.nnls`` solves for ``θ >= 0`` minimising
+    the squared error of the step times.  The MAPE is taken on the speeds
+    ``100 · mean(|f_fit − f_measured| / f_measured)``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Measured points; any table :func:`core.speed_table.normalise_speed_table` accepts
+        (columns ``p, w`` and one of ``steps_per_s``, ``samples_per_s``, ``step_time_s``,
+        optional ``global_batch``; or a Pollux ``scalability.csv``).
+    mode : {"sync", "async", "allreduce"}
+    global_batch : float or None, default=None
+        ``M`` for rows without a ``global_batch`` of their own, and the planning batch of
+        the returned model.  When None the model keeps the table's M if there is exactly
+        one, else None (see ``SpeedModel.with_global_batch``).
+    source : str, default="table"
+        Name used in messages and in the model's provenance.
+
+    Returns
+    -------
+    SpeedModel
+        ``time_unit="s"``, with ``mape_pct``, ``n_points`` and flags (θ at the zero bound,
+        θ not identifiable from the measured configurations, several batches).
+
+    Raises
+    ------
+    InputError
+        Fewer points than θ (5 sync, 4 async, 3 all-reduce), no ``p >= 1`` in a PS mode,
+        no M where the mode needs it.
+    FitError
+        When NNLS fails.
+
+    Warns
+    -----
+    FitWarning
+        When θ is not identifiable (the design matrix is rank deficient).
+
+    Examples
+    --------
+    Noise-free points from θ = (0.001, 0.05, 0.002), M = 256 are recovered:
+
+    >>> w = [1, 2, 4, 8]
+    >>> t = [0.001 * 256 / k + 0.05 + 0.002 * k for k in w]
+    >>> tab = pd.DataFrame({"w": w, "global_batch": 256, "step_time_s": t})
+    >>> m = fit_speed_model(tab, mode="allreduce")
+    >>> [round(x, 9) for x in m.theta], round(m.mape_pct, 6)
+    ([0.001, 0.05, 0.002], 0.0)
+    >>> fit_speed_model(tab.head(2), mode="allreduce")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: table: expected at least 3 measured points for mode 'allreduce' (one per θ); got 2. Measure more (p, w) configurations.
+    """
+    _check_mode(mode, "fit_speed_model")
+    tab = normalise_speed_table(table, global_batch=global_batch, source=source)
+    _check_fit_input(tab, mode, source)
+    X = _features(mode, tab["p"], tab["w"], tab["global_batch"].fillna(1.0))
+    y = 1.0 / tab["steps_per_s"].to_numpy(dtype=float)
+    try:
+        theta, _ = nnls(X, y)
+    except (RuntimeError, ValueError) as err:
+        raise FitError(f"{source}: NNLS did not converge ({err}). Check the table for outliers.") from err
+    fitted = 1.0 / (X @ theta)
+    measured = tab["steps_per_s"].to_numpy(dtype=float)
+    mape = float(np.mean(np.abs(fitted - measured) / measured) * 100.0)
+    batches = sorted(set(tab["global_batch"].dropna()))
+    model_batch = global_batch if global_batch is not None else (batches[0] if len(batches) == 1 else None)
+    flags = _fit_flags(mode, tab, X, theta, batches, model_batch)
+    for flag in flags:
+        if flag.startswith("θ not identifiable"):
+            warnings.warn(f"{source}: {flag}", FitWarning, stacklevel=2)
+    if max(theta) == 0:
+        raise FitError(f"{source}: expected a positive θ from NNLS; got all zeros. "
+                       "Check that speeds are positive and vary with (p, w).")
+    return SpeedModel(mode, tuple(float(t) for t in theta), global_batch=model_batch,
+                      time_unit="s", source=f"NNLS fit on {source} ({len(tab)} points)",
+                      mape_pct=mape, n_points=len(tab), flags=flags)
+
+
+def _check_fit_input(tab: pd.DataFrame, mode: str, source: str) -> None:
+    if mode != "allreduce" and (tab["p"] < 1).any():
+        raise InputError(f"{source}: expected p >= 1 parameter servers on every row for mode "
+                         f"{mode!r}; got p = 0 on {int((tab['p'] < 1).sum())} rows. "
+                         "Use mode 'allreduce' for traces without parameter servers.")
+    need = MIN_POINTS[mode]
+    if len(tab) < need:
+        raise InputError(f"{source}: expected at least {need} measured points for mode {mode!r} "
+                         f"(one per θ); got {len(tab)}. Measure more (p, w) configurations.")
+    if mode != "async" and tab["global_batch"].isna().any():
+        raise InputError(f"{source}: expected the global batch M for mode {mode!r}; got none. "
+                         "Add a global_batch column or pass global_batch=M (--batch M).")
+
+
+def _fit_flags(mode, tab, X, theta, batches, model_batch) -> tuple[str, ...]:
+    flags = []
+    rank = int(np.linalg.matrix_rank(X))
+    if rank < X.shape[1]:
+        flags.append(f"θ not identifiable: the measured configurations give rank {rank} of "
+                     f"{X.shape[1]}; measure more varied (p, w)")
+    flags += [f"{name} = 0 (at the non-negativity bound)"
+              for name, t in zip(THETA_NAMES[mode], theta) if t == 0]
+    if mode == "allreduce" and (tab["p"] > 0).any():
+        flags.append("p ignored: the all-reduce model has no parameter-server terms")
+    if len(batches) > 1 and model_batch is None:
+        flags.append(f"fitted on {len(batches)} global batches ({batches[0]:g} to {batches[-1]:g}); "
+                     "set the planning batch with with_global_batch(M)")
+    return tuple(flags)
+
+
+def default_speed_mode(table: pd.DataFrame) -> str:
+    """'allreduce' when the table has no parameter servers (no p column, or every p == 0), else 'sync'.
+
+    >>> default_speed_mode(pd.DataFrame({"num_replicas": [4, 8], "step_time": [1.0, 0.6]}))
+    'allreduce'
+    >>> default_speed_mode(pd.DataFrame({"p": [1, 2], "w": [4, 8], "steps_per_s": [1.0, 0.6]}))
+    'sync'
+    """
+    return "sync" if has_parameter_servers(table) else "allreduce"

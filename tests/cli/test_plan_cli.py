@@ -1,0 +1,93 @@
+"""``python -m core plan`` through ``core.cli.main``: CSV rows computed by hand, and clear refusals."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.speed import SpeedModel
+
+
+def _csv(capsys):
+    out = capsys.readouterr()
+    return pd.read_csv(io.StringIO(out.out)), out.err
+
+
+def test_default_plan_prints_one_row_per_configuration(capsys):
+    assert main(["plan", "--steps", "1000", "--batch", "128"]) == 0
+    df, err = _csv(capsys)
+    assert list(df.columns[:6]) == ["mode", "p", "w", "steps_per_s", "time_s", "cost"]
+    assert len(df) == 2 * 64 and sorted(df.p.unique()) == [2, 4]
+    # paper θ at (2, 4): 45.3 units per step → 1000 steps = 45 300 units; f = 1/45.3 = 0.0220751
+    row = df[(df.p == 2) & (df.w == 4)].iloc[0]
+    assert row.time_s == pytest.approx(45_300, rel=1e-5)
+    assert row.steps_per_s == pytest.approx(1 / 45.3, rel=1e-5)
+    assert row.time_unit == "paper units"
+    assert "paper units" in err
+
+
+def test_calibrated_plan_with_prices(capsys):
+    # 0.906 s per step at (2, 4); 10 000 steps = 9060 s = 2.5167 h; cost 2.5167·(4·2 + 2·0.5) = 22.65
+    assert main(["plan", "--steps", "10000", "--batch", "128", "--ps", "2", "--workers", "4",
+                 "--calibrate-step-time", "0.906@2,4", "--price-worker", "2", "--price-ps", "0.5"]) == 0
+    df, err = _csv(capsys)
+    assert df.w.tolist() == [1, 2, 3, 4]               # --workers 4 means 1:4
+    row = df[df.w == 4].iloc[0]
+    assert row.time_s == pytest.approx(9060, rel=1e-5)
+    assert row.cost == pytest.approx(9060 / 3600 * 9, rel=1e-5)
+    assert row.time_unit == "s" and err == ""
+
+
+def test_typed_theta_async_and_worker_list(capsys):
+    # async θ = (2, 4, 0, 0.1) s at (2, 8): f = 8 / (2 + 4·8/2 + 0 + 0.2) = 8/18.2 → 91 steps = 207.025 s
+    assert main(["plan", "--steps", "91", "--mode", "async", "--theta", "2,4,0,0.1",
+                 "--ps", "2", "--workers", "2,8"]) == 0
+    df, _ = _csv(capsys)
+    assert df.w.tolist() == [2, 8]
+    assert df.time_s.iloc[1] == pytest.approx(91 * 18.2 / 8, rel=1e-5)
+
+
+def test_fit_theta_from_a_speed_csv(tmp_path, capsys):
+    theta = (0.001, 0.05, 0.002)
+    w = np.array([1, 2, 4, 8, 16])
+    truth = SpeedModel("allreduce", theta, global_batch=256)
+    pd.DataFrame({"w": w, "global_batch": 256, "steps_per_s": truth.steps_per_s(0, w)}).to_csv(
+        tmp_path / "speeds.csv", index=False)
+    assert main(["plan", "--steps", "10000", "--mode", "allreduce", "--batch", "256",
+                 "--theta", f"fit:{tmp_path / 'speeds.csv'}", "--workers", "8:8"]) == 0
+    df, _ = _csv(capsys)
+    # 0.001·256/8 + 0.05 + 0.002·8 = 0.098 s per step → 980 s
+    assert df.p.tolist() == [0] and df.time_s.iloc[0] == pytest.approx(980, rel=1e-5)
+
+
+def test_steps_interval_adds_columns(capsys):
+    assert main(["plan", "--steps", "1000", "--steps-interval", "800,1500", "--ps", "2",
+                 "--workers", "4:4"]) == 0
+    df, _ = _csv(capsys)
+    assert df.time_s_low.iloc[0] == pytest.approx(800 * 45.3, rel=1e-5)
+    assert df.time_s_high.iloc[0] == pytest.approx(1500 * 45.3, rel=1e-5)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--steps", "100", "--theta", "1,2"], r"^--theta: expected 5 theta values"),
+    (["--steps", "100", "--theta", "1,x"], r"^--theta: expected comma-separated numbers"),
+    (["--steps", "100", "--workers", "many"], r"^--workers: expected A:B, N or a list"),
+    (["--steps", "100", "--ps", "0,2"], r"expected ps as integers >= 1"),
+    (["--steps", "0"], r"expected steps_to_target > 0; got 0.0"),
+    (["--steps", "100", "--calibrate-step-time", "0.9"], r"^--calibrate-step-time: expected SECONDS@P,W"),
+    (["--steps", "100", "--mode", "allreduce"], r"no all-reduce θ"),
+    (["--steps", "100", "--theta", "1,1,1,1,1"], r"^--batch: expected the global batch M"),
+    (["--steps", "100", "--theta", "fit:/nonexistent/speeds.csv"], r"speeds.csv: expected a readable CSV"),
+])
+def test_bad_input_gives_one_stderr_line_and_exit_2(argv, message, capsys):
+    assert main(["plan", *argv]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1
+    assert re.search(message, lines[0]), lines[0]
