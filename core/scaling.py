@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -319,6 +319,34 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     return ScalingResult(rows=frame, baseline=baseline, baseline_gpus=n0, n_strong=n_strong,
                          n_weak=n_weak, notes=notes, n_params=n_params, itemsize=itemsize,
                          link_gbps=link_gbps)
+
+
+def filter_rows(result: ScalingResult, *, scaling: str | None = None,
+                batch_per_gpu: int | None = None, global_batch: int | None = None,
+                max_nodes: int | None = None) -> ScalingResult:
+    """The same result with only the rows a chart should show (the notes are kept).
+
+    Examples
+    --------
+    >>> csv = b"gpus,batch_per_gpu,epoch_time_s\\n1,128,100\\n2,64,60\\n2,128,55\\n"
+    >>> r = scaling_analysis(parse_scaling_table(csv))
+    >>> filter_rows(r, scaling="weak").rows["scaling"].tolist()
+    ['weak']
+    """
+    if scaling is not None and scaling not in ("strong", "weak"):
+        raise InputError(f"scaling: expected 'strong', 'weak' or None; got {scaling!r}. "
+                         "Pick one kind of comparison.")
+    rows = result.rows
+    keep = pd.Series(True, index=rows.index)
+    if scaling is not None:
+        keep &= rows["scaling"] == scaling
+    if batch_per_gpu is not None:
+        keep &= rows["batch_per_gpu"] == batch_per_gpu
+    if global_batch is not None:
+        keep &= rows["global_batch"] == global_batch
+    if max_nodes is not None:
+        keep &= ~(rows["nodes"] > max_nodes)
+    return replace(result, rows=rows[keep].reset_index(drop=True))
 
 
 # --------------------------------------------------------------------------- reading
