@@ -403,8 +403,10 @@ def _numeric(frame: pd.DataFrame, column: str, source: str, *, integer: bool = F
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         what = "a whole number >= 1" if integer else "a number > 0"
+        cell = frame[column].iloc[i]
+        cell = cell.item() if hasattr(cell, "item") else cell
         raise LogFormatError(source, f"expected {column} to be {what} in every row; got "
-                             f"{frame[column].iloc[i]!r} in data row {i + 1}. Fix that cell.")
+                             f"{cell!r} in data row {i + 1}. Fix that cell.")
     return values
 
 
