@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         f"minibatches per epoch: {result.minibatches_per_epoch}",
         f"rounds per epoch: {result.rounds_per_epoch} (last round: "
         f"{result.last_round_workers} of {job.machines} workers)",
-        f"total rounds: {result.total_rounds} ({job.epochs} epochs)",
+        f"total rounds: {result.total_rounds} ({job.epochs} epoch"
+        f"{'' if job.epochs == 1 else 's'})",
         f"round time: {result.round_time_s:g} s (last round of an epoch "
         f"{result.last_round_time_s:g} s)",
         f"total time: {result.total_time_s:g} s (compute {result.compute_time_s:g}, "

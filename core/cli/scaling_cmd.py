@@ -2,7 +2,7 @@
 
 Prints one CSV row per comparison (strong or weak scaling) on stdout and the notes on
 stderr (prefixed ``note:``). TABLE is a CSV in one of the formats of
-``core.scaling.parse_scaling_table``, or a Pollux trace folder (``placements.csv`` +
+``core.scaling_table.parse_scaling_table``, or a Pollux trace folder (``placements.csv`` +
 ``scalability.csv``). Example::
 
     python -m core scaling data/pollux_traces/cifar10 --params 11173962 --link-gbps 25
@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from core.errors import PlannerError
-from core.scaling import read_pollux_trace, read_scaling_table, scaling_analysis
+from core.scaling import scaling_analysis
+from core.scaling_table import read_pollux_trace, read_scaling_table
 
 #: columns printed, in order
 CSV_COLUMNS: tuple[str, ...] = (

@@ -14,7 +14,8 @@ from core.figures.scaling import (
     sync_async_figure,
 )
 from core.ps_rounds import PSJob, crossover_machines, ps_schedule, ps_time_vs_machines
-from core.scaling import parse_scaling_table, scaling_analysis
+from core.scaling import scaling_analysis
+from core.scaling_table import parse_scaling_table
 
 JOB = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
             gather_s=1.0, aggregate_s=0.5)

@@ -12,8 +12,10 @@ import pytest
 
 from core.errors import InputError, LogFormatError
 from core.scaling import (
-    RESULT_COLUMNS, TABLE_COLUMNS, allreduce_bytes, bandwidth_gb_per_s, filter_rows,
-    parse_scaling_table, read_pollux_trace, read_scaling_table, scaling_analysis,
+    RESULT_COLUMNS, allreduce_bytes, bandwidth_gb_per_s, filter_rows, scaling_analysis,
+)
+from core.scaling_table import (
+    TABLE_COLUMNS, parse_scaling_table, read_pollux_trace, read_scaling_table,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,7 +206,7 @@ def test_generic_header_with_spaces_and_aliases():
     t = parse_scaling_table(b"GPUs, batch_per_gpu, step_time, nodes\n1, 32, 0.5, 1\n"
                             b"8, 32, 0.7, 2\n", source="s.csv")
     assert list(t.columns) == list(TABLE_COLUMNS)
-    assert t.config.tolist() == ["1 GPUs on 1 nodes", "8 GPUs on 2 nodes"]
+    assert t.config.tolist() == ["1 GPU on 1 node", "8 GPUs on 2 nodes"]
     assert t.measured.unique().tolist() == ["step"] and t.global_batch.tolist() == [32, 256]
 
 
@@ -229,7 +231,7 @@ def test_an_edited_frame_is_accepted():
      r"expected gpus to be a whole number >= 1 .* got 1\.5 in data row 1"),
     (b"gpus,batch_per_gpu,epoch_time_s\n1,128,0\n", r"epoch_time_s to be a number > 0"),
     (b"gpus,batch_per_gpu,epoch_time_s\n1,128,100\n1,128,101\n",
-     r"expected one row per configuration; got data rows 1 and 2 for 1 GPUs at "
+     r"expected one row per configuration; got data rows 1 and 2 for 1 GPU at "
      r"batch_per_gpu 128"),
     (b"gpus,batch_per_gpu,epoch_time_s\n", r"expected at least one row of measurements"),
     (b"gpus,batch_per_gpu,nodes,epoch_time_s\n2,64,3,10\n", r"expected nodes <= gpus"),
