@@ -319,3 +319,18 @@ def test_product_copy_of_the_traces_matches_the_reference():
     for job in JOBS:
         for name in ("placements.csv", "scalability.csv"):
             assert (data / job / name).read_bytes() == (POLLUX / job / name).read_bytes()
+
+
+def test_single_node_rows_are_told_the_network_link_does_not_apply():
+    csv = b"gpus,nodes,batch_per_gpu,step_time_s\n1,1,128,0.2\n4,1,32,0.08\n4,2,32,0.09\n"
+    r = analysis(csv, n_params=1_000_000, link_gbps=10)
+    one, two = r.rows.sort_values("nodes")["flags"].tolist()
+    assert "all GPUs on one node" in one and "all GPUs on one node" not in two
+
+
+def test_bandwidth_above_the_nominal_link_is_flagged():
+    # 6e6 bytes in 0.08 - 0.05 = 0.03 s = 0.2 GB/s against a 1 Gbit/s = 0.125 GB/s link
+    r = analysis(b"gpus,batch_per_gpu,step_time_s\n1,128,0.2\n4,32,0.08\n",
+                 n_params=1_000_000, link_gbps=1)
+    s = row(r, "strong", 4, 32)
+    assert s.link_utilisation == pytest.approx(1.6) and "above the nominal link" in s["flags"]
