@@ -65,7 +65,7 @@ STALENESS_BOUND_SOURCES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # holds DataFrames: compare fields, not objects
 class AsyncSchedule:
     """Result of :func:`async_schedule`.
 
@@ -94,7 +94,7 @@ class AsyncSchedule:
                     timeline=_records(self.timeline))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # holds DataFrames: compare fields, not objects
 class SyncSchedule:
     """Result of :func:`sync_schedule`.
 

@@ -38,6 +38,7 @@ saving from each extra worker shrinks.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import KW_ONLY, asdict, dataclass, replace
 from fractions import Fraction
 
@@ -460,7 +461,7 @@ def local_schedule(job: PSJob) -> pd.DataFrame:
     return _schedule_frame(rows)
 
 
-def ps_time_vs_machines(job: PSJob, machines: list[int] | range | None = None) -> pd.DataFrame:
+def ps_time_vs_machines(job: PSJob, machines: Iterable[int] | None = None) -> pd.DataFrame:
     """Total time of the job over worker counts (the job moved with :func:`at_machines`).
 
     Parameters

@@ -59,7 +59,7 @@ ESTIMATE_NOTE = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # holds DataFrames: compare fields, not objects
 class ScalingResult:
     """Result of :func:`scaling_analysis`.
 

@@ -39,11 +39,28 @@ POLLUX_SCALABILITY: tuple[str, ...] = ("num_nodes", "num_replicas", "local_bsz",
 POLLUX_PLACEMENTS: tuple[str, ...] = ("placement", "local_bsz", "step_time", "sync_time")
 _ALIASES = {"epoch_time": "epoch_time_s", "step_time": "step_time_s",
             "sync_time": "sync_time_s"}
+#: the product's copy of the Pollux traces (data/pollux_traces, Apache-2.0)
+POLLUX_DIR = Path(__file__).resolve().parents[1] / "data" / "pollux_traces"
 #: training-set sizes of the Pollux jobs whose datasets are standard (others: pass n_samples)
 POLLUX_DATASET_SIZES: dict[str, int] = {
     "cifar10": 50_000,        # CIFAR-10 training set
     "imagenet": 1_281_167,    # ILSVRC-2012 training set
 }
+
+
+def pollux_jobs(root: str | Path = POLLUX_DIR) -> tuple[str, ...]:
+    """Names of the job folders under ``root`` that hold a Pollux trace, sorted.
+
+    Examples
+    --------
+    >>> pollux_jobs()
+    ('bert', 'cifar10', 'deepspeech2', 'imagenet', 'ncf', 'yolov3')
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return ()
+    return tuple(sorted(d.name for d in root.iterdir() if d.is_dir() and (
+        (d / "placements.csv").is_file() or (d / "scalability.csv").is_file())))
 
 
 def parse_scaling_table(data: bytes | pd.DataFrame, *, source: str = "<input>",

@@ -15,7 +15,8 @@ from core.scaling import (
     RESULT_COLUMNS, allreduce_bytes, bandwidth_gb_per_s, filter_rows, scaling_analysis,
 )
 from core.scaling_table import (
-    TABLE_COLUMNS, parse_scaling_table, read_pollux_trace, read_scaling_table,
+    POLLUX_DIR, TABLE_COLUMNS, parse_scaling_table, pollux_jobs, read_pollux_trace,
+    read_scaling_table,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -334,3 +335,9 @@ def test_bandwidth_above_the_nominal_link_is_flagged():
                  n_params=1_000_000, link_gbps=1)
     s = row(r, "strong", 4, 32)
     assert s.link_utilisation == pytest.approx(1.6) and "above the nominal link" in s["flags"]
+
+
+def test_pollux_jobs_lists_the_product_copy(tmp_path):
+    assert pollux_jobs() == JOBS and POLLUX_DIR == ROOT / "data" / "pollux_traces"
+    (tmp_path / "empty").mkdir()
+    assert pollux_jobs(tmp_path) == () and pollux_jobs(tmp_path / "missing") == ()
