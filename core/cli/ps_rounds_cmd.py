@@ -1,0 +1,80 @@
+"""``python -m core ps-rounds``: rounds, total time and crossover of a parameter-server job.
+
+Example::
+
+    python -m core ps-rounds --samples 1000 --batch 32 --epochs 2 --machines 3 \\
+        --broadcast 1 --compute 5 --gather 1 --aggregate 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from core.errors import PlannerError
+from core.ps_rounds import BATCH_KINDS, PSJob, local_then_send, ps_rounds
+
+_NUMBERS = (("samples", int, "training samples per epoch"),
+            ("batch", int, "minibatch size (per worker unless --batch-kind global)"),
+            ("epochs", int, "passes over the data"),
+            ("machines", int, "worker machines m (the server not counted)"),
+            ("broadcast", float, "seconds to broadcast the model to the workers"),
+            ("compute", float, "seconds to compute one minibatch"),
+            ("gather", float, "seconds for a worker to send its update back"),
+            ("aggregate", float, "seconds for the server to aggregate one update"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for name, kind, help_text in _NUMBERS:
+        parser.add_argument(f"--{name}", required=True, metavar="N" if kind is int else "S",
+                            help=help_text)
+    parser.add_argument("--batch-kind", choices=BATCH_KINDS, default="per_worker",
+                        help="whether --batch is per worker (default) or per round (global)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        values = {name: _number(f"--{name}", getattr(args, name), kind)
+                  for name, kind, _ in _NUMBERS}
+        job = PSJob(values["samples"], batch=values["batch"], epochs=values["epochs"],
+                    machines=values["machines"], broadcast_s=values["broadcast"],
+                    compute_s=values["compute"], gather_s=values["gather"],
+                    aggregate_s=values["aggregate"], batch_kind=args.batch_kind)
+    except (PlannerError, TypeError, ValueError) as err:
+        print(f"ps-rounds: {err}", file=sys.stderr)
+        return 2
+    result, local = ps_rounds(job), local_then_send(job)
+    if args.json:
+        print(json.dumps(dict(result.to_dict(), local_then_send=local.to_dict()), indent=2))
+        return 0
+    cross = result.crossover_machines
+    lines = [
+        f"minibatches per epoch: {result.minibatches_per_epoch}",
+        f"rounds per epoch: {result.rounds_per_epoch} (last round: "
+        f"{result.last_round_workers} of {job.machines} workers)",
+        f"total rounds: {result.total_rounds} ({job.epochs} epoch"
+        f"{'' if job.epochs == 1 else 's'})",
+        f"round time: {result.round_time_s:g} s (last round of an epoch "
+        f"{result.last_round_time_s:g} s)",
+        f"total time: {result.total_time_s:g} s (compute {result.compute_time_s:g}, "
+        f"communication {result.communication_time_s:g}, aggregation "
+        f"{result.aggregation_time_s:g})",
+        "crossover workers: " + (f"{cross} (from m = {cross}, broadcast + gather + "
+                                 "m x aggregate exceeds compute in a round)"
+                                 if cross is not None else
+                                 "none (communication + aggregation never exceed compute)"),
+        f"train locally, send once: {local.total_time_s:g} s",
+    ]
+    lines += [f"note: {flag}" for flag in result.flags]
+    print("\n".join(lines))
+    return 0
+
+
+def _number(flag: str, text: str, kind: type) -> int | float:
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number of seconds"
+        raise ValueError(f"{flag}: expected {what}; got {text!r}. Fix the value.") from None
