@@ -123,20 +123,33 @@ def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
 
 @dataclass(frozen=True)
 class StepPrediction:
-    """The step (and epoch) where a fitted curve falls to a loss threshold."""
+    """The step (and epoch) where a fitted curve falls to a loss threshold.
+
+    ``step_low``/``step_high`` bound a ``level`` interval (``inf`` high: within the
+    interval the curve may never get there); ``interval_method`` says where it comes from.
+    """
 
     loss_threshold: float
     reachable: bool
     step: float | None = None
     epoch: int | None = None
     reason: str = ""
+    step_low: float | None = None
+    step_high: float | None = None
+    level: float | None = None
+    interval_method: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch: int | None = None
-                         ) -> StepPrediction:
+#: how the default interval of ``predict_step_at_loss`` is made
+COVARIANCE_INTERVAL = ("parameter covariance of the fit: 4000 seeded draws of the parameters; "
+                       "assumes independent residuals, so it is narrower than the real uncertainty")
+
+
+def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch: int | None = None,
+                         *, level: float = 0.8, seed: int = 0) -> StepPrediction:
     """Step ``k*`` where the fitted curve first reaches ``loss_threshold``, and its epoch.
 
     For the Optimus curve ``k* = (1/(L - b2) - b1)/b0`` and the epoch is
@@ -152,6 +165,8 @@ def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch:
     (1000, 3)
     >>> predict_step_at_loss(fit, 0.05).reachable
     False
+
+    The ``level`` interval comes from ``COVARIANCE_INTERVAL``.
     """
     if not isinstance(loss_threshold, (int, float, np.floating)) or not math.isfinite(loss_threshold):
         raise InputError(f"loss_threshold must be a finite number; got {loss_threshold!r}.")
@@ -164,5 +179,27 @@ def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch:
         why = (f"the fitted floor b2 = {floor:.4g} is at or above the threshold L = {loss_threshold:.4g}"
                if floor is not None else f"the curve never reaches {loss_threshold:.4g}")
         return StepPrediction(float(loss_threshold), False, reason=f"unreachable: {why}")
+    low, high = _covariance_interval(fit, float(loss_threshold), level=level, seed=seed)
     return StepPrediction(float(loss_threshold), True, step=step,
-                          epoch=epoch_of_step(step, steps_per_epoch))
+                          epoch=epoch_of_step(step, steps_per_epoch), step_low=low, step_high=high,
+                          level=level, interval_method=COVARIANCE_INTERVAL if low is not None else "")
+
+
+def _covariance_interval(fit: FitResult, loss: float, *, level: float, seed: int,
+                         n_draws: int = 4000) -> tuple[float | None, float | None]:
+    """Quantiles of the step at ``loss`` over parameters drawn from the fit's covariance."""
+    if not fit.errorbars or not 0 < level < 1:
+        return None, None
+    rng = np.random.default_rng(seed)
+    mean = np.array(fit.values)
+    cov = np.array(fit.cov)
+    try:
+        draws = rng.multivariate_normal(mean, cov, size=n_draws, method="eigh")
+    except (np.linalg.LinAlgError, ValueError):
+        return None, None
+    curve = fit.curve
+    draws = np.clip(draws, curve.lower, curve.upper)
+    steps = np.array([curve.inverse(loss, *d) for d in draws], dtype=float)
+    steps = np.where(np.isfinite(steps), steps, np.inf)
+    q = np.quantile(steps, [(1 - level) / 2, (1 + level) / 2])
+    return float(q[0]), float(q[1])

@@ -81,3 +81,19 @@ def test_unreachable_when_threshold_is_at_or_below_the_floor():
     p = predict_step_at_loss(fit, 0.08)
     assert not p.reachable and p.step is None
     assert p.reason.startswith("unreachable: the fitted floor b2 = 0.1")
+
+
+def test_interval_from_the_covariance_brackets_the_step_and_shrinks_with_less_noise():
+    k = np.arange(1, 3001.0)
+    widths = []
+    for noise in (0.02, 0.08):
+        y = optimus_loss(k, 0.001, 1.0, 0.1) + np.random.default_rng(4).normal(0, noise, k.size)
+        p = predict_step_at_loss(fit_curve(k, y), 0.3, steps_per_epoch=100, level=0.8)
+        assert p.step_low < p.step < p.step_high and p.level == 0.8
+        assert "parameter covariance" in p.interval_method
+        widths.append(p.step_high - p.step_low)
+        again = predict_step_at_loss(fit_curve(k, y), 0.3, steps_per_epoch=100, level=0.8)
+        assert (again.step_low, again.step_high) == (p.step_low, p.step_high)  # seeded
+    assert widths[0] < widths[1]
+    # true step (1/(0.3-0.1) - 1)/0.001 = 4000 lies within a few interval widths
+    assert abs(p.step - 4000) < 3 * widths[1]
