@@ -1,0 +1,152 @@
+"""The table of fitted runs that calibration learns from, in one normalised shape.
+
+Two inputs are accepted: the course's table (``model,gpu,split,b0,b1,b2,epoch_to_92acc,
+step_to_92acc,loss_92acc,epoch_steps``; ``-1`` means "never reached") and the output of
+``python -m core fit`` / the Logs page (``core.runs.FIT_TABLE_COLUMNS``).  Both become a
+frame with the columns of ``CALIBRATION_COLUMNS``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.curves import degenerate_reason
+from core.errors import InputError, LogFormatError
+from core.naming import depth_of, gpu_short_name
+
+CALIBRATION_COLUMNS: tuple[str, ...] = (
+    "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
+    "step_to_target", "epoch_to_target", "loss_at_target", "target_acc", "dataset", "source",
+    "excluded",
+)
+COURSE_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "epoch_to_92acc", "step_to_92acc",
+                  "loss_92acc", "epoch_steps")
+FIT_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",
+               "epoch_to_target", "loss_at_target")
+
+
+def _never_to_nan(values: pd.Series) -> pd.Series:
+    v = pd.to_numeric(values, errors="coerce").astype(float)
+    return v.where(v >= 0)
+
+
+def _exclusion(row: pd.Series) -> str:
+    reasons = []
+    if not all(math.isfinite(row[p]) for p in ("b0", "b1", "b2")):
+        reasons.append("no fitted parameters")
+    else:
+        why = degenerate_reason(row["b0"], row["b1"], row["b2"])
+        if why:
+            reasons.append(why)
+    if not row["model"] or row["depth"] is None or (isinstance(row["depth"], float) and math.isnan(row["depth"])):
+        reasons.append("depth unknown (name the model like resnet20)")
+    return "; ".join(reasons)
+
+
+def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str | None = None,
+                   target_acc: float | None = None) -> pd.DataFrame:
+    """The calibration frame of a course table or a fits table.
+
+    Rows whose fit is degenerate (see ``core.curves.degenerate_reason``) or whose depth is
+    unknown keep their place with the reason in ``excluded``; callers drop them by default.
+
+    Raises
+    ------
+    InputError
+        When the table has neither the course's columns nor the fit table's.
+    """
+    cols = set(table.columns)
+    if set(COURSE_COLUMNS) <= cols:
+        out = pd.DataFrame({
+            "model": table["model"].astype(str), "gpu": table["gpu"].astype(str),
+            "split": table["split"].astype(str),
+            "b0": table["b0"], "b1": table["b1"], "b2": table["b2"],
+            "steps_per_epoch": table["epoch_steps"],
+            "step_to_target": _never_to_nan(table["step_to_92acc"]),
+            "epoch_to_target": _never_to_nan(table["epoch_to_92acc"]),
+            "loss_at_target": _never_to_nan(table["loss_92acc"]),
+        })
+        out["target_acc"] = 0.92
+        out["dataset"] = dataset or "cifar10"
+    elif set(FIT_COLUMNS) <= cols:
+        out = table[list(FIT_COLUMNS)].copy()
+        out["model"] = out["model"].astype(str)
+        out["gpu"] = out["gpu"].fillna("unknown").astype(str)
+        for c in ("step_to_target", "epoch_to_target", "loss_at_target"):
+            out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+        out["target_acc"] = table["target_acc"].astype(float) if "target_acc" in cols else target_acc
+        out["dataset"] = dataset or "logs"
+    else:
+        raise InputError(f"{source}: expected the course's columns ({', '.join(COURSE_COLUMNS)}) or the "
+                         f"fit table's ({', '.join(FIT_COLUMNS)}); got {', '.join(map(str, table.columns))}.")
+    for c in ("b0", "b1", "b2", "steps_per_epoch"):
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    out["depth"] = [depth_of(m) for m in out["model"]]
+    out["depth"] = pd.to_numeric(out["depth"], errors="coerce").astype(float)
+    out["gpu_short"] = [gpu_short_name(g) for g in out["gpu"]]
+    out["source"] = source
+    out["excluded"] = [_exclusion(r) for _, r in out.iterrows()]
+    return out[list(CALIBRATION_COLUMNS)].reset_index(drop=True)
+
+
+def read_fits_table(data: bytes | str | Path, *, source: str | None = None, dataset: str | None = None
+                    ) -> pd.DataFrame:
+    """Read a fits CSV (course table or ``python -m core fit`` output) into the calibration frame.
+
+    Raises
+    ------
+    LogFormatError
+        When the file cannot be read as CSV or lacks the needed columns.
+    """
+    if isinstance(data, (str, Path)):
+        path = Path(data)
+        source = source or path.name
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise LogFormatError(source, f"cannot be read: {exc.strerror or exc}.") from None
+    source = source or "fits.csv"
+    try:
+        table = pd.read_csv(io.BytesIO(data), skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise LogFormatError(source, f"expected a CSV table of fitted runs; {str(exc).splitlines()[0]}.") from None
+    table.columns = [str(c).strip() for c in table.columns]
+    try:
+        return normalise_fits(table, source=source, dataset=dataset)
+    except InputError as exc:
+        raise LogFormatError(source, str(exc).split(": ", 1)[1]) from None
+
+
+def usable(fits: pd.DataFrame, *, split: str | None = None) -> pd.DataFrame:
+    """The rows calibration may learn from (not excluded; the given split)."""
+    rows = fits[fits["excluded"] == ""]
+    if split is not None:
+        rows = rows[rows["split"] == split]
+    return rows.reset_index(drop=True)
+
+
+def excluded_rows(fits: pd.DataFrame, *, split: str | None = None) -> pd.DataFrame:
+    """The rows left out, with their reason."""
+    rows = fits[fits["excluded"] != ""]
+    if split is not None:
+        rows = rows[rows["split"] == split]
+    return rows[["model", "gpu", "split", "b0", "b1", "b2", "excluded"]].reset_index(drop=True)
+
+
+def architectures(fits: pd.DataFrame) -> list[str]:
+    """Model names ordered by depth (then name)."""
+    rows = fits.drop_duplicates("model")
+    return list(rows.sort_values(["depth", "model"], na_position="last")["model"])
+
+
+def check_holdout(fits: pd.DataFrame, holdout: str) -> str:
+    """Validate a held-out architecture name against the table."""
+    names = list(np.unique(fits["model"]))
+    if holdout not in names:
+        raise InputError(f"holdout: expected one of {', '.join(names)}; got {holdout!r}.")
+    return holdout
