@@ -74,7 +74,7 @@ def _own_params(module: nn.Module) -> int:
 def _conv_layer(name: str, m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> Layer:
     one_d = isinstance(m, nn.Conv1d)
     if m.groups != 1 or any(d != 1 for d in m.dilation):
-        raise InputError(f"{name}: expected a dense convolution (groups=1, dilation=1); got "
+        raise InputError(f"layer {name!r}: expected a dense convolution (groups=1, dilation=1); got "
                          f"groups={m.groups}, dilation={tuple(m.dilation)}. Paleo's GEMM model "
                          "covers dense convolutions only.")
     kh, kw = _pair(m.kernel_size, one_d)
