@@ -10,7 +10,9 @@ with ``--use_only_gemm`` operation for operation, in the same floating-point ord
 * conv forward = one GEMM (padded input read, filter, output write); conv backward = a data
   gradient and a filter gradient, each a GEMM on a "dummy" conv with TensorFlow's
   ``ConvBackprop*`` padding and holes (the data gradient is skipped for a conv reading
-  ``data``); inner product: three GEMMs; pooling and dropout: backward = forward;
+  ``data``; a geometry whose dummy convs do not give back the input and filter shapes, on
+  which the original stops with an assertion, raises ``InputError``); inner product: three
+  GEMMs; pooling and dropout: backward = forward;
 * apply (``w -= lr·dw``) = ``Tc(2·#params) + 3·Tm(param bytes)`` at **PPP 1**, whatever
   ``ppp_comp`` says (Paleo builds it with fresh options).
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.errors import InputError
 from core.paleo.devices import Device
 from core.paleo.layers import BYTES_FLOAT, Layer
 
@@ -125,6 +128,12 @@ class _Model:
             return self._conv_backward_exact(layer)
         data = _dummy_data_gradient(layer)
         filt = _dummy_filter_gradient(layer)
+        if data[3] != layer.input or filt[3][1:3] != layer.filters[:2]:
+            raise InputError(
+                f"layer {layer.name!r}: expected a convolution whose gradient Paleo can model; "
+                f"got a {layer.filters[0]}x{layer.filters[1]} filter, stride {layer.strides}, "
+                f"pad {layer.pad} on {layer.input[1]}x{layer.input[2]} (the original program "
+                "stops with an assertion here). Use the modern mode (paleo_compatible=False).")
         t_data = self.gemm(*data) if layer.backprop else _ZERO
         return t_data + self.gemm(*filt)
 
@@ -207,7 +216,9 @@ def _dummy_filter_gradient(layer: Layer) -> tuple:
 def gradient_shapes_match(layer: Layer) -> bool:
     """Whether Paleo's dummy gradient convs give back the layer's input and filter shapes.
 
-    Paleo asserts this; every shipped spec passes.
+    Paleo asserts this and the faithful mode raises ``InputError`` when it fails (e.g. a 1x1
+    stride-3 conv on 3x3 skips input rows); every shipped spec and every ``core.models``
+    network passes.
 
     Examples
     --------

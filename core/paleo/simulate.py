@@ -95,7 +95,7 @@ def default_schemes(*, paleo_compatible: bool, n_ps: Sequence[int] = (2, 4)) -> 
     """
     if paleo_compatible:
         return PALEO_SCHEMES
-    return (*PALEO_SCHEMES, RING, *(ps_scheme(p) for p in n_ps))
+    return (*PALEO_SCHEMES, RING, *dict.fromkeys(ps_scheme(p) for p in n_ps))
 
 
 def simulate(net: Net, *, device: str | Device = "V100", network: str | Network = "ethernet",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.paleo import PALEO_SCHEMES, comm_time_ms, get_network, link_time_ms, ps_scheme
@@ -70,3 +72,17 @@ def test_paleo_scheme_order():
 def test_unknown_scheme_is_refused(scheme):
     with pytest.raises(InputError, match=rf"scheme: expected one of OneToAll.*got '{scheme}'"):
         comm_time_ms(scheme, 2, ALEX_BYTES, ETH)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 4096), st.integers(1, 64), st.integers(1, 10 ** 10))
+def test_scheme_orderings(n, p, n_bytes):
+    def c(s: str) -> float:
+        return comm_time_ms(s, n, n_bytes, ETH)
+
+    # ring <= butterfly <= tree <= one-to-all for n >= 2; more servers never slower
+    assert c("RingAllReduce") <= c("ButterflyAllReduce") * (1 + 1e-12)
+    assert c("ButterflyAllReduce") <= c("TreeAllReduce") <= c("OneToAll") * (1 + 1e-12)
+    assert c(ps_scheme(p + 1)) <= c(ps_scheme(p))
+    # every scheme is linear in the bytes
+    assert comm_time_ms("TreeAllReduce", n, 2 * n_bytes, ETH) == pytest.approx(2 * c("TreeAllReduce"))

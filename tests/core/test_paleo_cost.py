@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.paleo import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS, Device, Layer,
                         apply_cost, get_device, get_network, layer_cost, load_net)
+from core.paleo.cost import gradient_shapes_match
+from core.paleo.layers import conv_output
 
 # A device with round numbers: 1000 GFLOP/s, 1 (Gi)B/s, 1000 MHz (one cycle = 1e-6 ms).
 TOY = Device("toy", clock_mhz=1000, peak_gflops=1000, mem_bandwidth_gbs=1)
@@ -182,3 +186,57 @@ def test_lookups_ignore_case_and_separators():
         get_network("wifi")
     with pytest.raises(TypeError, match="device must be a str or Device"):
         get_device(80)
+
+
+# --------------------------------------------------------------------------- properties
+@st.composite
+def conv_layers(draw):
+    h, k, s = draw(st.integers(1, 40)), draw(st.integers(1, 7)), draw(st.integers(1, 4))
+    n, c, m = draw(st.integers(1, 4)), draw(st.integers(1, 8)), draw(st.integers(1, 8))
+    padding = draw(st.sampled_from(["VALID", "SAME", (0, 0), (1, 1), (2, 2)]))
+    try:
+        out, pads, mode = conv_output("c", (n, h, h, c), (k, k, c, m), (s, s), padding)
+    except InputError:
+        assume(False)
+    mode = "VALID" if pads == (0, 0) and mode == "EXPLICIT" else mode
+    return Layer("c", "conv2d", "Convolution", ((n, h, h, c),), out, filters=(k, k, c, m),
+                 strides=(s, s), pad=pads, padding=mode, backprop=draw(st.booleans()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(conv_layers())
+def test_modern_backward_is_forward_per_gradient(layer):
+    fwd = cost(layer, "forward").flops
+    assert cost(layer, "backward").flops == (2 if layer.backprop else 1) * fwd
+
+
+@settings(max_examples=300, deadline=None)
+@given(conv_layers())
+def test_paleo_filter_gradient_costs_the_forward_or_refuses(layer):
+    first = Layer(**{**layer.__dict__, "backprop": False})          # filter gradient only
+    if gradient_shapes_match(layer):
+        # 2·eh·ew·N·kh·kw·K·C·(1 - holes) with (1 - holes)·eh·ew = Ho·Wo: the forward FLOPs
+        fwd = cost(layer, "forward", paleo_compatible=True).flops
+        assert cost(first, "backward", paleo_compatible=True).flops == pytest.approx(fwd, rel=1e-12)
+    else:
+        with pytest.raises(InputError, match="expected a convolution whose gradient Paleo can model"):
+            cost(layer, "backward", paleo_compatible=True)
+
+
+def test_paleo_refuses_a_conv_that_skips_input_rows():
+    # 1x1 stride-3 VALID conv on 3x3: Paleo's data-gradient dummy gives 1x1, not 3x3
+    conv = Layer("skip", "conv2d", "Convolution", ((1, 3, 3, 1),), (1, 1, 1, 1),
+                 filters=(1, 1, 1, 1), strides=(3, 3))
+    with pytest.raises(InputError, match=r"layer 'skip': expected a convolution whose gradient "
+                                         r"Paleo can model; got a 1x1 filter, stride \(3, 3\)"):
+        cost(conv, "backward", paleo_compatible=True)
+    assert cost(conv, "backward").flops == 4                         # modern: 2 + 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 500), st.integers(1, 9), st.integers(1, 5))
+def test_zero_explicit_padding_is_valid(h, k, s):
+    # the torch bridge maps padding 0 to VALID: (H - k) // s + 1 == ceil((H - k + 1) / s)
+    assume(k <= h)
+    valid = conv_output("c", (1, h, h, 1), (k, k, 1, 1), (s, s), "VALID")[0]
+    assert conv_output("c", (1, h, h, 1), (k, k, 1, 1), (s, s), (0, 0))[0] == valid
