@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -87,6 +87,24 @@ def _apply_ms(net: Net, device: Device, *, ppp_comp: float, paleo_compatible: bo
     return cost.lowerbound_ms if pipeline else cost.total_ms
 
 
+def _check_simulation(batch_size, workers, scaling, ppp_comp, ppp_comm, n_ps, *,
+                      overlap: bool, paleo_compatible: bool) -> None:
+    check_positive(batch_size, "batch_size", integer=True)
+    check_positive(ppp_comp, "ppp_comp")
+    check_positive(ppp_comm, "ppp_comm")
+    if not workers:
+        raise InputError("workers: expected at least one worker count; got none. Give e.g. 1,2,4,8.")
+    for n in workers:
+        check_positive(n, "workers", integer=True)
+    for p in n_ps:
+        check_positive(p, "n_ps", integer=True)
+    if scaling not in SCALINGS:
+        raise InputError(f"scaling: expected 'weak' or 'strong'; got {scaling!r}. Pick one.")
+    if overlap and paleo_compatible:
+        raise InputError("overlap: expected False with paleo_compatible=True; got True. Paleo "
+                         "never overlaps compute and communication; drop one of the two.")
+
+
 def default_schemes(*, paleo_compatible: bool, n_ps: Sequence[int] = (2, 4)) -> tuple[str, ...]:
     """Paleo's four schemes; the modern mode adds the ring and one PS scheme per ``n_ps``.
 
@@ -148,21 +166,9 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
     [132.646, 454.591]
     """
     device, network = get_device(device), get_network(network)
-    check_positive(batch_size, "batch_size", integer=True)
-    check_positive(ppp_comp, "ppp_comp")
-    check_positive(ppp_comm, "ppp_comm")
     workers = tuple(workers)
-    if not workers:
-        raise InputError("workers: expected at least one worker count; got none. Give e.g. 1,2,4,8.")
-    for n in workers:
-        check_positive(n, "workers", integer=True)
-    for p in n_ps:
-        check_positive(p, "n_ps", integer=True)
-    if scaling not in SCALINGS:
-        raise InputError(f"scaling: expected 'weak' or 'strong'; got {scaling!r}. Pick one.")
-    if overlap and paleo_compatible:
-        raise InputError("overlap: expected False with paleo_compatible=True; got True. Paleo "
-                         "never overlaps compute and communication; drop one of the two.")
+    _check_simulation(batch_size, workers, scaling, ppp_comp, ppp_comm, n_ps,
+                      overlap=overlap, paleo_compatible=paleo_compatible)
     schemes = default_schemes(paleo_compatible=paleo_compatible, n_ps=n_ps)
     opts = dict(ppp_comp=ppp_comp, paleo_compatible=paleo_compatible, pipeline=pipeline)
     cache: dict[int, _PassTimes] = {}
@@ -196,7 +202,7 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
     for n in workers:
         est = estimate(n)
         speedup = {s: est.throughput_img_s[s] / one.throughput_img_s[s] for s in schemes}
-        rows.append(WorkerEstimate(**{**est.__dict__, "speedup": speedup}))
+        rows.append(replace(est, speedup=speedup))
     return ScalingResult(
         net=net.name, net_source=net.source, device=device.name, network=network.name,
         network_gbps=network.gbps, scaling=scaling, batch_size=batch_size, ppp_comp=ppp_comp,
