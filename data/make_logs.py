@@ -30,60 +30,22 @@ import csv
 import multiprocessing as mp
 import platform
 import re
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch import nn
 from torch.nn import functional as F
 
+# Run as ``python data/make_logs.py``: put the repository root on the path for ``core``.
+_REPO_ROOT = str(Path(__file__).resolve().parents[1])
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+from core.models import ResNet1d  # noqa: E402  (the 1-D ResNets live in core.models)
+
 DEPTHS = (8, 14, 20, 32, 44, 56)
-
-
-# --------------------------------------------------------------------------- model
-class BasicBlock1d(nn.Module):
-    """The CIFAR ResNet basic block (He et al. 2016, option B shortcut), on 1-D signals."""
-
-    def __init__(self, c_in: int, c_out: int, stride: int) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv1d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm1d(c_out)
-        self.conv2 = nn.Conv1d(c_out, c_out, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm1d(c_out)
-        self.shortcut: nn.Module = nn.Identity()
-        if stride != 1 or c_in != c_out:
-            self.shortcut = nn.Sequential(nn.Conv1d(c_in, c_out, 1, stride=stride, bias=False),
-                                          nn.BatchNorm1d(c_out))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = F.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return F.relu(out + self.shortcut(x))
-
-
-class ResNet1d(nn.Module):
-    """CIFAR-style ResNet of depth 6n+2 with 16/32/64 channels, for 1-D input."""
-
-    def __init__(self, depth: int, n_classes: int = 10) -> None:
-        super().__init__()
-        if (depth - 2) % 6:
-            raise ValueError(f"depth must be 6n+2 (8, 14, 20, ...); got {depth}")
-        n = (depth - 2) // 6
-        self.stem = nn.Sequential(nn.Conv1d(1, 16, 3, padding=1, bias=False), nn.BatchNorm1d(16),
-                                  nn.ReLU())
-        layers: list[nn.Module] = []
-        c_in = 16
-        for c_out, stride in ((16, 1), (32, 2), (64, 2)):
-            for i in range(n):
-                layers.append(BasicBlock1d(c_in, c_out, stride if i == 0 else 1))
-                c_in = c_out
-        self.blocks = nn.Sequential(*layers)
-        self.head = nn.Linear(64, n_classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.blocks(self.stem(x.unsqueeze(1)))
-        return self.head(x.mean(dim=2))
 
 
 # --------------------------------------------------------------------------- data

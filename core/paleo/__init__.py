@@ -1,0 +1,119 @@
+"""Paleo: an analytical model of training time (Qi, Sparks, Talwalkar, ICLR 2017).
+
+Per layer FLOPs and memory traffic on a device give forward, backward and update time;
+data-parallel communication schemes give the synchronisation time; together they give the
+per-iteration time, throughput and speed-up over workers.  Two modes:
+
+* ``paleo_compatible=True`` reproduces the original program (TalwalkarLab/paleo, commit
+  984bbf5, ``--use_only_gemm``) to floating-point precision, quirks included;
+* the default modern mode adds current GPUs and networks, ring all-reduce, parameter
+  servers, overlap, and fixes the units and the backward count (``core.paleo.cost``).
+
+Typical use::
+
+    from core.paleo import load_net, simulate
+    res = simulate(load_net("alex_v2"), device="K80", network="ethernet", batch_size=128,
+                   workers=(1, 2, 4, 8), paleo_compatible=True)
+    res.to_frame()          # the columns of Paleo's validation table
+
+Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``,
+``cost`` (per-layer model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table),
+``calibrate`` (PPP from a measured step), ``results``, ``torch_bridge`` (torch modules;
+imported only when used, so ``import core.paleo`` does not import torch).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.errors import InputError
+from core.paleo.calibrate import calibrate_ppp
+from core.paleo.comm import PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
+from core.paleo.cost import LayerCost, apply_cost, layer_cost
+from core.paleo.devices import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS,
+                                PALEO_DEVICES, PALEO_NETWORKS, Device, Network, get_device,
+                                get_network)
+from core.paleo.layers import Layer, Net
+from core.paleo.results import PPPCalibration, ScalingResult, WorkerEstimate
+from core.paleo.simulate import (BREAKDOWN_COLUMNS, default_schemes, layer_breakdown,
+                                 simulate, step_time_ms)
+from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
+
+TORCH_PREFIX = "torch:"
+
+__all__ = [
+    "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
+    "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "RING", "TORCH_PREFIX", "Device",
+    "Layer", "LayerCost", "Net", "Network", "PPPCalibration", "ScalingResult", "WorkerEstimate",
+    "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms", "default_schemes",
+    "get_device", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets",
+    "load_net", "net_from_model", "parse_spec", "ps_scheme", "read_spec_file", "simulate",
+    "step_time_ms",
+]
+
+
+def net_from_model(model_name: str, batch_size: int = 1) -> Net:
+    """The layer list of a :mod:`core.models` architecture (imports torch on first use).
+
+    See :func:`core.paleo.torch_bridge.net_from_model`.
+    """
+    from core.paleo.torch_bridge import net_from_model as _from_model
+
+    return _from_model(model_name, batch_size)
+
+
+def list_nets() -> dict[str, tuple[str, ...]]:
+    """Names :func:`load_net` accepts: ``{"specs": ..., "models": ...}``.
+
+    Built-in Paleo specs go by their stem (``alex_v2``); torch models by
+    ``torch:<name>``, or by the bare name when no spec has it (``resnet20``, but
+    ``torch:resnet50`` since ``resnet50`` is Paleo's converted Caffe spec).
+
+    Examples
+    --------
+    >>> nets = list_nets()
+    >>> "inception_v3" in nets["specs"], "torch:inception_v3" in nets["models"]
+    (True, True)
+    """
+    from core.models import MODEL_NAMES
+
+    return {"specs": builtin_spec_names(),
+            "models": tuple(f"{TORCH_PREFIX}{m}" for m in MODEL_NAMES)}
+
+
+def load_net(ref: str | Path) -> Net:
+    """A net by file path, built-in spec name, or model name.
+
+    Resolution order: an existing ``.json`` file path; a built-in spec stem (with or
+    without ``.json``) from ``data/paleo/nets/``; ``torch:<model>`` or a bare
+    :data:`core.models.MODEL_NAMES` entry (torch bridge).
+
+    Raises
+    ------
+    InputError
+        If nothing matches, or the spec cannot be used (see :func:`parse_spec`).
+
+    Examples
+    --------
+    >>> load_net("alex_v2").n_params            # Paleo's AlexNet v2 (PALEO_MODEL.md: 50.30 M)
+    50303912
+    >>> load_net("alex_v2_2gpu")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: alex_v2_2gpu.json: expected a data-parallel spec; got the ModelParallel block 'parallel_fc67' (splits=2). Only data parallelism is simulated: use a spec without model splits (alex_v2.json instead of alex_v2_<k>gpu.json).
+    """
+    text = str(ref)
+    path = Path(text)
+    if path.suffix == ".json" and path.is_file():
+        return read_spec_file(path)
+    stem = text.removesuffix(".json")
+    if stem in builtin_spec_names():
+        return read_spec_file(NETS_DIR / f"{stem}.json")
+    model = text.removeprefix(TORCH_PREFIX)
+    from core.models import MODEL_NAMES
+
+    if model in MODEL_NAMES:
+        return net_from_model(model)
+    raise InputError(f"net: expected a .json spec path, a built-in spec ("
+                     f"{', '.join(builtin_spec_names())}) or a model ({', '.join(MODEL_NAMES)}); "
+                     f"got {text!r}. Check the name or path (python -m core paleo --list).")
