@@ -15,6 +15,16 @@ BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: what each built-in set trained on (picks parameter counts in ``core.calibrate``)
+BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other"}
+
+
+def builtin_datasets_by_file(*, data_dir: Path = DATA_DIR) -> dict[str, str]:
+    """Source name of every built-in log → the data set it trained on."""
+    return {name: BUILTIN_DATASETS[key] for key in BUILTIN_LOG_SETS
+            for name, _ in builtin_log_files(key, data_dir=data_dir)}
+
+
 def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
     """``(source name, path)`` of the logs in a built-in set, in a stable order.
 

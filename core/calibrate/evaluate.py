@@ -303,3 +303,45 @@ def hardware_independence(fits: pd.DataFrame, *, split: str = "train") -> Hardwa
                 f"{within:.1f} epochs (mean SD), against {across:.1f} epochs between the {m} models' "
                 f"means; the GPU effect has F = {f_gpu:.2f}, p = {p_gpu:.2f} (two-way ANOVA), {verdict}.")
     return HardwareIndependence(m, g, within, across, float(f_gpu), p_gpu, sentence)
+
+
+def parameter_predictions(fits: pd.DataFrame, *, holdout: str, split: str = "train", method: str = "course",
+                          level: float = 0.8) -> pd.DataFrame:
+    """Each architecture's predicted b0, b1, b2 per GPU, with a band, for the depth chart.
+
+    The method learns from the calibration runs (all but ``holdout``) and predicts every
+    architecture/GPU present.  The band applies the ``level`` quantiles of the
+    leave-one-architecture-out residuals of each parameter (log b0; b1 and b2 as they
+    are) to the prediction.  Empty for direct methods.
+
+    Returns columns ``model, depth, gpu, param, value, predicted, low, high, holdout``.
+    """
+    if check_method(method).route != "params":
+        return pd.DataFrame(columns=["model", "depth", "gpu", "param", "value", "predicted", "low", "high", "holdout"])
+    rows = usable(fits, split=split)
+    train = rows[rows["model"] != holdout]
+    pred = fit_predict(method, train, rows)
+    # residuals of each parameter when its architecture is left out
+    resid: dict[str, list[float]] = {p: [] for p in PARAM_TARGETS}
+    for arch in architectures(train):
+        part = fit_predict(method, train[train["model"] != arch], train[train["model"] == arch])
+        truth = train[train["model"] == arch]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            resid["b0"] += list(np.log(truth["b0"].to_numpy(float) / part["b0_hat"].to_numpy(float)))
+        for p in ("b1", "b2"):
+            resid[p] += list(truth[p].to_numpy(float) - part[f"{p}_hat"].to_numpy(float))
+    out = []
+    q = ((1 - level) / 2, (1 + level) / 2)
+    for p in PARAM_TARGETS:
+        r = np.asarray(resid[p], dtype=float)
+        r = r[np.isfinite(r)]
+        lo, hi = np.quantile(r, q) if r.size >= 5 else (math.nan, math.nan)
+        hat = pred[f"{p}_hat"].to_numpy(float)
+        if p == "b0":
+            low, high = hat * math.exp(lo), hat * math.exp(hi)
+        else:
+            low, high = np.maximum(hat + lo, 0.0), np.maximum(hat + hi, 0.0)
+        out.append(pd.DataFrame({"model": rows["model"], "depth": rows["depth"], "gpu": rows["gpu_short"],
+                                 "param": p, "value": rows[p].to_numpy(float), "predicted": hat,
+                                 "low": low, "high": high, "holdout": rows["model"] == holdout}))
+    return pd.concat(out, ignore_index=True)

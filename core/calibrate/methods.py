@@ -86,13 +86,15 @@ def architecture_parameters(model: str, dataset: str = "cifar10") -> int | None:
 
     CIFAR-10 runs of ``resnet18``/``resnet50`` use the CIFAR adaptation of the wide
     ImageNet ResNets (``resnet18_cifar``); ``resnet20``..``resnet56`` are the thin CIFAR
-    ResNets; MNIST-1D runs use the 1-D ResNets (``resnet20_1d``).  ``None`` when unknown.
+    ResNets; MNIST-1D runs use the 1-D ResNets (``resnet20_1d``); any other data set looks
+    the name up as it is.  ``None`` when unknown: the feature is then left out of every
+    fit that involves that run, so one family of counts is never mixed with another.
     """
     try:
         from core.models import MODEL_NAMES, parameter_count
     except ImportError:  # pragma: no cover - torch missing
         return None
-    patterns = _REGISTRY_CANDIDATES.get(dataset, ("{m}", "{m}_1d", "{m}_cifar"))
+    patterns = _REGISTRY_CANDIDATES.get(dataset, ("{m}",))
     for pattern in patterns:
         name = pattern.format(m=model.lower())
         if name in MODEL_NAMES:
@@ -135,7 +137,7 @@ def _pipeline(regressor, numeric: list[str]) -> Pipeline:
 def _gp() -> GaussianProcessRegressor:
     kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(length_scale=1.0, length_scale_bounds=(1e-1, 1e2)) \
         + WhiteKernel(noise_level=0.1, noise_level_bounds=(1e-6, 1e1))
-    return GaussianProcessRegressor(kernel=kernel, normalize_y=True, n_restarts_optimizer=2, random_state=0)
+    return GaussianProcessRegressor(kernel=kernel, normalize_y=True, n_restarts_optimizer=0, random_state=0)
 
 
 def _targets(rows: pd.DataFrame, route: str) -> dict[str, np.ndarray]:

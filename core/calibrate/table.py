@@ -49,8 +49,13 @@ def _exclusion(row: pd.Series) -> str:
 
 
 def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str | None = None,
-                   target_acc: float | None = None) -> pd.DataFrame:
+                   target_acc: float | None = None, datasets_by_file: dict[str, str] | None = None
+                   ) -> pd.DataFrame:
     """The calibration frame of a course table or a fits table.
+
+    ``dataset`` names what the runs trained on (``cifar10``, ``mnist1d``; it picks the
+    parameter counts in ``core.calibrate.methods.architecture_parameters``);
+    ``datasets_by_file`` sets it per row of a fits table by its ``file`` column.
 
     Rows whose fit is degenerate (see ``core.curves.degenerate_reason``) or whose depth is
     unknown keep their place with the reason in ``excluded``; callers drop them by default.
@@ -80,7 +85,9 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
         for c in ("step_to_target", "epoch_to_target", "loss_at_target"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
         out["target_acc"] = table["target_acc"].astype(float) if "target_acc" in cols else target_acc
-        out["dataset"] = dataset or "logs"
+        out["dataset"] = dataset or "other"
+        if datasets_by_file and "file" in cols:
+            out["dataset"] = [datasets_by_file.get(f, d) for f, d in zip(table["file"], out["dataset"])]
     else:
         raise InputError(f"{source}: expected the course's columns ({', '.join(COURSE_COLUMNS)}) or the "
                          f"fit table's ({', '.join(FIT_COLUMNS)}); got {', '.join(map(str, table.columns))}.")

@@ -26,6 +26,7 @@ from core.targets import DEFAULT_TARGET_ACC
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
 EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
+BUILTIN_WIDGET = "builtin_sets_widget"
 TARGET = "target_acc"          # the target accuracy shared by the pages
 
 
@@ -35,6 +36,10 @@ def init_state() -> None:
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(BUILTIN, ["mnist1d"])
     st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+
+
+def _sync_builtin() -> None:
+    st.session_state[BUILTIN] = list(st.session_state[BUILTIN_WIDGET])
 
 
 def page_setup() -> None:
@@ -48,8 +53,11 @@ def page_setup() -> None:
     labels = builtin_set_labels()
     with st.sidebar:
         st.markdown("### Data")
+        # The widget's own state is page-scoped (Streamlit clears it on a page switch), so the
+        # choice lives in BUILTIN and the widget is re-created from it on every page.
         st.multiselect("Built-in example runs", options=list(labels), format_func=labels.get,
-                       key=BUILTIN, help="Real training runs shipped with the app (see data/README.md).")
+                       default=st.session_state[BUILTIN], key=BUILTIN_WIDGET, on_change=_sync_builtin,
+                       help="Real training runs shipped with the app (see data/README.md).")
         uploads = st.session_state.get(UPLOADS, {})
         if uploads:
             st.caption(f"{len(uploads)} uploaded file(s): " + ", ".join(uploads))

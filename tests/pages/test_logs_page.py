@@ -106,6 +106,6 @@ def test_editing_metadata_changes_the_table():
 
 def test_no_runs_shows_one_message():
     at = open_page()
-    at.sidebar.multiselect(key="builtin_sets").set_value([]).run()
+    at.sidebar.multiselect(key="builtin_sets_widget").set_value([]).run()
     assert not at.exception
     assert at.info and "No runs loaded" in at.info[0].value

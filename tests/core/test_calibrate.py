@@ -1,0 +1,174 @@
+"""Calibration: the course baseline reproduced, no peeking at the held-out runs, LOAO, intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.calibrate import (METHODS, architecture_parameters, calibrate, excluded_rows, hardware_independence,
+                            leave_one_architecture_out, loao_summary, loss_threshold, mape, method_scores,
+                            normalise_fits, read_fits_table, recommend_method, usable)
+from core.calibrate.evaluate import parameter_predictions
+from core.errors import InputError, LogFormatError
+from tests.conftest import SHARED
+
+COURSE = SHARED / "cifar10_resnet_optimus_fits.csv"
+
+
+@pytest.fixture(scope="module")
+def fits() -> pd.DataFrame:
+    return read_fits_table(COURSE)
+
+
+def test_course_baseline_reproduces_the_course_printout(fits):
+    cal = calibrate(fits, holdout="resnet50", split="train", method="course")
+    p = cal.predictions.set_index("gpu")
+    # MISSION.md: RTX 8000 (0.000168, 0.647202, 0.000019), V100 (0.000201, 0.757450, 0.004070),
+    # A100 (0.000234, 0.867698, 0.008120)
+    expected = {"Quadro RTX 8000": (0.000168, 0.647202, 0.000019), "Tesla V100-PCIE-32GB": (0.000201, 0.757450, 0.004070),
+                "NVIDIA A100-PCIE-40GB": (0.000234, 0.867698, 0.008120)}
+    for gpu, (b0, b1, b2) in expected.items():
+        assert p.loc[gpu, "b0_hat"] == pytest.approx(b0, abs=5e-7)
+        assert p.loc[gpu, "b1_hat"] == pytest.approx(b1, abs=5e-7)
+        assert p.loc[gpu, "b2_hat"] == pytest.approx(b2, abs=5e-7)
+
+
+def test_degenerate_val_fits_are_excluded_with_a_reason(fits):
+    ex = excluded_rows(fits, split="val")
+    assert sorted(ex["model"]) == ["resnet18"] * 3 + ["resnet50"] * 3
+    assert ex["excluded"].str.startswith("degenerate fit").all()
+    assert set(usable(fits, split="val")["model"]) == {"resnet20", "resnet32", "resnet44", "resnet56"}
+
+
+def test_never_reached_is_nan_not_minus_one(fits):
+    val18 = fits[(fits["model"] == "resnet18") & (fits["split"] == "val")]
+    assert val18["epoch_to_target"].isna().all() and val18["step_to_target"].isna().all()
+
+
+def test_loss_threshold_is_the_mean_over_calibration_runs_only(fits):
+    rows = usable(fits, split="train")
+    calib = rows[rows["model"] != "resnet50"]
+    L_measured, n = loss_threshold(calib, threshold="measured")
+    assert n == 15 and L_measured == pytest.approx(calib["loss_at_target"].mean())
+    cal = calibrate(fits, holdout="resnet50", method="course", threshold="measured")
+    assert cal.loss_threshold == pytest.approx(L_measured)
+
+
+def _poison(fits: pd.DataFrame, model: str) -> pd.DataFrame:
+    poisoned = fits.copy()
+    m = poisoned["model"] == model
+    poisoned.loc[m, ["loss_at_target", "step_to_target", "epoch_to_target"]] = [9.9, 1.0, 1.0]
+    poisoned.loc[m, ["b0", "b1", "b2"]] = [0.5, 0.01, 3.0]  # a sound but absurd curve (not degenerate)
+    return poisoned
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("threshold", ["curve", "measured"])
+def test_the_held_out_runs_never_change_the_prediction(fits, method, threshold):
+    clean = calibrate(fits, holdout="resnet50", method=method, threshold=threshold)
+    dirty = calibrate(_poison(fits, "resnet50"), holdout="resnet50", method=method, threshold=threshold)
+    assert clean.loss_threshold == dirty.loss_threshold
+    for col in ("b0_hat", "b1_hat", "b2_hat", "step_pred", "step_pred_low", "step_pred_high"):
+        np.testing.assert_array_equal(clean.predictions[col].to_numpy(), dirty.predictions[col].to_numpy())
+
+
+@pytest.mark.parametrize("method", ["course", "ridge", "direct-gp"])
+def test_loao_never_sees_the_architecture_it_predicts(fits, method):
+    clean = leave_one_architecture_out(fits, method=method)
+    for arch in ("resnet18", "resnet32", "resnet50"):
+        dirty = leave_one_architecture_out(_poison(fits, arch), method=method)
+        np.testing.assert_array_equal(clean.loc[clean["model"] == arch, "step_pred"].to_numpy(),
+                                      dirty.loc[dirty["model"] == arch, "step_pred"].to_numpy())
+
+
+def test_method_scores_exclude_the_held_out_architecture(fits):
+    a = method_scores(fits, holdout="resnet50", methods=("course", "ridge"))
+    b = method_scores(_poison(fits, "resnet50"), holdout="resnet50", methods=("course", "ridge"))
+    pd.testing.assert_frame_equal(a, b)
+    assert (a["n_runs"] == 15).all()  # 5 architectures x 3 GPUs, ResNet-50 removed
+
+
+def test_recommendation_is_the_lowest_loao_error(fits):
+    scores = method_scores(fits, holdout="resnet50")
+    best = recommend_method(scores)
+    assert scores.set_index("method").loc[best, "loao_mape_pct"] == scores["loao_mape_pct"].min()
+
+
+def test_mape_counts_unreachable_as_100_percent():
+    loao = pd.DataFrame({"model": ["a", "a", "b"], "gpu": ["x", "y", "x"], "method": "m",
+                         "epoch_actual": [10.0, 20.0, 40.0], "epoch_pred": [12.0, np.nan, 30.0],
+                         "epoch_error_pct": [20.0, np.nan, -25.0]})
+    assert mape(loao) == pytest.approx((20 + 100 + 25) / 3)
+    s = loao_summary(loao)
+    assert s.set_index("model").loc["a", "mape_pct"] == pytest.approx(60.0)
+
+
+def test_interval_comes_from_loao_residuals_and_brackets_the_point(fits):
+    cal = calibrate(fits, holdout="resnet50", method="direct-ridge", level=0.8)
+    p = cal.predictions
+    assert (p["step_pred_low"] <= p["step_pred"]).all() and (p["step_pred"] <= p["step_pred_high"]).all()
+    r = np.array(cal.residuals)
+    lo, hi = np.quantile(r, [0.1, 0.9])
+    assert p["step_pred_low"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(lo))
+    assert p["step_pred_high"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(hi))
+    assert len(r) == 15
+
+
+def test_parameter_counts_come_from_the_torch_definitions():
+    assert architecture_parameters("resnet20", "cifar10") == 269_722  # He et al. option A
+    assert architecture_parameters("resnet18", "cifar10") == architecture_parameters("resnet18_cifar", "other")
+    assert architecture_parameters("resnet8", "mnist1d") is not None
+    assert architecture_parameters("resnet8", "other") is None
+
+
+def test_parameter_predictions_band_contains_prediction(fits):
+    pred = parameter_predictions(fits, holdout="resnet50", method="ridge")
+    assert set(pred["param"]) == {"b0", "b1", "b2"}
+    assert ((pred["low"] <= pred["predicted"] + 1e-15) & (pred["predicted"] <= pred["high"] + 1e-15)).all()
+    assert pred.loc[pred["holdout"], "model"].eq("resnet50").all()
+
+
+def test_hardware_independence_on_a_hand_example():
+    # two models x two GPUs; model effect 10 epochs, GPU effect 1 epoch, no interaction
+    rows = pd.DataFrame({"model": ["resnet20", "resnet20", "resnet56", "resnet56"],
+                         "gpu": ["V100", "A100", "V100", "A100"], "split": "train",
+                         "b0": 1e-3, "b1": 0.5, "b2": 0.1, "epoch_steps": 100,
+                         "epoch_to_92acc": [20, 21, 30, 31], "step_to_92acc": [2000, 2100, 3000, 3100],
+                         "loss_92acc": 0.3})
+    hw = hardware_independence(normalise_fits(rows))
+    assert hw.n_models == 2 and hw.n_gpus == 2
+    # SD across GPUs within a model: sd(20, 21) = 0.707; across model means sd(20.5, 30.5) = 7.07
+    assert hw.within_model_sd == pytest.approx(np.std([20, 21], ddof=1))
+    assert hw.across_model_sd == pytest.approx(np.std([20.5, 30.5], ddof=1))
+    assert np.isinf(hw.f_gpu) and hw.p_gpu == 0.0  # perfectly additive: no residual at all
+    assert "GPU type does change" in hw.sentence
+
+
+def test_course_data_looks_hardware_independent(fits):
+    hw = hardware_independence(fits)
+    assert hw.n_models == 6 and hw.n_gpus == 3 and hw.p_gpu > 0.05
+    assert hw.within_model_sd < hw.across_model_sd
+
+
+def test_fit_table_input_is_accepted_and_bad_tables_are_refused(tmp_path):
+    table = pd.DataFrame({"file": ["a.csv"], "model": ["resnet20"], "gpu": ["V100"], "split": ["train"],
+                          "b0": [1e-3], "b1": [0.5], "b2": [0.1], "steps_per_epoch": [100],
+                          "step_to_target": [np.nan], "epoch_to_target": [np.nan], "loss_at_target": [np.nan]})
+    f = normalise_fits(table)
+    assert f["depth"].iloc[0] == 20 and f["excluded"].iloc[0] == ""
+    with pytest.raises(InputError, match="expected the course's columns"):
+        normalise_fits(pd.DataFrame({"x": [1]}), source="odd.csv")
+    bad = tmp_path / "odd.csv"
+    bad.write_text("x,y\n1,2\n")
+    with pytest.raises(LogFormatError, match="odd.csv: expected the course's columns"):
+        read_fits_table(bad)
+
+
+def test_holdout_and_method_are_validated(fits):
+    with pytest.raises(InputError, match="holdout: expected one of"):
+        calibrate(fits, holdout="vgg16")
+    with pytest.raises(InputError, match="method: expected one of"):
+        calibrate(fits, method="magic")
+    with pytest.raises(InputError, match="has no usable run in split 'val'"):
+        calibrate(fits, holdout="resnet50", split="val")

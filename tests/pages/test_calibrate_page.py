@@ -1,0 +1,84 @@
+"""The Calibrate page (AppTest): every method renders, the numbers are core's, sources, held-out model."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.calibrate import METHODS, calibrate, method_scores, read_fits_table, recommend_method
+from core.datasets import course_fits_path
+from tests.pages.conftest import chart_specs, open_page
+
+FITS = read_fits_table(course_fits_path(), source="course table")
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return method_scores(FITS, holdout="resnet50")
+
+
+def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
+    at = open_page("pages/calibrate.py")
+    assert at.title[0].value == "Calibrate"
+    best = recommend_method(scores)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"Recommended method: {METHODS[best].label}" in text
+    assert f"{scores.set_index('method').loc['course', 'loao_mape_pct']:.1f} % for the course baseline" in text
+    cal = calibrate(FITS, holdout="resnet50", method=best)
+    shown = metrics(at)
+    for _, row in cal.predictions.iterrows():
+        assert shown[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
+    assert any("hardware-independent" in i.value for i in at.info)
+    assert len(chart_specs(at)) == 6  # epochs, parameters, curves, 2 loss errors, method scores
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_each_method_renders_the_core_prediction(method):
+    at = open_page("pages/calibrate.py")
+    at.selectbox(key="cal_method").set_value(method).run()
+    assert not at.exception
+    cal = calibrate(FITS, holdout="resnet50", method=method)
+    shown = metrics(at)
+    for _, row in cal.predictions.iterrows():
+        assert shown[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
+        assert f"vs actual {row['epoch_actual']:.0f}" in str(at.metric[list(shown).index(row["gpu"])].proto.delta)
+    names = [t["name"] for t in chart_specs(at)[0]["data"]]  # epochs chart: actual + two routes
+    assert names[0] == "actual" and method in names
+
+
+def test_choosing_another_held_out_model_and_split():
+    at = open_page("pages/calibrate.py")
+    at.selectbox(key="cal_holdout").set_value("resnet32").run()
+    at.selectbox(key="cal_method").set_value("course").run()
+    cal = calibrate(FITS, holdout="resnet32", method="course")
+    assert set(metrics(at)) == set(cal.predictions["gpu"])
+    at.radio(key="cal_split").set_value("val").run()
+    assert not at.exception
+    assert "resnet18" not in at.selectbox(key="cal_holdout").options  # degenerate val fits are left out
+
+
+def test_logs_page_runs_as_the_source():
+    at = open_page("pages/calibrate.py")
+    at.radio(key="cal_source").set_value("logs").run()
+    assert not at.exception
+    assert at.selectbox(key="cal_holdout").options == ["resnet8", "resnet14", "resnet20", "resnet32", "resnet44", "resnet56"]
+
+
+def test_bad_uploaded_fits_table_is_named():
+    at = open_page("pages/calibrate.py")
+    at.radio(key="cal_source").set_value("upload").run()
+    at.file_uploader(key="cal_upload").set_value(("odd.csv", b"x,y\n1,2\n", "text/csv")).run()
+    assert not at.exception
+    assert at.error[0].value.startswith("odd.csv: expected the course's columns")
+
+
+def test_send_prediction_to_plan():
+    at = open_page("pages/calibrate.py")
+    at.selectbox(key="cal_method").set_value("course").run()
+    pred = at.session_state["calibrate_prediction"]
+    cal = calibrate(FITS, holdout="resnet50", method="course")
+    first = cal.predictions.iloc[0]
+    assert pred["steps"] == pytest.approx(first["step_pred"]) and first["gpu"] in pred["label"]
