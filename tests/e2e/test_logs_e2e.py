@@ -41,6 +41,8 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     expect(page.get_by_test_id("stSlider").filter(has_text="Target accuracy")
            .get_by_test_id("stSliderThumbValue")).to_have_text("0.90")
     wait_idle(page)
+    # the accuracy chart's title (SVG text) follows the slider once the rerun is done
+    expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=30_000)
     expect(charts).to_have_count(2)
 
     with page.expect_download() as info:
