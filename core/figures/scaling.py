@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.async_sync import AsyncSchedule, SyncSchedule
+from core.batch_size import BatchSizePlan, lr_at_step
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
 from core.ps_rounds import ACTIVITIES, SERVER
 from core.scaling import ScalingResult
@@ -36,6 +37,9 @@ COMM_SPLIT_TRACES: tuple[str, ...] = ("compute (estimate)", "communication (esti
 #: trace names of :func:`bandwidth_figure`
 BANDWIDTH_TRACES: tuple[str, ...] = ("achieved (estimate)", "achieved (measured sync time)",
                                      "nominal link")
+
+#: trace names of :func:`lr_schedule_figure`
+LR_TRACES: tuple[str, ...] = ("learning rate", "end of warm-up")
 
 _ACTIVITY_COLORS = {a: color(i) for i, a in enumerate(ACTIVITIES)}
 _SYNC_COLORS = {"compute": color(1), "wait": "#BBBBBB", "aggregate": color(3),
@@ -267,6 +271,41 @@ def bandwidth_figure(result: ScalingResult, *, title: str = "All-reduce bandwidt
                              mode="lines", name=BANDWIDTH_TRACES[2], line=TARGET_LINE))
     base_layout(fig, title=title, x_title="configuration", y_title="GB/s (1 GB = 1e9 bytes)")
     fig.update_layout(barmode="group")
+    return fig
+
+
+# --------------------------------------------------------------------------- batch size
+
+def lr_schedule_figure(plan: BatchSizePlan, *, epochs: float | None = None,
+                       title: str = "Learning rate with gradual warm-up") -> go.Figure:
+    """The learning rate of :func:`core.batch_size.batch_size_plan` over steps.
+
+    Parameters
+    ----------
+    plan : BatchSizePlan
+    epochs : float, optional
+        How far to draw, in epochs; default the warm-up plus two epochs.
+
+    Traces: :data:`LR_TRACES`: "learning rate" (the schedule is piecewise linear, so its
+    corners are drawn: step 0, the end of warm-up, the last step drawn, each from
+    :func:`core.batch_size.lr_at_step`) and "end of warm-up" (one marker at
+    ``warmup_steps``; empty when there is no warm-up).
+    """
+    epochs = plan.warmup_epochs + 2.0 if epochs is None else epochs
+    last = max(int(np.ceil(epochs * plan.steps_per_epoch)), plan.warmup_steps, 1)
+    corners = np.array(sorted({0, plan.warmup_steps, last}))
+    fig = go.Figure(go.Scatter(
+        x=corners, y=lr_at_step(plan, corners), mode="lines", name=LR_TRACES[0],
+        line_color=color(0), hovertemplate="step %{x}: lr %{y:.4g}<extra></extra>"))
+    warm = [plan.warmup_steps] if plan.warmup_steps else []
+    fig.add_trace(go.Scatter(
+        x=warm, y=[plan.lr] * len(warm), mode="markers+text", name=LR_TRACES[1],
+        text=[f"{plan.warmup_steps} steps"] * len(warm), textposition="bottom right",
+        marker=dict(color=TARGET_LINE["color"], size=11, symbol="diamond"),
+        hovertemplate="warm-up ends at step %{x}: lr %{y:.4g}<extra></extra>"))
+    base_layout(fig, title=title, x_title=f"step ({plan.steps_per_epoch} per epoch)",
+                y_title="learning rate")
+    fig.update_yaxes(rangemode="tozero")
     return fig
 
 
