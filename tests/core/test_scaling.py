@@ -223,6 +223,18 @@ def test_an_edited_frame_is_accepted():
     assert row(r, "strong", 2, 32).speedup == pytest.approx(1 / 0.6)
 
 
+def test_an_edited_frame_drops_its_blank_last_rows_only():
+    blank = {"gpus": None, "batch_per_gpu": None, "step_time_s": None}
+    frame = pd.DataFrame([{"gpus": 1, "batch_per_gpu": 64, "step_time_s": 1.0}, blank,
+                          {"gpus": 2, "batch_per_gpu": 32, "step_time_s": 0.6}, blank, blank])
+    with pytest.raises(LogFormatError, match=r"edited: expected gpus .* got nan in data row 2"):
+        parse_scaling_table(frame, source="edited")            # a gap in the middle is named
+    table = parse_scaling_table(frame.drop(index=1), source="edited")
+    assert table.gpus.tolist() == [1, 2]                       # the two blank last rows dropped
+    with pytest.raises(LogFormatError, match="edited: expected at least one row"):
+        parse_scaling_table(pd.DataFrame([blank]), source="edited")
+
+
 @pytest.mark.parametrize("csv, message", [
     (b"gpu,batch,time\n1,2,3\n", r"t\.csv: expected columns gpus, batch_per_gpu and "
                                  r"epoch_time_s or step_time_s .* got gpu, batch, time"),
