@@ -193,3 +193,10 @@ def target_slider(*, key: str) -> float:
                       format="%.2f", help="The run counts as converged when its accuracy exceeds this.")
     st.session_state[TARGET] = value
     return value
+
+
+def forget_stale_choice(key: str, options) -> None:
+    """Forget a widget's stored choice that is no longer among ``options`` (the data
+    behind the options changed), so the widget falls back to its default."""
+    if key in st.session_state and st.session_state[key] not in list(options):
+        del st.session_state[key]

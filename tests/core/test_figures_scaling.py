@@ -174,3 +174,26 @@ def test_lr_schedule_without_warmup_is_flat_with_no_marker():
     fig = lr_schedule_figure(plan, epochs=1)
     assert list(fig.data[0].x) == [0, 391] and list(fig.data[0].y) == pytest.approx([0.05, 0.05])
     assert len(fig.data[1].x) == 0
+
+
+def test_ps_timeline_panel_titles_can_be_given():
+    from core.ps_rounds import local_schedule
+
+    fig = ps_timeline_figure(local_schedule(JOB), panel_titles=("whole run",))
+    assert [a.text for a in fig.layout.annotations] == ["whole run"]
+    auto = ps_timeline_figure(ps_schedule(JOB, first_rounds=2))
+    assert [a.text for a in auto.layout.annotations] == ["first 2 rounds", "last round (run round 22)"]
+
+
+def test_bar_charts_grow_for_many_rotated_labels():
+    from core.figures.style import HEIGHT
+
+    few = scaling_analysis(parse_scaling_table(EPOCHS), n_params=1000)        # 3 bars
+    assert comm_split_figure(few).layout.height == HEIGHT
+    rows = "".join(f"{g},128,{100 / g + 5}\n" for g in range(2, 10))           # 8 weak rows
+    many = scaling_analysis(parse_scaling_table(b"gpus,batch_per_gpu,epoch_time_s\n1,128,100\n"
+                                                + rows.encode(), n_samples=12800), n_params=1000)
+    # labels like "9 GPUs, 128/GPU (weak)": 22 characters -> 6 px each
+    longest = max(len(t) for t in comm_split_figure(many).data[0].x)
+    assert comm_split_figure(many).layout.height == HEIGHT + 6 * longest
+    assert bandwidth_figure(many).layout.height == HEIGHT + 6 * longest
