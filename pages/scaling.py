@@ -28,7 +28,7 @@ from core.ps_rounds import (LOCAL_TRAINING_NOTE, LocalTraining, PSJob, PSRounds,
 from core.scaling import LINK_PRESETS_GBPS, ScalingResult, filter_rows, scaling_analysis
 from core.scaling_table import (POLLUX_DATASET_SIZES, POLLUX_DIR, parse_scaling_table, pollux_jobs,
                                 read_pollux_trace, read_scaling_table)
-from pages.shared.common import chart, forget_stale_choice, page_setup, table_download
+from pages.shared.common import chart, keep_choice_valid, page_setup, table_download
 
 #: the worker table the sync/async section opens with (the example of tests/core/test_async_sync.py)
 EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0, 1.0, 2.0],
@@ -124,14 +124,12 @@ def _models() -> ModuleType | None:
 
 # ---------------------------------------------------------------- widget callbacks
 def _on_source_or_job() -> None:
-    """A new data source: its dataset size (known for cifar10 and imagenet) and fresh filters."""
+    """A new data source: its dataset size (known for cifar10 and imagenet; the example's)."""
     if st.session_state.get("scaling_source") == "builtin":
         job = st.session_state.get("scaling_job", "cifar10")
         st.session_state["scaling_n_samples"] = POLLUX_DATASET_SIZES.get(job, 0)
     elif st.session_state.get("scaling_source") == "edit":
         st.session_state["scaling_n_samples"] = EXAMPLE_SAMPLES
-    for key in ("scaling_filter_batch", "scaling_filter_global"):
-        st.session_state.pop(key, None)
 
 
 def _on_model() -> None:
@@ -321,7 +319,6 @@ def _measured_table() -> tuple[pd.DataFrame | None, str]:
             name = f"{job}/{trace_file}"
         elif source == "upload":
             upload = st.file_uploader("Measured-times CSV", type=["csv", "txt"], key="scaling_upload",
-                                      on_change=_on_source_or_job,
                                       help="Columns gpus, batch_per_gpu and epoch_time_s or step_time_s "
                                            "(optional nodes, sync_time_s), or a Pollux scalability.csv / "
                                            "placements.csv. See docs/scaling.md.")
@@ -378,8 +375,19 @@ def _model_inputs() -> tuple[int, int, float]:
     return int(n_params), int(itemsize), float(link)
 
 
-def _filters(result: ScalingResult) -> ScalingResult:
+def _filters(result: ScalingResult, name: str) -> ScalingResult:
+    """Filter widgets; they start from their defaults again whenever the data set changes."""
     rows = result.rows
+    batches = [ALL, *sorted(int(b) for b in rows["batch_per_gpu"].unique())]
+    globals_ = [ALL, *sorted(int(b) for b in rows["global_batch"].unique())]
+    many = len(filter_rows(result, fastest_only=True).rows) > MAX_DEFAULT_ROWS
+    default_batch = batches[1] if many else ALL
+    if st.session_state.get("scaling_filters_for") != name:
+        st.session_state["scaling_filters_for"] = name
+        st.session_state["scaling_filter_batch"] = default_batch
+        st.session_state["scaling_filter_global"] = ALL
+    keep_choice_valid("scaling_filter_batch", batches, default_batch)
+    keep_choice_valid("scaling_filter_global", globals_, ALL)
     st.markdown("**Which comparisons to show**")
     c = st.columns([2, 3])
     kind = c[0].radio("Scaling", options=[ALL, "strong", "weak"], horizontal=True, key="scaling_filter_kind",
@@ -389,12 +397,8 @@ def _filters(result: ScalingResult) -> ScalingResult:
                           help="For each GPU count and batch keep the placement over nodes with the "
                                "highest speed-up (a Pollux trace measures many).")
     c = st.columns(3)
-    batches = [ALL, *sorted(int(b) for b in rows["batch_per_gpu"].unique())]
-    forget_stale_choice("scaling_filter_batch", batches)
-    many = len(filter_rows(result, fastest_only=True).rows) > MAX_DEFAULT_ROWS
-    bpg = c[0].selectbox("Per-GPU batch", options=batches, index=1 if many else 0, key="scaling_filter_batch")
-    globals_ = [ALL, *sorted(int(b) for b in rows["global_batch"].unique())]
-    forget_stale_choice("scaling_filter_global", globals_)
+    bpg = c[0].selectbox("Per-GPU batch", options=batches, key="scaling_filter_batch",
+                         help=f"Starts on one batch when the data hold over {MAX_DEFAULT_ROWS} comparisons.")
     gb = c[1].selectbox("Global batch", options=globals_, key="scaling_filter_global")
     max_nodes = c[2].number_input("At most this many nodes (0: any)", min_value=0, value=0, step=1,
                                   key="scaling_filter_nodes")
@@ -419,7 +423,7 @@ def measured_section() -> None:
         st.error(text if text.startswith(name) else f"{name}: {text}", icon=":material/error:")
         return
 
-    shown = _filters(result)
+    shown = _filters(result, name)
     m = st.columns(4)
     m[0].metric("Baseline GPUs N0", f"{result.baseline_gpus}")
     m[1].metric("Strong-scaling comparisons", f"{result.n_strong:,}")

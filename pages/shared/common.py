@@ -195,8 +195,8 @@ def target_slider(*, key: str) -> float:
     return value
 
 
-def forget_stale_choice(key: str, options) -> None:
-    """Forget a widget's stored choice that is no longer among ``options`` (the data
-    behind the options changed), so the widget falls back to its default."""
+def keep_choice_valid(key: str, options, default) -> None:
+    """Before a keyed choice widget is drawn: replace a stored choice that is no longer among
+    ``options`` (the data behind them changed) by ``default``."""
     if key in st.session_state and st.session_state[key] not in list(options):
-        del st.session_state[key]
+        st.session_state[key] = default
