@@ -51,6 +51,20 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "allreduce_bytes_per_step", "allreduce_bytes_per_epoch", "achieved_GB_per_s",
     "link_GB_per_s", "link_utilisation", "sync_time_s", "achieved_GB_per_s_sync", "flags",
 )
+#: nominal link rates in Gbit/s (per direction) for the page's presets; ``link_gbps`` takes
+#: any positive number. Ethernet and InfiniBand 4x rates as marketed; PCIe x16 after
+#: line coding (8 GT/s · 16 lanes · 128/130 = 126 Gbit/s for 3.0, twice that for 4.0).
+LINK_PRESETS_GBPS: dict[str, float] = {
+    "10 GbE": 10.0,
+    "25 GbE": 25.0,
+    "50 GbE": 50.0,
+    "100 GbE": 100.0,
+    "InfiniBand EDR 4x (100 Gb/s)": 100.0,
+    "InfiniBand HDR 4x (200 Gb/s)": 200.0,
+    "InfiniBand NDR 4x (400 Gb/s)": 400.0,
+    "PCIe 3.0 x16 (126 Gb/s)": 126.0,
+    "PCIe 4.0 x16 (252 Gb/s)": 252.0,
+}
 ESTIMATE_NOTE = (
     "Compute and communication are estimates: compute per step = the baseline's time per "
     "sample × the per-GPU batch (strong scaling: T0·N0/N; weak: T0), communication = the "
@@ -217,8 +231,22 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
 
 def filter_rows(result: ScalingResult, *, scaling: str | None = None,
                 batch_per_gpu: int | None = None, global_batch: int | None = None,
-                max_nodes: int | None = None) -> ScalingResult:
+                max_nodes: int | None = None, fastest_only: bool = False) -> ScalingResult:
     """The same result with only the rows a chart should show (the notes are kept).
+
+    Parameters
+    ----------
+    result : ScalingResult
+    scaling : {"strong", "weak"}, optional
+        Keep one kind of comparison.
+    batch_per_gpu, global_batch : int, optional
+        Keep the rows with this per-GPU or global batch.
+    max_nodes : int, optional
+        Keep the rows on at most this many nodes (rows without a node count stay).
+    fastest_only : bool, default=False
+        After the other filters, keep for each kind, GPU count and per-GPU batch only the
+        row with the highest speed-up: the best placement of those GPUs over nodes (a
+        Pollux trace measures many). Ties keep the first row; the row order is kept.
 
     Examples
     --------
@@ -227,6 +255,13 @@ def filter_rows(result: ScalingResult, *, scaling: str | None = None,
     >>> r = scaling_analysis(parse_scaling_table(csv))
     >>> filter_rows(r, scaling="weak").rows["scaling"].tolist()
     ['weak']
+
+    Two GPUs on one node (50 s) and on two nodes (80 s): the fastest placement stays.
+
+    >>> csv = b"gpus,nodes,batch_per_gpu,epoch_time_s\\n1,1,128,100\\n2,1,128,50\\n2,2,128,80\\n"
+    >>> r = scaling_analysis(parse_scaling_table(csv))
+    >>> filter_rows(r, fastest_only=True).rows[["config", "speedup"]].values.tolist()
+    [['2 GPUs on 1 node', 2.0]]
     """
     if scaling is not None and scaling not in ("strong", "weak"):
         raise InputError(f"scaling: expected 'strong', 'weak' or None; got {scaling!r}. "
@@ -241,7 +276,12 @@ def filter_rows(result: ScalingResult, *, scaling: str | None = None,
         keep &= rows["global_batch"] == global_batch
     if max_nodes is not None:
         keep &= ~(rows["nodes"] > max_nodes)
-    return replace(result, rows=rows[keep].reset_index(drop=True))
+    rows = rows[keep]
+    if fastest_only:
+        best = (rows.sort_values("speedup", ascending=False, kind="stable")
+                .drop_duplicates(["scaling", "gpus", "batch_per_gpu"]).index)
+        rows = rows[rows.index.isin(best)]
+    return replace(result, rows=rows.reset_index(drop=True))
 
 
 # --------------------------------------------------------------------------- analysis

@@ -70,7 +70,8 @@ def parse_scaling_table(data: bytes | pd.DataFrame, *, source: str = "<input>",
     Parameters
     ----------
     data : bytes or pandas.DataFrame
-        CSV bytes (an upload) or a frame (an edited table). Header names are stripped and
+        CSV bytes (an upload) or a frame (an edited table; rows left entirely blank at its
+        end, as an editor adds them, are dropped). Header names are stripped and
         lower-cased. Accepted formats:
 
         * generic: ``gpus, batch_per_gpu`` and ``epoch_time_s`` and/or ``step_time_s``
@@ -158,6 +159,8 @@ def read_pollux_trace(job_dir: str | Path, *, n_samples: int | None = None) -> p
 def _read_frame(data: bytes | pd.DataFrame, source: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         frame = data.copy()
+        filled = np.flatnonzero(frame.notna().any(axis=1).to_numpy())
+        frame = frame.iloc[:filled[-1] + 1 if len(filled) else 0]   # an editor's unfilled last rows
     elif isinstance(data, (bytes, bytearray)):
         try:
             frame = pd.read_csv(io.BytesIO(bytes(data)), skipinitialspace=True,

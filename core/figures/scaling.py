@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.async_sync import AsyncSchedule, SyncSchedule
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.batch_size import BatchSizePlan, lr_at_step
+from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure
 from core.ps_rounds import ACTIVITIES, SERVER
 from core.scaling import ScalingResult
 
@@ -37,6 +38,9 @@ COMM_SPLIT_TRACES: tuple[str, ...] = ("compute (estimate)", "communication (esti
 BANDWIDTH_TRACES: tuple[str, ...] = ("achieved (estimate)", "achieved (measured sync time)",
                                      "nominal link")
 
+#: trace names of :func:`lr_schedule_figure`
+LR_TRACES: tuple[str, ...] = ("learning rate", "end of warm-up")
+
 _ACTIVITY_COLORS = {a: color(i) for i, a in enumerate(ACTIVITIES)}
 _SYNC_COLORS = {"compute": color(1), "wait": "#BBBBBB", "aggregate": color(3),
                 "update": color(2)}
@@ -48,8 +52,8 @@ _SUBPLOT_LEGEND = dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", 
 
 # --------------------------------------------------------------------------- PS rounds
 
-def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server rounds"
-                       ) -> go.Figure:
+def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server rounds",
+                       panel_titles: tuple[str, ...] | None = None) -> go.Figure:
     """Gantt-style chart of :func:`core.ps_rounds.ps_schedule` (or ``local_schedule``).
 
     One row per machine (server on top), horizontal bars from ``start_s`` to ``end_s``.
@@ -58,6 +62,9 @@ def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server
 
     Traces: :data:`PS_TIMELINE_TRACES` ("broadcast", "compute", "gather", "aggregate") for
     the first panel, then the same four for the last panel (legend shown once).
+
+    ``panel_titles`` replaces the automatic titles ("first 2 rounds", "last round (run round
+    49)"), one per panel, e.g. ``("whole run",)`` for :func:`core.ps_rounds.local_schedule`.
     """
     if schedule is None or schedule.empty:
         return empty_figure(title, "No rounds to draw.")
@@ -65,7 +72,8 @@ def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server
     machines = [SERVER] + sorted((m for m in schedule["machine"].unique() if m != SERVER),
                                  key=lambda m: int(m.split()[-1]))
     fig = make_subplots(rows=1, cols=len(parts), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[_panel_title(schedule, p) for p in parts])
+                        subplot_titles=(list(panel_titles) if panel_titles is not None
+                                        else [_panel_title(schedule, p) for p in parts]))
     for col, part in enumerate(parts, start=1):
         frame = schedule[schedule["part"] == part]
         for activity in PS_TIMELINE_TRACES:
@@ -239,7 +247,7 @@ def comm_split_figure(result: ScalingResult, *, per_epoch: bool = False,
                              mode="markers", name=COMM_SPLIT_TRACES[2],
                              marker=dict(color="#000", symbol="line-ew-open", size=16)))
     base_layout(fig, title=title, x_title="configuration", y_title=f"seconds per {unit}")
-    fig.update_layout(barmode="relative")
+    fig.update_layout(barmode="relative", height=_bar_height(labels))
     return fig
 
 
@@ -266,7 +274,42 @@ def bandwidth_figure(result: ScalingResult, *, title: str = "All-reduce bandwidt
     fig.add_trace(go.Scatter(x=labels if link else [], y=[link / 8] * len(labels) if link else [],
                              mode="lines", name=BANDWIDTH_TRACES[2], line=TARGET_LINE))
     base_layout(fig, title=title, x_title="configuration", y_title="GB/s (1 GB = 1e9 bytes)")
-    fig.update_layout(barmode="group")
+    fig.update_layout(barmode="group", height=_bar_height(labels))
+    return fig
+
+
+# --------------------------------------------------------------------------- batch size
+
+def lr_schedule_figure(plan: BatchSizePlan, *, epochs: float | None = None,
+                       title: str = "Learning rate with gradual warm-up") -> go.Figure:
+    """The learning rate of :func:`core.batch_size.batch_size_plan` over steps.
+
+    Parameters
+    ----------
+    plan : BatchSizePlan
+    epochs : float, optional
+        How far to draw, in epochs; default the warm-up plus two epochs.
+
+    Traces: :data:`LR_TRACES`: "learning rate" (the schedule is piecewise linear, so its
+    corners are drawn: step 0, the end of warm-up, the last step drawn, each from
+    :func:`core.batch_size.lr_at_step`) and "end of warm-up" (one marker at
+    ``warmup_steps``; empty when there is no warm-up).
+    """
+    epochs = plan.warmup_epochs + 2.0 if epochs is None else epochs
+    last = max(int(np.ceil(epochs * plan.steps_per_epoch)), plan.warmup_steps, 1)
+    corners = np.array(sorted({0, plan.warmup_steps, last}))
+    fig = go.Figure(go.Scatter(
+        x=corners, y=lr_at_step(plan, corners), mode="lines", name=LR_TRACES[0],
+        line_color=color(0), hovertemplate="step %{x}: lr %{y:.4g}<extra></extra>"))
+    warm = [plan.warmup_steps] if plan.warmup_steps else []
+    fig.add_trace(go.Scatter(
+        x=warm, y=[plan.lr] * len(warm), mode="markers+text", name=LR_TRACES[1],
+        text=[f"{plan.warmup_steps} steps"] * len(warm), textposition="bottom right",
+        marker=dict(color=TARGET_LINE["color"], size=11, symbol="diamond"),
+        hovertemplate="warm-up ends at step %{x}: lr %{y:.4g}<extra></extra>"))
+    base_layout(fig, title=title, x_title=f"step ({plan.steps_per_epoch} per epoch)",
+                y_title="learning rate")
+    fig.update_yaxes(rangemode="tozero")
     return fig
 
 
@@ -313,6 +356,13 @@ def _sorted(rows: pd.DataFrame) -> pd.DataFrame:
     """Bars in a readable order: kind, GPUs, nodes, batch (the trace order stays fixed)."""
     return rows.sort_values(["scaling", "gpus", "nodes", "batch_per_gpu"],
                             kind="stable").reset_index(drop=True)
+
+
+def _bar_height(labels: list[str]) -> int:
+    """Room for the rotated configuration labels under many bars (about 6 px a character)."""
+    if len(labels) <= 6:
+        return HEIGHT
+    return HEIGHT + min(240, 6 * max(len(lab) for lab in labels))
 
 
 def _labels(rows: pd.DataFrame) -> list[str]:

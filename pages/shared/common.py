@@ -201,3 +201,10 @@ def target_slider(*, key: str) -> float:
                       format="%.2f", help="The run counts as converged when its accuracy exceeds this.")
     st.session_state[TARGET] = value
     return value
+
+
+def keep_choice_valid(key: str, options, default) -> None:
+    """Before a keyed choice widget is drawn: replace a stored choice that is no longer among
+    ``options`` (the data behind them changed) by ``default``."""
+    if key in st.session_state and st.session_state[key] not in list(options):
+        st.session_state[key] = default

@@ -148,3 +148,63 @@ def test_bound_text_is_two_sentences_with_its_sources():
     assert "η·τ·Δ" in STALENESS_BOUND_TEXT and "Hogwild!" in STALENESS_BOUND_TEXT
     assert any("Niu" in s and "2011" in s for s in STALENESS_BOUND_SOURCES)
     assert any("Mania" in s and "Perturbed Iterate" in s for s in STALENESS_BOUND_SOURCES)
+
+
+# ---------------------------------------------------------------- worker table (the page's editor)
+
+def test_schedule_inputs_reads_an_edited_worker_table():
+    import pandas as pd
+
+    from core.async_sync import schedule_inputs
+
+    table = pd.DataFrame({"start_s": [0.0, 1.0, 0.5, None], "compute_1_s": [3.0, 1.0, 2.0, None],
+                          "compute_2_s": [2.0, 1.0, 2.0, None], "compute_3_s": [None] * 4})
+    starts, durations = schedule_inputs(table)        # the blank 4th row is skipped
+    assert starts == tuple(STARTS)
+    assert durations == tuple(tuple(d) for d in DURATIONS)
+    # the same schedule as from the lists
+    assert (async_schedule(starts, durations).updates.staleness.tolist()
+            == async_schedule(STARTS, DURATIONS).updates.staleness.tolist())
+    # fewer gradients for one worker: async fine, sync refuses (steps differ)
+    short = table.assign(compute_2_s=[2.0, None, 2.0, None])
+    assert schedule_inputs(short)[1][1] == (1.0,)
+    with pytest.raises(InputError, match="same number of steps"):
+        sync_schedule(*schedule_inputs(short), aggregate_s=0.5, update_s=1.0)
+
+
+def test_schedule_inputs_accepts_one_compute_column():
+    import pandas as pd
+
+    from core.async_sync import schedule_inputs
+
+    assert schedule_inputs(pd.DataFrame({" Start_s": [0, 1], "compute_s": [3, 1]})) == (
+        (0.0, 1.0), ((3.0,), (1.0,)))
+
+
+@pytest.mark.parametrize("columns, message", [
+    ({"start_s": [0.0, -1.0], "compute_1_s": [1.0, 1.0]},
+     r"workers.csv: expected start_s >= 0 \(seconds\) in every filled row; got -1.0 in row 2"),
+    ({"start_s": [0.0, None], "compute_1_s": [1.0, 1.0]},
+     r"expected start_s >= 0 .* got a blank cell in row 2"),
+    ({"start_s": [0.0, "soon"], "compute_1_s": [1.0, 1.0]}, r"got 'soon' in row 2"),
+    ({"start_s": [0.0, 1.0], "compute_1_s": [1.0, 0.0]}, r"expected compute_1_s > 0 .* got 0.0 in row 2"),
+    ({"start_s": [0.0], "compute_1_s": [None], "compute_2_s": [1.0]},
+     r"durations of row 1 without gaps; got a blank cell before compute_2_s"),
+    ({"start_s": [0.0], "compute_1_s": [None]}, r"at least one duration in row 1"),
+    ({"start_s": [None], "compute_1_s": [None]}, r"at least one worker row; got none"),
+    ({"begin": [0.0], "compute_1_s": [1.0]}, r"expected a column start_s .* got begin, compute_1_s"),
+])
+def test_schedule_inputs_refusals_name_the_table_row_and_cell(columns, message):
+    import pandas as pd
+
+    from core.async_sync import schedule_inputs
+
+    with pytest.raises(InputError, match=message):
+        schedule_inputs(pd.DataFrame(columns), source="workers.csv")
+
+
+def test_schedule_inputs_wants_a_frame():
+    from core.async_sync import schedule_inputs
+
+    with pytest.raises(TypeError, match="worker table: expected a DataFrame"):
+        schedule_inputs([[0.0, 1.0]])

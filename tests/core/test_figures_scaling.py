@@ -147,3 +147,53 @@ def test_without_parameter_count_the_bandwidth_figure_is_a_note():
 def test_per_step_split_needs_the_dataset_size_for_epoch_tables():
     fig = comm_split_figure(scaling_analysis(parse_scaling_table(EPOCHS)))
     assert len(fig.data) == 0 and "dataset size" in fig.layout.annotations[0].text
+
+
+# --------------------------------------------------------------------------- batch size
+
+def test_lr_schedule_draws_the_warmup_corners():
+    from core.batch_size import batch_size_plan, lr_at_step
+    from core.figures.scaling import LR_TRACES, lr_schedule_figure
+
+    plan = batch_size_plan(1024, n_samples=50_000)      # k = 4: 0.1 -> 0.4 over 5*49 = 245 steps
+    fig = lr_schedule_figure(plan)
+    assert names(fig) == list(LR_TRACES)
+    # warm-up + 2 epochs = 7 * 49 = 343 steps drawn
+    assert list(fig.data[0].x) == [0, 245, 343]
+    assert list(fig.data[0].y) == pytest.approx([0.1, 0.4, 0.4])
+    assert list(fig.data[0].y) == pytest.approx(lr_at_step(plan, np.array([0, 245, 343])).tolist())
+    assert list(fig.data[1].x) == [245] and list(fig.data[1].y) == pytest.approx([0.4])
+    assert fig.layout.xaxis.title.text == "step (49 per epoch)"
+
+
+def test_lr_schedule_without_warmup_is_flat_with_no_marker():
+    from core.batch_size import batch_size_plan
+    from core.figures.scaling import lr_schedule_figure
+
+    plan = batch_size_plan(128, n_samples=50_000)       # k = 0.5: lr 0.05, no warm-up
+    fig = lr_schedule_figure(plan, epochs=1)
+    assert list(fig.data[0].x) == [0, 391] and list(fig.data[0].y) == pytest.approx([0.05, 0.05])
+    assert len(fig.data[1].x) == 0
+
+
+def test_ps_timeline_panel_titles_can_be_given():
+    from core.ps_rounds import local_schedule
+
+    fig = ps_timeline_figure(local_schedule(JOB), panel_titles=("whole run",))
+    assert [a.text for a in fig.layout.annotations] == ["whole run"]
+    auto = ps_timeline_figure(ps_schedule(JOB, first_rounds=2))
+    assert [a.text for a in auto.layout.annotations] == ["first 2 rounds", "last round (run round 22)"]
+
+
+def test_bar_charts_grow_for_many_rotated_labels():
+    from core.figures.style import HEIGHT
+
+    few = scaling_analysis(parse_scaling_table(EPOCHS), n_params=1000)        # 3 bars
+    assert comm_split_figure(few).layout.height == HEIGHT
+    rows = "".join(f"{g},128,{100 / g + 5}\n" for g in range(2, 10))           # 8 weak rows
+    many = scaling_analysis(parse_scaling_table(b"gpus,batch_per_gpu,epoch_time_s\n1,128,100\n"
+                                                + rows.encode(), n_samples=12800), n_params=1000)
+    # labels like "9 GPUs, 128/GPU (weak)": 22 characters -> 6 px each
+    longest = max(len(t) for t in comm_split_figure(many).data[0].x)
+    assert comm_split_figure(many).layout.height == HEIGHT + 6 * longest
+    assert bandwidth_figure(many).layout.height == HEIGHT + 6 * longest

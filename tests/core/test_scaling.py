@@ -223,6 +223,18 @@ def test_an_edited_frame_is_accepted():
     assert row(r, "strong", 2, 32).speedup == pytest.approx(1 / 0.6)
 
 
+def test_an_edited_frame_drops_its_blank_last_rows_only():
+    blank = {"gpus": None, "batch_per_gpu": None, "step_time_s": None}
+    frame = pd.DataFrame([{"gpus": 1, "batch_per_gpu": 64, "step_time_s": 1.0}, blank,
+                          {"gpus": 2, "batch_per_gpu": 32, "step_time_s": 0.6}, blank, blank])
+    with pytest.raises(LogFormatError, match=r"edited: expected gpus .* got nan in data row 2"):
+        parse_scaling_table(frame, source="edited")            # a gap in the middle is named
+    table = parse_scaling_table(frame.drop(index=1), source="edited")
+    assert table.gpus.tolist() == [1, 2]                       # the two blank last rows dropped
+    with pytest.raises(LogFormatError, match="edited: expected at least one row"):
+        parse_scaling_table(pd.DataFrame([blank]), source="edited")
+
+
 @pytest.mark.parametrize("csv, message", [
     (b"gpu,batch,time\n1,2,3\n", r"t\.csv: expected columns gpus, batch_per_gpu and "
                                  r"epoch_time_s or step_time_s .* got gpu, batch, time"),
@@ -341,3 +353,36 @@ def test_pollux_jobs_lists_the_product_copy(tmp_path):
     assert pollux_jobs() == JOBS and POLLUX_DIR == ROOT / "data" / "pollux_traces"
     (tmp_path / "empty").mkdir()
     assert pollux_jobs(tmp_path) == () and pollux_jobs(tmp_path / "missing") == ()
+
+
+# Two GPUs on one node (50 s an epoch) and on two nodes (80 s), 4 GPUs on 2 nodes (30 s),
+# all at 128 per GPU against 1 GPU at 128 (100 s): weak scaling only.
+PLACEMENTS = (b"gpus,nodes,batch_per_gpu,epoch_time_s\n1,1,128,100\n2,1,128,50\n2,2,128,80\n"
+              b"4,2,128,30\n")
+
+
+def test_fastest_only_keeps_the_best_placement_per_gpu_count():
+    r = analysis(PLACEMENTS)
+    assert r.rows.config.tolist() == ["2 GPUs on 1 node", "2 GPUs on 2 nodes", "4 GPUs on 2 nodes"]
+    fast = filter_rows(r, fastest_only=True).rows
+    # 2 GPUs: 100/50 = 2 beats 100/80 = 1.25; 4 GPUs: one placement, 100/30
+    assert fast.config.tolist() == ["2 GPUs on 1 node", "4 GPUs on 2 nodes"]
+    assert fast.speedup.tolist() == pytest.approx([2.0, 100 / 30])
+    # the other filters apply first: without single-node rows the 2-node placement is best
+    assert filter_rows(r, max_nodes=1, fastest_only=True).rows.config.tolist() == ["2 GPUs on 1 node"]
+    assert filter_rows(filter_rows(r, scaling="weak"), fastest_only=True).rows.equals(fast)
+
+
+def test_fastest_only_keeps_strong_and_weak_apart():
+    r = analysis()                         # 2 GPUs at 64 (strong) and at 128 (weak)
+    fast = filter_rows(r, fastest_only=True).rows
+    assert list(zip(fast.scaling, fast.gpus, fast.batch_per_gpu)) == [
+        ("strong", 2, 64), ("weak", 2, 128), ("strong", 4, 32)]
+
+
+def test_link_presets_state_their_rate_in_the_name():
+    from core.scaling import LINK_PRESETS_GBPS
+
+    for name, gbps in LINK_PRESETS_GBPS.items():
+        assert f"{gbps:g}" in name and gbps > 0
+    assert LINK_PRESETS_GBPS["25 GbE"] / 8 == 3.125          # GB/s shown beside the achieved rate
