@@ -106,6 +106,20 @@ def fits_table(analyses: Iterable[RunAnalysis], *, extra: bool = True) -> pd.Dat
     return table
 
 
+def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]:
+    """The runs a view shows: ``"__all__"``, ``"__train__"``, ``"__val__"`` or one file name.
+
+    >>> select_runs([], "__all__")
+    []
+    """
+    analyses = list(analyses)
+    if view == "__all__":
+        return analyses
+    if view in ("__train__", "__val__"):
+        return [a for a in analyses if a.log.meta.split == view.strip("_")]
+    return [a for a in analyses if a.log.source == view]
+
+
 def epoch_summary(log: RunLog) -> pd.DataFrame:
     """Per epoch: last global step, mean loss and final (running) accuracy.
 

@@ -7,7 +7,7 @@ import streamlit as st
 from core.curves import OPTIMUS
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.logs import MAX_LOG_BYTES, ROLES
-from core.runs import FIT_TABLE_COLUMNS
+from core.runs import FIT_TABLE_COLUMNS, select_runs
 from core.targets import CRITERIA
 from pages.shared.common import (EDITS, add_uploads, chart, load_runs, page_setup, read_uploaded,
                                  show_errors, table_download, target_slider)
@@ -53,16 +53,17 @@ st.dataframe(table.set_index("file")[shown], key="logs_table", width="stretch",
 table_download(table, key="logs_table_csv", file_name="fits.csv")
 
 labels = {a.log.source: a.log.label for a in runs.analyses}
-view = st.selectbox("Show", options=["__all__"] + list(labels), key="logs_view",
-                    format_func=lambda s: "All runs overlaid" if s == "__all__" else f"{labels[s]}  ({s})")
-shown_runs = runs.analyses if view == "__all__" else [a for a in runs.analyses if a.log.source == view]
+overlays = {"__all__": "All runs overlaid", "__train__": "All train runs", "__val__": "All validation runs"}
+view = st.selectbox("Show", options=list(overlays) + list(labels), key="logs_view",
+                    format_func=lambda s: overlays.get(s) or f"{labels[s]}  ({s})")
+shown_runs = select_runs(runs.analyses, view)
 
 chart(loss_curve_figure(shown_runs, log_x=log_x, log_y=log_y, show_measured=len(shown_runs) <= 4),
       key="logs_loss_chart", file_stem="loss_curves")
 chart(accuracy_figure(shown_runs, target_acc=target, log_x=log_x), key="logs_acc_chart",
       file_stem="accuracy")
 
-if view != "__all__":
+if view not in overlays:
     a = shown_runs[0]
     with st.expander("Fit report", expanded=True):
         st.code(a.fit.report() if a.fit else "No loss curve fitted: " + "; ".join(a.flags), language=None)

@@ -1,9 +1,12 @@
 """Figures of the Logs page: loss and accuracy against the global step.
 
 Trace order per run is fixed: ``measured`` (thinned raw points), ``smoothed`` (means over
-log-spaced bins of steps, so the early bend is not blurred), ``fitted`` (the fitted curve; absent when the run has no fit).  With several runs
-each name is prefixed by the run's label (``resnet20 · V100 · measured``); the accuracy
-figure ends with the ``target`` line.
+log-spaced bins of steps, so the early bend is not blurred), ``fitted`` (the fitted curve;
+absent when the run has no fit).  With several runs the smoothed line is named by the run's
+label alone (``resnet20 · V100``) and is the run's one legend entry (clicking it hides the
+whole run); the other traces are prefixed by the label (``resnet20 · V100 · fitted``) and
+kept out of the legend.  The accuracy figure names its per-run lines the same way (the
+``measured`` line carries the legend entry) and ends with the ``target`` line.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ MAX_DISPLAY_POINTS = 3000
 SMOOTH_BINS = 150
 
 
-def _name(analysis: RunAnalysis, what: str, many: bool) -> str:
-    return f"{analysis.log.label} · {what}" if many else what
+def _name(analysis: RunAnalysis, what: str, many: bool, *, legend: bool = False) -> str:
+    if not many:
+        return what
+    return analysis.log.label if legend else f"{analysis.log.label} · {what}"
 
 
 def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, log_y: bool = False,
@@ -53,15 +58,18 @@ def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, l
         group = a.log.source
         if show_measured:
             fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode="markers", name=_name(a, "measured", many),
-                                       legendgroup=group, marker=dict(color=c, size=3, opacity=0.35)))
+                                       legendgroup=group, showlegend=not many,
+                                       marker=dict(color=c, size=3, opacity=0.35)))
         sk, sy, _ = bin_log_spaced(k, y, max_points=SMOOTH_BINS)
-        fig.add_trace(go.Scatter(x=sk, y=sy, mode="lines", name=_name(a, "smoothed", many),
+        fig.add_trace(go.Scatter(x=sk, y=sy, mode="lines", name=_name(a, "smoothed", many, legend=True),
                                  legendgroup=group, line=dict(color=c, width=1.5)))
         if a.fit is not None:
             kk = np.geomspace(max(k.min(), 1.0), k.max(), 400) if log_x else np.linspace(k.min(), k.max(), 400)
             fig.add_trace(go.Scatter(x=kk, y=a.fit.predict(kk), mode="lines", name=_name(a, "fitted", many),
-                                     legendgroup=group, line=dict(color=c, width=2.5, dash="dash")))
-    base_layout(fig, title="Loss against global step", x_title="global step k", y_title="loss")
+                                     legendgroup=group, showlegend=not many,
+                                     line=dict(color=c, width=2.5, dash="dash")))
+    base_layout(fig, title="Loss against global step" + (" (dashed: fitted curves)" if many else ""),
+                x_title="global step k", y_title="loss")
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear")
     return fig
@@ -88,12 +96,12 @@ def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x
         idx = thin_indices(len(k), max_points)
         c = color(i)
         mode = "lines+markers" if a.log.granularity == "epoch" else "lines"
-        fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode=mode, name=_name(a, "measured", many),
+        fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode=mode, name=_name(a, "measured", many, legend=True),
                                    legendgroup=a.log.source, line=dict(color=c, width=1), marker=dict(size=4)))
         cr = a.crossing
         if cr.reached:
             fig.add_trace(go.Scatter(x=[cr.step], y=[cr.acc], mode="markers", name=_name(a, "reached", many),
-                                     legendgroup=a.log.source,
+                                     legendgroup=a.log.source, showlegend=not many,
                                      marker=dict(color=c, size=11, symbol="star", line=dict(color="#222", width=1)),
                                      hovertemplate=f"epoch {cr.epoch}, step %{{x:.0f}}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[0, k_max], y=[target_acc, target_acc], mode="lines", name="target",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-#: qualitative colour sequence (colour-blind friendly, Okabe–Ito order)
+#: qualitative colour sequence: Okabe–Ito (colour-blind friendly) then Paul Tol's muted
+#: scheme, so a dozen overlaid runs keep distinct colours
 COLORS: tuple[str, ...] = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+    "#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#DDCC77", "#117733", "#88CCEE",
 )
 TEMPLATE = "plotly_white"
 FONT_FAMILY = "Inter, Segoe UI, Helvetica, Arial, sans-serif"

@@ -167,12 +167,10 @@ def show_errors(errors) -> None:
 def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
     """Render a plotly figure with its HTML and PNG download buttons."""
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
-    c1, c2, _ = st.columns([1, 1, 4])
-    with c1:
+    with st.container(horizontal=True, gap="small"):
         st.download_button("Chart (HTML)", data=lambda: figure_html(fig), file_name=f"{file_stem}.html",
                            mime="text/html", key=f"{key}_html", on_click="ignore",
                            icon=":material/download:")
-    with c2:
         st.download_button("Chart (PNG)", data=lambda: _png_or_note(fig), file_name=f"{file_stem}.png",
                            mime="image/png", key=f"{key}_png", on_click="ignore",
                            icon=":material/image:")

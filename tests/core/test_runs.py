@@ -7,7 +7,7 @@ import pytest
 
 from core.curves import optimus_loss
 from core.logs import read_log
-from core.runs import FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fits_table, thin_indices
+from core.runs import FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fits_table, select_runs, thin_indices
 
 
 def synthetic_log(b=(2e-3, 0.5, 0.1), epochs=20, spe=50, name="resnet32_Tesla V100-PCIE-32GB.csv") -> bytes:
@@ -65,3 +65,12 @@ def test_epoch_summary_and_thinning():
     idx = thin_indices(10_000, 300)
     assert len(idx) <= 300 and idx[0] == 0 and idx[-1] == 9999 and np.all(np.diff(idx) > 0)
     assert (np.diff(idx[:20]) == 1).all()  # early points all kept
+
+
+def test_select_runs_by_view():
+    train = analyse_run(read_log(synthetic_log(epochs=3), "a.csv"))
+    val = analyse_run(read_log(synthetic_log(epochs=3), "a_val.csv"))
+    assert select_runs([train, val], "__all__") == [train, val]
+    assert select_runs([train, val], "__train__") == [train]
+    assert select_runs([train, val], "__val__") == [val]
+    assert select_runs([train, val], "a_val.csv") == [val]
