@@ -80,12 +80,13 @@ def train_one(depth: int, cfg: dict) -> str:
     torch.manual_seed(cfg["seed"] + depth)
     rng = np.random.default_rng(cfg["seed"] + depth)
     data = load_mnist1d(cfg["num_samples"], cfg["data_seed"])
-    x = torch.tensor(data["x"], dtype=torch.float32)
-    y = torch.tensor(data["y"], dtype=torch.long)
-    x_val = torch.tensor(data["x_test"], dtype=torch.float32)
-    y_val = torch.tensor(data["y_test"], dtype=torch.long)
+    dev = torch.device(cfg["torch_device"])
+    x = torch.tensor(data["x"], dtype=torch.float32, device=dev)
+    y = torch.tensor(data["y"], dtype=torch.long, device=dev)
+    x_val = torch.tensor(data["x_test"], dtype=torch.float32, device=dev)
+    y_val = torch.tensor(data["y_test"], dtype=torch.long, device=dev)
 
-    model = ResNet1d(depth)
+    model = ResNet1d(depth).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"],
                           weight_decay=cfg["weight_decay"])
     out = Path(cfg["out"])
@@ -100,7 +101,7 @@ def train_one(depth: int, cfg: dict) -> str:
         wval.writerow(header)
         for epoch in range(1, cfg["epochs"] + 1):
             model.train()
-            order = torch.from_numpy(rng.permutation(len(y)))
+            order = torch.from_numpy(rng.permutation(len(y))).to(dev)
             seen = correct = 0
             for step, start in enumerate(range(0, len(y), batch), start=1):
                 idx = order[start:start + batch]
@@ -141,11 +142,15 @@ def main() -> None:
     p.add_argument("--data-seed", type=int, default=42)
     p.add_argument("--device", default=None, help="device name for the file names")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--torch-device", default="cpu",
+                   help="torch device to train on (cpu, cuda); with cuda, name the GPU with --device")
     a = p.parse_args()
     Path(a.out).mkdir(parents=True, exist_ok=True)
     cfg = dict(out=a.out, epochs=a.epochs, batch=a.batch, lr=a.lr, momentum=a.momentum,
                weight_decay=a.weight_decay, num_samples=a.num_samples, seed=a.seed,
-               data_seed=a.data_seed, device=a.device or device_name())
+               data_seed=a.data_seed, torch_device=a.torch_device,
+               device=a.device or (torch.cuda.get_device_name(0) if a.torch_device.startswith("cuda")
+                                   else device_name()))
     depths = [int(d) for d in a.depths.split(",")]
     # deepest first, so the two workers finish at about the same time
     depths.sort(reverse=True)
