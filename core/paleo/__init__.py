@@ -28,7 +28,7 @@ from pathlib import Path
 
 from core.errors import InputError
 from core.paleo.calibrate import PPP_PRESETS, calibrate_ppp
-from core.paleo.comm import PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
+from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
 from core.paleo.cost import LayerCost, apply_cost, layer_cost
 from core.paleo.devices import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS,
                                 PALEO_DEVICES, PALEO_NETWORKS, Device, Network, get_device,
@@ -42,7 +42,7 @@ from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_
 TORCH_PREFIX = "torch:"
 
 __all__ = [
-    "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
+    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
     "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "RING", "TORCH_PREFIX", "Device",
     "Layer", "LayerCost", "Net", "Network", "PPPCalibration", "ScalingResult", "WorkerEstimate",
     "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms", "default_schemes",

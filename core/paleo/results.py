@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core.errors import InputError
+from core.paleo.comm import APPROXIMATE_SCHEMES
 
 #: the leading columns of Paleo's validation table (``validation_sample.csv``), in order
 CSV_LEAD_COLUMNS: tuple[str, ...] = (
@@ -138,8 +139,16 @@ class ScalingResult:
         """Speed-up over one worker under ``scheme`` for each worker count."""
         return tuple(r.speedup[scheme] for r in self.rows)
 
-    def fastest_scheme(self, n_workers: int) -> str:
+    def fastest_scheme(self, n_workers: int, *, exact_only: bool = False) -> str:
         """The scheme with the highest throughput at ``n_workers`` (first in scheme order on a tie).
+
+        Parameters
+        ----------
+        n_workers : int
+            One of :attr:`workers`.
+        exact_only : bool, default=False
+            Leave out :data:`core.paleo.comm.APPROXIMATE_SCHEMES` (butterfly mixing: its one
+            link time per iteration buys only a partial exchange of the gradients).
 
         Raises
         ------
@@ -152,12 +161,15 @@ class ScalingResult:
         >>> res = simulate(load_net("alex_v2"), device="K80", workers=(1, 8), paleo_compatible=True)
         >>> res.fastest_scheme(1), res.fastest_scheme(8)    # n = 1: no communication but Mixing's
         ('OneToAll', 'ButterflyMixing')
+        >>> res.fastest_scheme(8, exact_only=True)
+        'ButterflyAllReduce'
         """
         if n_workers not in self.workers:
             raise InputError(f"n_workers: expected one of the simulated worker counts "
                              f"{list(self.workers)}; got {n_workers!r}. Simulate it first.")
         row = self.rows[self.workers.index(n_workers)]
-        return max(self.schemes, key=lambda s: row.throughput_img_s[s])
+        schemes = [s for s in self.schemes if not (exact_only and s in APPROXIMATE_SCHEMES)]
+        return max(schemes, key=lambda s: row.throughput_img_s[s])
 
     def naive_peak(self) -> tuple[float, ...]:
         """The naive bound ``n · FLOP/s ÷ FLOPs per image`` for each worker count."""
