@@ -287,7 +287,9 @@ chart(speedup_figure(res, log_x=log_x), key="tp_speedup_chart", file_stem=f"spee
 st.caption("Communication moves every fp32 gradient once per iteration by each scheme; total = compute + "
            "communication" + (", with communication hidden behind the backward pass where it fits." if overlap
                               else " (no overlap).")
-           + " The naive bound scales the one-worker bound by n (dashed).")
+           + " The naive bound scales the one-worker bound by n (dashed). ButterflyMixing costs one link time "
+           "at any n because each worker exchanges with one partner per iteration: the gradients are not "
+           "averaged over all workers, so it is not comparable with the exact schemes.")
 
 st.subheader(f"Per-layer breakdown (one worker, batch {batch})")
 breakdown = _breakdown(ref, device, int(batch), float(ppp_comp), paleo)

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from core.figures.paleo import LINEAR, NAIVE_BOUND
 from core.paleo import (NETS_DIR, PALEO_DEVICES, PALEO_NETWORKS, PALEO_SCHEMES, PPP_PRESETS,
                         calibrate_ppp, load_net, simulate, worker_counts)
+from tests.conftest import SHARED
 from tests.pages.conftest import chart_specs, open_page
 
 PAGE = "pages/throughput.py"
 DEFAULTS = dict(device="V100", network="ethernet", batch_size=128, workers=worker_counts(32),
                 scaling="weak", ppp_comp=1.0, ppp_comm=1.0, n_ps=(2, 4))
-
-
-def _validation_sample() -> Path:
-    """``shared/reference/paleo/validation_sample.csv`` beside (or above) the checkout or worktree."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "reference" / "paleo" / "validation_sample.csv"
-        if candidate.is_file():
-            return candidate
-    raise AssertionError("shared/reference/paleo/validation_sample.csv not found above the repo")
 
 
 def metrics(at) -> dict[str, str]:
@@ -73,7 +63,7 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
 
 
 def test_paleo_compatible_alexnet_on_k80_reproduces_the_validation_sample():
-    ref = pd.read_csv(_validation_sample())
+    ref = pd.read_csv(SHARED / "paleo" / "validation_sample.csv")
     ref = ref[ref["net"] == "alex_v2"].set_index("workers")
     at = open_page(PAGE)
     at.toggle(key="tp_paleo").set_value(True).run()
