@@ -247,12 +247,17 @@ with st.expander("Calibrate PPP compute from a measured step time", icon=":mater
 
 # ---- results
 workers = worker_counts(max_workers)
+settings = (device, network, int(batch), workers, scaling, float(ppp_comp), float(ppp_comm), paleo, pipeline,
+            overlap, tuple(sorted(n_ps)))
 try:
-    res = _simulate(ref, device, network, int(batch), workers, scaling, float(ppp_comp), float(ppp_comm),
-                    paleo, pipeline, overlap, tuple(sorted(n_ps)))
-except InputError as exc:
-    st.error(f"{label}: {exc}", icon=":material/error:")
-    st.stop()
+    res = _simulate(ref, *settings)
+except InputError as exc:  # e.g. a convolution the faithful mode cannot price
+    st.error(f"{label}: {exc}" + (f" The page shows {model} instead." if ref[0] == "upload" else ""),
+             icon=":material/error:")
+    if ref[0] != "upload":
+        st.stop()
+    ref, label = ("builtin", model), model
+    net, res = _net(ref), _simulate(ref, *settings)
 
 dev, link = get_device(device), get_network(network)
 st.caption(f"**{label}** ({net.source}): {net.n_params:,} parameters, {net.params_bytes:,} bytes of fp32 "

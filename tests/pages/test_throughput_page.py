@@ -139,6 +139,24 @@ def test_bad_upload_is_named_and_the_page_keeps_the_chosen_model(name, data, pro
     assert_shows(at, simulate(load_net("resnet50"), **DEFAULTS))
 
 
+def test_upload_the_faithful_mode_cannot_price_falls_back_to_the_chosen_model():
+    # a 1x1 stride-3 convolution on 3x3 skips input rows: Paleo's dummy gradient convolution gives
+    # 1x1, not 3x3 (the original program stops with an assertion); the modern mode prices it
+    spec = (b'{"name": "skip", "layers": {"data": {"type": "Input", "parents": [], "tensor": [8, 3, 3, 1]},'
+            b' "conv": {"type": "Convolution", "parents": ["data"], "filter": [1, 1, 1, 4],'
+            b' "strides": [1, 3, 3, 1], "padding": "VALID"}}}')
+    at = open_page(PAGE)
+    at.file_uploader(key="tp_upload").set_value(("skip.json", spec, "application/json")).run()
+    assert not at.error and "skip on V100" in chart_specs(at)[0]["layout"]["title"]["text"]
+    at.toggle(key="tp_paleo").set_value(True).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith("skip.json: layer 'conv': expected a convolution whose gradient Paleo can model")
+    assert message.endswith("The page shows resnet50 instead.")
+    assert_shows(at, simulate(load_net("resnet50"), **{**DEFAULTS, "device": "K80"}, paleo_compatible=True))
+
+
 def test_a_readable_upload_replaces_the_chosen_model():
     data = (NETS_DIR / "alex_v2.json").read_bytes()
     at = open_page(PAGE)
