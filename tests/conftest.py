@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "reference"
+
+
+def _shared_reference() -> Path:
+    """``shared/reference`` beside the checkout, or above it (a git worktree in a subfolder)."""
+    for parent in ROOT.parents:
+        if (parent / "shared" / "reference").is_dir():
+            return parent / "shared" / "reference"
+    return ROOT.parent / "shared" / "reference"
+
+
+SHARED = _shared_reference()
 
 
 @pytest.fixture(autouse=True)

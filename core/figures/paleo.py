@@ -38,8 +38,12 @@ def _title(result: ScalingResult, what: str) -> str:
             f"{result.scaling} scaling, batch {result.batch_size} ({mode})")
 
 
+def _worker_axis(fig: go.Figure, workers: list[int], log_x: bool) -> None:
+    fig.update_xaxes(tickvals=workers, type="log" if log_x else "linear")
+
+
 def throughput_figure(result: ScalingResult, *, schemes: Sequence[str] | None = None,
-                      show_bound: bool = True) -> go.Figure:
+                      show_bound: bool = True, log_x: bool = False) -> go.Figure:
     """Images per second against workers, one line per communication scheme.
 
     Parameters
@@ -49,6 +53,8 @@ def throughput_figure(result: ScalingResult, *, schemes: Sequence[str] | None = 
         Subset (in this order) of ``result.schemes``; default all.
     show_bound : bool, default=True
         Add the naive bound ``n · peak FLOP/s / FLOPs per image`` (dashed).
+    log_x : bool, default=False
+        Logarithmic worker axis (1, 2, 4, ... evenly spaced), ticks at the worker counts.
 
     Examples
     --------
@@ -68,12 +74,15 @@ def throughput_figure(result: ScalingResult, *, schemes: Sequence[str] | None = 
                                  mode="lines", line=dict(color="#555", dash="dash")))
     base_layout(fig, title=_title(result, "Throughput"), x_title="workers",
                 y_title="throughput (images/s)")
-    fig.update_xaxes(tickvals=x)
+    _worker_axis(fig, x, log_x)
     return fig
 
 
-def speedup_figure(result: ScalingResult, *, schemes: Sequence[str] | None = None) -> go.Figure:
+def speedup_figure(result: ScalingResult, *, schemes: Sequence[str] | None = None,
+                   log_x: bool = False) -> go.Figure:
     """Speed-up over one worker against workers, one line per scheme, plus linear speed-up.
+
+    ``log_x`` gives a logarithmic worker axis, as in :func:`throughput_figure`.
 
     Examples
     --------
@@ -93,7 +102,7 @@ def speedup_figure(result: ScalingResult, *, schemes: Sequence[str] | None = Non
                              line=dict(color="#555", dash="dot")))
     base_layout(fig, title=_title(result, "Speed-up"), x_title="workers",
                 y_title="speed-up over 1 worker (×)")
-    fig.update_xaxes(tickvals=x)
+    _worker_axis(fig, x, log_x)
     return fig
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.errors import InputError
-from core.paleo.calibrate import calibrate_ppp
-from core.paleo.comm import PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
+from core.paleo.calibrate import PPP_PRESETS, calibrate_ppp
+from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
 from core.paleo.cost import LayerCost, apply_cost, layer_cost
 from core.paleo.devices import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS,
                                 PALEO_DEVICES, PALEO_NETWORKS, Device, Network, get_device,
@@ -36,19 +36,19 @@ from core.paleo.devices import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWOR
 from core.paleo.layers import Layer, Net
 from core.paleo.results import PPPCalibration, ScalingResult, WorkerEstimate
 from core.paleo.simulate import (BREAKDOWN_COLUMNS, default_schemes, layer_breakdown,
-                                 simulate, step_time_ms)
+                                 simulate, step_time_ms, worker_counts)
 from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
 
 TORCH_PREFIX = "torch:"
 
 __all__ = [
-    "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
-    "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "RING", "TORCH_PREFIX", "Device",
+    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
+    "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "RING", "TORCH_PREFIX", "Device",
     "Layer", "LayerCost", "Net", "Network", "PPPCalibration", "ScalingResult", "WorkerEstimate",
     "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms", "default_schemes",
     "get_device", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets",
     "load_net", "net_from_model", "parse_spec", "ps_scheme", "read_spec_file", "simulate",
-    "step_time_ms",
+    "step_time_ms", "worker_counts",
 ]
 
 
@@ -62,23 +62,41 @@ def net_from_model(model_name: str, batch_size: int = 1) -> Net:
     return _from_model(model_name, batch_size)
 
 
-def list_nets() -> dict[str, tuple[str, ...]]:
+def list_nets(*, loadable_only: bool = False) -> dict[str, tuple[str, ...]]:
     """Names :func:`load_net` accepts: ``{"specs": ..., "models": ...}``.
 
     Built-in Paleo specs go by their stem (``alex_v2``); torch models by
     ``torch:<name>``, or by the bare name when no spec has it (``resnet20``, but
     ``torch:resnet50`` since ``resnet50`` is Paleo's converted Caffe spec).
 
+    Parameters
+    ----------
+    loadable_only : bool, default=False
+        Leave out the built-in specs :func:`load_net` refuses (the model-parallel
+        ``alex_v2_<k>gpu`` specs); each spec is read once to find out.
+
     Examples
     --------
     >>> nets = list_nets()
     >>> "inception_v3" in nets["specs"], "torch:inception_v3" in nets["models"]
     (True, True)
+    >>> [s for s in nets["specs"] if s not in list_nets(loadable_only=True)["specs"]]
+    ['alex_v2_2gpu', 'alex_v2_4gpu', 'alex_v2_8gpu']
     """
     from core.models import MODEL_NAMES
 
-    return {"specs": builtin_spec_names(),
-            "models": tuple(f"{TORCH_PREFIX}{m}" for m in MODEL_NAMES)}
+    specs = builtin_spec_names()
+    if loadable_only:
+        specs = tuple(s for s in specs if _spec_loads(s))
+    return {"specs": specs, "models": tuple(f"{TORCH_PREFIX}{m}" for m in MODEL_NAMES)}
+
+
+def _spec_loads(stem: str) -> bool:
+    try:
+        read_spec_file(NETS_DIR / f"{stem}.json")
+    except InputError:
+        return False
+    return True
 
 
 def load_net(ref: str | Path) -> Net:

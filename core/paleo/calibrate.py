@@ -21,6 +21,15 @@ from core.paleo.simulate import check_positive, step_time_ms
 
 _MAX_PPP = 1e6
 
+#: Paleo's web-demo "software" presets, ``(ppp_comp, ppp_comm)`` (PALEO_MODEL.md section 3:
+#: reproduced from its ``precompute.json``); the paper fits them to published runs of each
+#: framework (TensorFlow Inception, MXNet, FireCaffe)
+PPP_PRESETS: dict[str, tuple[float, float]] = {
+    "tensorflow": (0.62, 0.72),
+    "mxnet": (0.49, 0.72),
+    "caffe": (0.21, 0.56),
+}
+
 
 def calibrate_ppp(net: Net, measured_step_ms: float, *, device: str | Device, batch_size: int,
                   paleo_compatible: bool = False, pipeline: bool = False) -> PPPCalibration:

@@ -35,6 +35,10 @@ PALEO_SCHEMES: tuple[str, ...] = ("OneToAll", "TreeAllReduce", "ButterflyAllRedu
                                   "ButterflyMixing")
 RING = "RingAllReduce"
 PS_PREFIX = "ParameterServer_p"
+#: schemes that do not give every worker the average of all gradients each iteration:
+#: butterfly mixing (Zhao & Canny 2013) exchanges with one partner per iteration, so its cost
+#: stays one link time at any n while the gradients spread over log2(n) iterations
+APPROXIMATE_SCHEMES: tuple[str, ...] = ("ButterflyMixing",)
 
 
 def ps_scheme(n_ps: int) -> str:

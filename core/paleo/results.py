@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from core.errors import InputError
+from core.paleo.comm import APPROXIMATE_SCHEMES
+
 #: the leading columns of Paleo's validation table (``validation_sample.csv``), in order
 CSV_LEAD_COLUMNS: tuple[str, ...] = (
     "net", "device", "network", "network_Gbps", "scaling", "batch_size_arg", "ppp_comp",
@@ -57,6 +60,20 @@ class WorkerEstimate:
     throughput_img_s: dict[str, float] = field(default_factory=dict)
     speedup: dict[str, float] = field(default_factory=dict)
     naive_peak_img_s: float = 0.0
+
+    @property
+    def no_comm_throughput_img_s(self) -> float:
+        """Images per second if communication were free: ``effective batch / time_comp``.
+
+        At one worker this is the throughput of every scheme that costs nothing there
+        (all but Paleo's ButterflyMixing and the parameter servers).
+
+        Examples
+        --------
+        >>> WorkerEstimate(1, 128, 128, 1, 30.0, 60.0, 10.0, 100.0).no_comm_throughput_img_s
+        1280.0
+        """
+        return self.effective_batch_size / self.time_comp_ms * 1000
 
 
 @dataclass(frozen=True)
@@ -121,6 +138,38 @@ class ScalingResult:
     def speedup(self, scheme: str) -> tuple[float, ...]:
         """Speed-up over one worker under ``scheme`` for each worker count."""
         return tuple(r.speedup[scheme] for r in self.rows)
+
+    def fastest_scheme(self, n_workers: int, *, exact_only: bool = False) -> str:
+        """The scheme with the highest throughput at ``n_workers`` (first in scheme order on a tie).
+
+        Parameters
+        ----------
+        n_workers : int
+            One of :attr:`workers`.
+        exact_only : bool, default=False
+            Leave out :data:`core.paleo.comm.APPROXIMATE_SCHEMES` (butterfly mixing: its one
+            link time per iteration buys only a partial exchange of the gradients).
+
+        Raises
+        ------
+        InputError
+            If ``n_workers`` is not one of :attr:`workers`.
+
+        Examples
+        --------
+        >>> from core.paleo import load_net, simulate
+        >>> res = simulate(load_net("alex_v2"), device="K80", workers=(1, 8), paleo_compatible=True)
+        >>> res.fastest_scheme(1), res.fastest_scheme(8)    # n = 1: no communication but Mixing's
+        ('OneToAll', 'ButterflyMixing')
+        >>> res.fastest_scheme(8, exact_only=True)
+        'ButterflyAllReduce'
+        """
+        if n_workers not in self.workers:
+            raise InputError(f"n_workers: expected one of the simulated worker counts "
+                             f"{list(self.workers)}; got {n_workers!r}. Simulate it first.")
+        row = self.rows[self.workers.index(n_workers)]
+        schemes = [s for s in self.schemes if not (exact_only and s in APPROXIMATE_SCHEMES)]
+        return max(schemes, key=lambda s: row.throughput_img_s[s])
 
     def naive_peak(self) -> tuple[float, ...]:
         """The naive bound ``n · FLOP/s ÷ FLOPs per image`` for each worker count."""

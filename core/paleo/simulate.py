@@ -105,6 +105,28 @@ def _check_simulation(batch_size, workers, scaling, ppp_comp, ppp_comm, n_ps, *,
                          "never overlaps compute and communication; drop one of the two.")
 
 
+def worker_counts(max_workers: int) -> tuple[int, ...]:
+    """Worker counts 1, 2, 4, 8, ... up to ``max_workers`` (included even when not a power of 2).
+
+    Raises
+    ------
+    InputError
+        If ``max_workers`` is below 1.
+
+    Examples
+    --------
+    >>> worker_counts(8), worker_counts(12), worker_counts(1)
+    ((1, 2, 4, 8), (1, 2, 4, 8, 12), (1,))
+    """
+    check_positive(max_workers, "max_workers", integer=True)
+    counts = [1]
+    while counts[-1] * 2 <= max_workers:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != max_workers:
+        counts.append(int(max_workers))
+    return tuple(counts)
+
+
 def default_schemes(*, paleo_compatible: bool, n_ps: Sequence[int] = (2, 4)) -> tuple[str, ...]:
     """Paleo's four schemes; the modern mode adds the ring and one PS scheme per ``n_ps``.
 

@@ -56,3 +56,12 @@ def test_layer_breakdown_figure_stacks_compute_and_memory_of_the_slowest():
 def test_layer_breakdown_figure_of_nothing_is_a_titled_note():
     fig = layer_breakdown_figure(pd.DataFrame(columns=list(BREAKDOWN_COLUMNS)))
     assert len(fig.data) == 0 and fig.layout.annotations[0].text == "no layer with a cost"
+
+
+@pytest.mark.parametrize("build", [throughput_figure, speedup_figure])
+def test_worker_axis_is_linear_by_default_and_log_on_request(result, build):
+    assert build(result).layout.xaxis.type == "linear"
+    fig = build(result, log_x=True)
+    assert fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis.tickvals) == [1, 2, 4, 8, 16]      # a tick at every worker count
+    assert list(fig.data[0].x) == [1, 2, 4, 8, 16]                   # data unchanged
