@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from core.errors import LogFormatError
 from core.logs import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_log, read_log_file
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference"
+from tests.conftest import SHARED
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 

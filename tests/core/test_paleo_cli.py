@@ -11,14 +11,11 @@ import pandas as pd
 import pytest
 
 from core.cli import main
+from tests.conftest import SHARED
 
 
 def _validation_sample() -> Path:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "reference" / "paleo" / "validation_sample.csv"
-        if candidate.is_file():
-            return candidate
-    raise AssertionError("shared/reference/paleo/validation_sample.csv not found above the repo")
+    return SHARED / "paleo" / "validation_sample.csv"
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:

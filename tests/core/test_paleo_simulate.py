@@ -14,18 +14,14 @@ from core.errors import InputError
 from core.paleo import (PALEO_SCHEMES, calibrate_ppp, layer_breakdown, load_net, simulate,
                         step_time_ms)
 from core.paleo.results import CSV_LEAD_COLUMNS
+from tests.conftest import SHARED
 
 HERE = Path(__file__).resolve().parent
 ORIGINAL_GRID = HERE / "data" / "paleo_original_grid.csv"
 
 
 def _validation_sample() -> Path:
-    """``shared/reference/paleo/validation_sample.csv`` beside (or above) the checkout."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "reference" / "paleo" / "validation_sample.csv"
-        if candidate.is_file():
-            return candidate
-    raise AssertionError("shared/reference/paleo/validation_sample.csv not found above the repo")
+    return SHARED / "paleo" / "validation_sample.csv"
 
 
 def _simulate_case(net, row, workers, **extra):
