@@ -11,6 +11,7 @@ import streamlit as st
 #: (page file, title, icon), in navigation order; the first is the default page
 PAGES = [
     ("pages/logs.py", "Logs", ":material/show_chart:"),
+    ("pages/plan.py", "Plan", ":material/timer:"),
 ]
 
 

@@ -27,6 +27,15 @@ UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across p
 EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
 TARGET = "target_acc"          # the target accuracy shared by the pages
+SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
+#: The Calibrate page's prediction of steps to target, read by the Plan page (absent until
+#: the Calibrate page has predicted something).  A plain dict:
+#: ``{"label": str, "steps": float, "steps_low": float | None, "steps_high": float | None,
+#: "note": str}``; steps are training steps (not epochs) at the batch size of the
+#: calibration runs; ``steps_low``/``steps_high`` an interval or None; ``label`` names the
+#: model and device ("ResNet-50 on Tesla V100"), ``note`` says how it was predicted.
+#: Validated by ``core.steps_source.steps_from_prediction``.
+CALIBRATE_PREDICTION = "calibrate_prediction"
 
 
 def init_state() -> None:
@@ -34,7 +43,12 @@ def init_state() -> None:
     st.session_state.setdefault(UPLOADS, {})
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(BUILTIN, ["mnist1d"])
+    # The sidebar widget behind BUILTIN gets a new id on every page (Streamlit adds the page
+    # to widget ids), and a widget's value is dropped when its widget is gone: re-assigning
+    # the value makes it plain session state, so the choice survives a page switch.
+    st.session_state[BUILTIN] = list(st.session_state[BUILTIN])
     st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+    st.session_state.setdefault(SPEED_UPLOADS, {})
 
 
 def page_setup() -> None:
@@ -145,6 +159,31 @@ def add_uploads(files) -> list[str]:
     return names
 
 
+def store_files(files, *, state_key: str) -> list[str]:
+    """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced).
+
+    The generic form of :func:`add_uploads`, for other kinds of files (e.g. ``SPEED_UPLOADS``).
+    """
+    store = st.session_state.setdefault(state_key, {})
+    names = []
+    for f in files or []:
+        store[f.name] = f.getvalue()
+        names.append(f.name)
+    return names
+
+
+def keep_valid_choice(key: str, options, default=None) -> None:
+    """Reset a keyed widget's stored choice when it is no longer among ``options``.
+
+    Call it before creating a radio or selectbox whose options depend on other inputs. The
+    choice becomes ``default`` (or the first option), set through the session state so that
+    the browser shows it too (deleting the key would leave the old value on screen).
+    """
+    options = list(options)
+    if key in st.session_state and st.session_state[key] not in options and options:
+        st.session_state[key] = default if default in options else options[0]
+
+
 def builtin_set_labels() -> dict[str, str]:
     return {k: v[0] for k, v in BUILTIN_LOG_SETS.items()}
 
@@ -159,12 +198,10 @@ def show_errors(errors) -> None:
 def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
     """Render a plotly figure with its HTML and PNG download buttons."""
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
-    c1, c2, _ = st.columns([1, 1, 4])
-    with c1:
+    with st.container(horizontal=True):  # buttons at their natural width, in any column width
         st.download_button("Chart (HTML)", data=lambda: figure_html(fig), file_name=f"{file_stem}.html",
                            mime="text/html", key=f"{key}_html", on_click="ignore",
                            icon=":material/download:")
-    with c2:
         st.download_button("Chart (PNG)", data=lambda: _png_or_note(fig), file_name=f"{file_stem}.png",
                            mime="image/png", key=f"{key}_png", on_click="ignore",
                            icon=":material/image:")
