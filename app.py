@@ -12,6 +12,7 @@ import streamlit as st
 PAGES = [
     ("pages/logs.py", "Logs", ":material/show_chart:"),
     ("pages/calibrate.py", "Calibrate", ":material/tune:"),
+    ("pages/plan.py", "Plan", ":material/timer:"),
     ("pages/throughput.py", "Throughput", ":material/speed:"),
     ("pages/scaling.py", "Scaling", ":material/lan:"),
 ]

@@ -47,6 +47,18 @@ def _natural_key(path: Path) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", path.name))
 
 
+def builtin_speed_tables(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
+    """``(name, path)`` of the built-in measured-speed tables: Pollux's all-reduce step times.
+
+    The name is ``<job>/scalability.csv`` (Pollux, OSDI 2021; see data/README.md).
+
+    >>> [name for name, _ in builtin_speed_tables()][:2]
+    ['bert/scalability.csv', 'cifar10/scalability.csv']
+    """
+    paths = sorted((data_dir / "pollux_traces").glob("*/scalability.csv"))
+    return [(f"{p.parent.name}/{p.name}", p) for p in paths]
+
+
 def course_fits_path(*, data_dir: Path = DATA_DIR) -> Path:
     """The course's table of 36 fitted CIFAR-10 ResNet runs."""
     return data_dir / "cifar10_resnet_optimus_fits.csv"

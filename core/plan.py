@@ -27,6 +27,9 @@ DEFAULT_PS: tuple[int, ...] = (2, 4)
 DEFAULT_MAX_WORKERS = 64
 MAX_BUDGET = 4096
 SECONDS_PER_HOUR = 3600.0
+#: time and cost of a configuration, in LaTeX, for pages
+TIME_LATEX = r"T(p, w) = \frac{\text{steps to target}}{f(p, w)}"
+COST_LATEX = r"\text{cost} = T_h \cdot (w \cdot \text{price}_\text{worker} + p \cdot \text{price}_\text{PS})"
 GRID_COLUMNS: tuple[str, ...] = ("mode", "p", "w", "steps_per_s", "time_s", "time_h", "cost",
                                  "time_unit")
 
@@ -289,6 +292,36 @@ def cheapest_config(grid: pd.DataFrame, *, deadline: float) -> DeadlineChoice:
            f"{float(best[column]):.3g} {unit}, cost {float(best['cost']):.4g}.")
     return DeadlineChoice(met=True, p=int(best["p"]), w=int(best["w"]), time=float(best[column]),
                           cost=float(best["cost"]), message=msg, **base)
+
+
+def suggest_deadline(grid: pd.DataFrame, *, factor: float = 2.0) -> float:
+    """A round default deadline: the first of 1, 2, 5 × 10^k at or above ``factor`` × the fastest time.
+
+    In the grid's display unit (hours, or paper units; :func:`display_time`). Some
+    configuration always meets it, so a page can start with a cheapest choice to show.
+
+    Examples
+    --------
+    Fastest 0.37 hours: ``2 · 0.37 = 0.74``, rounded up to 1 hour.
+
+    >>> g = pd.DataFrame({"time_s": [1332.0, 3600.0], "time_h": [0.37, 1.0], "time_unit": "s"})
+    >>> suggest_deadline(g)
+    1.0
+    >>> suggest_deadline(g, factor=4)   # 1.48 -> 2
+    2.0
+    """
+    factor = _positive(factor, "factor", "suggest_deadline")
+    if len(grid) == 0:
+        raise InputError("suggest_deadline: expected a non-empty plan grid; got 0 rows. "
+                         "Build it with plan_grid.")
+    column, _ = display_time(grid)
+    target = factor * float(grid[column].min())
+    exponent = int(np.floor(np.log10(target)))
+    for mantissa in (1, 2, 5, 10):
+        value = float(f"{mantissa}e{exponent}")
+        if value >= target * (1 - 1e-12):
+            return value
+    return float(f"1e{exponent + 1}")  # pragma: no cover (10 × 10^k always qualifies)
 
 
 @dataclass(frozen=True)

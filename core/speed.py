@@ -47,6 +47,12 @@ FORMULAS: dict[str, str] = {
     "async": "f = w / (θ0 + θ1·w/p + θ2·w + θ3·p)",
     "allreduce": "f = 1 / (θ0·M/w + θ1 + θ3·w)",
 }
+#: the same equations in LaTeX, for pages
+FORMULAS_LATEX: dict[str, str] = {
+    "sync": r"f(p, w) = \frac{1}{\theta_0 \frac{M}{w} + \theta_1 + \theta_2 \frac{w}{p} + \theta_3 w + \theta_4 p}",
+    "async": r"f(p, w) = \frac{w}{\theta_0 + \theta_1 \frac{w}{p} + \theta_2 w + \theta_3 p}",
+    "allreduce": r"f(w) = \frac{1}{\theta_0 \frac{M}{w} + \theta_1 + \theta_3 w}",
+}
 TIME_UNITS: tuple[str, ...] = ("s", "paper units")
 PAPER_THETA: dict[str, tuple[float, ...]] = {
     "sync": (1.02, 2.78, 4.92, 0.00, 0.02),

@@ -28,7 +28,7 @@ from core.ps_rounds import (LOCAL_TRAINING_NOTE, LocalTraining, PSJob, PSRounds,
 from core.scaling import LINK_PRESETS_GBPS, ScalingResult, filter_rows, scaling_analysis
 from core.scaling_table import (POLLUX_DATASET_SIZES, POLLUX_DIR, parse_scaling_table, pollux_jobs,
                                 read_pollux_trace, read_scaling_table)
-from pages.shared.common import chart, keep_choice_valid, page_setup, table_download
+from pages.shared.common import chart, keep_valid_choice, page_setup, table_download
 
 #: the worker table the sync/async section opens with (the example of tests/core/test_async_sync.py)
 EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0, 1.0, 2.0],
@@ -386,8 +386,8 @@ def _filters(result: ScalingResult, name: str) -> ScalingResult:
         st.session_state["scaling_filters_for"] = name
         st.session_state["scaling_filter_batch"] = default_batch
         st.session_state["scaling_filter_global"] = ALL
-    keep_choice_valid("scaling_filter_batch", batches, default_batch)
-    keep_choice_valid("scaling_filter_global", globals_, ALL)
+    keep_valid_choice("scaling_filter_batch", batches, default_batch)
+    keep_valid_choice("scaling_filter_global", globals_, ALL)
     st.markdown("**Which comparisons to show**")
     c = st.columns([2, 3])
     kind = c[0].radio("Scaling", options=[ALL, "strong", "weak"], horizontal=True, key="scaling_filter_kind",

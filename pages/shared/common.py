@@ -28,6 +28,15 @@ EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / role
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
 BUILTIN_WIDGET = "builtin_sets_widget"
 TARGET = "target_acc"          # the target accuracy shared by the pages
+SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
+#: The Calibrate page's prediction of steps to target, read by the Plan page (absent until
+#: the Calibrate page has predicted something).  A plain dict:
+#: ``{"label": str, "steps": float, "steps_low": float | None, "steps_high": float | None,
+#: "note": str}``; steps are training steps (not epochs) at the batch size of the
+#: calibration runs; ``steps_low``/``steps_high`` an interval or None; ``label`` names the
+#: model and device ("ResNet-50 on Tesla V100"), ``note`` says how it was predicted.
+#: Validated by ``core.steps_source.steps_from_prediction``.
+CALIBRATE_PREDICTION = "calibrate_prediction"
 
 
 def init_state() -> None:
@@ -36,6 +45,7 @@ def init_state() -> None:
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(BUILTIN, ["mnist1d"])
     st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+    st.session_state.setdefault(SPEED_UPLOADS, {})
 
 
 def _sync_builtin() -> None:
@@ -143,14 +153,34 @@ def read_uploaded(name: str) -> RunLog:
 
 
 def add_uploads(files) -> list[str]:
-    """Store uploaded files' bytes under their names (same name: replaced); return names."""
+    """Store uploaded logs' bytes under their names (same name: replaced); return names."""
     init_state()
-    store = st.session_state[UPLOADS]
+    return store_files(files, state_key=UPLOADS)
+
+
+def store_files(files, *, state_key: str) -> list[str]:
+    """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced).
+
+    The generic form of :func:`add_uploads`, for other kinds of files (e.g. ``SPEED_UPLOADS``).
+    """
+    store = st.session_state.setdefault(state_key, {})
     names = []
     for f in files or []:
         store[f.name] = f.getvalue()
         names.append(f.name)
     return names
+
+
+def keep_valid_choice(key: str, options, default=None) -> None:
+    """Reset a keyed widget's stored choice when it is no longer among ``options``.
+
+    Call it before creating a radio or selectbox whose options depend on other inputs. The
+    choice becomes ``default`` (or the first option), set through the session state so that
+    the browser shows it too (deleting the key would leave the old value on screen).
+    """
+    options = list(options)
+    if key in st.session_state and st.session_state[key] not in options and options:
+        st.session_state[key] = default if default in options else options[0]
 
 
 def builtin_set_labels() -> dict[str, str]:
@@ -167,7 +197,7 @@ def show_errors(errors) -> None:
 def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
     """Render a plotly figure with its HTML and PNG download buttons."""
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
-    with st.container(horizontal=True, gap="small"):
+    with st.container(horizontal=True):  # buttons at their natural width, in any column width
         st.download_button("Chart (HTML)", data=lambda: figure_html(fig), file_name=f"{file_stem}.html",
                            mime="text/html", key=f"{key}_html", on_click="ignore",
                            icon=":material/download:")
@@ -192,17 +222,16 @@ def table_download(table: pd.DataFrame, *, key: str, file_name: str, label: str 
 
 
 def target_slider(*, key: str) -> float:
-    """The target-accuracy slider, shared by the pages through ``TARGET``."""
-    if key not in st.session_state:
-        st.session_state[key] = float(st.session_state.get(TARGET, DEFAULT_TARGET_ACC))
-    value = st.slider("Target accuracy", min_value=0.50, max_value=0.99, step=0.01, key=key,
-                      format="%.2f", help="The run counts as converged when its accuracy exceeds this.")
-    st.session_state[TARGET] = value
-    return value
+    """The target-accuracy slider, shared by the pages through ``TARGET``.
 
+    Each page has its own widget (widget state is page-scoped); it starts from the shared
+    value and writes every change back to it, so moving it on one page moves it on all.
+    """
+    init_state()
 
-def keep_choice_valid(key: str, options, default) -> None:
-    """Before a keyed choice widget is drawn: replace a stored choice that is no longer among
-    ``options`` (the data behind them changed) by ``default``."""
-    if key in st.session_state and st.session_state[key] not in list(options):
-        st.session_state[key] = default
+    def _sync() -> None:
+        st.session_state[TARGET] = float(st.session_state[key])
+
+    return float(st.slider("Target accuracy", min_value=0.50, max_value=0.99, step=0.01,
+                           value=float(st.session_state[TARGET]), key=key, on_change=_sync, format="%.2f",
+                           help="The run counts as converged when its accuracy exceeds this."))

@@ -19,9 +19,10 @@ from core.plan import (
     greedy_allocation,
     pareto_frontier,
     plan_grid,
+    suggest_deadline,
     time_to_target_s,
 )
-from core.speed import SpeedModel, calibrate_time_unit, paper_speed_model
+from core.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, calibrate_time_unit, paper_speed_model
 
 ALLREDUCE = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)   # 0.098 s/step at w=8
 CALIBRATED = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)       # 1 paper unit = 0.02 s
@@ -251,3 +252,41 @@ def test_greedy_never_beats_the_exhaustive_optimum(seed):
 def test_docstring_examples_run():
     result = doctest.testmod(core.plan)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---------------------------------------------------------------- default deadline (Plan page)
+@pytest.mark.parametrize("fastest_h, factor, expected", [
+    (0.37, 2.0, 1.0),      # 0.74 -> 1
+    (0.5, 2.0, 1.0),       # exactly 1 stays 1
+    (0.6, 2.0, 2.0),       # 1.2 -> 2
+    (1.5, 2.0, 5.0),       # 3 -> 5
+    (3.0, 2.0, 10.0),      # 6 -> 10
+    (0.012, 2.0, 0.05),    # 0.024 -> 0.05
+])
+def test_suggest_deadline_rounds_up_to_1_2_5(fastest_h, factor, expected):
+    g = pd.DataFrame({"time_s": [fastest_h * 3600, 99 * 3600.0], "time_h": [fastest_h, 99.0], "time_unit": "s"})
+    assert suggest_deadline(g, factor=factor) == expected
+
+
+def test_suggest_deadline_is_always_met_and_uses_paper_units():
+    g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
+    d = suggest_deadline(g)
+    # paper units: fastest at p = 4, w = 10: 130.56/10 + 2.78 + 4.92·10/4 + 0.02·4 = 28.216 units
+    # per step -> 28 216 units; 2x = 56 432 -> 100 000
+    assert d == 100_000.0
+    assert cheapest_config(g, deadline=d).met
+
+
+def test_suggest_deadline_refuses_empty_grid_and_bad_factor():
+    g = plan_grid(paper_speed_model("sync"), 1000, workers=[4])
+    with pytest.raises(InputError, match=r"suggest_deadline: expected factor > 0; got 0"):
+        suggest_deadline(g, factor=0)
+    with pytest.raises(InputError, match="expected a non-empty plan grid"):
+        suggest_deadline(g.iloc[:0])
+
+
+def test_latex_formulas_name_every_theta_of_their_mode():
+    for mode, names in THETA_NAMES.items():
+        latex = FORMULAS_LATEX[mode]
+        assert [f"\\theta_{n[-1]}" in latex for n in names] == [True] * len(names)
+        assert latex.count("\\theta_") == len(names)

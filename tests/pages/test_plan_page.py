@@ -1,0 +1,260 @@
+"""The Plan page: built-in data, sliders, θ sources, steps sources, deadline, greedy (AppTest)."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.datasets import builtin_log_files
+from core.logs import read_log_file
+from core.plan import best_workers, cheapest_config, greedy_allocation, plan_grid
+from core.runs import analyse_run, fits_table
+from core.speed import SpeedModel, calibrate_time_unit, paper_speed_model
+from core.steps_source import steps_from_run
+from tests.pages.conftest import APP, chart_specs, open_page
+
+PAGE = "pages/plan.py"
+DEFAULT_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
+PREDICTION = {"label": "ResNet-50 on Tesla V100", "steps": 60_000.0, "steps_low": 45_000.0,
+              "steps_high": 80_000.0, "note": "Kernel ridge over depth and GPU."}
+
+
+@pytest.fixture(scope="module")
+def builtin_steps():
+    """Steps to 92 % for the page's default run, computed by core alone."""
+    analyses = [analyse_run(read_log_file(p), target_acc=0.92) for _, p in builtin_log_files("mnist1d")]
+    fit = next(a.fit for a in analyses if a.log.source == DEFAULT_RUN)
+    return steps_from_run(fits_table(analyses), fit, run=DEFAULT_RUN)
+
+
+def figure(at, index: int = 0) -> dict:
+    return chart_specs(at)[index]
+
+
+def _plain(value):
+    """Plotly's JSON writes numeric arrays as typed arrays ({"dtype", "bdata"}): decode to a list."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return value
+
+
+def trace(spec: dict, name: str) -> dict:
+    """The trace called ``name``, with its x, y and text as plain lists."""
+    found = next(t for t in spec["data"] if t["name"] == name)
+    return {k: _plain(v) for k, v in found.items()}
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def shown_grid(at) -> pd.DataFrame:
+    return at.dataframe[0].value
+
+
+def typed_steps(at, steps: float, low: float | None = None, high: float | None = None) -> None:
+    at.radio(key="plan_steps_source").set_value("typed").run()
+    at.number_input(key="plan_steps").set_value(steps)
+    at.number_input(key="plan_steps_low").set_value(low)
+    at.number_input(key="plan_steps_high").set_value(high).run()
+
+
+def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
+    at = open_page(PAGE)
+    assert at.title[0].value == "Plan"
+    assert metrics(at)["Steps to target"] == f"{builtin_steps.steps:,.0f}"
+    grid = plan_grid(paper_speed_model("sync"), builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
+                     steps_interval=builtin_steps.interval, price_worker=2.5, price_ps=0.5)
+    best = best_workers(grid)
+    tta = figure(at, 0)
+    assert [t["name"] for t in tta["data"]] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    assert trace(tta, "best w")["x"] == best["w"].tolist() == [7, 10]   # sqrt(130.56·p/4.92): 7, 10
+    assert trace(tta, "best w")["text"] == ["w = 7", "w = 10"]
+    assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
+    pd.testing.assert_frame_equal(shown_grid(at).reset_index(drop=True), grid, check_dtype=False)
+    cost = figure(at, 1)
+    assert [t["name"] for t in cost["data"]][:3] == ["p = 2", "p = 4", "Pareto frontier"]
+    assert {"greedy path", "exhaustive optimum"} <= {t["name"] for t in cost["data"]}
+    assert not at.error
+
+
+def test_worker_slider_and_ps_choice_move_the_best_w_as_core_says(builtin_steps):
+    at = open_page(PAGE)
+    at.slider(key="plan_max_workers").set_value(8).run()
+    # p = 4 is best at w = 10 with room; capped at 8 workers it is best at the edge
+    assert trace(figure(at), "best w")["text"] == ["w = 7", "w = 8"]
+    at.multiselect(key="plan_ps").set_value([1, 8]).run()
+    grid = plan_grid(paper_speed_model("sync"), builtin_steps.steps, ps=(1, 8), workers=range(1, 9),
+                     steps_interval=builtin_steps.interval)
+    expected = best_workers(grid)["w"].tolist()
+    # p = 1: sqrt(130.56/4.92) = 5.15 -> 5; p = 8: sqrt(130.56·8/4.92) = 14.6, capped at 8
+    assert expected == [5, 8]
+    assert trace(figure(at), "best w")["x"] == expected
+    assert metrics(at)["Best w for p = 1"] == "w = 5" and metrics(at)["Best w for p = 8"] == "w = 8"
+    assert "Best w for p = 2" not in metrics(at)
+
+
+def test_typed_theta_and_steps_give_the_optimum_worked_out_by_hand():
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("typed").run()
+    for name, value in zip(("theta0", "theta1", "theta2", "theta3", "theta4"), (1.0, 0.0, 1.0, 0.0, 0.0)):
+        at.number_input(key=f"plan_theta_sync_{name}").set_value(value)
+    at.number_input(key="plan_batch").set_value(32)
+    at.multiselect(key="plan_ps").set_value([2, 8])
+    typed_steps(at, 450)
+    # 1/f = 32/w + w/p seconds per step: least at w = sqrt(32·p), i.e. w = 8 for p = 2 (4 + 4 = 8 s)
+    # and w = 16 for p = 8 (2 + 2 = 4 s); 450 steps take 3600 s = 1 h and 1800 s = 0.5 h
+    best = trace(figure(at), "best w")
+    assert best["x"] == [8, 16] and best["y"] == pytest.approx([1.0, 0.5])
+    assert metrics(at)["Best w for p = 2"] == "w = 8" and metrics(at)["Best w for p = 8"] == "w = 16"
+    assert any(c.value.startswith("1 hours;") for c in at.caption)
+    assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"
+    assert not at.warning
+
+
+def test_paper_theta_warns_of_paper_units_and_calibration_switches_to_hours(builtin_steps):
+    at = open_page(PAGE)
+    assert any("paper units" in w.value for w in at.warning)
+    assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (paper units)"
+    at.toggle(key="plan_calibrate").set_value(True).run()
+    at.number_input(key="plan_cal_step_time").set_value(0.906).run()
+    assert not at.warning
+    assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"
+    grid = shown_grid(at).set_index(["p", "w"])
+    # calibrated at p = 2, w = 4: one step there takes 0.906 s
+    assert grid.loc[(2, 4), "time_s"] == pytest.approx(builtin_steps.steps * 0.906)
+    assert grid.loc[(2, 4), "time_h"] == pytest.approx(builtin_steps.steps * 0.906 / 3600)
+    assert (grid["time_unit"] == "s").all()
+    assert trace(figure(at), "best w")["x"] == [7, 10]          # the shape of the curves is kept
+
+
+def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("table").run()
+    at.file_uploader(key="plan_speed_upload").set_value([
+        ("bad_speeds.csv", b"w,steps_per_s\n0,1.0\n2,1.5\n", "text/csv")]).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors == ["bad_speeds.csv: expected w integers >= 1; got 0 in row 1. Fix or remove that row."]
+    assert at.selectbox(key="plan_speed_table").value == "built-in: Pollux cifar10/scalability.csv"
+    assert any("MAPE 12.53 %" in c.value for c in at.caption)          # docs/plan.md, cifar10
+    assert [t["name"] for t in figure(at)["data"]] == ["p = 0 range", "p = 0", "best w"]
+    assert "Best w (all-reduce)" in metrics(at)
+
+
+def test_uploaded_ps_table_is_fitted_and_offers_sync_and_async():
+    theta = (0.01, 0.1, 0.05, 0.002, 0.01)
+    truth = SpeedModel("sync", theta, global_batch=128)
+    rows = ["p,w,global_batch,steps_per_s"] + [f"{p},{w},128,{truth.steps_per_s(p, w)!r}"
+                                                for p in (1, 2, 4) for w in (1, 2, 4, 8)]
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("table").run()
+    at.file_uploader(key="plan_speed_upload").set_value([
+        ("ps_speeds.csv", ("\n".join(rows) + "\n").encode(), "text/csv")]).run()
+    assert not at.error
+    assert at.selectbox(key="plan_speed_table").value == "uploaded: ps_speeds.csv"
+    assert at.radio(key="plan_mode").options == ["synchronous (Eq. 4)", "asynchronous (Eq. 3)"]
+    best = best_workers(plan_grid(truth, 50_000, ps=(2, 4), workers=range(1, 33)))["w"].tolist()
+    typed_steps(at, 50_000)
+    assert trace(figure(at), "best w")["x"] == best
+    assert any("MAPE 0.00 %" in c.value for c in at.caption)
+
+
+def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
+    at = open_page(PAGE)
+    assert "calibrate" not in at.radio(key="plan_steps_source").options
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["calibrate_prediction"] = PREDICTION
+    at.run()
+    at.switch_page(PAGE).run()
+    source = at.radio(key="plan_steps_source")
+    assert "the Calibrate page's prediction" in source.options
+    source.set_value("calibrate").run()
+    assert metrics(at)["Steps to target"] == "60,000"
+    assert any("ResNet-50 on Tesla V100" in c.value for c in at.caption)
+    names = [t["name"] for t in figure(at)["data"]]
+    assert names == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    grid = shown_grid(at).set_index(["p", "w"])
+    assert grid.loc[(2, 4), "time_s_low"] == pytest.approx(45_000 * 45.3)   # 45.3 units per step at (2, 4)
+
+
+def test_broken_calibrate_prediction_is_named():
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["calibrate_prediction"] = {"label": "ResNet-50", "steps": "lots"}
+    at.run()
+    at.switch_page(PAGE).run()
+    at.radio(key="plan_steps_source").set_value("calibrate").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["calibrate_prediction: expected 'steps' of type int or float; "
+                                           "got 'lots'."]
+    assert not chart_specs(at) and "Nothing to plan" in at.info[0].value
+
+
+def test_deadline_and_budget_choices_equal_core():
+    at = open_page(PAGE)
+    typed_steps(at, 10_000)
+    at.toggle(key="plan_calibrate").set_value(True).run()
+    at.number_input(key="plan_deadline_hours").set_value(2.0)
+    at.number_input(key="plan_budget").set_value(12).run()
+    model = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)
+    grid = plan_grid(model, 10_000, ps=(2, 4), workers=range(1, 33), price_worker=2.5, price_ps=0.5)
+    choice = cheapest_config(grid, deadline=2.0)
+    assert choice.met
+    assert metrics(at)["Cheapest within 2 hours"] == f"p = {choice.p}, w = {choice.w}"
+    alloc = greedy_allocation(model, 10_000, budget=12, price_worker=2.5, price_ps=0.5)
+    assert metrics(at)["Greedy allocation, 12 tasks"] == f"p = {alloc.greedy[0]}, w = {alloc.greedy[1]}"
+    star = trace(figure(at, 1), "cheapest under deadline")
+    assert star["text"] == [f"p = {choice.p}, w = {choice.w}"]
+
+
+def test_async_mode_plans_with_the_async_equation(builtin_steps):
+    at = open_page(PAGE)
+    at.radio(key="plan_mode").set_value("async").run()
+    grid = plan_grid(paper_speed_model("async"), builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
+                     steps_interval=builtin_steps.interval)
+    assert trace(figure(at), "best w")["x"] == best_workers(grid)["w"].tolist()
+    assert (shown_grid(at)["mode"] == "async").all()
+
+
+def test_fitted_method_on_a_run_that_reached_the_target_uses_the_other_runs():
+    at = open_page(PAGE)
+    run = "resnet20_Intel Xeon Processor.csv"
+    at.selectbox(key="plan_run").set_value(run).run()
+    assert metrics(at)["Steps to target"] == "945"               # measured: epoch 15's last step
+    at.radio(key="plan_run_method").set_value("fitted").run()
+    assert "4 other train run(s)" in " ".join(c.value for c in at.caption)
+    at.number_input(key="plan_loss_threshold").set_value(0.5).run()
+    assert any("threshold typed in: L = 0.5" in c.value for c in at.caption)
+
+
+def test_no_runs_loaded_falls_back_to_typed_steps():
+    at = open_page(PAGE)
+    at.sidebar.multiselect(key="builtin_sets").set_value([]).run()
+    assert not at.exception
+    assert at.radio(key="plan_steps_source").options == ["a number typed in"]
+    assert metrics(at)["Steps to target"] == "50,000" and chart_specs(at)
+
+
+def test_builtin_runs_chosen_on_logs_survive_the_switch_to_plan():
+    """Regression: the sidebar's built-in choice was dropped on a page switch (the widget id is per page)."""
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.sidebar.multiselect(key="builtin_sets").set_value(["mnist1d", "pollux"]).run()
+    at.switch_page(PAGE).run()
+    runs = at.selectbox(key="plan_run").options
+    assert len(runs) == 12 + 13 and any(r.startswith("cifar10/validation-128.csv") for r in runs)
+
+
+def test_mode_falls_back_when_the_theta_source_no_longer_offers_it():
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("typed").run()
+    at.radio(key="plan_mode").set_value("allreduce").run()
+    assert [t["name"] for t in figure(at)["data"]][:2] == ["p = 0 range", "p = 0"]
+    assert at.multiselect(key="plan_ps").disabled
+    at.radio(key="plan_theta_source").set_value("paper").run()       # the paper has no all-reduce θ
+    assert not at.exception and not at.error
+    assert at.radio(key="plan_mode").value == "sync"
+    assert trace(figure(at), "best w")["x"] == [7, 10]
