@@ -13,13 +13,16 @@ import warnings
 import pandas as pd
 import streamlit as st
 
-from core.datasets import builtin_speed_tables
+from core.compare import paleo_net_for, paleo_time_to_target
+from core.datasets import builtin_datasets_by_file, builtin_speed_tables
 from core.errors import FitWarning, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.plan import (COST_LATEX, TIME_LATEX, Allocation, best_workers, cheapest_config, display_time,
                        greedy_allocation, plan_grid, suggest_deadline)
 from core.speed import (FORMULAS_LATEX, PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedModel, calibrate_time_unit,
                         fit_speed_model, paper_speed_model)
+from core.naming import parse_run_name
+from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.speed_table import has_parameter_servers, read_speed_table
 from core.steps_source import RUN_METHODS, StepsEstimate, steps_from_prediction, steps_from_run, typed_steps
 from pages.shared.common import (CALIBRATE_PREDICTION, SPEED_UPLOADS, chart, keep_valid_choice, load_runs,
@@ -76,14 +79,59 @@ def _allocation(model: SpeedModel, steps: float, budget: int, price_worker: floa
     return greedy_allocation(model, steps, budget=budget, price_worker=price_worker, price_ps=price_ps)
 
 
-def extra_curves(grid: pd.DataFrame, *, model: SpeedModel, steps: StepsEstimate) -> pd.DataFrame | None:
-    """Hook: more time-to-target curves drawn beside Optimus's, or None.
+@st.cache_resource(show_spinner=False)
+def _paleo_net(ref: str):
+    return load_net(ref)
 
-    Return a frame ``p, w, time_h, label`` (one dashed line per label, in the colour of its
-    p; see ``core.figures.plan.tta_vs_workers_figure``'s ``extra=``): this is where Paleo's
-    estimated time per p goes once the Paleo core is wired in.
-    """
-    return None
+
+@st.cache_data(show_spinner="Paleo estimate …", max_entries=64)
+def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...], batch: int, device: str,
+                  network: str, ppp_comp: float, ppp_comm: float) -> pd.DataFrame:
+    return paleo_time_to_target(_paleo_net(ref), steps, workers=range(1, max_workers + 1), ps=ps,
+                                global_batch=batch, device=device, network=network, ppp_comp=ppp_comp,
+                                ppp_comm=ppp_comm)
+
+
+def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int, global_batch: int,
+                  seconds: bool) -> pd.DataFrame | None:
+    """Paleo's estimated time to target for the same p and w (dashed curves), or None."""
+    with st.expander("Paleo estimate beside Optimus", expanded=True, icon=":material/speed:"):
+        on = st.toggle("Draw Paleo's analytical estimate (steps × Paleo's per-iteration time)", value=True,
+                       key="plan_paleo_on")
+        if not on:
+            return None
+        nets = [*list_nets(loadable_only=True)["specs"], *list_nets()["models"]]
+        run = st.session_state.get("plan_run")
+        default = paleo_net_for(parse_run_name(run).model if run else None,
+                                builtin_datasets_by_file().get(run, "cifar10"))
+        keep_valid_choice("plan_paleo_net", nets, default)
+        c1, c2, c3 = st.columns(3)
+        ref = c1.selectbox("Network", nets, index=nets.index(default) if default in nets else 0,
+                           key="plan_paleo_net")
+        devices = list(DEVICES)
+        device = c2.selectbox("Device", devices, index=devices.index("V100"), key="plan_paleo_device")
+        networks = list(NETWORKS)
+        network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet") if "ethernet" in networks
+                               else 0, key="plan_paleo_network")
+        c4, c5 = st.columns(2)
+        ppp_comp = c4.number_input("PPP compute", min_value=0.01, max_value=1.0, value=PPP_PRESETS["tensorflow"][0],
+                                   step=0.01, key="plan_paleo_ppp_comp")
+        ppp_comm = c5.number_input("PPP communication", min_value=0.01, max_value=1.0,
+                                   value=PPP_PRESETS["tensorflow"][1], step=0.01, key="plan_paleo_ppp_comm")
+        st.caption(f"Paleo (Qi et al., ICLR 2017, modern mode): synchronous data parallelism at M = {global_batch} "
+                   "split over the workers, Paleo's parameter-server scheme with p servers (ring all-reduce "
+                   "without servers), no overlap; PPP defaults are Paleo's TensorFlow values — calibrate them "
+                   "on the Throughput page from a measured step time. Paleo has no per-step latency term, so "
+                   "small networks come out optimistic.")
+        if not seconds:
+            st.caption(":material/info: Hidden while the Optimus times are in paper units.")
+            return None
+        try:
+            return _paleo_curves(ref, float(steps.steps), int(max_workers), ps, int(global_batch), device, network,
+                                 float(ppp_comp), float(ppp_comm))
+        except PlannerError as err:
+            st.error(str(err), icon=":material/error:")
+            return None
 
 
 # ---------------------------------------------------------------- input sections
@@ -286,10 +334,12 @@ if model.time_unit == "paper units":
                "with each other only. Turn on *Calibrate to seconds* with one measured step time to get hours.",
                icon=":material/warning:")
 
+paleo = paleo_section(steps=estimate, ps=() if allreduce else tuple(sorted(ps)), max_workers=int(max_workers),
+                      global_batch=int(global_batch), seconds=model.time_unit == "s")
 st.subheader("Time to target against workers")
 left, right = st.columns([2, 1], gap="medium")
 with left:
-    chart(tta_vs_workers_figure(grid, extra=extra_curves(grid, model=model, steps=estimate),
+    chart(tta_vs_workers_figure(grid, extra=paleo,
                                 title=f"Time to target against workers ({estimate.label})"),
           key="plan_tta_chart", file_stem="time_to_target")
 with right:

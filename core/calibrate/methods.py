@@ -74,32 +74,20 @@ def check_method(name: str) -> Method:
 
 
 # --------------------------------------------------------------------------- features
-_REGISTRY_CANDIDATES = {
-    "cifar10": ("{m}_cifar", "{m}"),
-    "mnist1d": ("{m}_1d",),
-}
-
-
 @lru_cache(maxsize=None)
 def architecture_parameters(model: str, dataset: str = "cifar10") -> int | None:
     """Parameter count of ``model`` as trained on ``dataset``, from ``core.models``.
 
-    CIFAR-10 runs of ``resnet18``/``resnet50`` use the CIFAR adaptation of the wide
-    ImageNet ResNets (``resnet18_cifar``); ``resnet20``..``resnet56`` are the thin CIFAR
-    ResNets; MNIST-1D runs use the 1-D ResNets (``resnet20_1d``); any other data set looks
-    the name up as it is.  ``None`` when unknown: the feature is then left out of every
-    fit that involves that run, so one family of counts is never mixed with another.
+    The architecture is ``core.models.registry_name(model, dataset)``.  ``None`` when
+    unknown: the feature is then left out of every fit that involves that run, so one family
+    of counts is never mixed with another.
     """
     try:
-        from core.models import MODEL_NAMES, parameter_count
+        from core.models import parameter_count, registry_name
     except ImportError:  # pragma: no cover - torch missing
         return None
-    patterns = _REGISTRY_CANDIDATES.get(dataset, ("{m}",))
-    for pattern in patterns:
-        name = pattern.format(m=model.lower())
-        if name in MODEL_NAMES:
-            return int(parameter_count(name))
-    return None
+    name = registry_name(model, dataset)
+    return int(parameter_count(name)) if name else None
 
 
 def feature_frame(rows: pd.DataFrame) -> pd.DataFrame:

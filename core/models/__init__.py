@@ -52,7 +52,7 @@ from core.models.resnets import (BasicBlock, BasicBlock1d, Bottleneck, CifarResN
 
 __all__ = ["MODEL_NAMES", "BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet",
            "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "build_model",
-           "example_input", "model_info", "parameter_count"]
+           "example_input", "model_info", "parameter_count", "registry_name"]
 
 
 # --------------------------------------------------------------------------- registry
@@ -191,6 +191,32 @@ def parameter_count(name: str) -> int:
     with torch.device("meta"):
         model = _entry(name).build()
     return int(sum(p.numel() for p in model.parameters() if p.requires_grad))
+
+
+#: how a run's model name maps to a registry name, per data set it trained on
+_DATASET_PATTERNS: dict[str, tuple[str, ...]] = {
+    "cifar10": ("{m}_cifar", "{m}"),
+    "mnist1d": ("{m}_1d",),
+}
+
+
+def registry_name(model: str, dataset: str = "cifar10") -> str | None:
+    """The registered architecture a run of ``model`` on ``dataset`` used, or ``None``.
+
+    CIFAR-10 runs of ``resnet18``/``resnet50`` use the CIFAR adaptation of the wide ResNets;
+    ``resnet20``..``resnet56`` the thin CIFAR ResNets; MNIST-1D runs the 1-D ResNets; any
+    other data set looks the name up as it is.
+
+    >>> registry_name("resnet50"), registry_name("resnet20"), registry_name("resnet8", "mnist1d")
+    ('resnet50_cifar', 'resnet20', 'resnet8_1d')
+    >>> registry_name("resnet8", "other") is None
+    True
+    """
+    for pattern in _DATASET_PATTERNS.get(dataset, ("{m}",)):
+        name = pattern.format(m=str(model).lower())
+        if name in _REGISTRY:
+            return name
+    return None
 
 
 def model_info(name: str) -> ModelInfo:

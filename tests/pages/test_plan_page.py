@@ -142,7 +142,9 @@ def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
     assert errors == ["bad_speeds.csv: expected w integers >= 1; got 0 in row 1. Fix or remove that row."]
     assert at.selectbox(key="plan_speed_table").value == "built-in: Pollux cifar10/scalability.csv"
     assert any("MAPE 12.53 %" in c.value for c in at.caption)          # docs/plan.md, cifar10
-    assert [t["name"] for t in figure(at)["data"]] == ["p = 0 range", "p = 0", "best w"]
+    names = [t["name"] for t in figure(at)["data"]]
+    assert names[:3] == ["p = 0 range", "p = 0", "best w"]
+    assert names[3:] == ["Paleo ring all-reduce (V100, ethernet)"]   # seconds: Paleo is drawn too
     assert "Best w (all-reduce)" in metrics(at)
 
 
@@ -233,7 +235,7 @@ def test_fitted_method_on_a_run_that_reached_the_target_uses_the_other_runs():
 
 def test_no_runs_loaded_falls_back_to_typed_steps():
     at = open_page(PAGE)
-    at.sidebar.multiselect(key="builtin_sets").set_value([]).run()
+    at.sidebar.multiselect(key="builtin_sets_widget").set_value([]).run()
     assert not at.exception
     assert at.radio(key="plan_steps_source").options == ["a number typed in"]
     assert metrics(at)["Steps to target"] == "50,000" and chart_specs(at)
@@ -242,7 +244,7 @@ def test_no_runs_loaded_falls_back_to_typed_steps():
 def test_builtin_runs_chosen_on_logs_survive_the_switch_to_plan():
     """Regression: the sidebar's built-in choice was dropped on a page switch (the widget id is per page)."""
     at = AppTest.from_file(str(APP), default_timeout=120).run()
-    at.sidebar.multiselect(key="builtin_sets").set_value(["mnist1d", "pollux"]).run()
+    at.sidebar.multiselect(key="builtin_sets_widget").set_value(["mnist1d", "pollux"]).run()
     at.switch_page(PAGE).run()
     runs = at.selectbox(key="plan_run").options
     assert len(runs) == 12 + 13 and any(r.startswith("cifar10/validation-128.csv") for r in runs)
@@ -258,3 +260,25 @@ def test_mode_falls_back_when_the_theta_source_no_longer_offers_it():
     assert not at.exception and not at.error
     assert at.radio(key="plan_mode").value == "sync"
     assert trace(figure(at), "best w")["x"] == [7, 10]
+
+
+def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
+    from core.compare import paleo_time_to_target
+    from core.paleo import load_net
+
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("typed").run()
+    at.radio(key="plan_mode").set_value("sync").run()
+    typed_steps(at, 20_000)
+    at.selectbox(key="plan_paleo_net").set_value("torch:resnet50_cifar").run()
+    assert not at.exception
+    tta = figure(at, 0)
+    names = [t["name"] for t in tta["data"]]
+    assert names[-2:] == ["Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"]
+    expected = paleo_time_to_target(load_net("torch:resnet50_cifar"), 20_000, workers=range(1, 33), ps=(2, 4),
+                                    global_batch=128, device="V100", network="ethernet", ppp_comp=0.62,
+                                    ppp_comm=0.72)
+    p2 = expected[expected["p"] == 2].sort_values("w")
+    assert trace(tta, "Paleo p = 2 (V100, ethernet)")["y"] == pytest.approx(p2["time_h"].tolist())
+    at.toggle(key="plan_paleo_on").set_value(False).run()
+    assert not any(t["name"].startswith("Paleo") for t in figure(at, 0)["data"])

@@ -1,0 +1,85 @@
+"""Paleo's analytical estimate of time to target, beside Optimus's fitted speed model.
+
+Paleo (core.paleo) predicts the time of one training iteration from FLOPs, memory traffic
+and the network; multiplying by the steps to target gives a second, independent estimate of
+the time to target for the same worker and parameter-server counts as the Plan page's
+Optimus curves.  Assumptions: synchronous data-parallel training at global batch ``M``
+(strong scaling: each of ``w`` workers takes ``ceil(M/w)`` samples), one optimiser step per
+iteration, Paleo's parameter-server scheme with ``p`` servers (or ring all-reduce when there
+are none), no compute/communication overlap unless asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+from core.paleo import Net, simulate
+
+COLUMNS = ("p", "w", "time_s", "time_h", "step_ms", "label")
+
+
+def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[int], ps: Sequence[int],
+                         global_batch: int, device: str = "V100", network: str = "ethernet",
+                         ppp_comp: float = 1.0, ppp_comm: float = 1.0, overlap: bool = False) -> pd.DataFrame:
+    """Time to target from Paleo's per-iteration time, per parameter-server count and worker count.
+
+    Parameters
+    ----------
+    net : Net
+        The network (``core.paleo.load_net``).
+    steps_to_target : float
+        Optimiser steps to the target (one per iteration).
+    workers : sequence of int
+        Worker counts ``w``.
+    ps : sequence of int
+        Parameter-server counts ``p``; an empty sequence (or ``[0]``) means all-reduce
+        (Paleo's ring all-reduce, rows with ``p = 0``).
+    global_batch : int
+        ``M``, split over the workers.
+    device, network, ppp_comp, ppp_comm, overlap
+        As in :func:`core.paleo.simulate` (modern mode).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``p, w, time_s, time_h, step_ms, label`` (one ``label`` per curve, e.g.
+        ``"Paleo p = 2 (V100, ethernet)"`` or ``"Paleo ring all-reduce (V100, ethernet)"``):
+        ``time_s = steps_to_target × step_ms / 1000``.
+    """
+    if not np.isfinite(steps_to_target) or steps_to_target <= 0:
+        raise InputError(f"steps_to_target must be a positive number; got {steps_to_target!r}.")
+    workers = sorted({int(w) for w in workers})
+    if not workers or workers[0] < 1:
+        raise InputError(f"workers must be integers >= 1; got {workers!r}.")
+    servers = sorted({int(p) for p in ps if int(p) > 0})
+    result = simulate(net, device=device, network=network, batch_size=int(global_batch), workers=tuple(workers),
+                      scaling="strong", ppp_comp=ppp_comp, ppp_comm=ppp_comm, overlap=overlap,
+                      n_ps=tuple(servers) or (2,))
+    where = f"({device}, {network})"
+    rows = []
+    schemes = [(p, f"ParameterServer_p{p}") for p in servers] or [(0, "RingAllReduce")]
+    for p, scheme in schemes:
+        label = f"Paleo p = {p} {where}" if p else f"Paleo ring all-reduce {where}"
+        for w, ms in zip(result.workers, result.total_ms(scheme)):
+            seconds = steps_to_target * ms / 1000.0
+            rows.append({"p": p, "w": int(w), "time_s": seconds, "time_h": seconds / 3600.0, "step_ms": ms,
+                         "label": label})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def paleo_net_for(model: str | None, dataset: str = "cifar10", *, fallback: str = "torch:resnet50_cifar") -> str:
+    """The Paleo net reference (``torch:<registry name>``) of a run's model, or ``fallback``.
+
+    >>> paleo_net_for("resnet20", "mnist1d"), paleo_net_for("resnet50"), paleo_net_for(None)
+    ('torch:resnet20_1d', 'torch:resnet50_cifar', 'torch:resnet50_cifar')
+    """
+    if not model:
+        return fallback
+    from core.models import registry_name
+
+    name = registry_name(model, dataset)
+    return f"torch:{name}" if name else fallback

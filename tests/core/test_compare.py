@@ -1,0 +1,51 @@
+"""Paleo's time to target beside Optimus: steps × Paleo's per-iteration time."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.compare import paleo_net_for, paleo_time_to_target
+from core.errors import InputError
+from core.paleo import load_net, simulate
+
+
+@pytest.fixture(scope="module")
+def net():
+    return load_net("alex_v2")
+
+
+def test_time_is_steps_times_paleo_step_time(net):
+    frame = paleo_time_to_target(net, 10_000, workers=[1, 2, 4], ps=[2, 4], global_batch=128, device="V100",
+                                 network="ethernet", ppp_comp=0.62, ppp_comm=0.72)
+    ref = simulate(net, device="V100", network="ethernet", batch_size=128, workers=(1, 2, 4), scaling="strong",
+                   ppp_comp=0.62, ppp_comm=0.72, n_ps=(2, 4))
+    p2 = frame[frame["p"] == 2].sort_values("w")
+    # time_s = 10,000 steps × ms / 1000
+    assert p2["time_s"].tolist() == pytest.approx([10_000 * ms / 1000 for ms in ref.total_ms("ParameterServer_p2")])
+    assert (frame["time_h"] == frame["time_s"] / 3600).all()
+    assert set(frame["label"]) == {"Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"}
+
+
+def test_no_servers_means_ring_all_reduce(net):
+    frame = paleo_time_to_target(net, 100, workers=[1, 8], ps=[], global_batch=256)
+    ref = simulate(net, batch_size=256, workers=(1, 8), scaling="strong")
+    assert (frame["p"] == 0).all() and frame["label"].iloc[0].startswith("Paleo ring all-reduce")
+    assert frame["step_ms"].tolist() == pytest.approx(list(ref.total_ms("RingAllReduce")))
+
+
+def test_doubling_steps_doubles_time(net):
+    a = paleo_time_to_target(net, 100, workers=[2], ps=[2], global_batch=128)
+    b = paleo_time_to_target(net, 200, workers=[2], ps=[2], global_batch=128)
+    assert b["time_s"].iloc[0] == pytest.approx(2 * a["time_s"].iloc[0])
+
+
+def test_bad_input(net):
+    with pytest.raises(InputError, match="steps_to_target must be a positive number"):
+        paleo_time_to_target(net, 0, workers=[1], ps=[2], global_batch=128)
+    with pytest.raises(InputError, match="workers must be integers >= 1"):
+        paleo_time_to_target(net, 10, workers=[0], ps=[2], global_batch=128)
+
+
+def test_net_for_a_run():
+    assert paleo_net_for("resnet32", "mnist1d") == "torch:resnet32_1d"
+    assert paleo_net_for("bert") == "torch:resnet50_cifar"
