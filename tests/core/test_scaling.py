@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
+from tests.conftest import ROOT, SHARED
 from core.scaling import (
     RESULT_COLUMNS, allreduce_bytes, bandwidth_gb_per_s, filter_rows, scaling_analysis,
 )
@@ -19,20 +20,8 @@ from core.scaling_table import (
     read_scaling_table,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _reference_traces() -> Path | None:
-    """shared/reference/pollux_traces beside some parent of the checkout, when present."""
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "reference" / "pollux_traces"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-REFERENCE = _reference_traces()
-POLLUX = REFERENCE or ROOT / "data" / "pollux_traces"    # the product's unmodified copy
+REFERENCE = SHARED / "pollux_traces"   # the original traces beside the checkout (../shared)
+POLLUX = REFERENCE
 JOBS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
 
 # 1 GPU at batch 128: 100 s an epoch. 2 GPUs at 64 each (same global batch 128: strong):
@@ -326,7 +315,6 @@ def test_pollux_sync_time_gives_a_second_bandwidth():
         allreduce_bytes(25_557_032, int(s.gpus)) / s.sync_time_s / 1e9)
 
 
-@pytest.mark.skipif(REFERENCE is None, reason="shared/reference is not beside this checkout")
 def test_product_copy_of_the_traces_matches_the_reference():
     data = ROOT / "data" / "pollux_traces"
     for job in JOBS:
