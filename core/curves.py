@@ -424,6 +424,8 @@ def _generic_degenerate_reason(curve: CurveFamily, params: dict[str, float], k: 
     floor = params.get("b", 0.0)
     if not y0 - y1 > 0.05 * max(y0 - floor, 1e-300):
         return "degenerate fit: the curve falls by less than 5 % over the data; no decay is visible"
+    if not y0 - y1 > 1e-3 * abs(y0):
+        return "degenerate fit: the curve falls by less than 0.1 % of its level over the data; it is flat"
     return None
 
 

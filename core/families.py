@@ -54,7 +54,8 @@ def pow3_curve(k, a, c, b):
     >>> float(pow3_curve(4.0, 2.0, 0.5, 0.1))   # 2·4^(−0.5) + 0.1 = 1 + 0.1
     1.1
     """
-    return a * _arr(k) ** (-c) + b
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        return a * _arr(k) ** (-c) + b
 
 
 def exp3_curve(k, a, s, b):
@@ -63,7 +64,8 @@ def exp3_curve(k, a, s, b):
     >>> round(float(exp3_curve(100.0, 2.0, 100.0, 0.1)), 6)   # 2·e^(−1) + 0.1
     0.835759
     """
-    return a * np.exp(-_arr(k) / s) + b
+    with np.errstate(over="ignore", under="ignore"):
+        return a * np.exp(-_arr(k) / s) + b
 
 
 def pow4_curve(k, a, s, c, b):
@@ -72,7 +74,8 @@ def pow4_curve(k, a, s, c, b):
     >>> float(pow4_curve(300.0, 2.0, 100.0, 0.5, 0.1))   # 2·(1 + 3)^(−0.5) + 0.1
     1.1
     """
-    return a * (1.0 + _arr(k) / s) ** (-c) + b
+    with np.errstate(over="ignore", under="ignore"):
+        return a * (1.0 + _arr(k) / s) ** (-c) + b
 
 
 def mmf_curve(k, a, s, c, b):
@@ -81,7 +84,8 @@ def mmf_curve(k, a, s, c, b):
     >>> float(mmf_curve(200.0, 2.0, 100.0, 2.0, 0.1))   # 2/(1 + 2²) + 0.1
     0.5
     """
-    return a / (1.0 + (_arr(k) / s) ** c) + b
+    with np.errstate(over="ignore", under="ignore"):
+        return a / (1.0 + (_arr(k) / s) ** c) + b
 
 
 def weibull_curve(k, a, s, c, b):
@@ -90,7 +94,8 @@ def weibull_curve(k, a, s, c, b):
     >>> round(float(weibull_curve(200.0, 2.0, 100.0, 2.0, 0.1)), 6)   # 2·e^(−4) + 0.1
     0.136631
     """
-    return a * np.exp(-((_arr(k) / s) ** c)) + b
+    with np.errstate(over="ignore", under="ignore"):
+        return a * np.exp(-((_arr(k) / s) ** c)) + b
 
 
 # --------------------------------------------------------------------------- Jacobians
