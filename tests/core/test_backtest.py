@@ -1,0 +1,180 @@
+"""Backtests: row statuses, error and coverage, the no-peeking rule, calibration on other runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.backtest import (BACKTEST_COLUMNS, EXTRA_COLUMNS, backtest_logs, backtest_run, backtest_summary,
+                           convergence_of_prediction, family_scores, needed_inflation, observed_epochs,
+                           resolve_target, run_key, summary_line)
+from core.errors import InputError
+from core.logs import read_log
+from core.predict import AUTO_FAMILIES, TargetPrediction, prediction_from_first_epochs
+from core.intervals import Drift
+from tests.core.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
+
+#: every column a prediction is made of (what must not move when the unseen part changes)
+PREDICTION_COLUMNS = ["family", "epoch_pred", "epoch_low", "epoch_high", "epoch_raw", "inflation",
+                      "family_via_loss", "epoch_pred_via_loss", "epoch_low_via_loss",
+                      "epoch_high_via_loss", "loss_threshold", "inflation_via_loss"]
+
+
+def test_observed_epochs_is_the_floor_of_the_fraction():
+    assert [observed_epochs(24, f) for f in (0.3, 0.5, 0.7)] == [7, 12, 16]  # 7.2, 12, 16.8
+    assert observed_epochs(90, 0.5) == 45 and observed_epochs(3, 0.1) == 1
+
+
+def test_rows_have_the_contract_columns_then_the_extras():
+    table = backtest_run(course_log(), fractions=[0.5], family="exp3")
+    assert list(table.columns) == list(BACKTEST_COLUMNS + EXTRA_COLUMNS)
+    assert len(table) == 1 and table["file"].iloc[0] == "resnet20_Tesla V100.csv"
+
+
+def test_statuses_scored_observed_and_never():
+    # the target is passed in epoch 13 of 24: observing 30 % (7) and 50 % (12) leaves it unseen,
+    # observing 70 % (16) has already seen it
+    table = backtest_run(course_log(), fractions=[0.3, 0.5, 0.7], family="exp3")
+    assert table["status"].tolist() == ["scored", "scored", "observed"]
+    assert table["epoch_actual"].tolist() == [ACTUAL_EPOCH] * 3
+    observed = table.iloc[2]
+    assert pd.isna(observed["epoch_pred"]) and pd.isna(observed["error_pct"]) and pd.isna(observed["covered"])
+    # a target of 0.99 is never passed (error floor 0.02): reported apart, with beyond_log
+    never = backtest_run(course_log(), fractions=[0.5], family="exp3", target_acc=0.99).iloc[0]
+    assert never["status"] == "never" and pd.isna(never["epoch_actual"]) and pd.isna(never["error_pct"])
+    assert bool(never["beyond_log"]) is True  # the fit says "never" too
+
+
+def test_error_and_coverage_of_an_exact_curve():
+    row = backtest_run(course_log(), fractions=[0.5], family="exp3").iloc[0]
+    # predicted 13 (e* = 12.95), actual 13: no error, covered
+    assert row["epoch_pred"] == 13 and row["error_pct"] == 0.0 and bool(row["covered"])
+
+
+def test_error_pct_is_signed_and_relative_to_the_actual_epoch():
+    slow = course_log(scale=1.5)  # actual epoch for the slower run: floor(1.5·12.95) + 1 = 20
+    row = backtest_run(slow, fractions=[0.5], family="optimus").iloc[0]
+    assert row["epoch_actual"] == actual_epoch(1.5) == 20
+    assert row["error_pct"] == pytest.approx(100 * (row["epoch_pred"] - 20) / 20)
+    assert bool(row["covered"]) == (row["epoch_low"] <= 20 <= row["epoch_high"])
+
+
+def test_unseen_part_does_not_change_the_prediction():
+    # poison every epoch after the observed 12 with absurd values (loss 50, accuracy 0.999):
+    # the target is then "reached" at epoch 13 by the poison, but the prediction, its interval,
+    # the family chosen and the loss threshold must stay exactly what the clean log gave
+    clean = read_log(course_csv(noise=0.01, seed=5), "run.csv")
+    poisoned = read_log(course_csv(noise=0.01, seed=5, poison_after=12), "run.csv")
+    a = backtest_run(clean, fractions=[0.5], family="auto")
+    b = backtest_run(poisoned, fractions=[0.5], family="auto")
+    pd.testing.assert_frame_equal(a[PREDICTION_COLUMNS], b[PREDICTION_COLUMNS])
+    assert a["epoch_pred"].notna().all()
+
+
+def test_unseen_part_of_one_run_does_not_change_its_own_calibrated_prediction():
+    # with calibration on other runs, run 0's interval width comes from runs 1..3 only, and the
+    # loss threshold of the "runs" option from their losses: poisoning run 0's future moves nothing
+    def group(poison):
+        logs = [read_log(course_csv(scale=s, noise=0.01, seed=i, poison_after=12 if (poison and i == 0) else None),
+                         f"resnet{8 + 6 * i}_Tesla V100.csv") for i, s in enumerate((1.0, 1.2, 0.9, 1.4))]
+        return backtest_logs(logs, fractions=[0.5], family="exp3", calibration="runs", loss_threshold="runs")
+    a, b = group(False), group(True)
+    pd.testing.assert_frame_equal(a.loc[[0], PREDICTION_COLUMNS], b.loc[[0], PREDICTION_COLUMNS])
+
+
+def test_summary_counts_and_coverage_hand_example():
+    table = pd.DataFrame({
+        "observed_fraction": [0.3, 0.3, 0.3, 0.5, 0.5, 0.5],
+        "status": ["scored", "scored", "scored", "scored", "observed", "never"],
+        "error_pct": [10.0, -20.0, 40.0, 5.0, None, None],
+        "covered": [True, True, False, True, None, None],
+        "beyond_log": [None, None, None, None, None, False],
+        "error_pct_via_loss": [None, 8.0, -2.0, None, None, None],
+        "covered_via_loss": [None, False, True, None, None, None],
+    })
+    s = backtest_summary(table).set_index("observed_fraction")
+    # f = 0.3: |10|, |−20|, |40| → median 20; 2 of 3 covered; loss route: 2 predicted, median 5, 1/2
+    assert s.loc[0.3, "median_abs_error_pct"] == 20.0 and s.loc[0.3, "coverage"] == pytest.approx(2 / 3)
+    assert s.loc[0.3, "n_predicted_via_loss"] == 2 and s.loc[0.3, "median_abs_error_pct_via_loss"] == 5.0
+    assert s.loc[0.3, "coverage_via_loss"] == 0.5
+    # f = 0.5: one scored row, the observed and never rows are counted but not scored
+    assert (s.loc[0.5, "n_scored"], s.loc[0.5, "n_observed"], s.loc[0.5, "n_never"]) == (1, 1, 1)
+    assert s.loc[0.5, "coverage"] == 1.0 and s.loc[0.5, "never_beyond_log"] == 0
+    line = summary_line(backtest_summary(table), family="auto")
+    assert line.startswith("summary [family auto]: f=0.3: median |error| 20.0 %, 80% coverage 67 %")
+
+
+def test_needed_inflation_is_the_smallest_factor_that_covers():
+    p = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch_raw=20.0,
+                         drift=Drift(math.log(0.5), math.log(0.4), math.log(0.8), 9))
+    # at 1: [14, 18]; the actual 15 is inside already; 0.5 shrinks to the floor spread 0.2:
+    # 10 + 10·0.5·e^(±0.1) = [14.5, 15.5] → [15, 16], still covering 15
+    assert needed_inflation(p, 15) == 0.5
+    # 22 needs ceil(10 + 10·g_hi) >= 22, g_hi > 1.1: s > (ln 1.1 − ln 0.5)/(ln 0.8 − ln 0.5) = 1.68,
+    # and the next factor of the grid 0.5·2^(i/6) is 0.5·2^(11/6) = 1.78
+    assert needed_inflation(p, 22) == pytest.approx(1.7818, abs=1e-4)
+    assert math.isnan(needed_inflation(TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "reached"), 15))
+
+
+def test_relative_target_reads_the_final_accuracy_only_to_define_the_target():
+    log = course_log()
+    target, how = resolve_target(log, target_rel=0.95)
+    final = 1 - (0.8 * math.exp(-24 / 5) + 0.02)
+    assert target == pytest.approx(0.95 * final, rel=1e-5) and how.startswith("0.95 × final accuracy")
+    table = backtest_run(log, fractions=[0.3], target_rel=0.95, family="exp3")
+    assert table["target_definition"].iloc[0] == how
+
+
+def test_run_key_pairs_train_and_val_logs_of_one_model():
+    train = read_log(course_csv(), "logs/resnet20_Tesla V100.csv")
+    val = read_log(course_csv(), "logs/resnet20_Tesla V100_val.csv")
+    other = read_log(course_csv(), "logs/resnet32_Tesla V100.csv")
+    assert run_key(train) == run_key(val) != run_key(other)
+
+
+def test_bad_fractions_and_options_are_refused():
+    with pytest.raises(InputError, match=r"fractions: expected observed fractions in \(0, 1\); got \[0.5, 1.5\]"):
+        backtest_run(course_log(), fractions=[0.5, 1.5])
+    with pytest.raises(InputError, match="calibration: expected 'runs' or 'self'; got 'peek'"):
+        backtest_logs([course_log()], calibration="peek")
+
+
+def test_convergence_of_prediction_one_row_per_epochs_seen():
+    frame = convergence_of_prediction(course_log(epochs=16), family="exp3", min_epochs=3)
+    assert frame["epochs_seen"].tolist() == list(range(3, 16))
+    assert (frame["epoch_actual"] == ACTUAL_EPOCH).all()
+    predicted = frame[frame["status"] == "predicted"]
+    assert (predicted["epoch_pred"] > predicted["epochs_seen"]).all()
+    assert (frame.loc[frame["epochs_seen"] >= 13, "status"] == "reached").all()
+    # from 6 epochs on, the exact family predicts the right epoch
+    assert (frame.loc[frame["epochs_seen"].between(6, 12), "epoch_pred"] == ACTUAL_EPOCH).all()
+
+
+def test_family_scores_one_row_per_family_and_auto():
+    scores = family_scores([course_log(), course_log("resnet32_Tesla V100.csv", scale=1.3)], fractions=[0.5])
+    assert scores["family"].tolist() == [*AUTO_FAMILIES, "auto"]
+    assert list(scores.columns) == ["family", "route", "n_scored", "median_abs_error_pct", "coverage"]
+    assert scores.set_index("family").loc["exp3", "median_abs_error_pct"] == 0.0
+
+
+def test_prediction_from_first_epochs_equals_the_backtest_row():
+    log = course_log(noise=0.01, seed=2)
+    row = backtest_run(log, fractions=[0.5], family="weibull").iloc[0]
+    p = prediction_from_first_epochs(log, 12, family="weibull")
+    assert (p.epoch, p.epoch_low, p.epoch_high) == (row["epoch_pred"], row["epoch_low"], row["epoch_high"])
+
+
+def test_builtin_logs_at_half_the_epochs_meet_the_documented_numbers(request):
+    """The headline measurement of docs/prediction.md (built-in logs, auto, 50 %)."""
+    from pathlib import Path
+
+    from core.logs import read_log_file
+    logs = [read_log_file(p) for p in sorted((Path(request.config.rootpath) / "data" / "logs").glob("*.csv"))]
+    table = backtest_logs(logs, fractions=[0.5], family="auto")
+    s = backtest_summary(table).iloc[0]
+    assert s["n_scored"] == 7 and s["n_observed"] == 3 and s["n_never"] == 2
+    assert s["median_abs_error_pct"] <= 10.0 and 0.75 <= s["coverage"] <= 0.9
+    assert np.isfinite(s["median_abs_error_pct_via_loss"])
