@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 
-from core.backtest import (BACKTEST_COLUMNS, DEFAULT_FRACTIONS, backtest_logs, backtest_summary,
-                           resolve_target, summary_line)
+from core.backtest import BACKTEST_COLUMNS, DEFAULT_FRACTIONS, backtest_logs, resolve_target
+from core.backtest_tables import backtest_summary, summary_line
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
 from core.errors import InputError, LogFormatError

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from core.backtest import (BACKTEST_COLUMNS, EXTRA_COLUMNS, backtest_logs, backtest_run, backtest_summary,
-                           convergence_of_prediction, family_scores, needed_inflation, observed_epochs,
-                           resolve_target, run_key, summary_line)
+from core.backtest import (BACKTEST_COLUMNS, EXTRA_COLUMNS, backtest_logs, backtest_run, needed_inflation,
+                           observed_epochs, resolve_target, run_key)
 from core.errors import InputError
-from core.logs import read_log
-from core.predict import AUTO_FAMILIES, TargetPrediction, prediction_from_first_epochs
 from core.intervals import Drift
+from core.logs import read_log
+from core.predict import TargetPrediction, prediction_from_first_epochs
 from tests.core.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)
@@ -85,28 +83,6 @@ def test_unseen_part_of_one_run_does_not_change_its_own_calibrated_prediction():
     pd.testing.assert_frame_equal(a.loc[[0], PREDICTION_COLUMNS], b.loc[[0], PREDICTION_COLUMNS])
 
 
-def test_summary_counts_and_coverage_hand_example():
-    table = pd.DataFrame({
-        "observed_fraction": [0.3, 0.3, 0.3, 0.5, 0.5, 0.5],
-        "status": ["scored", "scored", "scored", "scored", "observed", "never"],
-        "error_pct": [10.0, -20.0, 40.0, 5.0, None, None],
-        "covered": [True, True, False, True, None, None],
-        "beyond_log": [None, None, None, None, None, False],
-        "error_pct_via_loss": [None, 8.0, -2.0, None, None, None],
-        "covered_via_loss": [None, False, True, None, None, None],
-    })
-    s = backtest_summary(table).set_index("observed_fraction")
-    # f = 0.3: |10|, |−20|, |40| → median 20; 2 of 3 covered; loss route: 2 predicted, median 5, 1/2
-    assert s.loc[0.3, "median_abs_error_pct"] == 20.0 and s.loc[0.3, "coverage"] == pytest.approx(2 / 3)
-    assert s.loc[0.3, "n_predicted_via_loss"] == 2 and s.loc[0.3, "median_abs_error_pct_via_loss"] == 5.0
-    assert s.loc[0.3, "coverage_via_loss"] == 0.5
-    # f = 0.5: one scored row, the observed and never rows are counted but not scored
-    assert (s.loc[0.5, "n_scored"], s.loc[0.5, "n_observed"], s.loc[0.5, "n_never"]) == (1, 1, 1)
-    assert s.loc[0.5, "coverage"] == 1.0 and s.loc[0.5, "never_beyond_log"] == 0
-    line = summary_line(backtest_summary(table), family="auto")
-    assert line.startswith("summary [family auto]: f=0.3: median |error| 20.0 %, 80% coverage 67 %")
-
-
 def test_needed_inflation_is_the_smallest_factor_that_covers():
     p = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch_raw=20.0,
                          drift=Drift(math.log(0.5), math.log(0.4), math.log(0.8), 9))
@@ -142,39 +118,8 @@ def test_bad_fractions_and_options_are_refused():
         backtest_logs([course_log()], calibration="peek")
 
 
-def test_convergence_of_prediction_one_row_per_epochs_seen():
-    frame = convergence_of_prediction(course_log(epochs=16), family="exp3", min_epochs=3)
-    assert frame["epochs_seen"].tolist() == list(range(3, 16))
-    assert (frame["epoch_actual"] == ACTUAL_EPOCH).all()
-    predicted = frame[frame["status"] == "predicted"]
-    assert (predicted["epoch_pred"] > predicted["epochs_seen"]).all()
-    assert (frame.loc[frame["epochs_seen"] >= 13, "status"] == "reached").all()
-    # from 6 epochs on, the exact family predicts the right epoch
-    assert (frame.loc[frame["epochs_seen"].between(6, 12), "epoch_pred"] == ACTUAL_EPOCH).all()
-
-
-def test_family_scores_one_row_per_family_and_auto():
-    scores = family_scores([course_log(), course_log("resnet32_Tesla V100.csv", scale=1.3)], fractions=[0.5])
-    assert scores["family"].tolist() == [*AUTO_FAMILIES, "auto"]
-    assert list(scores.columns) == ["family", "route", "n_scored", "median_abs_error_pct", "coverage"]
-    assert scores.set_index("family").loc["exp3", "median_abs_error_pct"] == 0.0
-
-
 def test_prediction_from_first_epochs_equals_the_backtest_row():
     log = course_log(noise=0.01, seed=2)
     row = backtest_run(log, fractions=[0.5], family="weibull").iloc[0]
     p = prediction_from_first_epochs(log, 12, family="weibull")
     assert (p.epoch, p.epoch_low, p.epoch_high) == (row["epoch_pred"], row["epoch_low"], row["epoch_high"])
-
-
-def test_builtin_logs_at_half_the_epochs_meet_the_documented_numbers(request):
-    """The headline measurement of docs/prediction.md (built-in logs, auto, 50 %)."""
-    from pathlib import Path
-
-    from core.logs import read_log_file
-    logs = [read_log_file(p) for p in sorted((Path(request.config.rootpath) / "data" / "logs").glob("*.csv"))]
-    table = backtest_logs(logs, fractions=[0.5], family="auto")
-    s = backtest_summary(table).iloc[0]
-    assert s["n_scored"] == 7 and s["n_observed"] == 3 and s["n_never"] == 2
-    assert s["median_abs_error_pct"] <= 10.0 and 0.75 <= s["coverage"] <= 0.9
-    assert np.isfinite(s["median_abs_error_pct_via_loss"])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.backtest import convergence_of_prediction
+from core.backtest_tables import convergence_of_prediction
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.predict import first_epochs, prediction_from_first_epochs
 from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
