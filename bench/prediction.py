@@ -11,8 +11,8 @@ accuracy) for three methods:
 * ``auto, corrected``: the family chosen inside the observed epochs, drift-corrected.
 
 Prints Markdown tables (docs/prediction.md quotes them): per data set, target and method,
-the number of scored cases, the median absolute error of the predicted epoch and the 80 %
-interval coverage, with the interval calibrated on the other runs (``runs``) and on each
+the number of scored cases (and how many of them were predicted "never"), the median
+absolute error of the predicted epoch and the 80 % interval coverage, with the interval calibrated on the other runs (``runs``) and on each
 run alone (``self``), for the accuracy route and the loss route; first observing 50 % of
 the epochs, then pooled over observed fractions 0.3–0.7 (more cases, clearly labelled).
 
@@ -37,6 +37,7 @@ from core.intervals import FitCache  # noqa: E402
 from core.logs import read_log_file  # noqa: E402
 
 FRACTIONS = (0.3, 0.4, 0.5, 0.6, 0.7)
+SCOPES = {"0.5": lambda t: t[t["observed_fraction"] == 0.5], "0.3-0.7": lambda t: t}
 METHODS = (("optimus, own", "optimus", False), ("optimus, corrected", "optimus", True),
            ("auto, corrected", "auto", True))
 #: data set -> targets as (label, backtest_logs keywords); the first is the headline one
@@ -57,15 +58,27 @@ def load(name: str):
     return [read_log_file(p, source=f"{name}/{p.name}") for p in sorted(folder.glob("validation-*.csv"))]
 
 
-def stats(table: pd.DataFrame, sfx: str) -> tuple[int, float, float]:
+def stats(table: pd.DataFrame, sfx: str) -> tuple[int, int, float, float]:
+    """(scored cases predicted, of which "never", median |error| %, coverage)."""
     scored = table[table["status"] == "scored"]
     err = pd.to_numeric(scored[f"error_pct{sfx}"], errors="coerce").dropna()
     cov = scored[f"covered{sfx}"].dropna().astype(bool)
-    return len(err), float(np.median(np.abs(err))) if len(err) else np.nan, float(cov.mean()) if len(cov) else np.nan
+    return (len(err), int(np.isinf(err).sum()), float(np.median(np.abs(err))) if len(err) else np.nan,
+            float(cov.mean()) if len(cov) else np.nan)
+
+
+def _row(tables: dict, pick, **labels) -> dict:
+    row = dict(labels)
+    for route, sfx in (("acc", ""), ("loss", "_via_loss")):
+        n, never, med, cov_runs = stats(pick(tables["runs"]), sfx)
+        cov_self = stats(pick(tables["self"]), sfx)[3]
+        row.update({f"{route} n": n, f"{route} never": never, f"{route} median |err| %": med,
+                    f"{route} cov runs": cov_runs, f"{route} cov self": cov_self})
+    return row
 
 
 def measure(quick: bool) -> pd.DataFrame:
-    rows = []
+    rows, headline = [], {}
     for data, targets in TARGETS.items():
         logs = load(data)
         for target, target_kwargs in targets[:1] if quick else targets:
@@ -75,21 +88,22 @@ def measure(quick: bool) -> pd.DataFrame:
                 tables = {cal: backtest_logs(logs, fractions=FRACTIONS, family=family, correct=correct,
                                              calibration=cal, cache=cache, **target_kwargs)
                           for cal in ("runs", "self")}
-                for scope in ("0.5", "0.3-0.7"):
-                    pick = (lambda t: t[t["observed_fraction"] == 0.5]) if scope == "0.5" else (lambda t: t)
-                    row = {"data": data, "target": target, "method": label, "observed": scope}
-                    for route, sfx in (("acc", ""), ("loss", "_via_loss")):
-                        n, med, cov_runs = stats(pick(tables["runs"]), sfx)
-                        _, _, cov_self = stats(pick(tables["self"]), sfx)
-                        row.update({f"{route} n": n, f"{route} median |err| %": med,
-                                    f"{route} cov runs": cov_runs, f"{route} cov self": cov_self})
-                    rows.append(row)
+                for scope, pick in SCOPES.items():
+                    rows.append(_row(tables, pick, data=data, target=target, method=label, observed=scope))
+                if target == targets[0][0]:
+                    headline.setdefault(label, []).append(tables)
                 print(f"# {data} {target} {label}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    for label, parts in headline.items():  # the three data sets together, headline targets
+        tables = {cal: pd.concat([p[cal] for p in parts], ignore_index=True) for cal in ("runs", "self")}
+        for scope, pick in SCOPES.items():
+            rows.append(_row(tables, pick, data="all three", target="headline", method=label, observed=scope))
     return pd.DataFrame(rows)
 
 
 def markdown(frame: pd.DataFrame) -> str:
     def cell(v, pct=False):
+        if isinstance(v, (int, np.integer)):
+            return str(v)
         if isinstance(v, float):
             if np.isnan(v):
                 return "–"

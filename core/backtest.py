@@ -14,8 +14,8 @@ Definitions (``docs/prediction.md`` has the long version)
   ``"observed"``: the target was already passed in the observed epochs (nothing to
   predict; excluded).  ``"never"``: the whole log never passes the target; reported apart,
   with ``beyond_log`` saying whether the prediction put the target after the log's end (or
-  never).  ``"too short"``: fewer than 2 epochs in the log; ``"no accuracy"``: the log has
-  no accuracy column, so no target can be defined.
+  never).  ``"too short"``: fewer than 2 epochs in the log; ``"no epochs"``: epochs are
+  unknown (give steps per epoch); ``"no accuracy"``: no accuracy column, no target.
 * **Error.** ``error_pct = 100·(epoch_pred − epoch_actual)/epoch_actual`` (``inf`` when the
   prediction is "never"); ``covered``: ``epoch_low <= epoch_actual <= epoch_high``.
 * **Routes.** The contract columns are the accuracy route (the accuracy curve fitted and
@@ -68,7 +68,7 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "inflation_via_loss", "note",
 )
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.3, 0.5, 0.7)
-ROW_STATUSES = ("scored", "observed", "never", "too short", "no accuracy")
+ROW_STATUSES = ("scored", "observed", "never", "too short", "no epochs", "no accuracy")
 #: inflation factors tried when learning the interval's width from other runs
 INFLATION_GRID = np.round(np.geomspace(0.5, 16.0, 31), 4)
 MIN_CALIBRATION_CASES = 3
@@ -148,7 +148,7 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
     for f in fractions:
         n = observed_epochs(total, f)
         if total < 2 or not log.has_acc:
-            status = "no accuracy" if not log.has_acc else "too short"
+            status = "no accuracy" if not log.has_acc else ("no epochs" if total == 0 else "too short")
             out.append(_Case(log, f, total, n, target, definition, actual, status, {}, family))
             continue
         status = "never" if actual is None else ("observed" if actual <= n else "scored")

@@ -416,13 +416,3 @@ def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc:
         raise InputError(f"n_epochs_seen: expected an int >= 1; got {n_epochs_seen!r}.")
     return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target_acc=target_acc,
                                    family=family, route=route, **kwargs)
-
-
-def prediction_table(predictions: list[TargetPrediction]) -> pd.DataFrame:
-    """One row per prediction (``TargetPrediction.to_dict`` without the nested fields)."""
-    rows = []
-    for p in predictions:
-        d = p.to_dict()
-        d.pop("params"), d.pop("scores")
-        rows.append(d)
-    return pd.DataFrame(rows)

@@ -123,3 +123,13 @@ def test_prediction_from_first_epochs_equals_the_backtest_row():
     row = backtest_run(log, fractions=[0.5], family="weibull").iloc[0]
     p = prediction_from_first_epochs(log, 12, family="weibull")
     assert (p.epoch, p.epoch_low, p.epoch_high) == (row["epoch_pred"], row["epoch_low"], row["epoch_high"])
+
+
+def test_logs_without_epochs_or_accuracy_get_a_status_not_an_error():
+    acc_steps = read_log(b"Wall time,Step,Value\n" + b"".join(f"{i}.0,{i},{0.5 + i / 100:.3f}\n".encode()
+                                                            for i in range(1, 40)), "run-tag-train_acc.csv")
+    loss_only = read_log(b"Wall time,Step,Value\n" + b"".join(f"{i}.0,{i},{1 / i:.4f}\n".encode()
+                                                             for i in range(1, 40)), "run-tag-train_loss.csv")
+    table = backtest_logs([acc_steps, loss_only], fractions=[0.5], family="exp3")
+    assert table["status"].tolist() == ["no epochs", "no accuracy"]
+    assert table["epoch_pred"].isna().all()
