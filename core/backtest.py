@@ -109,7 +109,8 @@ def resolve_target(log: RunLog, target_acc: float | None = DEFAULT_TARGET_ACC,
         rel = check_target_acc(target_rel, "target_rel")
         final = final_accuracy(log)
         if not math.isfinite(final):
-            raise InputError(f"{log.source}: expected an accuracy column to define a relative target.")
+            raise InputError(f"{log.source}: expected an accuracy column to define a target relative to the "
+                             "final accuracy; the log has none. Give an absolute target (target_acc) instead.")
         return rel * final, f"{rel:g} × final accuracy {final:.4g}"
     return check_target_acc(target_acc), "absolute"
 
