@@ -44,13 +44,18 @@ class CurveFamily:
     jac : callable or None
         ``jac(k, *params) -> (n, n_params)`` array, or ``None`` for finite differences.
     initial : callable
-        ``initial(k, y) -> list of starting values``.
+        ``initial(k, y, w) -> list of starting values``; ``w`` are the point weights (bin
+        counts of a binned fit), ``None`` for equal weights.
     inverse : callable
         ``inverse(y, *params) -> k`` where the curve first reaches ``y``; NaN if never.
+        Broadcasts over arrays of ``y`` and of parameters (parameter draws).
     lower, upper : tuple of float
         Bounds of the parameters.
     decreasing : bool
         True for loss-like curves (falling to a floor), False for accuracy-like (rising).
+        Every registered family is decreasing; accuracy is fitted as the error ``1 − acc``.
+    k_positive : bool
+        The curve is only defined for ``k > 0`` (``a·k^(−c)``): ``fit_curve`` refuses ``k <= 0``.
     """
 
     name: str
@@ -59,11 +64,12 @@ class CurveFamily:
     param_names: tuple[str, ...]
     func: Callable[..., np.ndarray]
     jac: Callable[..., np.ndarray] | None
-    initial: Callable[[np.ndarray, np.ndarray], list[float]]
+    initial: Callable[..., list[float]]
     inverse: Callable[..., float]
     lower: tuple[float, ...]
     upper: tuple[float, ...]
     decreasing: bool = True
+    k_positive: bool = False
 
 
 # --------------------------------------------------------------------------- Optimus
@@ -86,14 +92,17 @@ def optimus_step_at_loss(loss: float, b0: float, b1: float, b2: float) -> float:
     """The step where the Optimus curve reaches ``loss``: ``(1/(loss - b2) - b1)/b0``.
 
     NaN when the curve never gets there (``loss <= b2``, or ``b0 == 0``); 0 when the curve
-    starts below ``loss``.
+    starts below ``loss``.  Broadcasts over arrays (a float for scalar input).
 
     >>> optimus_step_at_loss(0.6, 0.001, 1.0, 0.1)   # (1/(0.6-0.1) - 1)/0.001
     1000.0
     """
-    if not loss > b2 or not b0 > 0:
-        return math.nan
-    return max(0.0, (1.0 / (loss - b2) - b1) / b0)
+    loss, b0, b1, b2 = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (loss, b0, b1, b2)))
+    ok = (loss > b2) & (b0 > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        k = np.maximum(0.0, (1.0 / np.where(ok, loss - b2, 1.0) - b1) / np.where(ok, b0, 1.0))
+    out = np.where(ok, k, np.nan)
+    return float(out) if out.ndim == 0 else out
 
 
 def _optimus_initial(k: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> list[float]:
@@ -204,6 +213,15 @@ class FitResult:
         """First step where the curve reaches ``y`` (NaN if it never does)."""
         return float(self.curve.inverse(y, *self.values))
 
+    def step_at_many(self, y) -> np.ndarray:
+        """``step_at`` for an array of values."""
+        return np.asarray(self.curve.inverse(np.asarray(y, dtype=float), *self.values), dtype=float)
+
+    @property
+    def floor(self) -> float:
+        """The value the curve falls to (``b2`` or ``b``)."""
+        return float(self.params.get("b2", self.params.get("b", math.nan)))
+
     def to_dict(self) -> dict:
         out: dict = {"family": self.family}
         for n in self.curve.param_names:
@@ -260,22 +278,23 @@ def bin_log_spaced(k: np.ndarray, y: np.ndarray, *, max_points: int = DEFAULT_MA
     return sum_k[nz] / counts[nz], sum_y[nz] / counts[nz], counts[nz]
 
 
-def _validate_xy(k, y, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _validate_xy(k, y, name: str, n_params: int = 3) -> tuple[np.ndarray, np.ndarray]:
     k = np.asarray(k, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     if k.shape != y.shape:
         raise InputError(f"{name}: expected steps and values of the same length; got {k.size} and {y.size}.")
     ok = np.isfinite(k) & np.isfinite(y)
     k, y = k[ok], y[ok]
-    if k.size < 4:
-        raise InputError(f"{name}: expected at least 4 finite points to fit 3 parameters; got {k.size}.")
+    if k.size < n_params + 1:
+        raise InputError(f"{name}: expected at least {n_params + 1} finite points to fit {n_params} "
+                         f"parameters; got {k.size}.")
     if np.ptp(k) == 0:
         raise InputError(f"{name}: expected points at several steps; every point is at step {k[0]:g}.")
     return k, y
 
 
 def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_POINTS,
-              name: str = "curve") -> FitResult:
+              name: str = "curve", tol: float = 1e-12) -> FitResult:
     """Fit a learning-curve family to values ``y`` at steps ``k`` by bounded least squares.
 
     Parameters
@@ -289,6 +308,9 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
         counts); statistics are still computed on every point.
     name : str
         Used in messages (the file name).
+    tol : float, default 1e-12
+        ``ftol``, ``xtol`` and ``gtol`` of the optimiser (backtests, which refit hundreds of
+        times, use 1e-8).
 
     Returns
     -------
@@ -297,7 +319,8 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
     Raises
     ------
     InputError
-        Fewer than 4 finite points, or all at one step.
+        Fewer finite points than parameters + 1, all at one step, or ``k <= 0`` for a family
+        defined only for ``k > 0``.
     FitError
         The optimiser failed.
 
@@ -309,7 +332,10 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
     [0.0002, 0.8, 0.3]
     """
     curve = get_family(family)
-    k, y = _validate_xy(k, y, name)
+    k, y = _validate_xy(k, y, name, len(curve.param_names))
+    if curve.k_positive and k.min() <= 0:
+        raise InputError(f"{name}: the {curve.name} curve {curve.formula} needs steps k > 0; got "
+                         f"k = {k.min():g}. Count steps from 1 or choose another family.")
     bk, by, counts = bin_log_spaced(k, y, max_points=max_points)
     p0 = _initial(curve, bk, by, counts)
     sigma = 1.0 / np.sqrt(counts)
@@ -320,7 +346,7 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
             popt, pcov_unit = curve_fit(curve.func, bk, by, p0=p0, sigma=sigma, absolute_sigma=True,
                                         bounds=(curve.lower, curve.upper), jac=curve.jac,
                                         method="trf", x_scale="jac", max_nfev=2000,
-                                        ftol=1e-12, xtol=1e-12, gtol=1e-12)
+                                        ftol=tol, xtol=tol, gtol=tol)
         converged = True
     except (RuntimeError, ValueError) as exc:
         raise FitError(f"{name}: the {curve.name} fit did not converge ({exc}).") from None
@@ -351,7 +377,7 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
 
 
 def _initial(curve: CurveFamily, k: np.ndarray, y: np.ndarray, w: np.ndarray) -> list[float]:
-    p0 = curve.initial(k, y, w) if curve is OPTIMUS else curve.initial(k, y)
+    p0 = curve.initial(k, y, w)
     lo, hi = np.asarray(curve.lower, dtype=float), np.asarray(curve.upper, dtype=float)
     p0 = np.asarray(p0, dtype=float)
     span = np.where(np.isfinite(hi - lo), (hi - lo) * 1e-9, np.maximum(np.abs(p0), 1.0) * 1e-9)
@@ -387,6 +413,22 @@ def degenerate_reason(b0: float, b1: float, b2: float, *, first_step: float = 1.
     return None
 
 
+def _generic_degenerate_reason(curve: CurveFamily, params: dict[str, float], k: np.ndarray) -> str | None:
+    """Degenerate when the fitted curve barely moves over the data (nothing to extrapolate)."""
+    values = list(params.values())
+    if not all(math.isfinite(v) for v in values):
+        return "degenerate fit: a parameter is not finite"
+    if params.get("a", 1.0) <= 0:
+        return "degenerate fit: a = 0, the curve is flat"
+    y0, y1 = curve.func(np.array([k.min(), k.max()]), *values)
+    floor = params.get("b", 0.0)
+    if not y0 - y1 > 0.05 * max(y0 - floor, 1e-300):
+        return "degenerate fit: the curve falls by less than 5 % over the data; no decay is visible"
+    if not y0 - y1 > 1e-3 * abs(y0):
+        return "degenerate fit: the curve falls by less than 0.1 % of its level over the data; it is flat"
+    return None
+
+
 def _flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float], k: np.ndarray,
            r2: float, errorbars: bool) -> list[str]:
     flags: list[str] = []
@@ -397,12 +439,26 @@ def _flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float
             flags.append(reason)
         if params["b2"] <= 1e-9:
             flags.append("b2 at its lower bound 0 (no loss floor)")
+    else:
+        reason = _generic_degenerate_reason(curve, params, k)
+        if reason:
+            flags.append(reason)
+        if "b" in params and params["b"] <= 1e-9:
+            flags.append("b at its lower bound 0 (no floor)")
+        for n, hi in zip(curve.param_names, curve.upper):
+            if math.isfinite(hi) and params[n] >= hi * (1 - 1e-6):
+                flags.append(f"{n} at its upper bound {hi:g}")
     if not errorbars:
         flags.append("uncertainties could not be estimated")
     else:
         for n, v in params.items():
-            if v > 0 and stderr[n] > abs(v) and not (n == "b2" and v <= 1e-9):
+            if v > 0 and stderr[n] > abs(v) and not (n in ("b2", "b") and v <= 1e-9):
                 flags.append(f"{n} poorly determined (±{stderr[n] / abs(v) * 100:.0f} %)")
     if r2 < 0.5:
         flags.append(f"poor fit: R² = {r2:.2f}")
     return flags
+
+
+# The other families register themselves into FAMILIES (one registry); imported last because
+# core.families imports CurveFamily and FAMILIES from this module.
+import core.families  # noqa: E402,F401  (registration on import)

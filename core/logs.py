@@ -597,16 +597,16 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
 def read_log_file(path: str | Path, **kwargs) -> RunLog:
     """Read a log from disk (``source`` is the file name; see :func:`read_log`)."""
     path = Path(path)
+    source = kwargs.pop("source", path.name)
     try:
         size = path.stat().st_size
         max_bytes = kwargs.get("max_bytes", MAX_LOG_BYTES)
         if size > max_bytes:
-            raise LogFormatError(path.name, f"expected at most {max_bytes / 2**20:.0f} MB; got "
+            raise LogFormatError(source, f"expected at most {max_bytes / 2**20:.0f} MB; got "
                                  f"{size / 2**20:.1f} MB. Thin the log or split it.")
         data = path.read_bytes()
     except OSError as exc:
-        raise LogFormatError(path.name, f"cannot be read: {exc.strerror or exc}.") from None
-    source = kwargs.pop("source", path.name)
+        raise LogFormatError(source, f"cannot be read: {exc.strerror or exc}.") from None
     return read_log(data, source, **kwargs)
 
 

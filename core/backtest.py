@@ -1,0 +1,347 @@
+"""Backtests: predict the epoch at target from the first part of finished logs, and score it.
+
+Definitions (``docs/prediction.md`` has the long version)
+---------------------------------------------------------
+* **Observed part.** For a log of ``E`` epochs and an observed fraction ``f``, the first
+  ``n = floor(f·E)`` epochs (at least 1).  The prediction is made by
+  ``core.predict.predict_epoch_at_target`` on ``first_epochs(log, n)``: the rest of the log
+  is cut away before anything is fitted, so it cannot leak into the prediction, the family
+  choice or the interval.
+* **Actual epoch.** Where the whole log passed the target (``core.targets``, epoch-level
+  criterion).
+* **Row status.** ``"scored"``: the target was reached in the unseen epochs; only these
+  rows have ``error_pct`` and ``covered`` and enter the error and coverage statistics.
+  ``"observed"``: the target was already passed in the observed epochs (nothing to
+  predict; excluded).  ``"never"``: the whole log never passes the target; reported apart,
+  with ``beyond_log`` saying whether the prediction put the target after the log's end (or
+  never).  ``"too short"``: fewer than 2 epochs in the log; ``"no epochs"``: epochs are
+  unknown (give steps per epoch); ``"no accuracy"``: no accuracy column, no target.
+* **Error.** ``error_pct = 100·(epoch_pred − epoch_actual)/epoch_actual`` (``inf`` when the
+  prediction is "never"); ``covered``: ``epoch_low <= epoch_actual <= epoch_high``.
+* **Routes.** The contract columns are the accuracy route (the accuracy curve fitted and
+  inverted directly); the ``*_via_loss`` columns are the loss route (loss fitted, inverted
+  at a threshold ``L``).  ``L`` comes from the observed epochs of the same run
+  (``loss_threshold="observed"``, the default) or from other runs (``"runs"``: the median
+  loss at target of the other runs that reached it; never the run's own).
+* **Target.** ``target_acc`` (absolute) or ``target_rel`` (a fraction of the log's final
+  accuracy: the *definition* of the target then reads the end of the log, the prediction
+  does not; rows say which in ``target_definition``).
+* **Calibration of the interval.** ``calibration="self"``: each run's interval comes from
+  the backtest inside its own observed epochs (inflation 1).  ``"runs"``: the inflation of
+  a run's interval is learned from the *other* runs of the same backtest (leave-one-run-out,
+  a run being the train and val logs of one model/device/batch): for each scored case of
+  another run at the same observed fraction and route, the smallest factor of
+  ``INFLATION_GRID`` that would have covered it; the ``level`` quantile of those is used
+  (``self`` when fewer than ``MIN_CALIBRATION_CASES`` such cases exist).
+
+``core.backtest_tables`` condenses the tables (per-fraction summary, family scores).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+from core.intervals import DEFAULT_LEVEL, FitCache
+from core.logs import RunLog
+from core.predict import (TargetPrediction, check_family, first_epochs, n_epochs, predict_epoch_at_target,
+                          widen)
+from core.runs import epoch_summary
+from core.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+
+#: the contract columns of ``python -m core backtest``, in order
+BACKTEST_COLUMNS: tuple[str, ...] = (
+    "file", "family", "observed_fraction", "epoch_pred", "epoch_low", "epoch_high",
+    "epoch_actual", "error_pct", "covered",
+)
+#: the columns after them
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "status", "target_acc", "target_definition", "n_epochs", "n_epochs_observed", "epoch_raw",
+    "inflation", "beyond_log", "family_via_loss", "epoch_pred_via_loss", "epoch_low_via_loss",
+    "epoch_high_via_loss", "error_pct_via_loss", "covered_via_loss", "loss_threshold",
+    "inflation_via_loss", "note",
+)
+DEFAULT_FRACTIONS: tuple[float, ...] = (0.3, 0.5, 0.7)
+ROW_STATUSES = ("scored", "observed", "never", "too short", "no epochs", "no accuracy")
+#: inflation factors tried when learning the interval's width from other runs
+INFLATION_GRID = np.round(np.geomspace(0.5, 16.0, 31), 4)
+MIN_CALIBRATION_CASES = 3
+_SUFFIX = {"accuracy": "", "loss": "_via_loss"}
+
+
+# --------------------------------------------------------------------------- small pieces
+def observed_epochs(total_epochs: int, fraction: float) -> int:
+    """``floor(fraction·total_epochs)``, at least 1.
+
+    >>> observed_epochs(24, 0.5), observed_epochs(24, 0.3), observed_epochs(3, 0.1)
+    (12, 7, 1)
+    """
+    return max(1, int(math.floor(fraction * total_epochs + 1e-9)))
+
+
+def check_fractions(fractions: Iterable[float]) -> tuple[float, ...]:
+    out = tuple(float(f) for f in fractions)
+    if not out or any(not 0 < f < 1 for f in out):
+        raise InputError(f"fractions: expected observed fractions in (0, 1); got {list(out)!r}.")
+    return out
+
+
+def final_accuracy(log: RunLog) -> float:
+    """The accuracy of the log's last epoch (NaN without accuracy)."""
+    table = epoch_summary(log).dropna(subset=["acc"])
+    return float(table["acc"].iloc[-1]) if len(table) else math.nan
+
+
+def resolve_target(log: RunLog, target_acc: float | None = DEFAULT_TARGET_ACC,
+                   target_rel: float | None = None) -> tuple[float, str]:
+    """(target accuracy, how it was defined) for ``log``.
+
+    ``target_rel`` wins: ``target_rel × final accuracy`` (reads the end of the log to define
+    the target only).
+    """
+    if target_rel is not None:
+        rel = check_target_acc(target_rel, "target_rel")
+        final = final_accuracy(log)
+        if not math.isfinite(final):
+            raise InputError(f"{log.source}: expected an accuracy column to define a target relative to the "
+                             "final accuracy; the log has none. Give an absolute target (target_acc) instead.")
+        return rel * final, f"{rel:g} × final accuracy {final:.4g}"
+    return check_target_acc(target_acc), "absolute"
+
+
+def run_key(log: RunLog) -> tuple:
+    """Which training run a log belongs to: its folder, model, device and batch (not its split)."""
+    m = log.meta
+    folder = str(PurePosixPath(log.source.replace("\\", "/")).parent)
+    return (folder, m.model, m.gpu, m.global_batch, m.depth)
+
+
+# --------------------------------------------------------------------------- one run
+@dataclass(frozen=True, eq=False)
+class _Case:
+    """One (log, fraction): the predictions of both routes and what the log shows."""
+
+    log: RunLog
+    fraction: float
+    n_total: int
+    n_observed: int
+    target_acc: float
+    target_definition: str
+    actual: int | None
+    status: str
+    predictions: dict[str, TargetPrediction]
+    family: str
+
+
+def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, loss_threshold,
+           level, correct, cache) -> list[_Case]:
+    target, definition = resolve_target(log, target_acc, target_rel)
+    crossing = find_target_crossing(log, target)
+    actual = crossing.epoch if crossing.reached else None
+    total = n_epochs(log)
+    out = []
+    for f in fractions:
+        n = observed_epochs(total, f)
+        if total < 2 or not log.has_acc:
+            status = "no accuracy" if not log.has_acc else ("no epochs" if total == 0 else "too short")
+            out.append(_Case(log, f, total, n, target, definition, actual, status, {}, family))
+            continue
+        status = "never" if actual is None else ("observed" if actual <= n else "scored")
+        preds = {}
+        if status != "observed":
+            observed = first_epochs(log, n)
+            for route in routes:
+                preds[route] = predict_epoch_at_target(
+                    observed, target_acc=target, family=family, route=route,
+                    loss_threshold=loss_threshold if route == "loss" else None, level=level,
+                    correct=correct, cache=cache)
+        out.append(_Case(log, f, total, n, target, definition, actual, status, preds, family))
+    return out
+
+
+def _route_cells(case: _Case, route: str) -> dict:
+    p = case.predictions.get(route)
+    sfx = _SUFFIX[route]
+    cells = {f"family{sfx}": None, f"epoch_pred{sfx}": None, f"epoch_low{sfx}": None,
+             f"epoch_high{sfx}": None, f"error_pct{sfx}": None, f"covered{sfx}": None}
+    if route == "accuracy":
+        cells.update(epoch_raw=None, inflation=None, beyond_log=None, note="")
+    else:
+        cells.update(loss_threshold=None, inflation_via_loss=None)
+    if p is None:
+        return cells
+    cells[f"family{sfx}"] = p.family
+    cells[f"inflation{sfx}"] = p.inflation if p.status in ("predicted", "unreachable") else None
+    if route == "loss":
+        cells["loss_threshold"] = p.loss_threshold
+    else:
+        cells["epoch_raw"] = p.epoch_raw
+        cells["note"] = p.reason
+    if p.status not in ("predicted", "unreachable"):
+        if route == "accuracy":
+            cells["note"] = f"{p.status}: {p.reason}"
+        return cells
+    pred = p.epoch if p.epoch is not None else math.inf
+    cells.update({f"epoch_pred{sfx}": pred, f"epoch_low{sfx}": p.epoch_low, f"epoch_high{sfx}": p.epoch_high})
+    if case.status == "scored":
+        cells[f"error_pct{sfx}"] = 100.0 * (pred - case.actual) / case.actual
+        cells[f"covered{sfx}"] = bool(p.epoch_low <= case.actual <= p.epoch_high)
+    if case.status == "never" and route == "accuracy":
+        cells["beyond_log"] = bool(pred > case.n_total)
+    return cells
+
+
+def _row(case: _Case) -> dict:
+    row = {"file": case.log.source, "family": None, "observed_fraction": case.fraction,
+           "epoch_actual": case.actual, "status": case.status, "target_acc": case.target_acc,
+           "target_definition": case.target_definition, "n_epochs": case.n_total,
+           "n_epochs_observed": case.n_observed}
+    for route in ("accuracy", "loss"):
+        row.update(_route_cells(case, route))
+    for sfx in ("", "_via_loss"):
+        row[f"family{sfx}"] = row[f"family{sfx}"] or case.family
+    return row
+
+
+def _table(cases: Sequence[_Case]) -> pd.DataFrame:
+    table = pd.DataFrame([_row(c) for c in cases], columns=list(BACKTEST_COLUMNS + EXTRA_COLUMNS))
+    for col in ("epoch_actual", "n_epochs", "n_epochs_observed"):
+        table[col] = pd.array(table[col], dtype="Int64")
+    for col in ("epoch_pred", "epoch_low", "epoch_high", "error_pct", "epoch_raw", "inflation",
+                "epoch_pred_via_loss", "epoch_low_via_loss", "epoch_high_via_loss",
+                "error_pct_via_loss", "loss_threshold", "inflation_via_loss"):
+        table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
+    for col in ("covered", "covered_via_loss", "beyond_log"):
+        table[col] = table[col].astype("boolean")
+    return table
+
+
+def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
+                 target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                 family: str = "auto", loss_threshold: float | None = None,
+                 level: float = DEFAULT_LEVEL, correct: bool = True,
+                 cache: FitCache | None = None) -> pd.DataFrame:
+    """Backtest one log: a row per observed fraction (columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS``).
+
+    The interval is calibrated on the run's own observed epochs (``calibration="self"`` of
+    ``backtest_logs``); see the module docstring for every definition.
+
+    Examples
+    --------
+    >>> from core.logs import read_log
+    >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 25))
+    >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
+    >>> t = backtest_run(log, fractions=[0.3, 0.5, 0.7], target_acc=0.92, family="exp3")
+    >>> t[["observed_fraction", "status", "epoch_pred", "epoch_actual"]].values.tolist()
+    [[0.3, 'scored', 14.0, 14], [0.5, 'scored', 14.0, 14], [0.7, 'observed', nan, 14]]
+    """
+    cases = _cases(log, fractions=check_fractions(fractions), target_acc=target_acc,
+                   target_rel=target_rel, family=check_family(family), routes=("accuracy", "loss"),
+                   loss_threshold=loss_threshold, level=level, correct=correct,
+                   cache=cache or FitCache())
+    return _table(cases)
+
+
+# --------------------------------------------------------------------------- many runs
+def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
+                  target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                  family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
+                  level: float = DEFAULT_LEVEL, correct: bool = True,
+                  cache: FitCache | None = None) -> pd.DataFrame:
+    """Backtest several logs: a row per log and observed fraction.
+
+    Parameters
+    ----------
+    logs : sequence of RunLog
+    fractions : iterable of float, default (0.3, 0.5, 0.7)
+    target_acc : float, default 0.92
+    target_rel : float, optional
+        A fraction of each log's final accuracy instead of ``target_acc``.
+    family : str, default "auto"
+    calibration : {"runs", "self"}, default "runs"
+        Where the interval's inflation comes from (module docstring).
+    loss_threshold : {"observed", "runs"}, default "observed"
+        Where the loss route's ``L`` comes from (module docstring).
+    level : float, default 0.8
+    correct : bool, default True
+        Drift-correct the predictions (``core.intervals``).
+    cache : FitCache, optional
+        Share fits between calls (the same logs backtested with other options).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS``.
+    """
+    if calibration not in ("runs", "self"):
+        raise InputError(f"calibration: expected 'runs' or 'self'; got {calibration!r}.")
+    if loss_threshold not in ("observed", "runs"):
+        raise InputError(f"loss_threshold: expected 'observed' or 'runs'; got {loss_threshold!r}.")
+    fractions = check_fractions(fractions)
+    family = check_family(family)
+    cache = cache if cache is not None else FitCache()
+    thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
+        else [None] * len(logs)
+    cases: list[_Case] = []
+    for log, threshold in zip(logs, thresholds):
+        cases += _cases(log, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
+                        family=family, routes=("accuracy", "loss"), loss_threshold=threshold,
+                        level=level, correct=correct, cache=cache)
+    if calibration == "runs":
+        cases = _calibrate_on_other_runs(cases, level)
+    return _table(cases)
+
+
+def _thresholds_from_other_runs(logs, target_acc, target_rel) -> list[float | None]:
+    """Per log: the median loss at target over the *other* runs that reached it (NaN if none)."""
+    keys = [run_key(log) for log in logs]
+    losses = []
+    for log in logs:
+        crossing = find_target_crossing(log, resolve_target(log, target_acc, target_rel)[0])
+        losses.append(crossing.loss if crossing.reached and crossing.loss is not None else math.nan)
+    out = []
+    for i in range(len(logs)):
+        others = [v for j, v in enumerate(losses) if keys[j] != keys[i] and math.isfinite(v)]
+        out.append(float(np.median(others)) if others else math.nan)
+    return out
+
+
+def needed_inflation(prediction: TargetPrediction, actual: int) -> float:
+    """The smallest factor of ``INFLATION_GRID`` whose interval contains ``actual`` (inf if none).
+
+    NaN when the interval does not depend on the factor (no prediction, no inner checks).
+    """
+    if prediction.status != "predicted" or prediction.drift is None or not prediction.drift.usable:
+        return math.nan
+    for s in INFLATION_GRID:
+        p = widen(prediction, float(s))
+        if p.epoch_low <= actual <= p.epoch_high:
+            return float(s)
+    return math.inf
+
+
+def _calibrate_on_other_runs(cases: list[_Case], level: float) -> list[_Case]:
+    keys = [run_key(c.log) for c in cases]
+    needed: dict[tuple[int, str], float] = {}
+    for i, c in enumerate(cases):
+        if c.status == "scored":
+            for route, p in c.predictions.items():
+                needed[(i, route)] = needed_inflation(p, c.actual)
+    out = []
+    for i, c in enumerate(cases):
+        preds = dict(c.predictions)
+        for route, p in c.predictions.items():
+            pool = [v for (j, r), v in needed.items()
+                    if r == route and keys[j] != keys[i] and cases[j].fraction == c.fraction
+                    and not math.isnan(v)]
+            if len(pool) >= MIN_CALIBRATION_CASES:
+                s = float(np.quantile(np.array(pool), level, method="higher"))
+                preds[route] = widen(p, s if math.isfinite(s) else float(INFLATION_GRID[-1]))
+        out.append(replace(c, predictions=preds))
+    return out

@@ -1,0 +1,126 @@
+"""Tables made from backtests: the per-fraction summary, each family's score, the convergence of a prediction.
+
+``backtest_summary`` and ``summary_line`` condense a table of ``core.backtest``;
+``family_scores`` and ``convergence_of_prediction`` are what the Logs page's family
+selector and "predicted epoch against epochs seen" chart show.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.backtest import backtest_logs
+from core.errors import InputError
+from core.intervals import DEFAULT_LEVEL, FitCache
+from core.logs import RunLog
+from core.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target
+from core.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+
+_SUFFIX = {"accuracy": "", "loss": "_via_loss"}
+
+
+def backtest_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per observed fraction: counts, median |error| (%) and coverage, for both routes.
+
+    Only ``"scored"`` rows enter the error and coverage; ``never_beyond_log`` counts the
+    never-reached runs whose prediction put the target after the log's end.
+
+    >>> t = pd.DataFrame({"observed_fraction": [0.5] * 4, "status": ["scored", "scored", "observed", "never"],
+    ...                   "error_pct": [10.0, -30.0, None, None], "covered": [True, False, None, None],
+    ...                   "beyond_log": [None, None, None, True],
+    ...                   "error_pct_via_loss": [5.0, 15.0, None, None], "covered_via_loss": [True, True, None, None]})
+    >>> s = backtest_summary(t).iloc[0]
+    >>> int(s.n_scored), float(s.median_abs_error_pct), float(s.coverage), float(s.coverage_via_loss)  # |10|, |-30|
+    (2, 20.0, 0.5, 1.0)
+    """
+    rows = []
+    for f, g in table.groupby("observed_fraction", sort=True):
+        scored = g[g["status"] == "scored"]
+        never = g[g["status"] == "never"]
+        row = {"observed_fraction": float(f), "n_rows": len(g), "n_scored": len(scored),
+               "n_observed": int((g["status"] == "observed").sum()), "n_never": len(never),
+               "never_beyond_log": int(never["beyond_log"].fillna(False).astype(bool).sum())}
+        for sfx in ("", "_via_loss"):
+            err = pd.to_numeric(scored[f"error_pct{sfx}"], errors="coerce").dropna()
+            cov = scored[f"covered{sfx}"].dropna().astype(bool)
+            row[f"n_predicted{sfx}"] = len(err)
+            row[f"median_abs_error_pct{sfx}"] = float(np.median(np.abs(err))) if len(err) else math.nan
+            row[f"coverage{sfx}"] = float(cov.mean()) if len(cov) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summary_line(summary: pd.DataFrame, *, family: str, level: float = DEFAULT_LEVEL) -> str:
+    """One line: per fraction, the median |error| and the coverage of both routes."""
+    def pct(v):
+        return "n/a" if math.isnan(v) else ("inf (most predictions say never)" if math.isinf(v) else f"{v:.1f} %")
+
+    def cov(v):
+        return "n/a" if not math.isfinite(v) else f"{100 * v:.0f} %"
+
+    parts = []
+    for r in summary.itertuples():
+        parts.append(f"f={r.observed_fraction:g}: median |error| {pct(r.median_abs_error_pct)}, "
+                     f"{level:.0%} coverage {cov(r.coverage)} ({r.n_scored} scored, {r.n_observed} "
+                     f"observed, {r.n_never} never); via loss {pct(r.median_abs_error_pct_via_loss)}, "
+                     f"{cov(r.coverage_via_loss)} ({r.n_predicted_via_loss} predicted)")
+    return f"summary [family {family}]: " + "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- for the pages
+def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float] = (0.5,),
+                  target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                  route: str = "accuracy", calibration: str = "self") -> pd.DataFrame:
+    """Each family's backtest error and coverage over ``logs`` (for a family selector).
+
+    One row per family of ``AUTO_FAMILIES`` and for ``"auto"``: ``n_scored``,
+    ``median_abs_error_pct``, ``coverage``, over the scored rows of all ``fractions``.
+    """
+    logs = [logs] if isinstance(logs, RunLog) else list(logs)
+    sfx = _SUFFIX.get(route)
+    if sfx is None:
+        raise InputError(f"route: expected 'accuracy' or 'loss'; got {route!r}.")
+    rows = []
+    cache = FitCache()  # "auto" reuses every family's fits
+    for family in (*AUTO_FAMILIES, "auto"):
+        table = backtest_logs(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
+                              family=family, calibration=calibration, cache=cache)
+        scored = table[table["status"] == "scored"]
+        err = pd.to_numeric(scored[f"error_pct{sfx}"], errors="coerce").dropna()
+        cov = scored[f"covered{sfx}"].dropna().astype(bool)
+        rows.append({"family": family, "route": route, "n_scored": len(err),
+                     "median_abs_error_pct": float(np.median(np.abs(err))) if len(err) else math.nan,
+                     "coverage": float(cov.mean()) if len(cov) else math.nan})
+    return pd.DataFrame(rows)
+
+
+def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC,
+                              family: str = "auto", route: str = "accuracy", min_epochs: int = 2,
+                              level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+    """The prediction made after each number of epochs seen (``min_epochs`` .. last but one).
+
+    Columns: ``epochs_seen, family, status, epoch_pred, epoch_low, epoch_high, epoch_raw,
+    epoch_actual`` (the last is the same on every row: what the whole log shows).
+    """
+    target = check_target_acc(target_acc)
+    crossing = find_target_crossing(log, target)
+    actual = crossing.epoch if crossing.reached else None
+    cache = FitCache()
+    rows = []
+    for n in range(max(1, int(min_epochs)), n_epochs(log)):
+        p = predict_epoch_at_target(first_epochs(log, n), target_acc=target, family=family,
+                                    route=route, level=level, cache=cache)
+        rows.append({"epochs_seen": n, "family": p.family, "status": p.status,
+                     "epoch_pred": p.epoch if p.status == "predicted" else (math.inf if p.status == "unreachable" else math.nan),
+                     "epoch_low": p.epoch_low, "epoch_high": p.epoch_high, "epoch_raw": p.epoch_raw,
+                     "epoch_actual": actual})
+    frame = pd.DataFrame(rows, columns=["epochs_seen", "family", "status", "epoch_pred", "epoch_low",
+                                        "epoch_high", "epoch_raw", "epoch_actual"])
+    for col in ("epoch_pred", "epoch_low", "epoch_high", "epoch_raw"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    frame["epoch_actual"] = pd.array(frame["epoch_actual"], dtype="Int64")
+    return frame

@@ -1,0 +1,107 @@
+"""``python -m core backtest``: CSV columns on stdout, the summary line on stderr, exit codes."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from core.backtest import BACKTEST_COLUMNS, EXTRA_COLUMNS
+from core.cli import main
+from tests.core.prediction_logs import ACTUAL_EPOCH, course_csv
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACE = ROOT / "data" / "pollux_traces" / "cifar10" / "validation-128.csv"
+
+
+@pytest.fixture
+def run_log(tmp_path):
+    path = tmp_path / "resnet20_Tesla V100.csv"
+    path.write_bytes(course_csv())
+    return path
+
+
+def test_prints_one_row_per_file_and_fraction_with_the_contract_columns(capsys, run_log):
+    assert main(["backtest", str(run_log), "--observe", "0.3,0.5,0.7", "--family", "exp3"]) == 0
+    captured = capsys.readouterr()
+    out = pd.read_csv(io.StringIO(captured.out))
+    assert list(out.columns) == list(BACKTEST_COLUMNS + EXTRA_COLUMNS)
+    assert out["observed_fraction"].tolist() == [0.3, 0.5, 0.7]
+    assert out["file"].eq(str(run_log)).all() and out["family"].eq("exp3").all()
+    assert out["epoch_actual"].eq(ACTUAL_EPOCH).all()
+    assert out["status"].tolist() == ["scored", "scored", "observed"]
+    # the summary goes to stderr, so stdout stays a CSV
+    summary = captured.err.strip().splitlines()[-1]
+    assert summary.startswith("summary [family exp3]: f=0.3: median |error| ")
+    assert "f=0.5" in summary and "f=0.7: median |error| n/a" in summary
+
+
+def test_no_extra_prints_the_contract_columns_only(capsys, run_log):
+    assert main(["backtest", str(run_log), "--observe", "0.5", "--family", "exp3", "--no-extra"]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(out.columns) == list(BACKTEST_COLUMNS) and len(out) == 1
+    row = out.iloc[0]
+    # the exact exp3 curve reaches 0.92 in epoch 13, and so does the prediction from 12 epochs
+    assert row["epoch_pred"] == 13 and row["epoch_actual"] == 13 and row["error_pct"] == 0
+    assert bool(row["covered"]) and row["epoch_low"] <= 13 <= row["epoch_high"]
+
+
+def test_an_unreadable_file_is_named_on_stderr_and_the_others_are_backtested(capsys, run_log, tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_bytes(b"\x00\x01\x02")
+    missing = tmp_path / "missing.csv"
+    status = main(["backtest", str(bad), str(run_log), str(missing), "--observe", "0.5", "--family", "exp3"])
+    captured = capsys.readouterr()
+    assert status == 2
+    err = captured.err.strip().splitlines()
+    assert err[0].startswith(f"{bad}: expected a CSV text file; got binary data")
+    assert err[1].startswith(f"{missing}: cannot be read")
+    assert err[-1].startswith("summary [family exp3]")
+    out = pd.read_csv(io.StringIO(captured.out))
+    assert out["file"].tolist() == [str(run_log)]
+
+
+def test_relative_target_on_a_pollux_trace(capsys):
+    assert main(["backtest", str(TRACE), "--observe", "0.5", "--target-rel", "0.99", "--family", "mmf"]) == 0
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    row = out.iloc[0]
+    # 0.99 × the last epoch's accuracy 0.9448 = 0.9354, first passed in epoch 59
+    assert row["target_acc"] == pytest.approx(0.99 * 0.9448) and row["epoch_actual"] == 59
+    assert row["target_definition"].startswith("0.99 × final accuracy")
+    assert row["status"] == "scored" and pd.isna(row["epoch_pred_via_loss"])  # a trace has no loss
+
+
+def test_a_log_without_accuracy_is_rejected_for_a_relative_target(capsys, tmp_path, run_log):
+    loss_only = tmp_path / "run-tag-train_loss.csv"
+    loss_only.write_text("Wall time,Step,Value\n" + "".join(f"{i}.0,{i},{1 / i:.4f}\n" for i in range(1, 30)))
+    assert main(["backtest", str(loss_only), str(run_log), "--target-rel", "0.95", "--observe", "0.5",
+                 "--family", "exp3"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"{loss_only}: expected an accuracy column")
+    assert pd.read_csv(io.StringIO(captured.out))["file"].tolist() == [str(run_log)]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--observe", "0.5,1.2"], "expected a fraction in (0, 1); got 1.2"),
+    (["--observe", ","], "expected fractions like 0.3,0.5,0.7"),
+    (["--family", "pow5"], "expected auto or one of optimus"),
+    (["--target-acc", "92"], "did you mean 0.92"),
+    (["--target-acc", "0.9", "--target-rel", "0.9"], "not allowed with argument"),
+])
+def test_bad_options_exit_with_a_message(capsys, run_log, args, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["backtest", str(run_log), *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_python_dash_m_core_backtest_runs_as_a_program(run_log):
+    proc = subprocess.run([sys.executable, "-m", "core", "backtest", str(run_log), "--observe", "0.5",
+                           "--family", "exp3"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith(",".join(BACKTEST_COLUMNS))
+    assert "summary [family exp3]" in proc.stderr

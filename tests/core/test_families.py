@@ -1,0 +1,184 @@
+"""The learning-curve families: formulas on hand values, inverses, Jacobians, recovery by fit_curve."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.curves import FAMILIES, fit_curve, get_family, optimus_loss
+from core.errors import FitWarning, InputError
+from core.families import (EXTRA_FAMILIES, exp3_curve, exp3_step_at, mmf_curve, mmf_step_at, pow3_curve,
+                           pow3_step_at, pow4_curve, pow4_step_at, weibull_curve, weibull_step_at)
+
+#: (family, parameters) of a realistic loss-like curve over k = 1..20000
+TRUE = {
+    "optimus": (2e-4, 0.8, 0.3),
+    "pow3": (3.0, 0.4, 0.2),
+    "exp3": (2.0, 3000.0, 0.3),
+    "pow4": (2.0, 500.0, 1.5, 0.2),
+    "mmf": (2.0, 2000.0, 1.5, 0.2),
+    "weibull": (2.0, 3000.0, 0.8, 0.2),
+}
+
+
+# --------------------------------------------------------------------------- formulas
+@pytest.mark.parametrize("func,args,expected", [
+    (pow3_curve, (4.0, 2.0, 0.5, 0.1), 1.1),                       # 2·4^(−1/2) + 0.1 = 1 + 0.1
+    (exp3_curve, (100.0, 2.0, 100.0, 0.1), 2 / math.e + 0.1),       # 2·e^(−100/100) + 0.1
+    (pow4_curve, (300.0, 2.0, 100.0, 0.5, 0.1), 1.1),               # 2·(1 + 3)^(−1/2) + 0.1
+    (mmf_curve, (200.0, 2.0, 100.0, 2.0, 0.1), 0.5),                # 2/(1 + 2²) + 0.1 = 0.4 + 0.1
+    (weibull_curve, (200.0, 2.0, 100.0, 2.0, 0.1), 2 * math.exp(-4) + 0.1),  # 2·e^(−(2)²) + 0.1
+])
+def test_each_formula_on_a_hand_value(func, args, expected):
+    assert float(func(*args)) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("inverse,args,expected", [
+    (pow3_step_at, (1.1, 2.0, 0.5, 0.1), 4.0),            # (2/(1.1 − 0.1))^(1/0.5) = 4
+    (exp3_step_at, (0.1 + 2 / math.e, 2.0, 100.0, 0.1), 100.0),  # 100·ln(2/(2/e)) = 100
+    (pow4_step_at, (1.1, 2.0, 100.0, 0.5, 0.1), 300.0),   # 100·((2/1)^2 − 1) = 300
+    (mmf_step_at, (0.5, 2.0, 100.0, 2.0, 0.1), 200.0),    # 100·(2/0.4 − 1)^(1/2) = 200
+    (weibull_step_at, (0.1 + 2 * math.exp(-4), 2.0, 100.0, 2.0, 0.1), 200.0),  # 100·(ln(e^4))^(1/2)
+])
+def test_each_inverse_on_a_hand_value(inverse, args, expected):
+    assert inverse(*args) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_inverse_is_nan_at_or_below_the_floor_and_zero_above_the_start(name):
+    family = get_family(name)
+    params = TRUE[name]
+    floor = family.func(np.array([1e300]), *params)[0] if name != "pow3" else params[-1]
+    assert math.isnan(family.inverse(floor, *params))
+    assert math.isnan(family.inverse(floor - 0.05, *params))
+    if name != "pow3":  # a·k^(−c) starts at infinity: every finite value is reached at some k > 0
+        start = float(family.func(np.array([0.0]), *params)[0])
+        assert family.inverse(start + 1.0, *params) == 0.0
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_inverse_undoes_the_curve_for_seeded_parameters(name, seed=1234):
+    rng = np.random.default_rng(seed)
+    family = get_family(name)
+    for _ in range(50):
+        params = np.array(TRUE[name]) * rng.uniform(0.5, 2.0, len(TRUE[name]))
+        k = rng.uniform(1.0, 50_000.0)
+        y = float(family.func(np.array([k]), *params)[0])
+        if y - params[-1] > 1e-9:  # the excess over the floor must be representable
+            assert family.inverse(y, *params) == pytest.approx(k, rel=1e-6), f"seed {seed}"
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_inverse_broadcasts_over_parameter_draws(name):
+    family = get_family(name)
+    draws = np.array(TRUE[name])[None, :] * np.linspace(0.8, 1.2, 7)[:, None]
+    y = float(family.func(np.array([2000.0]), *TRUE[name])[0])
+    many = family.inverse(y, *draws.T)
+    one_by_one = [family.inverse(y, *d) for d in draws]
+    np.testing.assert_allclose(many, one_by_one)
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.floats(0.01, 10), s=st.floats(1, 1e4), c=st.floats(0.1, 5), b=st.floats(0, 2))
+def test_four_parameter_families_never_increase(a, s, c, b):
+    k = np.linspace(1, 1e5, 200)
+    for func in (pow4_curve, mmf_curve, weibull_curve):
+        assert np.all(np.diff(func(k, a, s, c, b)) <= 1e-12)
+
+
+def test_pow4_with_exponent_one_is_the_optimus_curve():
+    # 1/(b0·k + b1) + b2 = (1/b1)·(1 + k/(b1/b0))^(−1) + b2
+    b0, b1, b2 = 2e-4, 0.8, 0.3
+    k = np.linspace(1, 20_000, 50)
+    np.testing.assert_allclose(pow4_curve(k, 1 / b1, b1 / b0, 1.0, b2), optimus_loss(k, b0, b1, b2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("family", EXTRA_FAMILIES, ids=lambda f: f.name)
+def test_analytic_jacobian_matches_finite_differences(family):
+    k = np.geomspace(1, 20_000, 40)
+    p = np.array(TRUE[family.name])
+    jac = family.jac(k, *p)
+    for i in range(p.size):
+        h = 1e-6 * max(abs(p[i]), 1e-3)
+        up, down = p.copy(), p.copy()
+        up[i] += h
+        down[i] -= h
+        numeric = (family.func(k, *up) - family.func(k, *down)) / (2 * h)
+        np.testing.assert_allclose(jac[:, i], numeric, rtol=1e-5, atol=1e-9)
+
+
+def test_registry_holds_every_family_once_with_consistent_shapes():
+    assert list(FAMILIES) == ["optimus", "pow3", "exp3", "pow4", "mmf", "weibull"]
+    for name, family in FAMILIES.items():
+        assert family.name == name and family.formula and family.decreasing
+        assert len(family.lower) == len(family.upper) == len(family.param_names)
+    with pytest.raises(InputError, match="family: expected one of optimus, pow3"):
+        get_family("pow5")
+
+
+# --------------------------------------------------------------------------- fitting
+@pytest.mark.parametrize("n", [300, 50_000])
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_fit_recovers_known_parameters_from_a_noiseless_curve(name, n):
+    k = np.linspace(1, 20_000, n)
+    truth = TRUE[name]
+    fit = fit_curve(k, get_family(name).func(k, *truth), family=name)
+    # exact below max_points (300); within 0.01 % on the log-spaced bins of 50,000 points
+    np.testing.assert_allclose(fit.values, truth, rtol=1e-4)
+    assert fit.r2 == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["pow3", "exp3", "pow4", "mmf", "weibull"])
+def test_fit_recovers_an_error_curve_from_a_few_epochs(name):
+    # an accuracy curve seen as error 1 − acc at epochs 1..12 (the accuracy route's data)
+    truth = {"pow3": (0.7, 0.8, 0.05), "exp3": (0.8, 4.0, 0.05), "pow4": (0.8, 3.0, 1.5, 0.04),
+             "mmf": (0.8, 5.0, 1.8, 0.04), "weibull": (0.8, 5.0, 1.3, 0.04)}[name]
+    e = np.arange(1, 13.0)
+    fit = fit_curve(e, get_family(name).func(e, *truth), family=name)
+    np.testing.assert_allclose(fit.values, truth, rtol=1e-4)
+
+
+def test_fit_with_seeded_noise_is_within_three_standard_errors(seed=7):
+    rng = np.random.default_rng(seed)
+    k = np.arange(1, 5001.0)
+    truth = TRUE["weibull"]
+    y = weibull_curve(k, *truth) + rng.normal(0, 0.02, k.size)
+    fit = fit_curve(k, y, family="weibull")
+    for name, true in zip(fit.curve.param_names, truth):
+        assert abs(fit.params[name] - true) < 3 * fit.stderr[name], f"{name}, seed {seed}"
+
+
+def test_pow3_refuses_a_step_zero():
+    k = np.arange(0, 100.0)
+    with pytest.raises(InputError, match="needs steps k > 0; got k = 0"):
+        fit_curve(k, 1.0 / (k + 1), family="pow3")
+
+
+def test_four_parameter_fit_needs_five_points():
+    with pytest.raises(InputError, match="expected at least 5 finite points to fit 4 parameters; got 4"):
+        fit_curve([1, 2, 3, 4], [1.0, 0.8, 0.7, 0.65], family="mmf")
+
+
+def test_flat_data_is_flagged_degenerate_with_a_warning():
+    k = np.arange(1, 200.0)
+    y = 0.5 + 1e-6 * np.sin(k)
+    with pytest.warns(FitWarning, match="degenerate"):
+        fit = fit_curve(k, y, family="weibull")
+    assert fit.degenerate
+
+
+def test_fit_is_unchanged_by_shuffling_rows():
+    rng = np.random.default_rng(3)
+    k = np.arange(1, 3001.0)
+    y = mmf_curve(k, *TRUE["mmf"]) + rng.normal(0, 0.01, k.size)
+    order = rng.permutation(k.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitWarning)
+        a = fit_curve(k, y, family="mmf")
+        b = fit_curve(k[order], y[order], family="mmf")
+    np.testing.assert_allclose(a.values, b.values, rtol=1e-6)

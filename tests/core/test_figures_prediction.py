@@ -1,0 +1,94 @@
+"""Prediction figures as data: trace names and order, the observed/unseen split, markers, the band."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.backtest_tables import convergence_of_prediction
+from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
+from core.predict import first_epochs, prediction_from_first_epochs
+from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
+
+BAND_NAMES = ["band", "observed", "unseen", "fitted", "predicted", "target", "predicted epoch", "actual epoch"]
+
+
+@pytest.fixture(scope="module")
+def log():
+    return course_log()
+
+
+@pytest.fixture(scope="module")
+def prediction(log):
+    return prediction_from_first_epochs(log, 8, family="exp3")
+
+
+def test_band_figure_trace_names_and_axes(log, prediction):
+    fig = prediction_band_figure(log, prediction)
+    assert [t.name for t in fig.data] == BAND_NAMES
+    assert fig.layout.xaxis.title.text == "epoch" and fig.layout.yaxis.title.text == "accuracy"
+
+
+def test_observed_and_unseen_points_split_at_the_epochs_seen(log, prediction):
+    by = {t.name: t for t in prediction_band_figure(log, prediction).data}
+    assert list(by["observed"].x) == list(range(1, 9)) and list(by["unseen"].x) == list(range(9, 25))
+    # epoch 1's accuracy: 1 − (0.8·e^(−1/5) + 0.02)
+    assert by["observed"].y[0] == pytest.approx(1 - (0.8 * math.exp(-0.2) + 0.02), abs=1e-6)
+
+
+def test_markers_sit_on_the_target_line_at_the_predicted_and_actual_epochs(log, prediction):
+    by = {t.name: t for t in prediction_band_figure(log, prediction).data}
+    assert list(by["target"].y) == [TARGET, TARGET]
+    assert list(by["predicted epoch"].x) == [prediction.epoch] == [ACTUAL_EPOCH]
+    assert by["predicted epoch"].error_x.arrayminus[0] == prediction.epoch - prediction.epoch_low
+    assert by["predicted epoch"].error_x.array[0] == prediction.epoch_high - prediction.epoch
+    assert list(by["actual epoch"].x) == [ACTUAL_EPOCH]
+
+
+def test_band_lies_after_the_observed_epochs_and_brackets_the_predicted_curve(log, prediction):
+    by = {t.name: t for t in prediction_band_figure(log, prediction).data}
+    band_x = np.asarray(by["band"].x)
+    assert band_x.min() >= 8 and by["band"].fill == "toself"
+    half = len(band_x) // 2
+    low, high = np.asarray(by["band"].y[:half]), np.asarray(by["band"].y[half:])[::-1]
+    assert np.all(low <= high + 1e-12)
+
+
+def test_observed_part_alone_draws_no_unseen_points_and_no_actual(log, prediction):
+    by = {t.name: t for t in prediction_band_figure(first_epochs(log, 8), prediction).data}
+    assert len(by["unseen"].x) == 0 and len(by["actual epoch"].x) == 0
+
+
+def test_loss_route_draws_the_epoch_mean_loss(log):
+    p = prediction_from_first_epochs(log, 8, family="optimus", route="loss")
+    fig = prediction_band_figure(log, p)
+    assert [t.name for t in fig.data] == BAND_NAMES and fig.layout.yaxis.title.text == "loss (epoch mean)"
+    assert list(fig.data[5].y) == [p.loss_threshold] * 2
+
+
+def test_unreachable_prediction_has_an_empty_epoch_marker(log):
+    p = prediction_from_first_epochs(log, 8, family="exp3", target_acc=0.99)
+    by = {t.name: t for t in prediction_band_figure(log, p).data}
+    assert p.status == "unreachable" and len(by["predicted epoch"].x) == 0
+
+
+def test_convergence_figure_traces_and_capped_infinite_ends(log):
+    frame = convergence_of_prediction(log, family="exp3", min_epochs=3)
+    fig = prediction_convergence_figure(frame)
+    assert [t.name for t in fig.data] == ["interval", "predicted", "actual", "epochs seen"]
+    assert list(fig.data[1].x) == frame["epochs_seen"].tolist()
+    assert list(fig.data[2].y) == [ACTUAL_EPOCH, ACTUAL_EPOCH]
+    assert np.isfinite(np.asarray(fig.data[0].y, dtype=float)).all()  # inf drawn at the axis top
+
+
+def test_degenerate_input_gives_a_titled_note_not_an_exception(log, prediction):
+    empty = prediction_convergence_figure(pd.DataFrame(columns=["epochs_seen", "epoch_pred"]))
+    assert len(empty.data) == 0 and empty.layout.annotations[0].text == "No prediction to show."
+    trace = course_log(epochs=3)
+    no_acc = trace.frame.assign(acc=np.nan)
+    from dataclasses import replace
+    fig = prediction_band_figure(replace(trace, frame=no_acc), prediction)
+    assert "no accuracy to show" in fig.layout.annotations[0].text
