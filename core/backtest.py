@@ -345,3 +345,39 @@ def _calibrate_on_other_runs(cases: list[_Case], level: float) -> list[_Case]:
                 preds[route] = widen(p, s if math.isfinite(s) else float(INFLATION_GRID[-1]))
         out.append(replace(c, predictions=preds))
     return out
+
+
+def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_seen: int,
+                              target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
+                              route: str = "accuracy", level: float = DEFAULT_LEVEL,
+                              cache: FitCache | None = None) -> tuple[float | None, int]:
+    """The interval inflation that ``log``'s prediction after ``n_epochs_seen`` epochs should get,
+    learned from the *other* runs of ``logs`` at the same observed fraction (leave-one-run-out).
+
+    Each other run (a different ``run_key``: its own val log is not another run) is cut at
+    the same fraction of its epochs and predicted; where the rest of it shows the target, the
+    smallest factor of ``INFLATION_GRID`` that would have covered it is noted.  Returns the
+    ``level`` quantile of those factors and how many cases it used; ``(None, n)`` when fewer
+    than ``MIN_CALIBRATION_CASES`` exist (the caller then keeps the run's own interval).
+    """
+    target = check_target_acc(target_acc)
+    fraction = n_epochs_seen / max(n_epochs(log), 1)
+    cache = cache if cache is not None else FitCache()
+    pool = []
+    for other in logs:
+        if run_key(other) == run_key(log):
+            continue
+        crossing = find_target_crossing(other, target)
+        total = n_epochs(other)
+        seen = observed_epochs(total, fraction)
+        if not crossing.reached or crossing.epoch is None or crossing.epoch <= seen or seen >= total:
+            continue
+        p = predict_epoch_at_target(first_epochs(other, seen), target_acc=target, family=family, route=route,
+                                    level=level, cache=cache)
+        need = needed_inflation(p, int(crossing.epoch))
+        if not math.isnan(need):
+            pool.append(need)
+    if len(pool) < MIN_CALIBRATION_CASES:
+        return None, len(pool)
+    s = float(np.quantile(np.array(pool), level, method="higher"))
+    return (s if math.isfinite(s) else float(INFLATION_GRID[-1])), len(pool)

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from core.backtest import backtest_logs
+from core.backtest import backtest_logs, inflation_from_other_runs
 from core.errors import InputError
 from core.intervals import DEFAULT_LEVEL, FitCache
 from core.logs import RunLog
-from core.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target
+from core.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target, widen
 from core.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
@@ -124,3 +124,33 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     frame["epoch_actual"] = pd.array(frame["epoch_actual"], dtype="Int64")
     return frame
+
+
+def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, target_acc: float = DEFAULT_TARGET_ACC,
+                          family: str = "auto", route: str = "accuracy") -> pd.DataFrame:
+    """Runs of ``model`` (``split``) whose logs end before the target, extrapolated by ``family``.
+
+    Each such log is predicted from all its epochs, with the interval widened as learned from
+    the other runs (``core.backtest.inflation_from_other_runs``).  Columns ``source, gpu,
+    epoch, low, high, family`` (``high`` may be ``inf``: the run may never get there); runs
+    the family cannot extrapolate are left out.
+    """
+    target = check_target_acc(target_acc)
+    logs = list(logs)
+    cache = FitCache()
+    rows = []
+    for log in logs:
+        if log.meta.model != model or log.meta.split != split or not log.has_acc:
+            continue
+        if find_target_crossing(log, target).reached or n_epochs(log) < 4:
+            continue
+        p = predict_epoch_at_target(log, target_acc=target, family=family, route=route, cache=cache)
+        if p.status != "predicted":
+            continue
+        s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=n_epochs(log), target_acc=target, family=family,
+                                         route=route, cache=cache)
+        if s is not None:
+            p = widen(p, s)
+        rows.append({"source": log.source, "gpu": log.meta.gpu, "epoch": p.epoch, "low": p.epoch_low,
+                     "high": p.epoch_high, "family": p.family})
+    return pd.DataFrame(rows, columns=["source", "gpu", "epoch", "low", "high", "family"])

@@ -134,6 +134,20 @@ class RunLog:
             parts.append(meta.split)
         return " · ".join(parts)
 
+    def fingerprint(self) -> str:
+        """A short hash of the tidy frame and the metadata (a cache key for pages).
+
+        >>> a = read_log(b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n", "a.csv")
+        >>> a.fingerprint() == read_log(b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n", "a.csv").fingerprint()
+        True
+        """
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=12)
+        h.update(pd.util.hash_pandas_object(self.frame, index=False).to_numpy().tobytes())
+        h.update(repr((self.source, self.meta, self.steps_per_epoch, self.granularity)).encode())
+        return h.hexdigest()
+
     def with_meta(self, **changes) -> "RunLog":
         """A copy with edited metadata (``model``, ``depth``, ``gpu``, ``split``)."""
         return replace(self, meta=replace(self.meta, **changes))

@@ -416,3 +416,17 @@ def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc:
         raise InputError(f"n_epochs_seen: expected an int >= 1; got {n_epochs_seen!r}.")
     return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target_acc=target_acc,
                                    family=family, route=route, **kwargs)
+
+
+def showcase_log(logs, target_acc: float = 0.92) -> RunLog | None:
+    """The first log whose target epoch lies in the second half of its epochs (so predicting from
+    its first half can be compared with what happened); else the first log; None if empty.
+    """
+    from core.targets import find_target_crossing
+
+    logs = list(logs)
+    for log in logs:
+        c = find_target_crossing(log, target_acc)
+        if c.reached and c.epoch is not None and c.epoch > n_epochs(log) / 2:
+            return log
+    return logs[0] if logs else None

@@ -35,6 +35,10 @@ RUN_METHODS: dict[str, str] = {
     "auto": "the measured step where the run passed the target; the fitted curve when it never did",
     "fitted": "the fitted loss curve, inverted at a loss threshold",
 }
+#: a run that has not reached the target yet can also be extrapolated by a learning-curve
+#: family (``core.predict``; :func:`steps_from_target_prediction`)
+FAMILY_METHOD = ("family", "the epoch at target extrapolated from the whole log by the curve family chosen on "
+                 "the Logs page, with its backtest interval")
 #: the Calibrate page's prediction: key -> (types, required)
 PREDICTION_KEYS: dict[str, tuple[tuple[type, ...], bool]] = {
     "label": ((str,), True),
@@ -58,7 +62,7 @@ class StepsEstimate:
         A finite interval ``0 < low <= steps <= high``, or None when there is none.
     level : float or None
         Coverage of the interval (0.8 for a fitted curve), None when unknown or absent.
-    source : {"measured", "fitted", "calibrate", "typed"}
+    source : {"measured", "fitted", "predicted", "calibrate", "typed"}
     label : str
         What the number is for (a run's file, the Calibrate prediction's label).
     note : str
@@ -353,3 +357,36 @@ def _fitted_steps(table, fit, row, *, run, loss_threshold, level, seed) -> Steps
     return StepsEstimate(float(pred.step), "fitted", run, note, steps_low=low, steps_high=high,
                          level=level if low is not None else None, loss_threshold=float(loss_threshold),
                          threshold_runs=runs, flags=tuple(flags))
+
+
+def steps_from_target_prediction(prediction, *, steps_per_epoch: int | None, label: str) -> StepsEstimate:
+    """Steps from a ``core.predict.TargetPrediction`` (the epoch at target from the first epochs).
+
+    The epoch-level criterion counts an epoch as reached at its last step, so
+    ``steps = epoch × steps_per_epoch`` and the same for the interval's ends; an interval
+    open above (the run may never get there) is dropped, with a flag.
+
+    Raises
+    ------
+    InputError
+        When the prediction has no epoch (reached already, unreachable, not fitted) or the
+        steps per epoch are unknown.
+    """
+    if prediction.status != "predicted" or prediction.epoch is None:
+        why = prediction.reason or prediction.status
+        raise InputError(f"{label}: expected a predicted epoch at target; got {prediction.status} ({why}).")
+    if not steps_per_epoch:
+        raise InputError(f"{label}: expected steps per epoch to turn epochs into steps; the log does not say. "
+                         "Set it on the Logs page.")
+    spe = float(steps_per_epoch)
+    low, high = prediction.epoch_low, prediction.epoch_high
+    flags = []
+    if low is None or high is None or not math.isfinite(high):
+        flags.append(f"the {int(prediction.level * 100)} % interval is open above (the run may never get there): no band")
+        low = high = None
+    level = prediction.level if low is not None else None
+    note = (f"epoch {prediction.epoch:.0f} predicted from the first {prediction.n_epochs_observed} epochs "
+            f"({prediction.family}, {prediction.route} route) × {steps_per_epoch} steps per epoch")
+    return StepsEstimate(steps=float(prediction.epoch) * spe, source="predicted", label=label, note=note,
+                         steps_low=None if low is None else float(low) * spe,
+                         steps_high=None if high is None else float(high) * spe, level=level, flags=tuple(flags))

@@ -13,7 +13,8 @@ from core.datasets import builtin_datasets_by_file, course_fits_path
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (epochs_to_target_figure, heldout_curves_figure, loss_error_figure,
                                     method_scores_figure, parameters_vs_depth_figure)
-from pages.shared.common import chart, load_runs, page_setup, table_download, target_slider
+from core.backtest_tables import extrapolate_unreached
+from pages.shared.common import FAMILY, ROUTE, chart, load_runs, page_setup, table_download, target_slider
 
 CALIBRATE_PREDICTION = "calibrate_prediction"  # read by the Plan page
 SOURCES = {"course": "Course table: 36 CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
@@ -48,6 +49,12 @@ def _param_pred(fits: pd.DataFrame, holdout: str, split: str, method: str) -> pd
 @st.cache_data(show_spinner=False)
 def _loao(fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
     return leave_one_architecture_out(fits, split=split, method=method, threshold=threshold)
+
+
+@st.cache_data(show_spinner="Extrapolating the held-out runs' logs …", max_entries=32)
+def _extrapolated(keys: tuple[str, ...], _logs: tuple, model: str, split: str, target: float, family: str,
+                  route: str) -> pd.DataFrame:
+    return extrapolate_unreached(list(_logs), model=model, split=split, target_acc=target, family=family, route=route)
 
 
 page_setup()
@@ -130,7 +137,17 @@ st.caption(f"{int(cal.level * 100)} % interval: {INTERVAL_METHOD}. "
               f"({THRESHOLDS[cal.threshold]}); never taken from {holdout}." if cal.loss_threshold is not None else
               "This method predicts the step at target directly (no loss threshold).")
            + "".join(f" {n}." for n in cal.notes))
-chart(epochs_to_target_figure([cal, cal_other]), key="cal_epochs_chart", file_stem=f"{holdout}_epochs_to_target")
+extrapolated = None
+if source in ("logs", "both") and cal.predictions["epoch_actual"].isna().any():
+    family, route = st.session_state[FAMILY], st.session_state[ROUTE]
+    extrapolated = _extrapolated(tuple(a.log.fingerprint() for a in runs.analyses),
+                                 tuple(a.log for a in runs.analyses), holdout, split, target, family, route)
+    if len(extrapolated):
+        st.caption(f"{holdout}'s logs end before the target on some devices: the diamonds extrapolate them with "
+                   f"the curve family chosen on the Logs page ({family}, {route} route) and its backtest interval "
+                   "— a reference, not a measurement.")
+chart(epochs_to_target_figure([cal, cal_other], extrapolated=extrapolated), key="cal_epochs_chart",
+      file_stem=f"{holdout}_epochs_to_target")
 
 hw = hardware_independence(fits, split=split)
 if hw is not None:

@@ -2,15 +2,102 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core.curves import OPTIMUS
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.logs import MAX_LOG_BYTES, ROLES
+from core.backtest import inflation_from_other_runs
+from core.backtest_tables import convergence_of_prediction, family_scores
+from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
+from core.intervals import FitCache
+from core.logs import RunLog
+from core.predict import AUTO_FAMILIES, ROUTES, n_epochs, prediction_from_first_epochs, showcase_log, widen
 from core.runs import FIT_TABLE_COLUMNS, select_runs
 from core.targets import CRITERIA
-from pages.shared.common import (EDITS, add_uploads, chart, load_runs, page_setup, read_uploaded,
+from pages.shared.common import (EDITS, FAMILY, ROUTE, add_uploads, chart, load_runs, page_setup, read_uploaded,
                                  show_errors, table_download, target_slider)
+
+
+# ---------------------------------------------------------------- cached prediction calls
+# RunLogs are passed unhashed (leading underscore); their fingerprints are the cache key.
+@st.cache_data(show_spinner="Backtesting every family on the loaded runs …", max_entries=32)
+def _family_scores(keys: tuple[str, ...], _logs: tuple[RunLog, ...], target: float, route: str):
+    return family_scores(list(_logs), fractions=(0.5,), target_acc=target, route=route)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _prediction(key: str, _log: RunLog, others: tuple[str, ...], _logs: tuple[RunLog, ...], n: int,
+                target: float, family: str, route: str):
+    cache = FitCache()
+    p = prediction_from_first_epochs(_log, n, target_acc=target, family=family, route=route, cache=cache)
+    inflation, n_cases = inflation_from_other_runs(list(_logs), _log, n_epochs_seen=n, target_acc=target,
+                                                   family=family, route=route, cache=cache)
+    return (widen(p, inflation) if inflation is not None and p.status == "predicted" else p), inflation, n_cases
+
+
+@st.cache_data(show_spinner="Predicting after every number of epochs …", max_entries=64)
+def _convergence(key: str, _log: RunLog, target: float, family: str, route: str):
+    return convergence_of_prediction(_log, target_acc=target, family=family, route=route)
+
+
+def prediction_section(analyses, *, target: float, preferred: str | None) -> None:
+    """Family selector, "predict from the first N epochs", and how the prediction converges."""
+    st.subheader("Predict the epoch at target from the first epochs")
+    logs = [a.log for a in analyses if a.log.has_acc and n_epochs(a.log) >= 4]
+    if not logs:
+        st.info("No loaded run has an accuracy column and at least 4 epochs.")
+        return
+    names = [log.source for log in logs]
+    c1, c2, c3 = st.columns([2, 1, 2])
+    default = preferred if preferred in names else showcase_log(logs, target).source
+    run = c1.selectbox("Run", names, index=names.index(default), key="logs_pred_run",
+                       format_func=lambda n: next(l.label for l in logs if l.source == n) + f"  ({n})")
+    log = next(l for l in logs if l.source == run)
+    routes = [r for r in ROUTES if r == "accuracy" or log.has_loss]
+    route = c2.radio("Route", routes, key="logs_pred_route", horizontal=True,
+                     index=routes.index(st.session_state[ROUTE]) if st.session_state[ROUTE] in routes else 0,
+                     format_func={"accuracy": "accuracy curve", "loss": "via loss threshold"}.get,
+                     on_change=lambda: st.session_state.__setitem__(ROUTE, st.session_state["logs_pred_route"]))
+    keys = tuple(l.fingerprint() for l in logs)
+    scores = _family_scores(keys, tuple(logs), target, route).set_index("family")
+    options = ["auto", *AUTO_FAMILIES]
+
+    def label(f: str) -> str:
+        row = scores.loc[f]
+        err = "no scored case" if not row["n_scored"] else (
+            f"median error {row['median_abs_error_pct']:.0f} %, coverage {row['coverage']:.0%} "
+            f"({row['n_scored']} cases at 50 % observed)")
+        return f"{'auto (backtest choice)' if f == 'auto' else f} — {err}"
+
+    family = c3.selectbox("Curve family", options, key="logs_pred_family", format_func=label,
+                          index=options.index(st.session_state[FAMILY]) if st.session_state[FAMILY] in options else 0,
+                          on_change=lambda: st.session_state.__setitem__(FAMILY, st.session_state["logs_pred_family"]))
+    total = n_epochs(log)
+    n = st.slider("Predict from the first N epochs", min_value=1, max_value=total - 1, value=max(1, total // 2),
+                  key=f"logs_pred_n_{run}")
+    others = tuple(l.fingerprint() for l in logs if l.source != run)
+    p, inflation, n_cases = _prediction(log.fingerprint(), log, others, tuple(logs), int(n), target, family, route)
+    actual = _convergence(log.fingerprint(), log, target, family, route)["epoch_actual"].iloc[0] \
+        if total > 2 else None
+    m1, m2, m3 = st.columns(3)
+    if p.status == "predicted":
+        hi = "never" if p.epoch_high == float("inf") else f"{p.epoch_high:.0f}"
+        m1.metric("Predicted epoch at target", f"{p.epoch:.0f}", help=p.reason or None)
+        m2.metric(f"{int(p.level * 100)} % interval", f"{p.epoch_low:.0f} – {hi}")
+    else:
+        m1.metric("Predicted epoch at target", p.status, help=p.reason or None)
+        m2.metric(f"{int(p.level * 100)} % interval", "—")
+    m3.metric("What the whole log shows", "never reached" if actual is None or pd.isna(actual) else f"epoch {actual}")
+    source = (f"widened ×{inflation:.2f}, learned from {n_cases} predictions of the other loaded runs at the same "
+              "observed fraction (leave-one-run-out)" if inflation is not None else
+              f"from this run's own observed epochs only (only {n_cases} cases in other runs to calibrate on)")
+    st.caption(f"Family used: **{p.family}** ({route} route). Interval: {p.interval_method}; {source}. "
+               "The prediction sees the first N epochs only; the rest of the log is drawn for comparison.")
+    chart(prediction_band_figure(log, p), key="logs_pred_chart", file_stem="prediction_from_first_epochs")
+    chart(prediction_convergence_figure(_convergence(log.fingerprint(), log, target, family, route)),
+          key="logs_pred_convergence_chart", file_stem="prediction_convergence")
 
 st.title("Logs")
 st.caption("Training logs → fitted loss curves. Drop CSV logs in the course format "
@@ -62,6 +149,8 @@ chart(loss_curve_figure(shown_runs, log_x=log_x, log_y=log_y, show_measured=len(
       key="logs_loss_chart", file_stem="loss_curves")
 chart(accuracy_figure(shown_runs, target_acc=target, log_x=log_x), key="logs_acc_chart",
       file_stem="accuracy")
+
+prediction_section(runs.analyses, target=target, preferred=None if view in overlays else view)
 
 if view not in overlays:
     a = shown_runs[0]

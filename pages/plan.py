@@ -24,8 +24,12 @@ from core.speed import (FORMULAS_LATEX, PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedMo
 from core.naming import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.speed_table import has_parameter_servers, read_speed_table
-from core.steps_source import RUN_METHODS, StepsEstimate, steps_from_prediction, steps_from_run, typed_steps
-from pages.shared.common import (CALIBRATE_PREDICTION, SPEED_UPLOADS, chart, keep_valid_choice, load_runs,
+from core.backtest import inflation_from_other_runs
+from core.intervals import FitCache
+from core.predict import n_epochs, predict_epoch_at_target, widen
+from core.steps_source import (FAMILY_METHOD, RUN_METHODS, StepsEstimate, steps_from_prediction, steps_from_run,
+                               steps_from_target_prediction, typed_steps)
+from pages.shared.common import (CALIBRATE_PREDICTION, FAMILY, ROUTE, SPEED_UPLOADS, chart, keep_valid_choice, load_runs,
                                  page_setup, show_errors, store_files, table_download, target_slider)
 
 MODE_LABELS = {"sync": "synchronous (Eq. 4)", "async": "asynchronous (Eq. 3)",
@@ -162,6 +166,18 @@ def steps_section() -> StepsEstimate | None:
     return estimate
 
 
+@st.cache_data(show_spinner="Extrapolating the run with its curve family …", max_entries=64)
+def _family_steps(key: str, _log, others: tuple[str, ...], _logs: tuple, target: float, family: str,
+                  route: str) -> StepsEstimate:
+    cache = FitCache()
+    p = predict_epoch_at_target(_log, target_acc=target, family=family, route=route, cache=cache)
+    inflation, _ = inflation_from_other_runs(list(_logs), _log, n_epochs_seen=n_epochs(_log), target_acc=target,
+                                             family=family, route=route, cache=cache)
+    if inflation is not None and p.status == "predicted":
+        p = widen(p, inflation)
+    return steps_from_target_prediction(p, steps_per_epoch=_log.steps_per_epoch, label=_log.source)
+
+
 def _steps_from_run(runs, target: float) -> StepsEstimate:
     analyses = {a.log.source: a for a in runs.analyses}
     status = {name: (f"reached at step {a.crossing.step:,.0f}" if a.crossing.reached else "never reached")
@@ -169,18 +185,28 @@ def _steps_from_run(runs, target: float) -> StepsEstimate:
     keep_valid_choice("plan_run", analyses)
     run = st.selectbox("Run", list(analyses), key="plan_run", format_func=lambda n: f"{n}  ({status[n]})",
                        help=f"Runs loaded on the Logs page, at target accuracy {target:.2f}.")
-    method = st.radio("Steps from", list(RUN_METHODS), key="plan_run_method", horizontal=True,
-                      format_func={"auto": "measured (fitted if never reached)",
-                                   "fitted": "fitted curve"}.get,
-                      help="\n\n".join(f"**{k}**: {v}" for k, v in RUN_METHODS.items()))
+    chosen = analyses[run]
+    methods = dict(RUN_METHODS)
+    if not chosen.crossing.reached and chosen.log.has_acc:
+        methods[FAMILY_METHOD[0]] = FAMILY_METHOD[1]
+    keep_valid_choice("plan_run_method", methods)
+    family, route = st.session_state[FAMILY], st.session_state[ROUTE]
+    method = st.radio("Steps from", list(methods), key="plan_run_method", horizontal=True,
+                      format_func={"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
+                                   "family": f"curve family ({family}, set on Logs)"}.get,
+                      help="\n\n".join(f"**{k}**: {v}" for k, v in methods.items()))
+    if method == FAMILY_METHOD[0]:
+        logs = tuple(a.log for a in runs.analyses if a.log.has_acc)
+        return _family_steps(chosen.log.fingerprint(), chosen.log, tuple(l.fingerprint() for l in logs), logs,
+                             target, family, route)
     threshold = None
-    if method == "fitted" or not analyses[run].crossing.reached:
+    if method == "fitted" or not chosen.crossing.reached:
         threshold = st.number_input(
             "Loss threshold L", min_value=0.0, value=None, format="%.4g", key="plan_loss_threshold",
             placeholder="mean loss at target of the other runs",
             help="The fitted curve is inverted where it falls to L. Blank: the mean loss at which the "
                  "other loaded runs (same split) first passed the target; never this run's own.")
-    return _run_steps(runs.table, analyses[run].fit, run, method, threshold)
+    return _run_steps(runs.table, chosen.fit, run, method, threshold)
 
 
 def _typed_steps() -> StepsEstimate:

@@ -132,8 +132,13 @@ def loss_error_figure(cal: Calibration, *, kind: str = "relative", k_max: float 
                        y_title="relative error (%)" if kind == "relative" else "absolute error (loss)")
 
 
-def epochs_to_target_figure(cals: Sequence[Calibration]) -> go.Figure:
-    """Epochs to target per GPU: actual, and each calibration's prediction with its interval."""
+def epochs_to_target_figure(cals: Sequence[Calibration], *, extrapolated: pd.DataFrame | None = None) -> go.Figure:
+    """Epochs to target per GPU: actual, and each calibration's prediction with its interval.
+
+    ``extrapolated`` (columns ``gpu, epoch, low, high, family``) adds the held-out runs' own
+    logs extrapolated by a curve family, for runs whose logs end before the target (trace
+    ``"extrapolated from its log"``, drawn after ``"actual"``).
+    """
     cals = [c for c in cals if c is not None]
     if not cals:
         return empty_figure("Epochs to target", "No prediction.")
@@ -141,6 +146,14 @@ def epochs_to_target_figure(cals: Sequence[Calibration]) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=base["gpu"], y=base["epoch_actual"], mode="markers", name="actual",
                              marker=dict(color="#222", size=13, symbol="line-ew-open", line=dict(width=3))))
+    if extrapolated is not None and len(extrapolated):
+        e = extrapolated
+        fig.add_trace(go.Scatter(
+            x=e["gpu"], y=e["epoch"], mode="markers", name="extrapolated from its log",
+            marker=dict(color="#555", size=11, symbol="diamond-open", line=dict(width=2)),
+            error_y=dict(type="data", array=(e["high"] - e["epoch"]).to_numpy(float),
+                         arrayminus=(e["epoch"] - e["low"]).to_numpy(float), visible=True),
+            hovertemplate="%{x}: %{y} epochs<extra>extrapolated (" + str(e["family"].iloc[0]) + ")</extra>"))
     for i, cal in enumerate(cals):
         p = cal.predictions
         err_hi = (p["epoch_pred_high"] - p["epoch_pred"]).to_numpy(float)

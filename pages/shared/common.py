@@ -37,6 +37,10 @@ SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tabl
 #: model and device ("ResNet-50 on Tesla V100"), ``note`` says how it was predicted.
 #: Validated by ``core.steps_source.steps_from_prediction``.
 CALIBRATE_PREDICTION = "calibrate_prediction"
+#: the learning-curve family chosen on the Logs page ("auto" or a key of core.curves.FAMILIES)
+#: and its route ("accuracy" or "loss"); the Plan page predicts steps with them
+FAMILY = "curve_family"
+ROUTE = "curve_route"
 
 
 def init_state() -> None:
@@ -46,6 +50,8 @@ def init_state() -> None:
     st.session_state.setdefault(BUILTIN, ["mnist1d"])
     st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
     st.session_state.setdefault(SPEED_UPLOADS, {})
+    st.session_state.setdefault(FAMILY, "auto")
+    st.session_state.setdefault(ROUTE, "accuracy")
 
 
 def _sync_builtin() -> None:

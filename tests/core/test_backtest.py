@@ -133,3 +133,34 @@ def test_logs_without_epochs_or_accuracy_get_a_status_not_an_error():
     table = backtest_logs([acc_steps, loss_only], fractions=[0.5], family="exp3")
     assert table["status"].tolist() == ["no epochs", "no accuracy"]
     assert table["epoch_pred"].isna().all()
+
+
+def test_inflation_from_other_runs_never_uses_the_run_itself():
+    import glob
+
+    from core.backtest import inflation_from_other_runs
+    from core.logs import read_log_file
+    from tests.conftest import ROOT
+
+    logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
+    log = next(l for l in logs if l.source.startswith("resnet20_") and l.meta.split == "train")
+    s, n = inflation_from_other_runs(logs, log, n_epochs_seen=12)
+    # the same with the run (and its val log) poisoned away entirely: nothing of it is used
+    others = [l for l in logs if not l.source.startswith("resnet20_")]
+    assert inflation_from_other_runs(others + [log], log, n_epochs_seen=12) == (s, n)
+    assert n >= 3 and s >= 0.5
+
+
+def test_extrapolate_unreached_only_takes_runs_short_of_the_target():
+    import glob
+
+    from core.backtest_tables import extrapolate_unreached
+    from core.logs import read_log_file
+    from tests.conftest import ROOT
+
+    logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
+    frame = extrapolate_unreached(logs, model="resnet8", split="train", target_acc=0.92)
+    assert frame["source"].tolist() == ["resnet8_Intel Xeon Processor.csv"]
+    row = frame.iloc[0]
+    assert row["epoch"] > 24 and row["low"] <= row["epoch"] <= row["high"]  # beyond the 24 logged epochs
+    assert extrapolate_unreached(logs, model="resnet20", split="train").empty  # reached at epoch 15

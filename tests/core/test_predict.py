@@ -135,3 +135,18 @@ def test_bad_arguments_are_refused_with_the_value(kwargs, message):
 def test_n_epochs_seen_must_be_a_positive_int():
     with pytest.raises(InputError, match="n_epochs_seen: expected an int >= 1; got 0"):
         prediction_from_first_epochs(course_log(), 0)
+
+
+def test_showcase_log_prefers_a_target_in_the_second_half():
+    import glob
+
+    from core.logs import read_log_file
+    from core.predict import showcase_log
+    from tests.conftest import ROOT
+
+    logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
+    chosen = showcase_log(logs, 0.92)
+    from core.targets import find_target_crossing
+    c = find_target_crossing(chosen, 0.92)
+    assert c.reached and c.epoch > 12  # 24 epochs: the crossing is in the second half
+    assert showcase_log([]) is None

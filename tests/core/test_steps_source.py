@@ -205,3 +205,22 @@ def test_to_dict_is_plain():
 def test_docstring_examples_run():
     result = doctest.testmod(core.steps_source)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():
+    from core.logs import read_log_file
+    from core.predict import prediction_from_first_epochs
+    from core.steps_source import steps_from_target_prediction
+    from tests.conftest import ROOT
+
+    log = read_log_file(ROOT / "data" / "logs" / "resnet20_Intel Xeon Processor.csv")
+    p = prediction_from_first_epochs(log, 10, target_acc=0.92, family="auto")
+    est = steps_from_target_prediction(p, steps_per_epoch=63, label="resnet20")
+    # the epoch is reached at its last step: epoch × 63
+    assert est.steps == p.epoch * 63 and est.source == "predicted"
+    assert est.steps_low == p.epoch_low * 63 and est.steps_high == p.epoch_high * 63
+    reached = prediction_from_first_epochs(log, 20, target_acc=0.92)
+    with pytest.raises(InputError, match="resnet20: expected a predicted epoch at target; got reached"):
+        steps_from_target_prediction(reached, steps_per_epoch=63, label="resnet20")
+    with pytest.raises(InputError, match="steps per epoch"):
+        steps_from_target_prediction(p, steps_per_epoch=None, label="resnet20")

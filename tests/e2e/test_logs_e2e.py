@@ -31,7 +31,7 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     wait_idle(page)
     expect(page.get_by_test_id("stSidebar").get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=30_000)
     charts = page.get_by_test_id("stPlotlyChart")
-    expect(charts).to_have_count(2, timeout=30_000)
+    expect(charts).to_have_count(4, timeout=60_000)
 
     # target 0.92 -> 0.90 with the keyboard (step 0.01)
     slider = page.get_by_test_id("stSlider").filter(has_text="Target accuracy").get_by_role("slider")
@@ -43,7 +43,7 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     wait_idle(page)
     # the accuracy chart's title (SVG text) follows the slider once the rerun is done
     expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=30_000)
-    expect(charts).to_have_count(2)
+    expect(charts).to_have_count(4)
 
     with page.expect_download() as info:
         page.get_by_test_id("stDownloadButton").filter(has_text="Table (CSV)").first.click()

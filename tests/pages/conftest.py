@@ -27,11 +27,20 @@ app_test_module.PagesManager = _NavigationPagesManager
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
-def open_page(page: str | None = None, *, timeout: float = 120) -> AppTest:
-    """Run ``app.py`` and switch to ``page`` (e.g. ``"pages/plan.py"``)."""
-    at = AppTest.from_file(str(APP), default_timeout=timeout).run()
-    if page is not None:
-        at.switch_page(page).run()
+def open_page(page: str | None = None, *, timeout: float = 120, via_app: bool = False) -> AppTest:
+    """Run ``page`` (e.g. ``"pages/plan.py"``; None: the app's default page).
+
+    Pages set up their own state and sidebar (``page_setup``), so a page runs on its own; the
+    repository root is on ``sys.path`` through pytest's ``pythonpath``.  ``via_app=True`` goes
+    through ``app.py`` and its navigation instead (the default page first, then
+    ``switch_page``), as a user does.
+    """
+    if page is None or via_app:
+        at = AppTest.from_file(str(APP), default_timeout=timeout).run()
+        if page is not None:
+            at.switch_page(page).run()
+    else:
+        at = AppTest.from_file(str(APP.parent / page), default_timeout=timeout).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

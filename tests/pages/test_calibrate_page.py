@@ -82,3 +82,14 @@ def test_send_prediction_to_plan():
     cal = calibrate(FITS, holdout="resnet50", method="course")
     first = cal.predictions.iloc[0]
     assert pred["steps"] == pytest.approx(first["step_pred"]) and first["gpu"] in pred["label"]
+
+
+def test_held_out_runs_short_of_the_target_are_extrapolated_with_the_logs_family():
+    at = open_page("pages/calibrate.py")
+    at.radio(key="cal_source").set_value("logs").run()
+    at.selectbox(key="cal_holdout").set_value("resnet8").run()      # never reaches 92 % in its log
+    at.selectbox(key="cal_method").set_value("ridge").run()
+    assert not at.exception
+    names = [t["name"] for t in chart_specs(at)[0]["data"]]
+    assert names[:2] == ["actual", "extrapolated from its log"]
+    assert any("a reference, not a measurement" in c.value for c in at.caption)

@@ -39,7 +39,7 @@ def test_opens_on_the_builtin_runs_with_the_core_numbers():
     pd.testing.assert_series_equal(table["epoch_to_target"], expected["epoch_to_target"], check_dtype=False)
     assert table["epoch_to_target"].isna().sum() == 2  # ResNet-8 (train, val) never reaches 92 %
     specs = chart_specs(at)
-    assert len(specs) == 2
+    assert len(specs) == 4  # loss, accuracy, prediction band, prediction convergence
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "global step k"
 
 
@@ -109,3 +109,29 @@ def test_no_runs_shows_one_message():
     at.sidebar.multiselect(key="builtin_sets_widget").set_value([]).run()
     assert not at.exception
     assert at.info and "No runs loaded" in at.info[0].value
+
+
+def test_prediction_from_the_first_epochs_is_cores():
+    from core.backtest import inflation_from_other_runs
+    from core.backtest_tables import family_scores
+    from core.predict import prediction_from_first_epochs, widen
+
+    at = open_page()
+    run = "resnet20_Intel Xeon Processor.csv"
+    at.selectbox(key="logs_pred_run").set_value(run).run()
+    at.selectbox(key="logs_pred_family").set_value("weibull").run()
+    at.slider(key=f"logs_pred_n_{run}").set_value(10).run()
+    assert not at.exception
+    logs = [read_log_file(p) for p in BUILTIN]
+    log = next(l for l in logs if l.source == run)
+    p = prediction_from_first_epochs(log, 10, target_acc=0.92, family="weibull")
+    s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=10, target_acc=0.92, family="weibull")
+    p = widen(p, s) if s is not None else p
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Predicted epoch at target"] == f"{p.epoch:.0f}"
+    assert shown["80 % interval"].startswith(f"{p.epoch_low:.0f} – ")
+    assert shown["What the whole log shows"] == "epoch 15"
+    scores = family_scores(logs, fractions=(0.5,), target_acc=0.92).set_index("family")
+    label = at.selectbox(key="logs_pred_family").format_func("weibull")
+    assert f"median error {scores.loc['weibull', 'median_abs_error_pct']:.0f} %" in label
+    assert at.session_state["curve_family"] == "weibull"  # shared with the Plan and Calibrate pages

@@ -282,3 +282,25 @@ def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
     assert trace(tta, "Paleo p = 2 (V100, ethernet)")["y"] == pytest.approx(p2["time_h"].tolist())
     at.toggle(key="plan_paleo_on").set_value(False).run()
     assert not any(t["name"].startswith("Paleo") for t in figure(at, 0)["data"])
+
+
+def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
+    from core.backtest import inflation_from_other_runs
+    from core.logs import read_log_file
+    from core.predict import n_epochs, predict_epoch_at_target, widen
+    from tests.conftest import ROOT
+
+    at = open_page(PAGE)
+    run = "resnet8_Intel Xeon Processor.csv"          # never reaches 92 % in its 24 epochs
+    at.radio(key="plan_steps_source").set_value("run").run()
+    at.selectbox(key="plan_run").set_value(run).run()
+    at.radio(key="plan_run_method").set_value("family").run()
+    assert not at.exception
+    logs = [read_log_file(p) for p in sorted((ROOT / "data" / "logs").glob("*.csv"))]
+    log = next(l for l in logs if l.source == run)
+    p = predict_epoch_at_target(log, target_acc=0.92, family="auto")
+    s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=n_epochs(log), target_acc=0.92)
+    if s is not None:
+        p = widen(p, s)
+    # epoch × 63 steps per epoch
+    assert metrics(at)["Steps to target"] == f"{p.epoch * 63:,.0f}"
