@@ -135,3 +135,24 @@ def test_prediction_from_the_first_epochs_is_cores():
     label = at.selectbox(key="logs_pred_family").format_func("weibull")
     assert f"median error {scores.loc['weibull', 'median_abs_error_pct']:.0f} %" in label
     assert at.session_state["curve_family"] == "weibull"  # shared with the Plan and Calibrate pages
+
+
+def test_a_lightning_and_a_tensorboard_export_get_fitted_curves_with_no_help():
+    # Lightning CSVLogger: sparse rows, global step, 0-based epochs; loss = 1/(0.01 k + 0.5) + 0.1
+    rows = ["epoch,step,train_loss_step,train_acc_step,val_loss,val_acc"]
+    for k in range(10, 1010, 10):
+        rows.append(f"{(k - 1) // 100},{k},{1 / (0.01 * k + 0.5) + 0.1:.8f},{min(0.99, 0.5 + k / 1500):.4f},,")
+        if k % 100 == 0:
+            rows.append(f"{(k - 1) // 100},{k},,,0.5,0.8")
+    lightning = ("\n".join(rows) + "\n").encode()
+    tb = ("Wall time,Step,Value\n" + "".join(f"{1.6e9 + k},{k},{1 / (0.02 * k + 0.4) + 0.2:.8f}\n"
+                                             for k in range(5, 2005, 5))).encode()
+    at = open_page()
+    at.file_uploader(key="logs_upload").set_value([("metrics.csv", lightning, "text/csv"),
+                                                   ("run-resnet20-tag-train_loss.csv", tb, "text/csv")]).run()
+    assert not at.exception and not at.error
+    table = shown_table(at)
+    assert table.loc["metrics.csv", "b0"] == pytest.approx(0.01, rel=1e-3)
+    assert table.loc["metrics.csv", "steps_per_epoch"] == 100
+    assert table.loc["run-resnet20-tag-train_loss.csv", "b0"] == pytest.approx(0.02, rel=1e-3)
+    assert table.loc["run-resnet20-tag-train_loss.csv", "b2"] == pytest.approx(0.2, rel=1e-3)
