@@ -155,11 +155,16 @@ class RunLog:
 
 # --------------------------------------------------------------------------- bytes → table
 def _check_bytes(data: bytes, source: str, max_bytes: int) -> str:
+    """Refuse what is not a CSV text; return the start of the text (for sniffing the format).
+
+    Only the first 64 KiB are decoded here; the rest is checked by the parser (a column of
+    numbers is ASCII) or decoded in full when it falls back to pandas.
+    """
     if len(data) > max_bytes:
         raise LogFormatError(source, f"expected at most {max_bytes / 2**20:.0f} MB; got "
                              f"{len(data) / 2**20:.1f} MB. Thin the log (keep every n-th step) "
                              "or split it into several files.")
-    if not data.strip():
+    if not data or data.isspace():
         raise LogFormatError(source, "the file is empty; expected a CSV header and rows.")
     head = data[:65536]
     if head.startswith(b"PK\x03\x04"):
@@ -169,6 +174,15 @@ def _check_bytes(data: bytes, source: str, max_bytes: int) -> str:
     if nul >= 0:
         raise LogFormatError(source, f"expected a CSV text file; got binary data (a NUL byte at "
                              f"position {nul}). Export the log as CSV.")
+    if len(data) <= 65536:
+        return _decode(data, source)
+    cut = head
+    while cut and (cut[-1] & 0xC0) == 0x80:  # do not split a multi-byte character
+        cut = cut[:-1]
+    return _decode(cut[:-1] if cut and cut[-1] >= 0xC0 else cut, source)
+
+
+def _decode(data: bytes, source: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -177,7 +191,7 @@ def _check_bytes(data: bytes, source: str, max_bytes: int) -> str:
 
 
 def _separator(text: str) -> str:
-    first = text.lstrip().split("\n", 1)[0]
+    first = _head(text).split("\n", 1)[0]
     if "," in first:
         return ","
     for sep in ("\t", ";"):
@@ -186,9 +200,19 @@ def _separator(text: str) -> str:
     return ","
 
 
-def _read_table(data: bytes, text: str, source: str) -> pd.DataFrame:
-    """Parse the CSV: pyarrow's reader (fast, tolerant of spaces after commas), else pandas."""
-    start = text.lstrip()[:1]
+def _head(text: str) -> str:
+    """The start of the text without leading whitespace (never copies the whole file)."""
+    head = text[:65536].lstrip()
+    return head if head or len(text) <= 65536 else text.lstrip()[:65536]
+
+
+def _read_table(data: bytes, text: str, source: str) -> dict[str, np.ndarray]:
+    """Parse the CSV into ``{column name: values}`` (names stripped, duplicates numbered).
+
+    pyarrow's reader first (fast, tolerant of spaces after commas); pandas' when pyarrow
+    refuses the file (its messages are the ones users see).
+    """
+    start = _head(text)[:1]
     if start in {"{", "["}:
         raise LogFormatError(source, "expected a CSV with a header row; got JSON. Export the "
                              "metrics as CSV (TensorBoard and W&B both offer 'Download CSV').")
@@ -196,10 +220,12 @@ def _read_table(data: bytes, text: str, source: str) -> pd.DataFrame:
         raise LogFormatError(source, "expected a CSV with a header row; got HTML or XML.")
     sep = _separator(text)
     try:
-        table = _read_with_pyarrow(data, sep)
+        names, arrays = _read_with_pyarrow(data, sep)
     except Exception:  # noqa: BLE001 - any pyarrow refusal: let pandas parse it or word the error
-        table = _read_with_pandas(text, sep, source)
-    columns = [str(c).strip() for c in table.columns]
+        frame = _read_with_pandas(_decode(data, source), sep, source)
+        names = list(frame.columns)
+        arrays = [frame.iloc[:, i].to_numpy() for i in range(frame.shape[1])]
+    columns = [str(c).strip() for c in names]
     seen: dict[str, int] = {}
     for i, c in enumerate(columns):  # duplicated names become name.1, name.2 (as pandas does)
         if c in seen:
@@ -207,23 +233,26 @@ def _read_table(data: bytes, text: str, source: str) -> pd.DataFrame:
             columns[i] = f"{c}.{seen[c]}"
         else:
             seen[c] = 0
-    table.columns = columns
-    if len(table.columns) < 2:
+    if len(columns) < 2:
         raise LogFormatError(source, "expected a CSV with at least a step and a loss column; got "
-                             f"one column {table.columns[0]!r}. Is it comma-separated?")
-    if table.empty:
+                             f"one column {columns[0]!r}. Is it comma-separated?")
+    if len(arrays[0]) == 0:
         raise LogFormatError(source, "the file has a header but no data rows.")
-    return table
+    return dict(zip(columns, arrays))
 
 
-def _read_with_pyarrow(data: bytes, sep: str) -> pd.DataFrame:
+def _read_with_pyarrow(data: bytes, sep: str) -> tuple[list[str], list[np.ndarray]]:
     import pyarrow.csv as pacsv
 
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    import pyarrow as pa
+
     table = pacsv.read_csv(io.BytesIO(data), parse_options=pacsv.ParseOptions(delimiter=sep),
                            convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
-    return table.to_pandas()
+    if any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in table.schema):
+        raise ValueError("a column is not UTF-8 text")  # the pandas path words the error
+    return list(table.column_names), [col.to_numpy() for col in table.columns]
 
 
 def _read_with_pandas(text: str, sep: str, source: str) -> pd.DataFrame:
@@ -312,13 +341,16 @@ def _apply_overrides(auto: ColumnRoles, overrides: Mapping[str, str | None] | No
 
 
 # --------------------------------------------------------------------------- values
-def _numeric(table: pd.DataFrame, col: str | None) -> tuple[np.ndarray, int]:
+def _numeric(table: dict[str, np.ndarray], col: str | None, n: int) -> tuple[np.ndarray, int]:
     """The column as float64 and the number of cells holding text that is not a number."""
     if col is None:
-        return np.full(len(table), np.nan), 0
+        return np.full(n, np.nan), 0
     raw = table[col]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-    bad_text = int((np.isnan(values) & raw.notna().to_numpy()).sum())
+    if raw.dtype.kind in "iuf":
+        return raw.astype(float, copy=False), 0  # already numbers: nothing is text
+    series = pd.Series(raw, dtype=object)
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    bad_text = int((np.isnan(values) & series.notna().to_numpy()).sum())
     return values, bad_text
 
 
@@ -407,8 +439,11 @@ def infer_steps_per_epoch(epoch: np.ndarray, step: np.ndarray) -> int | None:
     epoch, step = epoch[ok], step[ok]
     if epoch.size == 0:
         return None
-    order = np.argsort(epoch, kind="stable")
-    e_sorted, s_sorted = epoch[order], step[order]
+    if np.all(epoch[1:] >= epoch[:-1]):  # the usual case: epochs in order
+        e_sorted, s_sorted = epoch, step
+    else:
+        order = np.argsort(epoch, kind="stable")
+        e_sorted, s_sorted = epoch[order], step[order]
     starts = np.flatnonzero(np.concatenate([[True], np.diff(e_sorted) != 0]))
     s_min = np.minimum.reduceat(s_sorted, starts)
     s_max = np.maximum.reduceat(s_sorted, starts)
@@ -568,7 +603,7 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     data = bytes(data)
     text = _check_bytes(data, source, max_bytes)
     table = _read_table(data, text, source)
-    columns = list(table.columns)
+    columns = list(table)
     meta = parse_run_name(source)
     if split is not None:
         meta = replace(meta, split=split)
@@ -581,11 +616,13 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     flags: list[str] = []
     cols: dict[str, np.ndarray] = {}
     text_counts: dict[str, int] = {}
+    n_rows = len(next(iter(table.values())))
     for role in ROLES:
-        cols[role], text_counts[role] = _numeric(table, getattr(found, role))
+        cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
     keep = _validate_values(source, found, cols, text_counts, flags,
                             sparse=fmt in {"lightning", "wandb"})
-    cols = {role: v[keep] for role, v in cols.items()}
+    if not keep.all():
+        cols = {role: v[keep] for role, v in cols.items()}
     acc = _normalise_acc(cols["acc"], source, found.acc, flags)
     with np.errstate(over="ignore", invalid="ignore"):
         k, epoch, spe, granularity = _global_steps(cols, found, source, steps_per_epoch, flags, fmt)

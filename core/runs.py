@@ -94,16 +94,56 @@ def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterio
     return RunAnalysis(log, fit, crossing)
 
 
-def fits_table(analyses: Iterable[RunAnalysis], *, extra: bool = True) -> pd.DataFrame:
-    """The table of fits, one row per run, columns ``FIT_TABLE_COLUMNS`` (+ ``EXTRA_COLUMNS``)."""
+def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
+                  steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
+    from core.errors import LogFormatError
+    from core.logs import read_log_file
+
+    try:
+        log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch)
+    except LogFormatError as exc:
+        return None, str(exc)
+    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family).row(), None
+
+
+def fit_files(paths: Iterable[str], *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+              family: str = "optimus", steps_per_epoch: int | None = None, jobs: int = 1,
+              extra: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """Read, fit and analyse log files: the fits table and one message per rejected file.
+
+    ``jobs > 1`` spreads the files over that many processes (rows keep the order of
+    ``paths``); the numbers are the same as with ``jobs=1``.
+    """
+    paths = [str(p) for p in paths]
+    args = [(p, target_acc, criterion, family, steps_per_epoch) for p in paths]
+    if jobs > 1 and len(paths) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
+            results = list(pool.map(_analyse_path, *zip(*args), chunksize=max(1, len(paths) // (4 * jobs))))
+    else:
+        results = [_analyse_path(*a) for a in args]
+    rows = [r for r, _ in results if r is not None]
+    errors = [e for _, e in results if e is not None]
     columns = list(FIT_TABLE_COLUMNS) + (list(EXTRA_COLUMNS) if extra else [])
-    rows = [a.row() for a in analyses]
-    table = pd.DataFrame(rows, columns=columns)
+    return _typed_table(pd.DataFrame(rows, columns=columns)), errors
+
+
+def _typed_table(table: pd.DataFrame) -> pd.DataFrame:
     for col in ("depth", "steps_per_epoch", "epoch_to_target"):
         table[col] = pd.array(table[col], dtype="Int64")
     for col in ("step_to_target", "loss_at_target"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
     return table
+
+
+def fits_table(analyses: Iterable[RunAnalysis], *, extra: bool = True) -> pd.DataFrame:
+    """The table of fits, one row per run, columns ``FIT_TABLE_COLUMNS`` (+ ``EXTRA_COLUMNS``)."""
+    columns = list(FIT_TABLE_COLUMNS) + (list(EXTRA_COLUMNS) if extra else [])
+    rows = [a.row() for a in analyses]
+    return _typed_table(pd.DataFrame(rows, columns=columns))
 
 
 def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]:

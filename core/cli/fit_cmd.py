@@ -11,9 +11,7 @@ import argparse
 
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
-from core.errors import LogFormatError
-from core.logs import read_log_file
-from core.runs import analyse_run, fits_table
+from core.runs import fit_files
 from core.targets import CRITERIA, DEFAULT_TARGET_ACC
 
 
@@ -28,18 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="optimus",
                         help="loss-curve family (default optimus)")
     parser.add_argument("--no-extra", action="store_true", help="print only the contract columns")
+    parser.add_argument("--jobs", type=positive_int, default=1,
+                        help="processes to spread the files over (default 1; same numbers)")
 
 
 def run(args: argparse.Namespace) -> int:
-    analyses, rejected = [], 0
-    for path in args.logs:
-        try:
-            log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch)
-        except LogFormatError as exc:
-            complain(str(exc))
-            rejected += 1
-            continue
-        analyses.append(analyse_run(log, target_acc=args.target_acc, criterion=args.criterion,
-                                    family=args.family))
-    print_csv(fits_table(analyses, extra=not args.no_extra))
-    return 2 if rejected else 0
+    table, errors = fit_files(args.logs, target_acc=args.target_acc, criterion=args.criterion,
+                              family=args.family, steps_per_epoch=args.steps_per_epoch, jobs=args.jobs,
+                              extra=not args.no_extra)
+    for message in errors:
+        complain(message)
+    print_csv(table)
+    return 2 if errors else 0

@@ -61,3 +61,10 @@ def test_python_dash_m_core_runs_as_a_program():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("file,model,gpu,split,depth,steps_per_epoch,n_points,b0,b1,b2")
+
+
+def test_jobs_give_the_same_table(capsys):
+    assert main(["fit", *map(str, LOGS[:4])]) == 0
+    serial = capsys.readouterr().out
+    assert main(["fit", *map(str, LOGS[:4]), "--jobs", "2"]) == 0
+    assert capsys.readouterr().out == serial

@@ -242,3 +242,11 @@ def test_arbitrary_tables_in_course_format_raise_only_log_format_error(rows):
     else:
         assert np.isfinite(log.frame["loss"]).all() and (log.frame["loss"] >= 0).all()
         assert log.frame["global_step"].is_monotonic_increasing
+
+
+def test_invalid_utf8_far_into_a_large_file_is_still_refused():
+    body = "".join(f"{i},{1.0 / i:.6f}\n" for i in range(1, 20_000)).encode()
+    assert len(body) > 65536
+    data = b"step,loss\n" + body + b"20000,\xff\xfe\n"
+    with pytest.raises(LogFormatError, match=r"^big\.csv: expected UTF-8 text; got the byte 0xff"):
+        read_log(data, "big.csv")
