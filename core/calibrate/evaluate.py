@@ -345,3 +345,31 @@ def parameter_predictions(fits: pd.DataFrame, *, holdout: str, split: str = "tra
                                  "param": p, "value": rows[p].to_numpy(float), "predicted": hat,
                                  "low": low, "high": high, "holdout": rows["model"] == holdout}))
     return pd.concat(out, ignore_index=True)
+
+
+def predicted_loss_errors(cal: Calibration, steps: np.ndarray) -> pd.DataFrame:
+    """The held-out runs' fitted and predicted loss over ``steps`` and the error between them.
+
+    Columns ``gpu, step, fitted, predicted, abs_error`` (``predicted − fitted``) and
+    ``rel_error_pct`` (``100·(predicted − fitted)/fitted``), one row per GPU and step; empty
+    for direct methods (no predicted curve).
+
+    >>> rows = pd.DataFrame({"gpu": ["V100"], "b0": [0.001], "b1": [1.0], "b2": [0.1],
+    ...                      "b0_hat": [0.002], "b1_hat": [1.0], "b2_hat": [0.1]})
+    >>> cal = Calibration("m", "train", "course", "params", 0.3, 1, "curve", 0.8, rows, rows[[]], ())
+    >>> e = predicted_loss_errors(cal, np.array([1000.0]))
+    >>> float(e["fitted"][0]), round(float(e["predicted"][0]), 4), round(float(e["rel_error_pct"][0]), 2)
+    (0.6, 0.4333, -27.78)
+    """
+    columns = ["gpu", "step", "fitted", "predicted", "abs_error", "rel_error_pct"]
+    if cal.route != "params":
+        return pd.DataFrame(columns=columns)
+    k = np.asarray(steps, dtype=float)
+    parts = []
+    for _, row in cal.predictions.iterrows():
+        fitted = optimus_loss(k, row["b0"], row["b1"], row["b2"])
+        predicted = optimus_loss(k, row["b0_hat"], row["b1_hat"], row["b2_hat"])
+        parts.append(pd.DataFrame({"gpu": row["gpu"], "step": k, "fitted": fitted, "predicted": predicted,
+                                   "abs_error": predicted - fitted,
+                                   "rel_error_pct": (predicted - fitted) / fitted * 100.0}))
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)

@@ -31,6 +31,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def parse_number(flag: str, text: str, kind: type, *, what: str | None = None) -> int | float:
+    """``kind(text)``, or a ValueError worded for the command line (``--x: expected ...``)."""
+    try:
+        return kind(text)
+    except ValueError:
+        what = what or ("a whole number" if kind is int else "a number")
+        raise ValueError(f"{flag}: expected {what}; got {text!r}. Fix the value.") from None
+
+
 def print_csv(table: pd.DataFrame, *, float_format: str = "%.6g") -> None:
     """Write ``table`` as CSV to stdout; missing values are empty cells."""
     table.to_csv(sys.stdout, index=False, float_format=float_format, na_rep="")

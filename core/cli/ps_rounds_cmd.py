@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from core.cli.common import parse_number
 from core.errors import PlannerError
 from core.ps_rounds import BATCH_KINDS, PSJob, local_then_send, ps_rounds
 
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        values = {name: _number(f"--{name}", getattr(args, name), kind)
+        values = {name: parse_number(f"--{name}", getattr(args, name), kind,
+                                      what="a whole number" if kind is int else "a number of seconds")
                   for name, kind, _ in _NUMBERS}
         job = PSJob(values["samples"], batch=values["batch"], epochs=values["epochs"],
                     machines=values["machines"], broadcast_s=values["broadcast"],
@@ -70,11 +72,3 @@ def run(args: argparse.Namespace) -> int:
     lines += [f"note: {flag}" for flag in result.flags]
     print("\n".join(lines))
     return 0
-
-
-def _number(flag: str, text: str, kind: type) -> int | float:
-    try:
-        return kind(text)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number of seconds"
-        raise ValueError(f"{flag}: expected {what}; got {text!r}. Fix the value.") from None

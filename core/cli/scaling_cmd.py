@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from core.cli.common import parse_number
 from core.errors import PlannerError
 from core.scaling import scaling_analysis
 from core.scaling_table import read_pollux_trace, read_scaling_table
@@ -44,10 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     source = Path(args.table).name or args.table
     try:
-        n_params = _parse("--params", args.params, int)
-        itemsize = _parse("--itemsize", args.itemsize, int)
-        link = None if args.link_gbps is None else _parse("--link-gbps", args.link_gbps, float)
-        samples = None if args.samples is None else _parse("--samples", args.samples, int)
+        n_params = parse_number("--params", args.params, int)
+        itemsize = parse_number("--itemsize", args.itemsize, int)
+        link = None if args.link_gbps is None else parse_number("--link-gbps", args.link_gbps, float)
+        samples = None if args.samples is None else parse_number("--samples", args.samples, int)
         path = Path(args.table)
         table = (read_pollux_trace(path, n_samples=samples) if path.is_dir()
                  else read_scaling_table(path, n_samples=samples))
@@ -60,11 +61,3 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
-
-
-def _parse(flag: str, text: str, kind: type) -> int | float:
-    try:
-        return kind(text)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise ValueError(f"{flag}: expected {what}; got {text!r}. Fix the value.") from None

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.calibrate.evaluate import Calibration
+from core.calibrate.evaluate import Calibration, predicted_loss_errors
 from core.curves import optimus_loss
 from core.figures.style import FONT_FAMILY, TEMPLATE, base_layout, color, empty_figure
 
@@ -119,14 +119,14 @@ def loss_error_figure(cal: Calibration, *, kind: str = "relative", k_max: float 
     title = f"{cal.holdout}: {kind} error of the predicted loss"
     if cal.route != "params":
         return empty_figure(title, "Direct methods predict the step at target, not a loss curve.")
-    k = _grid(cal, k_max)
+    errors = predicted_loss_errors(cal, _grid(cal, k_max))
+    column = "rel_error_pct" if kind == "relative" else "abs_error"
     fig = go.Figure()
     colors = _gpu_colors(cal.predictions["gpu"])
-    for _, row in cal.predictions.iterrows():
-        fitted = optimus_loss(k, row["b0"], row["b1"], row["b2"])
-        predicted = optimus_loss(k, row["b0_hat"], row["b1_hat"], row["b2_hat"])
-        y = (predicted - fitted) / fitted * 100.0 if kind == "relative" else predicted - fitted
-        fig.add_trace(go.Scatter(x=k, y=y, mode="lines", name=str(row["gpu"]), line=dict(color=colors[row["gpu"]])))
+    for gpu in cal.predictions["gpu"]:
+        part = errors[errors["gpu"] == gpu]
+        fig.add_trace(go.Scatter(x=part["step"], y=part[column], mode="lines", name=str(gpu),
+                                 line=dict(color=colors[gpu])))
     fig.add_hline(y=0, line=dict(color="#888", width=1))
     return base_layout(fig, title=title, x_title="global step k",
                        y_title="relative error (%)" if kind == "relative" else "absolute error (loss)")

@@ -172,3 +172,19 @@ def test_holdout_and_method_are_validated(fits):
         calibrate(fits, method="magic")
     with pytest.raises(InputError, match="has no usable run in split 'val'"):
         calibrate(fits, holdout="resnet50", split="val")
+
+
+def test_loss_error_figure_plots_the_core_errors(fits):
+    from core.calibrate.evaluate import predicted_loss_errors
+    from core.figures.calibrate import loss_error_figure
+
+    cal = calibrate(fits, holdout="resnet50", method="course")
+    fig = loss_error_figure(cal, kind="relative")
+    first = cal.predictions.iloc[0]
+    errors = predicted_loss_errors(cal, np.asarray(fig.data[0].x))
+    part = errors[errors["gpu"] == first["gpu"]]
+    assert fig.data[0].name == first["gpu"]
+    np.testing.assert_allclose(fig.data[0].y, part["rel_error_pct"])
+    # at step 1: fitted 1/(b0 + b1) + b2 against predicted with the hatted parameters
+    k1 = errors.iloc[0]
+    assert k1["fitted"] == pytest.approx(1 / (first["b0"] * k1["step"] + first["b1"]) + first["b2"])
