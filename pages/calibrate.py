@@ -182,8 +182,9 @@ table_download(table, key="cal_table_csv", file_name=f"{holdout}_calibration.csv
 
 st.subheader("Leave-one-architecture-out")
 chart(method_scores_figure(scores, recommended=best), key="cal_scores_chart", file_stem="method_scores")
-loao = pd.concat([_loao(fits, split, m, threshold) for m in dict.fromkeys([method, "course"])], ignore_index=True)
-summary = pd.concat([loao_summary(part) for _, part in loao.groupby("method", sort=False)], ignore_index=True)
+loao_tables = [_loao(fits, split, m, threshold) for m in dict.fromkeys([method, "course"])]
+loao = pd.concat(loao_tables, ignore_index=True)
+summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
 l1, l2 = st.columns([1, 2])
 l1.dataframe(summary, key="cal_loao_summary", hide_index=True,
              column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f")})
