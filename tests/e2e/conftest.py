@@ -104,10 +104,22 @@ def goto_page(page, app_url: str, title: str) -> None:
     wait_idle(page)
 
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def download(page, scope, label: str, dest: Path, *, timeout: float = 90_000):
+    """Click the first download button labelled ``label`` inside ``scope`` (a page or a
+    locator), save the file to ``dest`` and return Playwright's Download (for its name)."""
+    with page.expect_download(timeout=timeout) as info:
+        scope.get_by_test_id("stDownloadButton").filter(has_text=label).first.click()
+    info.value.save_as(dest)
+    return info.value
+
+
 def no_exception(page) -> None:
     from playwright.sync_api import expect
 
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-__all__ = ["wait_idle", "goto_page", "no_exception", "re"]
+__all__ = ["PNG_MAGIC", "download", "wait_idle", "goto_page", "no_exception", "re"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,20 +45,16 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=30_000)
     expect(charts).to_have_count(4)
 
-    with page.expect_download() as info:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Table (CSV)").first.click()
     csv_path = tmp_path / "fits.csv"
-    info.value.save_as(csv_path)
+    download(page, page, "Table (CSV)", csv_path)
     table = pd.read_csv(csv_path).set_index("file")
     # accuracy at epoch e's end = 0.5 + 0.045 e > 0.90 first at e = 9 -> step 9*30
     assert table.loc["resnet99_NVIDIA A100-PCIE-40GB.csv", "epoch_to_target"] == 9
     assert table.loc["resnet99_NVIDIA A100-PCIE-40GB.csv", "target_acc"] == 0.9
     assert table.loc["resnet98_Tesla V100-PCIE-32GB.csv", "b0"] == __import__("pytest").approx(0.01, rel=1e-3)
 
-    with page.expect_download(timeout=60_000) as info:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Chart (PNG)").first.click()
     png = tmp_path / "chart.png"
-    info.value.save_as(png)
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    download(page, page, "Chart (PNG)", png)
+    assert png.read_bytes()[:8] == PNG_MAGIC
     page.screenshot(path=str(tmp_path / "logs.png"), full_page=True)
     no_exception(page)

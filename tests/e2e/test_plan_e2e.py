@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
 
 
 def test_move_workers_slider_and_download_the_headline_png(page: Page, app_url, tmp_path):
@@ -27,10 +27,7 @@ def test_move_workers_slider_and_download_the_headline_png(page: Page, app_url, 
     expect(headline.get_by_text("w = 7", exact=True)).to_be_visible()
     expect(headline.get_by_text("w = 10", exact=True)).to_have_count(0)
 
-    with page.expect_download(timeout=60_000) as info:
-        page.get_by_test_id("stDownloadButton").filter(has_text="Chart (PNG)").first.click()
     png = tmp_path / "time_to_target.png"
-    info.value.save_as(png)
-    assert info.value.suggested_filename == "time_to_target.png"
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert download(page, page, "Chart (PNG)", png).suggested_filename == "time_to_target.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
     no_exception(page)

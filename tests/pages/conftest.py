@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
@@ -48,8 +47,3 @@ def open_page(page: str | None = None, *, timeout: float = 120, via_app: bool = 
 def chart_specs(at: AppTest) -> list[dict]:
     """The plotly figures on the page, as dicts (data, layout)."""
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-
-
-@pytest.fixture
-def page():
-    return open_page
