@@ -11,8 +11,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.calibrate import (METHODS, calibrate, hardware_independence, leave_one_architecture_out, mape,  # noqa: E402
-                            method_scores, read_fits_table, recommend_method)
+from core.calibrate import (  # noqa: E402
+    METHODS,
+    calibrate,
+    hardware_independence,
+    leave_one_architecture_out,
+    mape,
+    method_scores,
+    read_fits_table,
+    recommend_method,
+)
 from core.datasets import course_fits_path  # noqa: E402
 
 

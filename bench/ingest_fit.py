@@ -7,9 +7,9 @@ runs: 6 depths × 3 GPUs × train/val-sized noise levels) in the course format
 * the course's method: ``pd.read_csv`` with defaults, strip the column names, build the
   global step, ``scipy.optimize.curve_fit`` of ``1/(b0·k+b1)+b2`` (bounds >= 0) on every
   point, one file after another;
-* ours: ``core.logs.read_log_file`` (validation included) and ``core.curves.fit_curve``
+* ours: ``core.logs.reader.read_log_file`` (validation included) and ``core.curves.fit_curve``
   (log-spaced bins, statistics on every point), one file after another; and the same
-  spread over ``--jobs`` processes (``core.runs.fit_files``, what ``python -m core fit
+  spread over ``--jobs`` processes (``core.runs.analysis.fit_files``, what ``python -m core fit
   --jobs N`` does; the whole analysis, target detection included).
 
 Prints the times, the speed-up ratios, and the largest relative difference of b0, b1, b2
@@ -32,8 +32,8 @@ from scipy.optimize import curve_fit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.curves import fit_curve, optimus_loss  # noqa: E402
-from core.logs import read_log_file  # noqa: E402
-from core.runs import fit_files  # noqa: E402
+from core.logs.reader import read_log_file  # noqa: E402
+from core.runs.analysis import fit_files  # noqa: E402
 
 STEPS_PER_EPOCH = 391
 

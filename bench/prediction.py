@@ -1,6 +1,6 @@
 """Measurement: how well the epoch at target is predicted from the first part of real logs.
 
-Backtests (``core.backtest.backtest_logs``) the built-in MNIST-1D logs (``data/logs``, train
+Backtests (``core.prediction.backtest.backtest_logs``) the built-in MNIST-1D logs (``data/logs``, train
 and val, target 0.92 and more) and the Pollux CIFAR-10 / ImageNet validation traces
 (``data/pollux_traces``, fixed per-job targets, and targets relative to each trace's final
 accuracy) for three methods:
@@ -32,9 +32,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.backtest import backtest_logs  # noqa: E402
-from core.intervals import FitCache  # noqa: E402
-from core.logs import read_log_file  # noqa: E402
+from core.logs.reader import read_log_file  # noqa: E402
+from core.prediction.backtest import backtest_logs  # noqa: E402
+from core.prediction.intervals import FitCache  # noqa: E402
 
 FRACTIONS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SCOPES = {"0.5": lambda t: t[t["observed_fraction"] == 0.5], "0.3-0.7": lambda t: t}

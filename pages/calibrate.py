@@ -5,15 +5,31 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.calibrate import (INTERVAL_METHOD, METHODS, architectures, calibrate, hardware_independence,
-                            leave_one_architecture_out, loao_summary, method_scores, normalise_fits,
-                            read_fits_table, recommend_method, usable)
+from core.calibrate import (
+    INTERVAL_METHOD,
+    METHODS,
+    architectures,
+    calibrate,
+    hardware_independence,
+    leave_one_architecture_out,
+    loao_summary,
+    method_scores,
+    normalise_fits,
+    read_fits_table,
+    recommend_method,
+    usable,
+)
 from core.calibrate.evaluate import PREDICTION_COLUMNS, THRESHOLDS, parameter_predictions
 from core.datasets import builtin_datasets_by_file, course_fits_path
 from core.errors import InputError, LogFormatError
-from core.figures.calibrate import (epochs_to_target_figure, heldout_curves_figure, loss_error_figure,
-                                    method_scores_figure, parameters_vs_depth_figure)
-from core.backtest_tables import extrapolate_unreached
+from core.figures.calibrate import (
+    epochs_to_target_figure,
+    heldout_curves_figure,
+    loss_error_figure,
+    method_scores_figure,
+    parameters_vs_depth_figure,
+)
+from core.prediction.tables import extrapolate_unreached
 from pages.shared.common import FAMILY, ROUTE, chart, load_runs, page_setup, table_download, target_slider
 
 CALIBRATE_PREDICTION = "calibrate_prediction"  # read by the Plan page

@@ -7,17 +7,27 @@ import streamlit as st
 
 from core.curves import OPTIMUS
 from core.figures.logs import accuracy_figure, loss_curve_figure
-from core.logs import MAX_LOG_BYTES, ROLES
-from core.backtest import inflation_from_other_runs
-from core.backtest_tables import convergence_of_prediction, family_scores
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.intervals import FitCache
-from core.logs import RunLog
-from core.predict import AUTO_FAMILIES, ROUTES, n_epochs, prediction_from_first_epochs, showcase_log, widen
-from core.runs import FIT_TABLE_COLUMNS, select_runs
-from core.targets import CRITERIA
-from pages.shared.common import (EDITS, FAMILY, ROUTE, add_uploads, chart, load_runs, page_setup, read_uploaded,
-                                 show_errors, table_download, target_slider)
+from core.logs.reader import MAX_LOG_BYTES, ROLES, RunLog
+from core.prediction.backtest import inflation_from_other_runs
+from core.prediction.intervals import FitCache
+from core.prediction.predict import AUTO_FAMILIES, ROUTES, n_epochs, prediction_from_first_epochs, showcase_log, widen
+from core.prediction.tables import convergence_of_prediction, family_scores
+from core.runs.analysis import FIT_TABLE_COLUMNS, select_runs
+from core.runs.targets import CRITERIA
+from pages.shared.common import (
+    EDITS,
+    FAMILY,
+    ROUTE,
+    add_uploads,
+    chart,
+    load_runs,
+    page_setup,
+    read_uploaded,
+    show_errors,
+    table_download,
+    target_slider,
+)
 
 
 # ---------------------------------------------------------------- cached prediction calls

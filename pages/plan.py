@@ -3,7 +3,7 @@
 Steps to target (a run on the Logs page, the Calibrate page's prediction, or typed in)
 divided by the speed ``f(p, w)`` (the paper's θ, θ fitted on a speed table, or typed in)
 gives the time to target of every configuration; prices give its cost.  Every number comes
-from ``core`` (``core.steps_source``, ``core.speed``, ``core.plan``, ``core.figures.plan``).
+from ``core`` (``core.plan.steps``, ``core.plan.speed``, ``core.plan.grid``, ``core.figures.plan``).
 """
 
 from __future__ import annotations
@@ -13,24 +13,59 @@ import warnings
 import pandas as pd
 import streamlit as st
 
-from core.compare import paleo_net_for, paleo_time_to_target
 from core.datasets import builtin_datasets_by_file, builtin_speed_tables
 from core.errors import FitWarning, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
-from core.plan import (COST_LATEX, TIME_LATEX, Allocation, best_workers, cheapest_config, display_time,
-                       greedy_allocation, plan_grid, suggest_deadline)
-from core.speed import (FORMULAS_LATEX, PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedModel, calibrate_time_unit,
-                        fit_speed_model, paper_speed_model)
-from core.naming import parse_run_name
+from core.logs.naming import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
-from core.speed_table import has_parameter_servers, read_speed_table
-from core.backtest import inflation_from_other_runs
-from core.intervals import FitCache
-from core.predict import n_epochs, predict_epoch_at_target, widen
-from core.steps_source import (FAMILY_METHOD, RUN_METHODS, StepsEstimate, steps_from_prediction, steps_from_run,
-                               steps_from_target_prediction, typed_steps)
-from pages.shared.common import (CALIBRATE_PREDICTION, FAMILY, ROUTE, SPEED_UPLOADS, chart, keep_valid_choice, load_runs,
-                                 page_setup, show_errors, store_files, table_download, target_slider)
+from core.plan.grid import (
+    COST_LATEX,
+    TIME_LATEX,
+    Allocation,
+    best_workers,
+    cheapest_config,
+    display_time,
+    greedy_allocation,
+    plan_grid,
+    suggest_deadline,
+)
+from core.plan.paleo_time import paleo_net_for, paleo_time_to_target
+from core.plan.speed import (
+    FORMULAS_LATEX,
+    PAPER_GLOBAL_BATCH,
+    THETA_NAMES,
+    SpeedModel,
+    calibrate_time_unit,
+    fit_speed_model,
+    paper_speed_model,
+)
+from core.plan.speed_table import has_parameter_servers, read_speed_table
+from core.plan.steps import (
+    FAMILY_METHOD,
+    RUN_METHODS,
+    StepsEstimate,
+    steps_from_prediction,
+    steps_from_run,
+    steps_from_target_prediction,
+    typed_steps,
+)
+from core.prediction.backtest import inflation_from_other_runs
+from core.prediction.intervals import FitCache
+from core.prediction.predict import n_epochs, predict_epoch_at_target, widen
+from pages.shared.common import (
+    CALIBRATE_PREDICTION,
+    FAMILY,
+    ROUTE,
+    SPEED_UPLOADS,
+    chart,
+    keep_valid_choice,
+    load_runs,
+    page_setup,
+    show_errors,
+    store_files,
+    table_download,
+    target_slider,
+)
 
 MODE_LABELS = {"sync": "synchronous (Eq. 4)", "async": "asynchronous (Eq. 3)",
                "allreduce": "all-reduce, no PS"}

@@ -1,7 +1,7 @@
 """Scaling: parameter-server rounds, sync vs async updates, measured scaling, batch size (issue 6).
 
-Every number on this page comes from ``core`` (``core.ps_rounds``, ``core.async_sync``,
-``core.scaling_table``, ``core.scaling``, ``core.batch_size``) through the small cached
+Every number on this page comes from ``core`` (``core.scaling.ps_rounds``, ``core.scaling.sync_async``,
+``core.scaling.table``, ``core.scaling.measured``, ``core.scaling.batch_size``) through the small cached
 wrappers below; every chart from ``core.figures.scaling``. The page only reads widgets,
 calls those wrappers and renders; see docs/scaling.md for the formulas.
 """
@@ -15,19 +15,49 @@ from types import ModuleType
 import pandas as pd
 import streamlit as st
 
-from core.async_sync import (STALENESS_BOUND_SOURCES, STALENESS_BOUND_TEXT, UPDATE_COLUMNS,
-                             AsyncSchedule, SyncSchedule, async_schedule, schedule_inputs,
-                             staleness_bound, sync_schedule)
-from core.batch_size import LARGE_BATCH_TEXT, BatchSizePlan, batch_size_plan
 from core.errors import LogFormatError, PlannerError
-from core.figures.scaling import (bandwidth_figure, comm_split_figure, efficiency_figure,
-                                  lr_schedule_figure, ps_time_vs_machines_figure,
-                                  ps_timeline_figure, speedup_figure, sync_async_figure)
-from core.ps_rounds import (LOCAL_TRAINING_NOTE, LocalTraining, PSJob, PSRounds, local_schedule,
-                            local_then_send, ps_rounds, ps_schedule, ps_time_vs_machines)
-from core.scaling import LINK_PRESETS_GBPS, ScalingResult, filter_rows, scaling_analysis
-from core.scaling_table import (POLLUX_DATASET_SIZES, POLLUX_DIR, parse_scaling_table, pollux_jobs,
-                                read_pollux_trace, read_scaling_table)
+from core.figures.scaling import (
+    bandwidth_figure,
+    comm_split_figure,
+    efficiency_figure,
+    lr_schedule_figure,
+    ps_time_vs_machines_figure,
+    ps_timeline_figure,
+    speedup_figure,
+    sync_async_figure,
+)
+from core.scaling.batch_size import LARGE_BATCH_TEXT, BatchSizePlan, batch_size_plan
+from core.scaling.measured import LINK_PRESETS_GBPS, ScalingResult, filter_rows, scaling_analysis
+from core.scaling.ps_rounds import (
+    LOCAL_TRAINING_NOTE,
+    LocalTraining,
+    PSJob,
+    PSRounds,
+    local_schedule,
+    local_then_send,
+    ps_rounds,
+    ps_schedule,
+    ps_time_vs_machines,
+)
+from core.scaling.sync_async import (
+    STALENESS_BOUND_SOURCES,
+    STALENESS_BOUND_TEXT,
+    UPDATE_COLUMNS,
+    AsyncSchedule,
+    SyncSchedule,
+    async_schedule,
+    schedule_inputs,
+    staleness_bound,
+    sync_schedule,
+)
+from core.scaling.table import (
+    POLLUX_DATASET_SIZES,
+    POLLUX_DIR,
+    parse_scaling_table,
+    pollux_jobs,
+    read_pollux_trace,
+    read_scaling_table,
+)
 from pages.shared.common import chart, keep_valid_choice, page_setup, table_download
 
 #: the worker table the sync/async section opens with (the example of tests/core/test_async_sync.py)

@@ -12,10 +12,26 @@ import streamlit as st
 
 from core.errors import InputError
 from core.figures.paleo import layer_breakdown_figure, speedup_figure, throughput_figure
-from core.paleo import (MODERN_DEVICES, NETWORKS, PALEO_DEVICES, PALEO_NETWORKS, PPP_PRESETS,
-                        TORCH_PREFIX, Net, PPPCalibration, ScalingResult, calibrate_ppp,
-                        get_device, get_network, layer_breakdown, list_nets, load_net, parse_spec,
-                        simulate, worker_counts)
+from core.paleo import (
+    MODERN_DEVICES,
+    NETWORKS,
+    PALEO_DEVICES,
+    PALEO_NETWORKS,
+    PPP_PRESETS,
+    TORCH_PREFIX,
+    Net,
+    PPPCalibration,
+    ScalingResult,
+    calibrate_ppp,
+    get_device,
+    get_network,
+    layer_breakdown,
+    list_nets,
+    load_net,
+    parse_spec,
+    simulate,
+    worker_counts,
+)
 from pages.shared.common import chart, page_setup, table_download
 
 DEFAULT_NET = "resnet50"

@@ -5,12 +5,21 @@ methods), ``evaluate`` (held-out prediction, leave-one-architecture-out, method 
 hardware independence).
 """
 
-from core.calibrate.evaluate import (INTERVAL_METHOD, Calibration, HardwareIndependence, calibrate,
-                                     hardware_independence, leave_one_architecture_out, loao_summary,
-                                     loss_threshold, mape, method_scores, recommend_method)
+from core.calibrate.evaluate import (
+                                     INTERVAL_METHOD,
+                                     Calibration,
+                                     HardwareIndependence,
+                                     calibrate,
+                                     hardware_independence,
+                                     leave_one_architecture_out,
+                                     loao_summary,
+                                     loss_threshold,
+                                     mape,
+                                     method_scores,
+                                     recommend_method,
+)
 from core.calibrate.methods import GPU_INDEX, METHODS, architecture_parameters, feature_frame
-from core.calibrate.table import (architectures, excluded_rows, normalise_fits, read_fits_table,
-                                  usable)
+from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, usable
 
 __all__ = ["GPU_INDEX", "INTERVAL_METHOD", "METHODS", "Calibration", "HardwareIndependence",
            "architecture_parameters", "architectures", "calibrate", "excluded_rows", "feature_frame",

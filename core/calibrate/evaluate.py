@@ -28,6 +28,7 @@ from scipy import stats
 from core.calibrate.methods import METHODS, PARAM_TARGETS, check_method, fit_predict
 from core.calibrate.table import architectures, check_holdout, excluded_rows, usable
 from core.curves import optimus_loss, optimus_step_at_loss
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 
 INTERVAL_METHOD = ("leave-one-architecture-out residuals of the same method on the calibration "
@@ -203,7 +204,7 @@ class Calibration:
 
 
 def calibrate(fits: pd.DataFrame, *, holdout: str = "resnet50", split: str = "train",
-              method: str = "course", level: float = 0.8, threshold: str = "curve") -> Calibration:
+              method: str = "course", level: float = DEFAULT_LEVEL, threshold: str = "curve") -> Calibration:
     """Predict every run of ``holdout`` (one per GPU) from the other architectures.
 
     Parameters
@@ -306,7 +307,7 @@ def hardware_independence(fits: pd.DataFrame, *, split: str = "train") -> Hardwa
 
 
 def parameter_predictions(fits: pd.DataFrame, *, holdout: str, split: str = "train", method: str = "course",
-                          level: float = 0.8) -> pd.DataFrame:
+                          level: float = DEFAULT_LEVEL) -> pd.DataFrame:
     """Each architecture's predicted b0, b1, b2 per GPU, with a band, for the depth chart.
 
     The method learns from the calibration runs (all but ``holdout``) and predicts every

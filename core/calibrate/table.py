@@ -2,7 +2,7 @@
 
 Two inputs are accepted: the course's table (``model,gpu,split,b0,b1,b2,epoch_to_92acc,
 step_to_92acc,loss_92acc,epoch_steps``; ``-1`` means "never reached") and the output of
-``python -m core fit`` / the Logs page (``core.runs.FIT_TABLE_COLUMNS``).  Both become a
+``python -m core fit`` / the Logs page (``core.runs.analysis.FIT_TABLE_COLUMNS``).  Both become a
 frame with the columns of ``CALIBRATION_COLUMNS``.
 """
 
@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from core.curves import degenerate_reason
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
-from core.naming import depth_of, gpu_short_name
+from core.logs.naming import depth_of, gpu_short_name
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
@@ -76,7 +77,7 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
             "epoch_to_target": _never_to_nan(table["epoch_to_92acc"]),
             "loss_at_target": _never_to_nan(table["loss_92acc"]),
         })
-        out["target_acc"] = 0.92
+        out["target_acc"] = DEFAULT_TARGET_ACC
         out["dataset"] = dataset or "cifar10"
     elif set(FIT_COLUMNS) <= cols:
         out = table[list(FIT_COLUMNS)].copy()

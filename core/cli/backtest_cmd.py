@@ -1,10 +1,10 @@
 """``python -m core backtest LOG... [--observe 0.3,0.5,0.7] [--target-acc 0.92] [--family NAME|auto]``.
 
 For every readable log and observed fraction, predicts the epoch at the target from the
-first epochs only and compares it with what the rest of the log shows (``core.backtest``).
+first epochs only and compares it with what the rest of the log shows (``core.prediction.backtest``).
 Prints CSV on stdout: ``file,family,observed_fraction,epoch_pred,epoch_low,epoch_high,
 epoch_actual,error_pct,covered`` (accuracy route), then the extra columns of
-``core.backtest.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
+``core.prediction.backtest.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
 After the rows, a summary line goes to **stderr** (so stdout stays a clean CSV): per
 fraction, the median absolute error and the interval coverage of the scored rows.
 
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 
-from core.backtest import BACKTEST_COLUMNS, DEFAULT_FRACTIONS, backtest_logs, resolve_target
-from core.backtest_tables import backtest_summary, summary_line
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
 from core.errors import InputError, LogFormatError
-from core.logs import read_log_file
-from core.targets import DEFAULT_TARGET_ACC
+from core.logs.reader import read_log_file
+from core.prediction.backtest import BACKTEST_COLUMNS, DEFAULT_FRACTIONS, backtest_logs, resolve_target
+from core.prediction.tables import backtest_summary, summary_line
+from core.runs.targets import DEFAULT_TARGET_ACC
 
 
 def fractions(text: str) -> list[float]:

@@ -16,8 +16,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from core.calibrate import (INTERVAL_METHOD, METHODS, calibrate, leave_one_architecture_out, loao_summary,
-                            method_scores, read_fits_table, recommend_method)
+from core.calibrate import (
+    INTERVAL_METHOD,
+    METHODS,
+    calibrate,
+    leave_one_architecture_out,
+    loao_summary,
+    method_scores,
+    read_fits_table,
+    recommend_method,
+)
 from core.calibrate.evaluate import PREDICTION_COLUMNS, THRESHOLDS
 from core.cli.common import complain, fraction, print_csv
 from core.errors import InputError, LogFormatError

@@ -1,6 +1,6 @@
 """``python -m core fit LOG... [--target-acc 0.92] [--steps-per-epoch N]``.
 
-Prints one CSV row per run with the columns of ``core.runs.FIT_TABLE_COLUMNS`` (then a few
+Prints one CSV row per run with the columns of ``core.runs.analysis.FIT_TABLE_COLUMNS`` (then a few
 extra ones); a file that cannot be read gets one ``<file>: <problem>`` line on stderr and the
 others are still fitted. Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -11,8 +11,8 @@ import argparse
 
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
-from core.runs import fit_files
-from core.targets import CRITERIA, DEFAULT_TARGET_ACC
+from core.runs.analysis import fit_files
+from core.runs.targets import CRITERIA, DEFAULT_TARGET_ACC
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ Examples::
     python -m core fit-speed data/pollux_traces/cifar10/scalability.csv
     python -m core fit-speed speeds.csv --mode sync --batch 128
 
-The table's columns are documented in ``core.speed_table`` and docs/plan.md. Without
+The table's columns are documented in ``core.plan.speed_table`` and docs/plan.md. Without
 ``--mode``, a table with no parameter servers (no p column, or p = 0) is fitted as
 all-reduce and any other as synchronous.
 """
@@ -16,8 +16,8 @@ import argparse
 import sys
 
 from core.errors import PlannerError
-from core.speed import MODES, default_speed_mode, fit_speed_model
-from core.speed_table import read_speed_table
+from core.plan.speed import MODES, default_speed_mode, fit_speed_model
+from core.plan.speed_table import read_speed_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,9 +17,9 @@ import argparse
 import sys
 
 from core.errors import PlannerError
-from core.plan import plan_grid
-from core.speed import MODES, SpeedModel, calibrate_time_unit, fit_speed_model, paper_speed_model
-from core.speed_table import read_speed_table
+from core.plan.grid import plan_grid
+from core.plan.speed import MODES, SpeedModel, calibrate_time_unit, fit_speed_model, paper_speed_model
+from core.plan.speed_table import read_speed_table
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")

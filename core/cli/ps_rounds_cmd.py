@@ -14,7 +14,7 @@ import sys
 
 from core.cli.common import parse_number
 from core.errors import PlannerError
-from core.ps_rounds import BATCH_KINDS, PSJob, local_then_send, ps_rounds
+from core.scaling.ps_rounds import BATCH_KINDS, PSJob, local_then_send, ps_rounds
 
 _NUMBERS = (("samples", int, "training samples per epoch"),
             ("batch", int, "minibatch size (per worker unless --batch-kind global)"),

@@ -2,7 +2,7 @@
 
 Prints one CSV row per comparison (strong or weak scaling) on stdout and the notes on
 stderr (prefixed ``note:``). TABLE is a CSV in one of the formats of
-``core.scaling_table.parse_scaling_table``, or a Pollux trace folder (``placements.csv`` +
+``core.scaling.table.parse_scaling_table``, or a Pollux trace folder (``placements.csv`` +
 ``scalability.csv``). Example::
 
     python -m core scaling data/pollux_traces/cifar10 --params 11173962 --link-gbps 25
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from core.cli.common import parse_number
 from core.errors import PlannerError
-from core.scaling import scaling_analysis
-from core.scaling_table import read_pollux_trace, read_scaling_table
+from core.scaling.measured import scaling_analysis
+from core.scaling.table import read_pollux_trace, read_scaling_table
 
 #: columns printed, in order
 CSV_COLUMNS: tuple[str, ...] = (

@@ -1,8 +1,8 @@
 """Plan figures: time to target against workers, and the time/cost plane.
 
-Both take the tidy grid of :func:`core.plan.plan_grid`. Time is shown in hours, or in
+Both take the tidy grid of :func:`core.plan.grid.plan_grid`. Time is shown in hours, or in
 "paper units" when the grid comes from the paper's uncalibrated θ
-(:func:`core.plan.display_time`). Degenerate input (an empty grid) gives a titled note,
+(:func:`core.plan.grid.display_time`). Degenerate input (an empty grid) gives a titled note,
 never an exception.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.defaults import SECONDS_PER_HOUR
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
-from core.plan import Allocation, best_workers, cheapest_config, display_time, pareto_frontier
+from core.plan.grid import Allocation, best_workers, cheapest_config, display_time, pareto_frontier
 
 TTA_TITLE = "Time to target against workers"
 TIME_COST_TITLE = "Time and cost of each configuration"
@@ -40,7 +41,7 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = No
     Parameters
     ----------
     grid : DataFrame
-        From :func:`core.plan.plan_grid`; with ``time_h_low``/``time_h_high`` (or the
+        From :func:`core.plan.grid.plan_grid`; with ``time_h_low``/``time_h_high`` (or the
         ``time_s_*`` pair for paper units) a band is drawn around each line.
     extra : DataFrame or None, default=None
         More curves to draw on the same axes, e.g. Paleo's estimate per p: columns
@@ -59,8 +60,8 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = No
 
     Examples
     --------
-    >>> from core.plan import plan_grid
-    >>> from core.speed import paper_speed_model
+    >>> from core.plan.grid import plan_grid
+    >>> from core.plan.speed import paper_speed_model
     >>> fig = tta_vs_workers_figure(plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17)))
     >>> [t.name for t in fig.data]
     ['p = 2', 'p = 4', 'best w']
@@ -123,12 +124,12 @@ def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
     Parameters
     ----------
     grid : DataFrame
-        From :func:`core.plan.plan_grid`.
+        From :func:`core.plan.grid.plan_grid`.
     deadline : float or None, default=None
         In the grid's display unit (hours, or paper units); adds the deadline line and
-        the cheapest configuration meeting it (:func:`core.plan.cheapest_config`).
+        the cheapest configuration meeting it (:func:`core.plan.grid.cheapest_config`).
     allocation : Allocation or None, default=None
-        From :func:`core.plan.greedy_allocation` on the same model and prices; adds
+        From :func:`core.plan.grid.greedy_allocation` on the same model and prices; adds
         the greedy path and the exhaustive optimum.
     title : str, default="Time and cost of each configuration"
 
@@ -143,8 +144,8 @@ def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
 
     Examples
     --------
-    >>> from core.plan import plan_grid
-    >>> from core.speed import paper_speed_model
+    >>> from core.plan.grid import plan_grid
+    >>> from core.plan.speed import paper_speed_model
     >>> g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
     >>> [t.name for t in time_cost_figure(g, deadline=40_000).data]   # paper units
     ['p = 2', 'p = 4', 'Pareto frontier', 'deadline', 'cheapest under deadline']
@@ -191,7 +192,7 @@ def _add_allocation(fig: go.Figure, allocation: Allocation, column: str, unit: s
     if (allocation.time_unit == "paper units") != (unit == "paper units"):
         _note(fig, "Greedy path hidden: it was computed in another time unit than the grid.")
         return
-    scale = 3600.0 if column == "time_h" else 1.0
+    scale = SECONDS_PER_HOUR if column == "time_h" else 1.0
     path = allocation.path_frame()
     fig.add_trace(go.Scatter(
         x=path["time_s"] / scale, y=path["cost"], mode="lines+markers", name="greedy path",

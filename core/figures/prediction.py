@@ -25,10 +25,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure
-from core.logs import RunLog
-from core.predict import TargetPrediction, prediction_curves
-from core.runs import epoch_summary
-from core.targets import find_target_crossing
+from core.logs.reader import RunLog
+from core.prediction.predict import TargetPrediction, prediction_curves
+from core.runs.analysis import epoch_summary
+from core.runs.targets import find_target_crossing
 
 BAND_FILL = "rgba(0, 114, 178, 0.18)"
 UNSEEN_COLOR = "#888888"
@@ -112,7 +112,7 @@ def _epoch_marker(p: TargetPrediction, y: float | None, x_max: float) -> go.Scat
 def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
     """Predicted epoch (with its interval) against the number of epochs seen.
 
-    ``frame`` is ``core.backtest.convergence_of_prediction``'s output.
+    ``frame`` is ``core.prediction.backtest.convergence_of_prediction``'s output.
     """
     if frame is None or frame.empty:
         return empty_figure("Prediction against epochs seen", "No prediction to show.")

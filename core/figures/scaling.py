@@ -12,11 +12,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.async_sync import AsyncSchedule, SyncSchedule
-from core.batch_size import BatchSizePlan, lr_at_step
 from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure
-from core.ps_rounds import ACTIVITIES, SERVER
-from core.scaling import ScalingResult
+from core.scaling.batch_size import BatchSizePlan, lr_at_step
+from core.scaling.measured import ScalingResult
+from core.scaling.ps_rounds import ACTIVITIES, SERVER
+from core.scaling.sync_async import AsyncSchedule, SyncSchedule
 
 #: trace names of :func:`ps_timeline_figure`, repeated per panel (first rounds, last round)
 PS_TIMELINE_TRACES: tuple[str, ...] = ACTIVITIES
@@ -54,7 +54,7 @@ _SUBPLOT_LEGEND = dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", 
 
 def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server rounds",
                        panel_titles: tuple[str, ...] | None = None) -> go.Figure:
-    """Gantt-style chart of :func:`core.ps_rounds.ps_schedule` (or ``local_schedule``).
+    """Gantt-style chart of :func:`core.scaling.ps_rounds.ps_schedule` (or ``local_schedule``).
 
     One row per machine (server on top), horizontal bars from ``start_s`` to ``end_s``.
     Two panels when the schedule has a ``part == "last"`` round: the first rounds on the
@@ -64,7 +64,7 @@ def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server
     the first panel, then the same four for the last panel (legend shown once).
 
     ``panel_titles`` replaces the automatic titles ("first 2 rounds", "last round (run round
-    49)"), one per panel, e.g. ``("whole run",)`` for :func:`core.ps_rounds.local_schedule`.
+    49)"), one per panel, e.g. ``("whole run",)`` for :func:`core.scaling.ps_rounds.local_schedule`.
     """
     if schedule is None or schedule.empty:
         return empty_figure(title, "No rounds to draw.")
@@ -103,9 +103,9 @@ def ps_time_vs_machines_figure(curve: pd.DataFrame, *, crossover: int | None,
     Parameters
     ----------
     curve : pandas.DataFrame
-        :func:`core.ps_rounds.ps_time_vs_machines`.
+        :func:`core.scaling.ps_rounds.ps_time_vs_machines`.
     crossover : int or None
-        :func:`core.ps_rounds.crossover_machines`; marked when it lies in the curve.
+        :func:`core.scaling.ps_rounds.crossover_machines`; marked when it lies in the curve.
 
     Traces: :data:`PS_TIME_TRACES`: "round model", "train locally, send once", "crossover"
     (one marker at the crossover worker count, empty when outside the curve or None).
@@ -282,7 +282,7 @@ def bandwidth_figure(result: ScalingResult, *, title: str = "All-reduce bandwidt
 
 def lr_schedule_figure(plan: BatchSizePlan, *, epochs: float | None = None,
                        title: str = "Learning rate with gradual warm-up") -> go.Figure:
-    """The learning rate of :func:`core.batch_size.batch_size_plan` over steps.
+    """The learning rate of :func:`core.scaling.batch_size.batch_size_plan` over steps.
 
     Parameters
     ----------
@@ -292,7 +292,7 @@ def lr_schedule_figure(plan: BatchSizePlan, *, epochs: float | None = None,
 
     Traces: :data:`LR_TRACES`: "learning rate" (the schedule is piecewise linear, so its
     corners are drawn: step 0, the end of warm-up, the last step drawn, each from
-    :func:`core.batch_size.lr_at_step`) and "end of warm-up" (one marker at
+    :func:`core.scaling.batch_size.lr_at_step`) and "end of warm-up" (one marker at
     ``warmup_steps``; empty when there is no warm-up).
     """
     epochs = plan.warmup_epochs + 2.0 if epochs is None else epochs

@@ -47,8 +47,7 @@ from torch import nn
 
 from core.errors import InputError
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
-from core.models.resnets import (BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet,
-                                 ResNet1d)
+from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
 __all__ = ["MODEL_NAMES", "BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet",
            "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "build_model",

@@ -27,16 +27,31 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.errors import InputError
-from core.paleo.calibrate import PPP_PRESETS, calibrate_ppp
 from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
 from core.paleo.cost import LayerCost, apply_cost, layer_cost
-from core.paleo.devices import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS,
-                                PALEO_DEVICES, PALEO_NETWORKS, Device, Network, get_device,
-                                get_network)
+from core.paleo.devices import (
+    DEVICES,
+    MODERN_DEVICES,
+    MODERN_NETWORKS,
+    NETWORKS,
+    PALEO_DEVICES,
+    PALEO_NETWORKS,
+    Device,
+    Network,
+    get_device,
+    get_network,
+)
 from core.paleo.layers import Layer, Net
+from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
 from core.paleo.results import PPPCalibration, ScalingResult, WorkerEstimate
-from core.paleo.simulate import (BREAKDOWN_COLUMNS, default_schemes, layer_breakdown,
-                                 simulate, step_time_ms, worker_counts)
+from core.paleo.simulate import (
+    BREAKDOWN_COLUMNS,
+    default_schemes,
+    layer_breakdown,
+    simulate,
+    step_time_ms,
+    worker_counts,
+)
 from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
 
 TORCH_PREFIX = "torch:"

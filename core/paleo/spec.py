@@ -21,11 +21,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.datasets import DATA_DIR
 from core.errors import InputError
 from core.paleo.layers import Layer, Net, Shape, conv_output, pool_output
 
 #: where the product's copies of Paleo's specs live
-NETS_DIR = Path(__file__).resolve().parents[2] / "data" / "paleo" / "nets"
+NETS_DIR = DATA_DIR / "paleo" / "nets"
 
 _FREE_TYPES = {"Concatenate", "Elementwise", "Softmax", "Reshape", "Sigmoid", "UpSampling2D"}
 

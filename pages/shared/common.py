@@ -18,9 +18,9 @@ import streamlit as st
 from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
-from core.logs import RunLog, read_log
-from core.runs import RunAnalysis, analyse_run, fits_table
-from core.targets import DEFAULT_TARGET_ACC
+from core.logs.reader import RunLog, read_log
+from core.runs.analysis import RunAnalysis, analyse_run, fits_table
+from core.runs.targets import DEFAULT_TARGET_ACC
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -35,7 +35,7 @@ SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tabl
 #: "note": str}``; steps are training steps (not epochs) at the batch size of the
 #: calibration runs; ``steps_low``/``steps_high`` an interval or None; ``label`` names the
 #: model and device ("ResNet-50 on Tesla V100"), ``note`` says how it was predicted.
-#: Validated by ``core.steps_source.steps_from_prediction``.
+#: Validated by ``core.plan.steps.steps_from_prediction``.
 CALIBRATE_PREDICTION = "calibrate_prediction"
 #: the learning-curve family chosen on the Logs page ("auto" or a key of core.curves.FAMILIES)
 #: and its route ("accuracy" or "loss"); the Plan page predicts steps with them

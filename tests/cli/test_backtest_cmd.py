@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.backtest import BACKTEST_COLUMNS, EXTRA_COLUMNS
 from core.cli import main
+from core.prediction.backtest import BACKTEST_COLUMNS, EXTRA_COLUMNS
 from tests.core.prediction_logs import ACTUAL_EPOCH, course_csv
 
 ROOT = Path(__file__).resolve().parents[2]

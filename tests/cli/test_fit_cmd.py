@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.runs import FIT_TABLE_COLUMNS
+from core.runs.analysis import FIT_TABLE_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted((ROOT / "data" / "logs").glob("*.csv"))

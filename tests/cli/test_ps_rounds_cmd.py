@@ -49,7 +49,7 @@ def test_no_crossover_is_said(capsys):
 @pytest.mark.parametrize("flag, value, message", [
     ("--machines", "0", "ps-rounds: machines: expected an int >= 1; got 0."),
     ("--batch", "x", "ps-rounds: --batch: expected a whole number; got 'x'."),
-    ("--compute", "-1", "ps-rounds: compute_s: expected a finite time in seconds > 0; got -1.0."),
+    ("--compute", "-1", "ps-rounds: compute_s: expected a finite number > 0; got -1.0. A minibatch always takes some time."),
     ("--epochs", "1.5", "ps-rounds: --epochs: expected a whole number; got '1.5'."),
 ])
 def test_bad_input_is_one_stderr_line_and_exit_2(capsys, flag, value, message):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from core.logs import RunLog, read_log
+from core.logs.reader import RunLog, read_log
 
 #: error 1 − acc of the synthetic runs: 0.8·exp(−e/5) + 0.02 (the exp3 family, s = 5 epochs)
 ERR_A, ERR_S, ERR_B = 0.8, 5.0, 0.02

@@ -7,12 +7,20 @@ import math
 import pandas as pd
 import pytest
 
-from core.backtest import (BACKTEST_COLUMNS, EXTRA_COLUMNS, backtest_logs, backtest_run, needed_inflation,
-                           observed_epochs, resolve_target, run_key)
 from core.errors import InputError
-from core.intervals import Drift
-from core.logs import read_log
-from core.predict import TargetPrediction, prediction_from_first_epochs
+from core.logs.reader import read_log
+from core.prediction.backtest import (
+    BACKTEST_COLUMNS,
+    EXTRA_COLUMNS,
+    backtest_logs,
+    backtest_run,
+    needed_inflation,
+    observed_epochs,
+    resolve_target,
+    run_key,
+)
+from core.prediction.intervals import Drift
+from core.prediction.predict import TargetPrediction, prediction_from_first_epochs
 from tests.core.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)
@@ -138,8 +146,8 @@ def test_logs_without_epochs_or_accuracy_get_a_status_not_an_error():
 def test_inflation_from_other_runs_never_uses_the_run_itself():
     import glob
 
-    from core.backtest import inflation_from_other_runs
-    from core.logs import read_log_file
+    from core.logs.reader import read_log_file
+    from core.prediction.backtest import inflation_from_other_runs
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
@@ -154,8 +162,8 @@ def test_inflation_from_other_runs_never_uses_the_run_itself():
 def test_extrapolate_unreached_only_takes_runs_short_of_the_target():
     import glob
 
-    from core.backtest_tables import extrapolate_unreached
-    from core.logs import read_log_file
+    from core.logs.reader import read_log_file
+    from core.prediction.tables import extrapolate_unreached
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.backtest import backtest_logs
-from core.backtest_tables import backtest_summary, convergence_of_prediction, family_scores, summary_line
-from core.logs import read_log_file
-from core.predict import AUTO_FAMILIES
+from core.logs.reader import read_log_file
+from core.prediction.backtest import backtest_logs
+from core.prediction.predict import AUTO_FAMILIES
+from core.prediction.tables import backtest_summary, convergence_of_prediction, family_scores, summary_line
 from tests.core.prediction_logs import ACTUAL_EPOCH, course_log
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.calibrate import (METHODS, architecture_parameters, calibrate, excluded_rows, hardware_independence,
-                            leave_one_architecture_out, loao_summary, loss_threshold, mape, method_scores,
-                            normalise_fits, read_fits_table, recommend_method, usable)
+from core.calibrate import (
+    METHODS,
+    architecture_parameters,
+    calibrate,
+    excluded_rows,
+    hardware_independence,
+    leave_one_architecture_out,
+    loao_summary,
+    loss_threshold,
+    mape,
+    method_scores,
+    normalise_fits,
+    read_fits_table,
+    recommend_method,
+    usable,
+)
 from core.calibrate.evaluate import parameter_predictions
 from core.errors import InputError, LogFormatError
 from tests.conftest import SHARED

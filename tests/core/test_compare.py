@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.compare import paleo_net_for, paleo_time_to_target
 from core.errors import InputError
 from core.paleo import load_net, simulate
+from core.plan.paleo_time import paleo_net_for, paleo_time_to_target
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.datasets import builtin_speed_tables
-from core.speed import fit_speed_model
-from core.speed_table import read_speed_table
+from core.plan.speed import fit_speed_model
+from core.plan.speed_table import read_speed_table
 
 
 def test_builtin_speed_tables_are_the_six_pollux_traces_and_fit_as_allreduce():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ("core.ps_rounds", "core.async_sync", "core.scaling", "core.scaling_table",
-           "core.batch_size")
+MODULES = ("core.scaling.ps_rounds", "core.scaling.sync_async", "core.scaling.measured", "core.scaling.table",
+           "core.scaling.batch_size")
 
 
 @pytest.mark.parametrize("name", MODULES)

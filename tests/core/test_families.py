@@ -11,9 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.curves import FAMILIES, fit_curve, get_family, optimus_loss
+from core.curves.domhan import (
+    EXTRA_FAMILIES,
+    exp3_curve,
+    exp3_step_at,
+    mmf_curve,
+    mmf_step_at,
+    pow3_curve,
+    pow3_step_at,
+    pow4_curve,
+    pow4_step_at,
+    weibull_curve,
+    weibull_step_at,
+)
 from core.errors import FitWarning, InputError
-from core.families import (EXTRA_FAMILIES, exp3_curve, exp3_step_at, mmf_curve, mmf_step_at, pow3_curve,
-                           pow3_step_at, pow4_curve, pow4_step_at, weibull_curve, weibull_step_at)
 
 #: (family, parameters) of a realistic loss-like curve over k = 1..20000
 TRUE = {

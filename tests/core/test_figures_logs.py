@@ -7,8 +7,8 @@ import pytest
 
 from core.curves import optimus_loss
 from core.figures.logs import accuracy_figure, loss_curve_figure
-from core.logs import read_log
-from core.runs import analyse_run
+from core.logs.reader import read_log
+from core.runs.analysis import analyse_run
 from tests.core.test_runs import synthetic_log
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import core.figures.plan
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
-from core.plan import best_workers, cheapest_config, greedy_allocation, pareto_frontier, plan_grid
-from core.speed import calibrate_time_unit, paper_speed_model
+from core.plan.grid import best_workers, cheapest_config, greedy_allocation, pareto_frontier, plan_grid
+from core.plan.speed import calibrate_time_unit, paper_speed_model
 
 CALIBRATED = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)   # 0.02 s per paper unit
 STEPS = 50_000

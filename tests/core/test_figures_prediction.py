@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.backtest_tables import convergence_of_prediction
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.predict import first_epochs, prediction_from_first_epochs
+from core.prediction.predict import first_epochs, prediction_from_first_epochs
+from core.prediction.tables import convergence_of_prediction
 from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 BAND_NAMES = ["band", "observed", "unseen", "fitted", "predicted", "target", "predicted epoch", "actual epoch"]

@@ -6,16 +6,25 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.async_sync import async_schedule, sync_schedule
 from core.figures.scaling import (
-    BANDWIDTH_TRACES, COMM_SPLIT_TRACES, EFFICIENCY_TRACES, PS_TIME_TRACES,
-    PS_TIMELINE_TRACES, SYNC_ASYNC_TRACES, bandwidth_figure, comm_split_figure,
-    efficiency_figure, ps_time_vs_machines_figure, ps_timeline_figure, speedup_figure,
+    BANDWIDTH_TRACES,
+    COMM_SPLIT_TRACES,
+    EFFICIENCY_TRACES,
+    PS_TIME_TRACES,
+    PS_TIMELINE_TRACES,
+    SYNC_ASYNC_TRACES,
+    bandwidth_figure,
+    comm_split_figure,
+    efficiency_figure,
+    ps_time_vs_machines_figure,
+    ps_timeline_figure,
+    speedup_figure,
     sync_async_figure,
 )
-from core.ps_rounds import PSJob, crossover_machines, ps_schedule, ps_time_vs_machines
-from core.scaling import scaling_analysis
-from core.scaling_table import parse_scaling_table
+from core.scaling.measured import scaling_analysis
+from core.scaling.ps_rounds import PSJob, crossover_machines, ps_schedule, ps_time_vs_machines
+from core.scaling.sync_async import async_schedule, sync_schedule
+from core.scaling.table import parse_scaling_table
 
 JOB = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
             gather_s=1.0, aggregate_s=0.5)
@@ -152,8 +161,8 @@ def test_per_step_split_needs_the_dataset_size_for_epoch_tables():
 # --------------------------------------------------------------------------- batch size
 
 def test_lr_schedule_draws_the_warmup_corners():
-    from core.batch_size import batch_size_plan, lr_at_step
     from core.figures.scaling import LR_TRACES, lr_schedule_figure
+    from core.scaling.batch_size import batch_size_plan, lr_at_step
 
     plan = batch_size_plan(1024, n_samples=50_000)      # k = 4: 0.1 -> 0.4 over 5*49 = 245 steps
     fig = lr_schedule_figure(plan)
@@ -167,8 +176,8 @@ def test_lr_schedule_draws_the_warmup_corners():
 
 
 def test_lr_schedule_without_warmup_is_flat_with_no_marker():
-    from core.batch_size import batch_size_plan
     from core.figures.scaling import lr_schedule_figure
+    from core.scaling.batch_size import batch_size_plan
 
     plan = batch_size_plan(128, n_samples=50_000)       # k = 0.5: lr 0.05, no warm-up
     fig = lr_schedule_figure(plan, epochs=1)
@@ -177,7 +186,7 @@ def test_lr_schedule_without_warmup_is_flat_with_no_marker():
 
 
 def test_ps_timeline_panel_titles_can_be_given():
-    from core.ps_rounds import local_schedule
+    from core.scaling.ps_rounds import local_schedule
 
     fig = ps_timeline_figure(local_schedule(JOB), panel_titles=("whole run",))
     assert [a.text for a in fig.layout.annotations] == ["whole run"]

@@ -7,9 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from core.intervals import (MIN_LOG_SPREAD, Drift, FitCache, InnerBacktest, inner_backtest, stretch,
-                            whole_epoch)
-from core.predict import accuracy_series
+from core.prediction.intervals import (
+    MIN_LOG_SPREAD,
+    Drift,
+    FitCache,
+    InnerBacktest,
+    inner_backtest,
+    stretch,
+    whole_epoch,
+)
+from core.prediction.predict import accuracy_series
 from tests.core.prediction_logs import course_log
 
 

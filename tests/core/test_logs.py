@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import LogFormatError
-from core.logs import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_log, read_log_file
-
+from core.logs.reader import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_log, read_log_file
 from tests.conftest import SHARED
+
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 

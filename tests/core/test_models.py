@@ -10,8 +10,16 @@ import torch
 from torch import nn
 
 from core.errors import InputError
-from core.models import (MODEL_NAMES, BasicBlock1d, CifarResNet, ResNet1d, build_model,
-                         example_input, model_info, parameter_count)
+from core.models import (
+    MODEL_NAMES,
+    BasicBlock1d,
+    CifarResNet,
+    ResNet1d,
+    build_model,
+    example_input,
+    model_info,
+    parameter_count,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

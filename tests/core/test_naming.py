@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.naming import depth_of, gpu_short_name, parse_run_name
+from core.logs.naming import depth_of, gpu_short_name, parse_run_name
 
 
 @pytest.mark.parametrize("name,expected", [

@@ -7,8 +7,19 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.paleo import (DEVICES, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS, Device, Layer,
-                        apply_cost, get_device, get_network, layer_cost, load_net)
+from core.paleo import (
+    DEVICES,
+    MODERN_DEVICES,
+    MODERN_NETWORKS,
+    NETWORKS,
+    Device,
+    Layer,
+    apply_cost,
+    get_device,
+    get_network,
+    layer_cost,
+    load_net,
+)
 from core.paleo.cost import gradient_shapes_match
 from core.paleo.layers import conv_output
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.figures.paleo import (COMPUTE, LINEAR, MEMORY, NAIVE_BOUND, layer_breakdown_figure,
-                                speedup_figure, throughput_figure)
+from core.figures.paleo import (
+    COMPUTE,
+    LINEAR,
+    MEMORY,
+    NAIVE_BOUND,
+    layer_breakdown_figure,
+    speedup_figure,
+    throughput_figure,
+)
 from core.paleo import BREAKDOWN_COLUMNS, layer_breakdown, load_net, simulate
 
 

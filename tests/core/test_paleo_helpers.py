@@ -82,7 +82,7 @@ def test_no_comm_throughput_is_batch_over_compute_time():
 
 
 @pytest.mark.parametrize("module", ["core.paleo", "core.paleo.results", "core.paleo.simulate",
-                                    "core.paleo.calibrate"])
+                                    "core.paleo.ppp"])
 def test_doctests(module):
     # by name: core.paleo.simulate the attribute is the function, the module only by import
     failed, attempted = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.paleo import (PALEO_SCHEMES, calibrate_ppp, layer_breakdown, load_net, simulate,
-                        step_time_ms)
+from core.paleo import PALEO_SCHEMES, calibrate_ppp, layer_breakdown, load_net, simulate, step_time_ms
 from core.paleo.results import CSV_LEAD_COLUMNS
 from tests.conftest import SHARED
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.plan
+import core.plan.grid
 from core.errors import InputError
-from core.plan import (
+from core.plan.grid import (
     best_workers,
     cheapest_config,
     display_time,
@@ -22,7 +22,7 @@ from core.plan import (
     suggest_deadline,
     time_to_target_s,
 )
-from core.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, calibrate_time_unit, paper_speed_model
+from core.plan.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, calibrate_time_unit, paper_speed_model
 
 ALLREDUCE = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)   # 0.098 s/step at w=8
 CALIBRATED = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)       # 1 paper unit = 0.02 s
@@ -250,7 +250,7 @@ def test_greedy_never_beats_the_exhaustive_optimum(seed):
 
 
 def test_docstring_examples_run():
-    result = doctest.testmod(core.plan)
+    result = doctest.testmod(core.plan.grid)
     assert result.attempted > 0 and result.failed == 0
 
 

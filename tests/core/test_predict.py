@@ -8,11 +8,20 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.intervals import Drift
-from core.logs import read_log
-from core.predict import (AUTO_FAMILIES, TargetPrediction, accuracy_series, first_epochs,
-                          loss_threshold_from_observed, n_epochs, predict_epoch_at_target,
-                          prediction_curves, prediction_from_first_epochs, widen)
+from core.logs.reader import read_log
+from core.prediction.intervals import Drift
+from core.prediction.predict import (
+    AUTO_FAMILIES,
+    TargetPrediction,
+    accuracy_series,
+    first_epochs,
+    loss_threshold_from_observed,
+    n_epochs,
+    predict_epoch_at_target,
+    prediction_curves,
+    prediction_from_first_epochs,
+    widen,
+)
 from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 
@@ -140,13 +149,13 @@ def test_n_epochs_seen_must_be_a_positive_int():
 def test_showcase_log_prefers_a_target_in_the_second_half():
     import glob
 
-    from core.logs import read_log_file
-    from core.predict import showcase_log
+    from core.logs.reader import read_log_file
+    from core.prediction.predict import showcase_log
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
     chosen = showcase_log(logs, 0.92)
-    from core.targets import find_target_crossing
+    from core.runs.targets import find_target_crossing
     c = find_target_crossing(chosen, 0.92)
     assert c.reached and c.epoch > 12  # 24 epochs: the crossing is in the second half
     assert showcase_log([]) is None

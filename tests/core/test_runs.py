@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from core.curves import optimus_loss
-from core.logs import read_log
-from core.runs import FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fits_table, select_runs, thin_indices
+from core.logs.reader import read_log
+from core.runs.analysis import FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fits_table, select_runs, thin_indices
 
 
 def synthetic_log(b=(2e-3, 0.5, 0.1), epochs=20, spe=50, name="resnet32_Tesla V100-PCIE-32GB.csv") -> bytes:

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
-from tests.conftest import ROOT, SHARED
-from core.scaling import (
-    RESULT_COLUMNS, allreduce_bytes, bandwidth_gb_per_s, filter_rows, scaling_analysis,
+from core.scaling.measured import (
+    RESULT_COLUMNS,
+    allreduce_bytes,
+    bandwidth_gb_per_s,
+    filter_rows,
+    scaling_analysis,
 )
-from core.scaling_table import (
-    POLLUX_DIR, TABLE_COLUMNS, parse_scaling_table, pollux_jobs, read_pollux_trace,
+from core.scaling.table import (
+    POLLUX_DIR,
+    TABLE_COLUMNS,
+    parse_scaling_table,
+    pollux_jobs,
+    read_pollux_trace,
     read_scaling_table,
 )
+from tests.conftest import ROOT, SHARED
 
 REFERENCE = SHARED / "pollux_traces"   # the original traces beside the checkout (../shared)
 POLLUX = REFERENCE
@@ -253,7 +260,7 @@ def test_missing_file_is_a_log_format_error(tmp_path):
 
 
 def test_data_of_the_wrong_kind():
-    with pytest.raises(TypeError, match="data: expected CSV bytes or a pandas DataFrame"):
+    with pytest.raises(InputError, match="data: expected CSV bytes or a pandas DataFrame"):
         parse_scaling_table("gpus,batch_per_gpu\n")
 
 
@@ -369,7 +376,7 @@ def test_fastest_only_keeps_strong_and_weak_apart():
 
 
 def test_link_presets_state_their_rate_in_the_name():
-    from core.scaling import LINK_PRESETS_GBPS
+    from core.scaling.measured import LINK_PRESETS_GBPS
 
     for name, gbps in LINK_PRESETS_GBPS.items():
         assert f"{gbps:g}" in name and gbps > 0

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.speed
-import core.speed_table
+import core.plan.speed
+import core.plan.speed_table
 from core.errors import FitWarning, InputError
-from core.speed import (
+from core.plan.speed import (
     MIN_POINTS,
     PAPER_THETA,
     SpeedModel,
@@ -28,7 +28,7 @@ from core.speed import (
     paper_speed_model,
     sync_speed,
 )
-from core.speed_table import read_speed_table
+from core.plan.speed_table import read_speed_table
 
 POLLUX = Path(__file__).resolve().parents[2] / "data" / "pollux_traces"
 
@@ -315,7 +315,7 @@ def test_pollux_cifar10_theta_is_plausible():
 
 # --- docstring examples ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("module", [core.speed, core.speed_table], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [core.plan.speed, core.plan.speed_table], ids=lambda m: m.__name__)
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

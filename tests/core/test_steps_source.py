@@ -9,16 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import core.steps_source
+import core.plan.steps
 from core.curves import fit_curve, optimus_loss
 from core.datasets import builtin_log_files
 from core.errors import InputError
-from core.logs import read_log_file
-from core.plan import plan_grid
-from core.runs import analyse_run, fits_table
-from core.speed import paper_speed_model
-from core.steps_source import (loss_threshold_from_runs, steps_from_prediction, steps_from_run,
-                               typed_steps)
+from core.logs.reader import read_log_file
+from core.plan.grid import plan_grid
+from core.plan.speed import paper_speed_model
+from core.plan.steps import loss_threshold_from_runs, steps_from_prediction, steps_from_run, typed_steps
+from core.runs.analysis import analyse_run, fits_table
 
 NAN = float("nan")
 
@@ -203,14 +202,14 @@ def test_to_dict_is_plain():
 
 
 def test_docstring_examples_run():
-    result = doctest.testmod(core.steps_source)
+    result = doctest.testmod(core.plan.steps)
     assert result.attempted > 0 and result.failed == 0
 
 
 def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():
-    from core.logs import read_log_file
-    from core.predict import prediction_from_first_epochs
-    from core.steps_source import steps_from_target_prediction
+    from core.logs.reader import read_log_file
+    from core.plan.steps import steps_from_target_prediction
+    from core.prediction.predict import prediction_from_first_epochs
     from tests.conftest import ROOT
 
     log = read_log_file(ROOT / "data" / "logs" / "resnet20_Intel Xeon Processor.csv")

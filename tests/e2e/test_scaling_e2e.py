@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from core.ps_rounds import PSJob, ps_rounds
+from core.scaling.ps_rounds import PSJob, ps_rounds
 from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
 
 

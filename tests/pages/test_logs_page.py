@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from core.logs import read_log_file
-from core.runs import analyse_run, fits_table
+from core.logs.reader import read_log_file
+from core.runs.analysis import analyse_run, fits_table
 from tests.pages.conftest import chart_specs, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,9 +112,9 @@ def test_no_runs_shows_one_message():
 
 
 def test_prediction_from_the_first_epochs_is_cores():
-    from core.backtest import inflation_from_other_runs
-    from core.backtest_tables import family_scores
-    from core.predict import prediction_from_first_epochs, widen
+    from core.prediction.backtest import inflation_from_other_runs
+    from core.prediction.predict import prediction_from_first_epochs, widen
+    from core.prediction.tables import family_scores
 
     at = open_page()
     run = "resnet20_Intel Xeon Processor.csv"

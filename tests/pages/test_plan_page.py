@@ -10,11 +10,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
-from core.logs import read_log_file
-from core.plan import best_workers, cheapest_config, greedy_allocation, plan_grid
-from core.runs import analyse_run, fits_table
-from core.speed import SpeedModel, calibrate_time_unit, paper_speed_model
-from core.steps_source import steps_from_run
+from core.logs.reader import read_log_file
+from core.plan.grid import best_workers, cheapest_config, greedy_allocation, plan_grid
+from core.plan.speed import SpeedModel, calibrate_time_unit, paper_speed_model
+from core.plan.steps import steps_from_run
+from core.runs.analysis import analyse_run, fits_table
 from tests.pages.conftest import APP, chart_specs, open_page
 
 PAGE = "pages/plan.py"
@@ -263,8 +263,8 @@ def test_mode_falls_back_when_the_theta_source_no_longer_offers_it():
 
 
 def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
-    from core.compare import paleo_time_to_target
     from core.paleo import load_net
+    from core.plan.paleo_time import paleo_time_to_target
 
     at = open_page(PAGE)
     at.radio(key="plan_theta_source").set_value("typed").run()
@@ -285,9 +285,9 @@ def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
 
 
 def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
-    from core.backtest import inflation_from_other_runs
-    from core.logs import read_log_file
-    from core.predict import n_epochs, predict_epoch_at_target, widen
+    from core.logs.reader import read_log_file
+    from core.prediction.backtest import inflation_from_other_runs
+    from core.prediction.predict import n_epochs, predict_epoch_at_target, widen
     from tests.conftest import ROOT
 
     at = open_page(PAGE)

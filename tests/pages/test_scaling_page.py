@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.async_sync import async_schedule, sync_schedule
-from core.batch_size import batch_size_plan
-from core.ps_rounds import PSJob, crossover_machines, local_then_send, ps_rounds, ps_time_vs_machines
-from core.scaling import allreduce_bytes, filter_rows, scaling_analysis
-from core.scaling_table import POLLUX_DIR, parse_scaling_table, read_pollux_trace
+from core.scaling.batch_size import batch_size_plan
+from core.scaling.measured import allreduce_bytes, filter_rows, scaling_analysis
+from core.scaling.ps_rounds import PSJob, crossover_machines, local_then_send, ps_rounds, ps_time_vs_machines
+from core.scaling.sync_async import async_schedule, sync_schedule
+from core.scaling.table import POLLUX_DIR, parse_scaling_table, read_pollux_trace
 from tests.pages.conftest import chart_specs, open_page
 
 PAGE = "pages/scaling.py"
@@ -117,7 +117,7 @@ def test_each_section_renders_on_the_defaults(no_models):
 
 
 def bound_text_shown(at) -> bool:
-    from core.async_sync import STALENESS_BOUND_SOURCES, STALENESS_BOUND_TEXT
+    from core.scaling.sync_async import STALENESS_BOUND_SOURCES, STALENESS_BOUND_TEXT
 
     captions = " ".join(c.value for c in at.caption)
     return (any(i.value == STALENESS_BOUND_TEXT for i in at.info)
@@ -340,5 +340,5 @@ def test_batch_size_helper_follows_core():
     assert metric(at, "Warm-up steps") == f"{plan.warmup_steps:,}" == "785"
     lr = trace(spec(at, "Learning rate with gradual warm-up"), "learning rate")
     assert lr["x"][:2] == [0, 785] and lr["y"][:2] == pytest.approx([0.1, 3.2])
-    from core.batch_size import LARGE_BATCH_TEXT
+    from core.scaling.batch_size import LARGE_BATCH_TEXT
     assert any(i.value == LARGE_BATCH_TEXT for i in at.info)

@@ -6,8 +6,17 @@ import pandas as pd
 import pytest
 
 from core.figures.paleo import LINEAR, NAIVE_BOUND
-from core.paleo import (NETS_DIR, PALEO_DEVICES, PALEO_NETWORKS, PALEO_SCHEMES, PPP_PRESETS,
-                        calibrate_ppp, load_net, simulate, worker_counts)
+from core.paleo import (
+    NETS_DIR,
+    PALEO_DEVICES,
+    PALEO_NETWORKS,
+    PALEO_SCHEMES,
+    PPP_PRESETS,
+    calibrate_ppp,
+    load_net,
+    simulate,
+    worker_counts,
+)
 from tests.conftest import SHARED
 from tests.pages.conftest import chart_specs, open_page
 

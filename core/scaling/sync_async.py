@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core import _check
 from core.errors import InputError
+from core.validation import check_scalar
 
 #: columns of both timelines
 TIMELINE_COLUMNS: tuple[str, ...] = (
@@ -220,8 +220,8 @@ def sync_schedule(start_s: Sequence[float], compute_s: Sequence, *, aggregate_s:
     ((4.5,), (1.5, 2.5))
     """
     starts, durations = _check_inputs(start_s, compute_s)
-    aggregate_s = _check.seconds("aggregate_s", aggregate_s)
-    update_s = _check.seconds("update_s", update_s)
+    aggregate_s = check_scalar(aggregate_s, "aggregate_s", float, min_val=0)
+    update_s = check_scalar(update_s, "update_s", float, min_val=0)
     n_steps = {len(ds) for ds in durations}
     if len(n_steps) != 1:
         raise InputError("compute_s: expected the same number of steps for every worker in "
@@ -271,9 +271,9 @@ def staleness_bound(step_size: float, staleness: int, grad_bound: float) -> floa
     >>> staleness_bound(0.1, 3, 2.0)   # 0.1 * 3 * 2
     0.6000000000000001
     """
-    eta = _check.positive("step_size", step_size)
-    tau = _check.count("staleness", staleness, minimum=0)
-    delta = _check.positive("grad_bound", grad_bound)
+    eta = check_scalar(step_size, "step_size", float, min_val=0, include_boundaries="neither")
+    tau = check_scalar(staleness, "staleness", int, min_val=0)
+    delta = check_scalar(grad_bound, "grad_bound", float, min_val=0, include_boundaries="neither")
     return eta * tau * delta
 
 
@@ -319,7 +319,7 @@ def schedule_inputs(table: pd.DataFrame, *, source: str = "worker table"
     core.errors.InputError: worker table: expected compute_1_s > 0 (seconds) in every filled row; got -1.0 in row 2. Fix that cell.
     """
     if not isinstance(table, pd.DataFrame):
-        raise TypeError(f"{source}: expected a DataFrame with one row per worker; got "
+        raise InputError(f"{source}: expected a DataFrame with one row per worker; got "
                         f"{type(table).__name__}.")
     frame = table.rename(columns=lambda c: str(c).strip().lower())
     durations = sorted((c for c in frame.columns if _DURATION_COLUMN.fullmatch(c)),
@@ -378,24 +378,23 @@ def _plain(value: object) -> object:
 def _check_inputs(start_s: Sequence[float], compute_s: Sequence
                   ) -> tuple[list[float], list[list[float]]]:
     if isinstance(start_s, (str, bytes)) or not hasattr(start_s, "__iter__"):
-        raise TypeError(f"start_s: expected a sequence of start times; got {start_s!r}.")
+        raise InputError(f"start_s: expected a sequence of start times; got {start_s!r}.")
     if isinstance(compute_s, (str, bytes)) or not hasattr(compute_s, "__iter__"):
-        raise TypeError(f"compute_s: expected a sequence of durations; got {compute_s!r}.")
+        raise InputError(f"compute_s: expected a sequence of durations; got {compute_s!r}.")
     start_s = list(start_s)
     compute_s = list(compute_s)
     if len(start_s) == 0 or len(start_s) != len(compute_s):
         raise InputError(f"start_s, compute_s: expected one start time and one duration (or "
                          f"list of durations) per worker; got {len(start_s)} start times and "
                          f"{len(compute_s)} durations. Give both for every worker.")
-    starts = [_check.seconds(f"start_s[{i}]", s) for i, s in enumerate(start_s)]
+    starts = [check_scalar(s, f"start_s[{i}]", float, min_val=0) for i, s in enumerate(start_s)]
     durations = []
     for i, ds in enumerate(compute_s):
         seq = [ds] if isinstance(ds, numbers.Real) else list(ds)
         if not seq:
             raise InputError(f"compute_s[{i}]: expected at least one duration; got none. "
                              "Give each worker one duration or more.")
-        durations.append([_check.seconds(f"compute_s[{i}]", d, positive=True,
-                                         fix="A gradient always takes some time")
+        durations.append([check_scalar(d, f"compute_s[{i}]", float, min_val=0, include_boundaries="neither", fix="A gradient always takes some time")
                           for d in seq])
     return starts, durations
 

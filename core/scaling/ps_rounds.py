@@ -44,8 +44,8 @@ from fractions import Fraction
 
 import pandas as pd
 
-from core import _check
 from core.errors import InputError
+from core.validation import check_scalar
 
 BATCH_KINDS: tuple[str, ...] = ("per_worker", "global")
 #: activities of the schedule, in drawing order
@@ -114,15 +114,13 @@ class PSJob:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "n_samples", _check.count("n_samples", self.n_samples))
-        set_(self, "batch", _check.count("batch", self.batch))
-        set_(self, "epochs", _check.count("epochs", self.epochs))
-        set_(self, "machines", _check.count("machines", self.machines,
-                                            fix="Use at least one worker machine"))
+        set_(self, "n_samples", check_scalar(self.n_samples, "n_samples", int, min_val=1))
+        set_(self, "batch", check_scalar(self.batch, "batch", int, min_val=1))
+        set_(self, "epochs", check_scalar(self.epochs, "epochs", int, min_val=1))
+        set_(self, "machines", check_scalar(self.machines, "machines", int, min_val=1, fix="Use at least one worker machine"))
         for name in ("broadcast_s", "gather_s", "aggregate_s"):
-            set_(self, name, _check.seconds(name, getattr(self, name)))
-        set_(self, "compute_s", _check.seconds("compute_s", self.compute_s, positive=True,
-                                               fix="A minibatch always takes some time"))
+            set_(self, name, check_scalar(getattr(self, name), name, float, min_val=0))
+        set_(self, "compute_s", check_scalar(self.compute_s, "compute_s", float, min_val=0, include_boundaries="neither", fix="A minibatch always takes some time"))
         if self.batch_kind not in BATCH_KINDS:
             raise InputError(f"batch_kind: expected one of {', '.join(BATCH_KINDS)}; got "
                              f"{self.batch_kind!r}. Say whether batch is per worker or global.")
@@ -235,7 +233,7 @@ def at_machines(job: PSJob, machines: int) -> PSJob:
     >>> at_machines(job, 8).compute_s   # 2.0 * 4 / 8
     1.0
     """
-    machines = _check.count("machines", machines, fix="Use at least one worker machine")
+    machines = check_scalar(machines, "machines", int, min_val=1, fix="Use at least one worker machine")
     if job.batch_kind == "per_worker":
         return replace(job, machines=machines)
     return replace(job, machines=machines, compute_s=job.compute_s * job.machines / machines)
@@ -379,7 +377,7 @@ def ps_schedule(job: PSJob, *, first_rounds: int = 2) -> pd.DataFrame:
     >>> list(zip(server["round"], server["activity"], server["start_s"], server["end_s"]))
     [(1, 'broadcast', 0.0, 1.0), (1, 'aggregate', 4.0, 4.5), (1, 'aggregate', 4.5, 5.0), (1, 'aggregate', 5.0, 5.5), (2, 'broadcast', 5.5, 6.5), (2, 'aggregate', 9.5, 10.0)]
     """
-    first_rounds = _check.count("first_rounds", first_rounds, minimum=0)
+    first_rounds = check_scalar(first_rounds, "first_rounds", int, min_val=0)
     rounds, full = job.rounds_per_epoch, job.round_time_s(job.machines)
     epoch_time = (rounds - 1) * full + job.round_time_s(job.last_round_workers)
     total = job.epochs * rounds
@@ -489,7 +487,7 @@ def ps_time_vs_machines(job: PSJob, machines: Iterable[int] | None = None) -> pd
     """
     if machines is None:
         machines = _default_machines(job)
-    counts = [_check.count("machines", m, fix="Use at least one worker machine")
+    counts = [check_scalar(m, "machines", int, min_val=1, fix="Use at least one worker machine")
               for m in machines]
     if not counts:
         raise InputError("machines: expected at least one worker count; got none. "

@@ -1,10 +1,6 @@
-"""Learning-curve families and the fit of a curve to a log, ``fit_curve``.
+"""The fit of a learning-curve family to a log, ``fit_curve``, and its result, ``FitResult``.
 
-The default family is the Optimus loss model (Peng et al., EuroSys 2018)::
-
-    l(k) = 1 / (b0·k + b1) + b2,    b0, b1, b2 >= 0
-
-with k the global optimiser step.  Long logs are fitted on log-spaced bins of the steps,
+The default family is the Optimus loss model (``core.curves.optimus``).  Long logs are fitted on log-spaced bins of the steps,
 each bin weighted by its number of points, which reaches the parameters of the fit on every
 point (within 0.1 % on smooth data) in a few milliseconds; R², the residual variance and
 hence the standard errors are computed on every point.
@@ -14,139 +10,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import OptimizeWarning, curve_fit
 
+from core.curves.family import CurveFamily
+from core.curves.registry import get_family
 from core.errors import FitError, FitWarning, InputError
 
 #: fits on more points than this use log-spaced bins (see ``bin_log_spaced``)
 DEFAULT_MAX_POINTS = 2000
-
-
-@dataclass(frozen=True)
-class CurveFamily:
-    """A parametric learning curve y(k) that can be fitted and inverted.
-
-    Attributes
-    ----------
-    name : str
-        Key used everywhere (``"optimus"``).
-    label : str
-        Human name for selectors.
-    formula : str
-        The formula, in the notation the page prints.
-    param_names : tuple of str
-    func : callable
-        ``func(k, *params) -> y``, vectorised over ``k``.
-    jac : callable or None
-        ``jac(k, *params) -> (n, n_params)`` array, or ``None`` for finite differences.
-    initial : callable
-        ``initial(k, y, w) -> list of starting values``; ``w`` are the point weights (bin
-        counts of a binned fit), ``None`` for equal weights.
-    inverse : callable
-        ``inverse(y, *params) -> k`` where the curve first reaches ``y``; NaN if never.
-        Broadcasts over arrays of ``y`` and of parameters (parameter draws).
-    lower, upper : tuple of float
-        Bounds of the parameters.
-    decreasing : bool
-        True for loss-like curves (falling to a floor), False for accuracy-like (rising).
-        Every registered family is decreasing; accuracy is fitted as the error ``1 − acc``.
-    k_positive : bool
-        The curve is only defined for ``k > 0`` (``a·k^(−c)``): ``fit_curve`` refuses ``k <= 0``.
-    """
-
-    name: str
-    label: str
-    formula: str
-    param_names: tuple[str, ...]
-    func: Callable[..., np.ndarray]
-    jac: Callable[..., np.ndarray] | None
-    initial: Callable[..., list[float]]
-    inverse: Callable[..., float]
-    lower: tuple[float, ...]
-    upper: tuple[float, ...]
-    decreasing: bool = True
-    k_positive: bool = False
-
-
-# --------------------------------------------------------------------------- Optimus
-def optimus_loss(k: np.ndarray, b0: float, b1: float, b2: float) -> np.ndarray:
-    """The Optimus loss model ``1/(b0·k + b1) + b2``.
-
-    >>> float(optimus_loss(1000.0, 0.001, 1.0, 0.1))   # 1/(1 + 1) + 0.1
-    0.6
-    """
-    return 1.0 / (b0 * np.asarray(k, dtype=float) + b1) + b2
-
-
-def _optimus_jac(k: np.ndarray, b0: float, b1: float, b2: float) -> np.ndarray:
-    k = np.asarray(k, dtype=float)
-    d = -1.0 / (b0 * k + b1) ** 2
-    return np.column_stack([d * k, d, np.ones_like(k)])
-
-
-def optimus_step_at_loss(loss: float, b0: float, b1: float, b2: float) -> float:
-    """The step where the Optimus curve reaches ``loss``: ``(1/(loss - b2) - b1)/b0``.
-
-    NaN when the curve never gets there (``loss <= b2``, or ``b0 == 0``); 0 when the curve
-    starts below ``loss``.  Broadcasts over arrays (a float for scalar input).
-
-    >>> optimus_step_at_loss(0.6, 0.001, 1.0, 0.1)   # (1/(0.6-0.1) - 1)/0.001
-    1000.0
-    """
-    loss, b0, b1, b2 = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (loss, b0, b1, b2)))
-    ok = (loss > b2) & (b0 > 0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        k = np.maximum(0.0, (1.0 / np.where(ok, loss - b2, 1.0) - b1) / np.where(ok, b0, 1.0))
-    out = np.where(ok, k, np.nan)
-    return float(out) if out.ndim == 0 else out
-
-
-def _optimus_initial(k: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> list[float]:
-    """Start from the best straight line through 1/(y - b2) = b0·k + b1 over a few floors b2."""
-    w = np.ones_like(y) if w is None else w
-    best: tuple[float, list[float]] | None = None
-    y_min = float(np.min(y))
-    for frac in (0.0, 0.3, 0.6, 0.8, 0.9, 0.97):
-        b2 = frac * y_min
-        z = 1.0 / np.maximum(y - b2, 1e-12)
-        A = np.column_stack([k, np.ones_like(k)]) * np.sqrt(w)[:, None]
-        (b0, b1), *_ = np.linalg.lstsq(A, z * np.sqrt(w), rcond=None)
-        b0 = max(float(b0), 1e-12)
-        b1 = max(float(b1), 1e-12)
-        sse = float(np.sum(w * (optimus_loss(k, b0, b1, b2) - y) ** 2))
-        if math.isfinite(sse) and (best is None or sse < best[0]):
-            best = (sse, [b0, b1, b2])
-    assert best is not None
-    return best[1]
-
-
-OPTIMUS = CurveFamily(
-    name="optimus",
-    label="Optimus 1/(b0·k+b1)+b2",
-    formula="l(k) = 1 / (b0·k + b1) + b2",
-    param_names=("b0", "b1", "b2"),
-    func=optimus_loss,
-    jac=_optimus_jac,
-    initial=_optimus_initial,
-    inverse=optimus_step_at_loss,
-    lower=(0.0, 0.0, 0.0),
-    upper=(np.inf, np.inf, np.inf),
-)
-
-#: every family by name; ``core.families`` adds more
-FAMILIES: dict[str, CurveFamily] = {"optimus": OPTIMUS}
-
-
-def get_family(name: str) -> CurveFamily:
-    """The family called ``name`` (see ``FAMILIES``)."""
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise InputError(f"family: expected one of {', '.join(FAMILIES)}; got {name!r}.") from None
 
 
 # --------------------------------------------------------------------------- result
@@ -219,8 +93,8 @@ class FitResult:
 
     @property
     def floor(self) -> float:
-        """The value the curve falls to (``b2`` or ``b``)."""
-        return float(self.params.get("b2", self.params.get("b", math.nan)))
+        """The value the curve falls to (its family's floor parameter: ``b2`` or ``b``)."""
+        return float(self.params[self.curve.floor])
 
     def to_dict(self) -> dict:
         out: dict = {"family": self.family}
@@ -334,6 +208,7 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
 
     Examples
     --------
+    >>> from core.curves.optimus import optimus_loss
     >>> k = np.arange(1, 2001.0)
     >>> fit = fit_curve(k, optimus_loss(k, 2e-4, 0.8, 0.3))
     >>> [round(fit.params[p], 6) for p in ("b0", "b1", "b2")]
@@ -392,81 +267,23 @@ def _initial(curve: CurveFamily, k: np.ndarray, y: np.ndarray, w: np.ndarray) ->
     return list(np.clip(p0, lo + span, np.where(np.isfinite(hi), hi - span, np.inf)))
 
 
-def degenerate_reason(b0: float, b1: float, b2: float, *, first_step: float = 1.0,
-                      last_step: float | None = None) -> str | None:
-    """Why Optimus parameters describe no real decay, or ``None`` when they look sound.
-
-    A fit is degenerate when ``b0 = 0`` (no decay at all), or when the excess loss
-    ``1/(b0·k + b1)`` halves within the first logged step (``b1/b0 < first_step``): the curve
-    is then a flat line at ``b2`` over the whole log, as in the course's ``val`` fits of
-    ResNet-18/50 (b0 ≈ 15,000).  With ``last_step`` known, a curve whose excess loss falls
-    by less than 5 % between the first and the last logged step is degenerate too (no decay
-    visible in the data: nothing to extrapolate from).
-
-    >>> degenerate_reason(15074.45, 4.8e-15, 1.489) is not None
-    True
-    >>> degenerate_reason(0.000237, 0.4595, 0.0) is None
-    True
-    """
-    if not (math.isfinite(b0) and math.isfinite(b1) and math.isfinite(b2)):
-        return "degenerate fit: a parameter is not finite"
-    if b0 <= 0:
-        return "degenerate fit: b0 = 0, the curve does not decay"
-    half = b1 / b0
-    if half < max(first_step, 1.0):
-        return (f"degenerate fit: the curve drops to b2 within {half:.3g} steps, before the "
-                f"first logged step; it is flat over the data")
-    if last_step is not None and b0 * (last_step - first_step) < 0.05 * (b0 * first_step + b1):
-        return "degenerate fit: the curve falls by less than 5 % over the data; no decay is visible"
-    return None
-
-
-def _generic_degenerate_reason(curve: CurveFamily, params: dict[str, float], k: np.ndarray) -> str | None:
-    """Degenerate when the fitted curve barely moves over the data (nothing to extrapolate)."""
-    values = list(params.values())
-    if not all(math.isfinite(v) for v in values):
-        return "degenerate fit: a parameter is not finite"
-    if params.get("a", 1.0) <= 0:
-        return "degenerate fit: a = 0, the curve is flat"
-    y0, y1 = curve.func(np.array([k.min(), k.max()]), *values)
-    floor = params.get("b", 0.0)
-    if not y0 - y1 > 0.05 * max(y0 - floor, 1e-300):
-        return "degenerate fit: the curve falls by less than 5 % over the data; no decay is visible"
-    if not y0 - y1 > 1e-3 * abs(y0):
-        return "degenerate fit: the curve falls by less than 0.1 % of its level over the data; it is flat"
-    return None
-
-
 def _flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float], k: np.ndarray,
            r2: float, errorbars: bool) -> list[str]:
     flags: list[str] = []
-    if curve is OPTIMUS:
-        reason = degenerate_reason(params["b0"], params["b1"], params["b2"], first_step=float(k.min()),
-                                   last_step=float(k.max()))
-        if reason:
-            flags.append(reason)
-        if params["b2"] <= 1e-9:
-            flags.append("b2 at its lower bound 0 (no loss floor)")
-    else:
-        reason = _generic_degenerate_reason(curve, params, k)
-        if reason:
-            flags.append(reason)
-        if "b" in params and params["b"] <= 1e-9:
-            flags.append("b at its lower bound 0 (no floor)")
-        for n, hi in zip(curve.param_names, curve.upper):
-            if math.isfinite(hi) and params[n] >= hi * (1 - 1e-6):
-                flags.append(f"{n} at its upper bound {hi:g}")
+    reason = curve.degenerate_reason(params, float(k.min()), float(k.max()))
+    if reason:
+        flags.append(reason)
+    if params[curve.floor] <= 1e-9:
+        flags.append(f"{curve.floor} at its lower bound 0 (no floor)")
+    for n, hi in zip(curve.param_names, curve.upper):
+        if math.isfinite(hi) and params[n] >= hi * (1 - 1e-6):
+            flags.append(f"{n} at its upper bound {hi:g}")
     if not errorbars:
         flags.append("uncertainties could not be estimated")
     else:
         for n, v in params.items():
-            if v > 0 and stderr[n] > abs(v) and not (n in ("b2", "b") and v <= 1e-9):
+            if v > 0 and stderr[n] > abs(v) and not (n == curve.floor and v <= 1e-9):
                 flags.append(f"{n} poorly determined (±{stderr[n] / abs(v) * 100:.0f} %)")
     if r2 < 0.5:
         flags.append(f"poor fit: R² = {r2:.2f}")
     return flags
-
-
-# The other families register themselves into FAMILIES (one registry); imported last because
-# core.families imports CurveFamily and FAMILIES from this module.
-import core.families  # noqa: E402,F401  (registration on import)

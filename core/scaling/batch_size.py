@@ -9,13 +9,12 @@ warm-up), because the large rate is unstable at the start of training.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from core import _check
 from core.errors import InputError
+from core.validation import check_scalar
 
 #: what larger batches do to accuracy per epoch (shown beside the helper)
 LARGE_BATCH_TEXT = (
@@ -55,8 +54,8 @@ def steps_per_epoch(n_samples: int, batch: int) -> int:
     >>> steps_per_epoch(50_000, 128)   # 390 full batches + one of 80 samples
     391
     """
-    n = _check.count("n_samples", n_samples)
-    b = _check.count("batch", batch)
+    n = check_scalar(n_samples, "n_samples", int, min_val=1)
+    b = check_scalar(batch, "batch", int, min_val=1)
     return -(-n // b)
 
 
@@ -90,14 +89,10 @@ def batch_size_plan(batch: int, *, n_samples: int, base_batch: int = 256,
     >>> p.scale, p.lr, p.steps_per_epoch, p.warmup_steps
     (4.0, 0.4, 49, 245)
     """
-    b = _check.count("batch", batch)
-    b0 = _check.count("base_batch", base_batch)
-    eta = _check.positive("base_lr", base_lr)
-    if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, (int, float)):
-        raise TypeError(f"warmup_epochs: expected a number >= 0; got {warmup_epochs!r}.")
-    if not math.isfinite(warmup_epochs) or warmup_epochs < 0:
-        raise InputError(f"warmup_epochs: expected a number >= 0; got {warmup_epochs!r}. "
-                         "Use 0 for no warm-up.")
+    b = check_scalar(batch, "batch", int, min_val=1)
+    b0 = check_scalar(base_batch, "base_batch", int, min_val=1)
+    eta = check_scalar(base_lr, "base_lr", float, min_val=0, include_boundaries="neither")
+    warmup_epochs = check_scalar(warmup_epochs, "warmup_epochs", float, min_val=0, fix="Use 0 for no warm-up")
     spe = steps_per_epoch(n_samples, b)
     k = b / b0
     warm = int(round(warmup_epochs * spe)) if k > 1 else 0

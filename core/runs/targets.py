@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.logs import RunLog, epoch_of_step
+from core.logs.reader import RunLog, epoch_of_step
+from core.validation import check_scalar
 
-DEFAULT_TARGET_ACC = 0.92
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
              "(step = that epoch's last step; loss = that epoch's mean loss)",
@@ -40,12 +41,11 @@ def check_target_acc(target_acc: float, name: str = "target_acc") -> float:
     >>> check_target_acc(0.92)
     0.92
     """
-    if isinstance(target_acc, bool) or not isinstance(target_acc, (int, float, np.floating)):
-        raise TypeError(f"{name} must be a float, not {type(target_acc).__name__}")
-    if not 0 < float(target_acc) < 1:
-        hint = f" Did you mean {target_acc / 100:g}?" if 1 < target_acc <= 100 else ""
-        raise InputError(f"{name} must be in (0, 1); got {target_acc!r}.{hint}")
-    return float(target_acc)
+    hint = ""
+    if isinstance(target_acc, (int, float, np.floating)) and not isinstance(target_acc, bool) \
+            and 1 < target_acc <= 100:
+        hint = f"Did you mean {target_acc / 100:g}?"
+    return check_scalar(target_acc, name, float, min_val=0, max_val=1, include_boundaries="neither", fix=hint)
 
 
 @dataclass(frozen=True)

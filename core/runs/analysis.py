@@ -16,8 +16,8 @@ import pandas as pd
 
 from core.curves import FitResult, fit_curve
 from core.errors import FitError, FitWarning, InputError
-from core.logs import RunLog
-from core.targets import DEFAULT_TARGET_ACC, TargetCrossing, find_target_crossing
+from core.logs.reader import RunLog
+from core.runs.targets import DEFAULT_TARGET_ACC, TargetCrossing, find_target_crossing
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)
 FIT_TABLE_COLUMNS: tuple[str, ...] = (
@@ -97,7 +97,7 @@ def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterio
 def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
     from core.errors import LogFormatError
-    from core.logs import read_log_file
+    from core.logs.reader import read_log_file
 
     try:
         log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch)
@@ -163,7 +163,7 @@ def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]
 def epoch_summary(log: RunLog) -> pd.DataFrame:
     """Per epoch: last global step, mean loss and final (running) accuracy.
 
-    >>> from core.logs import read_log
+    >>> from core.logs.reader import read_log
     >>> csv = b"epoch,step,loss,acc\\n1,1,2.0,0.1\\n1,2,1.0,0.3\\n2,1,0.8,0.5\\n2,2,0.6,0.7\\n"
     >>> epoch_summary(read_log(csv, "r.csv"))[["epoch", "step", "loss", "acc"]].to_numpy().tolist()
     [[1.0, 2.0, 1.5, 0.3], [2.0, 4.0, 0.7, 0.7]]

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.speed import SpeedModel
+from core.plan.speed import SpeedModel
 
 DEFAULT_PS: tuple[int, ...] = (2, 4)
 DEFAULT_MAX_WORKERS = 64
 MAX_BUDGET = 4096
-SECONDS_PER_HOUR = 3600.0
 #: time and cost of a configuration, in LaTeX, for pages
 TIME_LATEX = r"T(p, w) = \frac{\text{steps to target}}{f(p, w)}"
 COST_LATEX = r"\text{cost} = T_h \cdot (w \cdot \text{price}_\text{worker} + p \cdot \text{price}_\text{PS})"
@@ -71,7 +71,7 @@ def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
     An all-reduce model with ``1/f = 0.001·256/8 + 0.05 + 0.002·8 = 0.098`` s per step at
     w = 8: 10 000 steps take ``10000 · 0.098 = 980`` s.
 
-    >>> from core.speed import SpeedModel
+    >>> from core.plan.speed import SpeedModel
     >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
     >>> round(time_to_target_s(10_000, m, 0, 8), 6)
     980.0
@@ -112,7 +112,7 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
 
     Examples
     --------
-    >>> from core.speed import paper_speed_model
+    >>> from core.plan.speed import paper_speed_model
     >>> g = plan_grid(paper_speed_model("sync"), 1000, ps=[2], workers=[4])
     >>> float(g.loc[0, "time_s"]), g.loc[0, "time_unit"]    # 1000 · 45.3 paper units
     (45300.0, 'paper units')
@@ -407,7 +407,7 @@ def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
     then (2, 4) 45.30 beats (3, 3) 51.28, and the budget is spent. No (p, w) with
     ``p + w <= 6`` is faster than (2, 4), so the gap is 0.
 
-    >>> from core.speed import paper_speed_model
+    >>> from core.plan.speed import paper_speed_model
     >>> a = greedy_allocation(paper_speed_model("sync"), 1, budget=6)
     >>> [(added, p, w) for added, p, w, _, _ in a.path]
     [('start', 1, 1), ('worker', 1, 2), ('worker', 1, 3), ('ps', 2, 3), ('worker', 2, 4)]

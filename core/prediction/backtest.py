@@ -4,10 +4,10 @@ Definitions (``docs/prediction.md`` has the long version)
 ---------------------------------------------------------
 * **Observed part.** For a log of ``E`` epochs and an observed fraction ``f``, the first
   ``n = floor(f·E)`` epochs (at least 1).  The prediction is made by
-  ``core.predict.predict_epoch_at_target`` on ``first_epochs(log, n)``: the rest of the log
+  ``core.prediction.predict.predict_epoch_at_target`` on ``first_epochs(log, n)``: the rest of the log
   is cut away before anything is fitted, so it cannot leak into the prediction, the family
   choice or the interval.
-* **Actual epoch.** Where the whole log passed the target (``core.targets``, epoch-level
+* **Actual epoch.** Where the whole log passed the target (``core.runs.targets``, epoch-level
   criterion).
 * **Row status.** ``"scored"``: the target was reached in the unseen epochs; only these
   rows have ``error_pct`` and ``covered`` and enter the error and coverage statistics.
@@ -34,7 +34,7 @@ Definitions (``docs/prediction.md`` has the long version)
   ``INFLATION_GRID`` that would have covered it; the ``level`` quantile of those is used
   (``self`` when fewer than ``MIN_CALIBRATION_CASES`` such cases exist).
 
-``core.backtest_tables`` condenses the tables (per-fraction summary, family scores).
+``core.prediction.tables`` condenses the tables (per-fraction summary, family scores).
 """
 
 from __future__ import annotations
@@ -48,12 +48,18 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.intervals import DEFAULT_LEVEL, FitCache
-from core.logs import RunLog
-from core.predict import (TargetPrediction, check_family, first_epochs, n_epochs, predict_epoch_at_target,
-                          widen)
-from core.runs import epoch_summary
-from core.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+from core.logs.reader import RunLog
+from core.prediction.intervals import DEFAULT_LEVEL, FitCache
+from core.prediction.predict import (
+    TargetPrediction,
+    check_family,
+    first_epochs,
+    n_epochs,
+    predict_epoch_at_target,
+    widen,
+)
+from core.runs.analysis import epoch_summary
+from core.runs.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
 
 #: the contract columns of ``python -m core backtest``, in order
 BACKTEST_COLUMNS: tuple[str, ...] = (
@@ -234,7 +240,7 @@ def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
 
     Examples
     --------
-    >>> from core.logs import read_log
+    >>> from core.logs.reader import read_log
     >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 25))
     >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
     >>> t = backtest_run(log, fractions=[0.3, 0.5, 0.7], target_acc=0.92, family="exp3")
@@ -270,7 +276,7 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         Where the loss route's ``L`` comes from (module docstring).
     level : float, default 0.8
     correct : bool, default True
-        Drift-correct the predictions (``core.intervals``).
+        Drift-correct the predictions (``core.prediction.intervals``).
     cache : FitCache, optional
         Share fits between calls (the same logs backtested with other options).
 

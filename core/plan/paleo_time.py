@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.paleo import Net, simulate
 
@@ -66,7 +67,7 @@ def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[
         label = f"Paleo p = {p} {where}" if p else f"Paleo ring all-reduce {where}"
         for w, ms in zip(result.workers, result.total_ms(scheme)):
             seconds = steps_to_target * ms / 1000.0
-            rows.append({"p": p, "w": int(w), "time_s": seconds, "time_h": seconds / 3600.0, "step_ms": ms,
+            rows.append({"p": p, "w": int(w), "time_s": seconds, "time_h": seconds / SECONDS_PER_HOUR, "step_ms": ms,
                          "label": label})
     return pd.DataFrame(rows, columns=list(COLUMNS))
 

@@ -12,7 +12,7 @@ Three formats are accepted (header names are stripped and lower-cased):
 
 ``sync_time`` in the Pollux traces is the part of ``step_time`` spent synchronising
 gradients (adaptdl's simulator takes ``step_time - sync_time`` as a step without
-synchronisation). :func:`core.scaling.scaling_analysis` works on the canonical table.
+synchronisation). :func:`core.scaling.measured.scaling_analysis` works on the canonical table.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core import _check
-from core.errors import LogFormatError
+from core.datasets import DATA_DIR
+from core.errors import InputError, LogFormatError
+from core.validation import check_scalar
 
 #: columns of the canonical table returned by :func:`parse_scaling_table`
 TABLE_COLUMNS: tuple[str, ...] = (
@@ -40,7 +41,7 @@ POLLUX_PLACEMENTS: tuple[str, ...] = ("placement", "local_bsz", "step_time", "sy
 _ALIASES = {"epoch_time": "epoch_time_s", "step_time": "step_time_s",
             "sync_time": "sync_time_s"}
 #: the product's copy of the Pollux traces (data/pollux_traces, Apache-2.0)
-POLLUX_DIR = Path(__file__).resolve().parents[1] / "data" / "pollux_traces"
+POLLUX_DIR = DATA_DIR / "pollux_traces"
 #: training-set sizes of the Pollux jobs whose datasets are standard (others: pass n_samples)
 POLLUX_DATASET_SIZES: dict[str, int] = {
     "cifar10": 50_000,        # CIFAR-10 training set
@@ -105,7 +106,7 @@ def parse_scaling_table(data: bytes | pd.DataFrame, *, source: str = "<input>",
     [[1.0, 128.0, 10.0, 10.0], [2.0, 128.0, 10.0, 6.0]]
     """
     if n_samples is not None:
-        n_samples = _check.count("n_samples", n_samples)
+        n_samples = check_scalar(n_samples, "n_samples", int, min_val=1)
     frame = _read_frame(data, source)
     kind = _detect_format(frame, source)
     if kind == "generic":
@@ -169,7 +170,7 @@ def _read_frame(data: bytes | pd.DataFrame, source: str) -> pd.DataFrame:
             raise LogFormatError(source, f"expected a CSV table; got unreadable text "
                                  f"({err}). Save the table as CSV with a header row.") from err
     else:
-        raise TypeError(f"data: expected CSV bytes or a pandas DataFrame; got "
+        raise InputError(f"data: expected CSV bytes or a pandas DataFrame; got "
                         f"{type(data).__name__}. Read the file with read_scaling_table(path).")
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     if frame.empty:

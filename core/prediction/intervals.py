@@ -24,7 +24,7 @@ are scaled by the ratios:
 * the ``level`` **interval** is ``[n + (p − n)·g_lo, n + (p − n)·g_hi]`` with ``ln g_lo``,
   ``ln g_hi`` the ``(1 ∓ level)/2`` quantiles of ``ln g``, each at least ``MIN_LOG_SPREAD``
   from the median and then widened around it by an inflation factor ``s``: ``s = 1`` uses
-  this run's observed part alone; ``core.backtest`` learns ``s`` from other runs.
+  this run's observed part alone; ``core.prediction.backtest`` learns ``s`` from other runs.
 
 With fewer than ``MIN_CHECKS`` checks nothing is learned: no correction, and the interval
 is every epoch after ``n`` (``[n + 1, inf]``).  Checks within one run are correlated
@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.curves import FitResult, fit_curve, get_family
+from core.defaults import DEFAULT_LEVEL
 from core.errors import FitError, FitWarning, InputError
 
-DEFAULT_LEVEL = 0.8
 #: the inner splits: fit on the first round(r·n) observed epochs, check on the rest
 INNER_FRACTIONS: tuple[float, ...] = (0.5, 0.65, 0.8)
 #: the fewest epochs an inner fit is made on

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
-from core.naming import RunMeta, gpu_short_name, parse_run_name
+from core.logs.naming import RunMeta, gpu_short_name, parse_run_name
 
 #: largest log accepted, the same as ``server.maxUploadSize`` in ``.streamlit/config.toml``
 MAX_LOG_BYTES = 200 * 1024 * 1024

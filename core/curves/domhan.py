@@ -21,8 +21,7 @@ squares at every grid point, the best grid point kept) and a closed-form inverse
 there).  Inverses and curves broadcast over arrays of parameters, so parameter draws are
 inverted in one call.
 
-The families register themselves into ``core.curves.FAMILIES`` when this module is imported,
-which ``core.curves`` does at its end: there is one registry.
+``core.curves.registry`` lists them, with Optimus, in ``FAMILIES``: there is one registry.
 
 References
 ----------
@@ -34,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.curves import FAMILIES, CurveFamily
+from core.curves.family import CurveFamily
 
 _INF = np.inf
 
@@ -322,6 +321,3 @@ WEIBULL = CurveFamily(
 
 #: the families this module adds, in the order selectors list them
 EXTRA_FAMILIES: tuple[CurveFamily, ...] = (POW3, EXP3, POW4, MMF, WEIBULL)
-
-for _family in EXTRA_FAMILIES:
-    FAMILIES.setdefault(_family.name, _family)

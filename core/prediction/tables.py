@@ -1,6 +1,6 @@
 """Tables made from backtests: the per-fraction summary, each family's score, the convergence of a prediction.
 
-``backtest_summary`` and ``summary_line`` condense a table of ``core.backtest``;
+``backtest_summary`` and ``summary_line`` condense a table of ``core.prediction.backtest``;
 ``family_scores`` and ``convergence_of_prediction`` are what the Logs page's family
 selector and "predicted epoch against epochs seen" chart show.
 """
@@ -13,12 +13,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from core.backtest import backtest_logs, inflation_from_other_runs
 from core.errors import InputError
-from core.intervals import DEFAULT_LEVEL, FitCache
-from core.logs import RunLog
-from core.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target, widen
-from core.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+from core.logs.reader import RunLog
+from core.prediction.backtest import backtest_logs, inflation_from_other_runs
+from core.prediction.intervals import DEFAULT_LEVEL, FitCache
+from core.prediction.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target, widen
+from core.runs.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
 
@@ -131,7 +131,7 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
     """Runs of ``model`` (``split``) whose logs end before the target, extrapolated by ``family``.
 
     Each such log is predicted from all its epochs, with the interval widened as learned from
-    the other runs (``core.backtest.inflation_from_other_runs``).  Columns ``source, gpu,
+    the other runs (``core.prediction.backtest.inflation_from_other_runs``).  Columns ``source, gpu,
     epoch, low, high, family`` (``high`` may be ``inf``: the run may never get there); runs
     the family cannot extrapolate are left out.
     """

@@ -1,7 +1,7 @@
 """Measured scaling: speed-up, parallel efficiency, compute vs communication, all-reduce bandwidth.
 
 Input is a table of measured times per GPU count and per-GPU batch, read by
-:mod:`core.scaling_table` (generic CSV, Pollux ``scalability.csv`` / ``placements.csv``).
+:mod:`core.scaling.table` (generic CSV, Pollux ``scalability.csv`` / ``placements.csv``).
 Every multi-GPU row is compared with a **baseline** row at the smallest GPU count ``N0`` in the table (ideally 1):
 
 * **strong scaling**: same *global* batch (``N · b == N0 · b0``): the same work per step is
@@ -37,9 +37,9 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from core import _check
 from core.errors import InputError
-from core.scaling_table import TABLE_COLUMNS
+from core.scaling.table import TABLE_COLUMNS
+from core.validation import check_scalar
 
 GB = 1e9
 #: columns of :attr:`ScalingResult.rows`
@@ -141,9 +141,9 @@ def allreduce_bytes(n_params: int, n_procs: int, *, itemsize: int = 4) -> float:
     >>> allreduce_bytes(1_000_000, 1)
     0.0
     """
-    x = _check.count("n_params", n_params)
-    n = _check.count("n_procs", n_procs)
-    size = _check.count("itemsize", itemsize)
+    x = check_scalar(n_params, "n_params", int, min_val=1)
+    n = check_scalar(n_procs, "n_procs", int, min_val=1)
+    size = check_scalar(itemsize, "itemsize", int, min_val=1)
     return 2.0 * (n - 1) / n * x * size
 
 
@@ -165,8 +165,8 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     Parameters
     ----------
     table : pandas.DataFrame
-        A canonical table from :func:`core.scaling_table.parse_scaling_table` or
-        :func:`core.scaling_table.read_pollux_trace`.
+        A canonical table from :func:`core.scaling.table.parse_scaling_table` or
+        :func:`core.scaling.table.read_pollux_trace`.
     n_params : int, optional
         X, the model's parameter count (e.g. ``core.models.parameter_count(name)``); without
         it the all-reduce and bandwidth columns are NaN.
@@ -191,7 +191,7 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     1 GPU at batch 128 takes 100 s an epoch; 2 GPUs at 64 each (same global batch: strong)
     take 60 s; 2 GPUs at 128 each (same per-GPU batch: weak) take 55 s:
 
-    >>> from core.scaling_table import parse_scaling_table
+    >>> from core.scaling.table import parse_scaling_table
     >>> csv = b"gpus,batch_per_gpu,epoch_time_s\\n1,128,100\\n2,64,60\\n2,128,55\\n"
     >>> r = scaling_analysis(parse_scaling_table(csv))
     >>> r.rows[["scaling", "speedup", "efficiency", "communication_est_epoch_s"]].round(4).values.tolist()
@@ -199,10 +199,10 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     """
     table = _check_table(table)
     if n_params is not None:
-        n_params = _check.count("n_params", n_params)
-    itemsize = _check.count("itemsize", itemsize)
+        n_params = check_scalar(n_params, "n_params", int, min_val=1)
+    itemsize = check_scalar(itemsize, "itemsize", int, min_val=1)
     if link_gbps is not None:
-        link_gbps = _check.positive("link_gbps", link_gbps)
+        link_gbps = check_scalar(link_gbps, "link_gbps", float, min_val=0, include_boundaries="neither")
     n0 = int(table["gpus"].min())
     baseline, base_notes = _baselines(table, n0)
     rows, skipped = [], 0
@@ -250,7 +250,7 @@ def filter_rows(result: ScalingResult, *, scaling: str | None = None,
 
     Examples
     --------
-    >>> from core.scaling_table import parse_scaling_table
+    >>> from core.scaling.table import parse_scaling_table
     >>> csv = b"gpus,batch_per_gpu,epoch_time_s\\n1,128,100\\n2,64,60\\n2,128,55\\n"
     >>> r = scaling_analysis(parse_scaling_table(csv))
     >>> filter_rows(r, scaling="weak").rows["scaling"].tolist()
@@ -288,7 +288,7 @@ def filter_rows(result: ScalingResult, *, scaling: str | None = None,
 
 def _check_table(table: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(table, pd.DataFrame):
-        raise TypeError(f"table: expected the DataFrame from parse_scaling_table; got "
+        raise InputError(f"table: expected the DataFrame from parse_scaling_table; got "
                         f"{type(table).__name__}.")
     missing = [c for c in TABLE_COLUMNS if c not in table.columns]
     if missing:

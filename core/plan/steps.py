@@ -5,7 +5,7 @@ and where possible an interval around it.  Three sources give it:
 
 * a **logged run** (:func:`steps_from_run`): the step where the run measurably passed
   the target, or the step where its fitted loss curve falls to a loss threshold
-  (``core.targets.predict_step_at_loss``, which carries an 80 % interval).  The default
+  (``core.runs.targets.predict_step_at_loss``, which carries an 80 % interval).  The default
   threshold is the mean loss at target of the *other* loaded runs that reached it
   (:func:`loss_threshold_from_runs`): never the chosen run's own, so the curve is asked a
   held-out question, as in the course's step 4;
@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.targets import predict_step_at_loss
+from core.runs.targets import predict_step_at_loss
 
 #: how steps are taken from a logged run
 RUN_METHODS: dict[str, str] = {
@@ -36,7 +37,7 @@ RUN_METHODS: dict[str, str] = {
     "fitted": "the fitted loss curve, inverted at a loss threshold",
 }
 #: a run that has not reached the target yet can also be extrapolated by a learning-curve
-#: family (``core.predict``; :func:`steps_from_target_prediction`)
+#: family (``core.prediction.predict``; :func:`steps_from_target_prediction`)
 FAMILY_METHOD = ("family", "the epoch at target extrapolated from the whole log by the curve family chosen on "
                  "the Logs page, with its backtest interval")
 #: the Calibrate page's prediction: key -> (types, required)
@@ -47,7 +48,6 @@ PREDICTION_KEYS: dict[str, tuple[tuple[type, ...], bool]] = {
     "steps_high": ((int, float, type(None)), False),
     "note": ((str,), False),
 }
-DEFAULT_LEVEL = 0.8
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ def loss_threshold_from_runs(table: pd.DataFrame, *, exclude: str,
     Parameters
     ----------
     table : DataFrame
-        A fits table (``core.runs.fits_table``): columns ``file``, ``split``,
+        A fits table (``core.runs.analysis.fits_table``): columns ``file``, ``split``,
         ``loss_at_target`` (NaN for runs that never reached the target).
     exclude : str
         The file of the run being predicted: its own loss is never used.
@@ -264,7 +264,7 @@ def steps_from_run(table: pd.DataFrame, fit: FitResult | None, *, run: str, meth
     Parameters
     ----------
     table : DataFrame
-        The fits table of the loaded runs (``core.runs.fits_table``), ``run`` among them.
+        The fits table of the loaded runs (``core.runs.analysis.fits_table``), ``run`` among them.
     fit : FitResult or None
         The run's fitted loss curve (None when it could not be fitted).
     run : str
@@ -360,7 +360,7 @@ def _fitted_steps(table, fit, row, *, run, loss_threshold, level, seed) -> Steps
 
 
 def steps_from_target_prediction(prediction, *, steps_per_epoch: int | None, label: str) -> StepsEstimate:
-    """Steps from a ``core.predict.TargetPrediction`` (the epoch at target from the first epochs).
+    """Steps from a ``core.prediction.predict.TargetPrediction`` (the epoch at target from the first epochs).
 
     The epoch-level criterion counts an epoch as reached at its last step, so
     ``steps = epoch × steps_per_epoch`` and the same for the interval's ends; an interval

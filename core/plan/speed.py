@@ -16,7 +16,7 @@ number of parameter servers and ``w`` the number of workers.  The all-reduce θ 
 indices of Eq. 4 (``theta0, theta1, theta3``) so that each one can be read against the
 synchronous θ term by term; ``p`` is ignored in that mode.
 
-The measured-speed table and its reader live in :mod:`core.speed_table`; this module
+The measured-speed table and its reader live in :mod:`core.plan.speed_table`; this module
 holds the model, the paper presets, the unit calibration and the NNLS fit.
 """
 
@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from core.errors import FitError, FitWarning, InputError
-from core.speed_table import has_parameter_servers, normalise_speed_table
+from core.plan.speed_table import has_parameter_servers, normalise_speed_table
 
 MODES: tuple[str, ...] = ("sync", "async", "allreduce")
 THETA_NAMES: dict[str, tuple[str, ...]] = {
@@ -418,7 +418,7 @@ def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | Non
     Parameters
     ----------
     table : DataFrame
-        Measured points; any table :func:`core.speed_table.normalise_speed_table` accepts
+        Measured points; any table :func:`core.plan.speed_table.normalise_speed_table` accepts
         (columns ``p, w`` and one of ``steps_per_s``, ``samples_per_s``, ``step_time_s``,
         optional ``global_batch``; or a Pollux ``scalability.csv``).
     mode : {"sync", "async", "allreduce"}

@@ -3,7 +3,7 @@
 Two routes, both fitted with ``core.curves.fit_curve`` on the observed epochs only:
 
 * ``"accuracy"`` (direct): the per-epoch accuracy (for per-step logs, the epoch's final
-  running accuracy, the quantity the epoch-level criterion of ``core.targets`` tests) is
+  running accuracy, the quantity the epoch-level criterion of ``core.runs.targets`` tests) is
   fitted as the error ``1 − acc`` against the epoch number ``e`` with a decreasing family;
   the predicted epoch is the first whole epoch where the fitted error is at or below
   ``1 − target_acc``: ``ceil(e*)`` with ``e* = inverse(1 − target_acc)``.
@@ -18,7 +18,7 @@ A prediction is never earlier than the first unseen epoch: the observed epochs d
 the target (when they did, there is nothing to predict and ``status`` says "reached").
 
 ``family="auto"`` chooses the family by a backtest **inside the observed epochs**; the same
-inner backtest corrects the family's drift and gives the interval (``core.intervals``).
+inner backtest corrects the family's drift and gives the interval (``core.prediction.intervals``).
 """
 
 from __future__ import annotations
@@ -30,12 +30,22 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FAMILIES, FitResult
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.intervals import (DEFAULT_LEVEL, INTERVAL_METHOD, MIN_CHECKS, Drift, FitCache, Series, inner_backtest,
-                            stretch, whole_epoch)
-from core.logs import RunLog
-from core.runs import epoch_summary
-from core.targets import check_target_acc
+from core.logs.reader import RunLog
+from core.prediction.intervals import (
+    DEFAULT_LEVEL,
+    INTERVAL_METHOD,
+    MIN_CHECKS,
+    Drift,
+    FitCache,
+    Series,
+    inner_backtest,
+    stretch,
+    whole_epoch,
+)
+from core.runs.analysis import epoch_summary
+from core.runs.targets import check_target_acc
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
@@ -68,10 +78,10 @@ class TargetPrediction:
         The family's own extrapolation (continuous epoch, ``inf`` for never), before the
         drift correction.
     corrected : bool
-        ``epoch`` is drift-corrected (see ``core.intervals``).
+        ``epoch`` is drift-corrected (see ``core.prediction.intervals``).
     drift : Drift or None
         Horizon ratios of the inner backtest (median and quantiles of ``ln g``, number of
-        checks; ``core.intervals``).
+        checks; ``core.prediction.intervals``).
     level : float
         Nominal coverage of the interval (0.8).
     inflation : float
@@ -196,7 +206,7 @@ def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
     and solves for the loss where ``1 − acc = 1 − target_acc``.  NaN when the fit has no
     positive slope (accuracy not improving with loss).
 
-    >>> from core.logs import read_log
+    >>> from core.logs.reader import read_log
     >>> rows = "".join(f"{e},{e},{l},{1 - 0.25 * l}\\n" for e, l in enumerate([2.0, 1.6, 1.2, 0.8], 1))
     >>> round(loss_threshold_from_observed(read_log(("epoch,step,loss,acc\\n" + rows).encode(), "r.csv"), 0.9), 6)
     0.4
@@ -217,7 +227,7 @@ def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
 
 
 # --------------------------------------------------------------------------- prediction
-def predict_epoch_at_target(log: RunLog, *, target_acc: float = 0.92, family: str = "auto",
+def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
                             route: str = "accuracy", loss_threshold: float | None = None,
                             inflation: float = 1.0, level: float = DEFAULT_LEVEL, correct: bool = True,
                             cache: FitCache | None = None) -> TargetPrediction:
@@ -235,7 +245,7 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = 0.92, family: st
         ``L`` for the loss route; by default ``loss_threshold_from_observed(log, target_acc)``.
     inflation : float, default 1.0
         Widening of the interval (1: from this run's observed epochs alone; see
-        ``core.backtest`` for a factor learned on other runs).
+        ``core.prediction.backtest`` for a factor learned on other runs).
     level : float, default 0.8
         Nominal coverage of the interval.
     correct : bool, default True
@@ -253,7 +263,7 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = 0.92, family: st
     A run whose error ``1 − acc`` halves every 4 epochs from 0.8 passes 0.92 (error 0.08)
     at epoch ``4·log2(10) = 13.3``, i.e. in epoch 14:
 
-    >>> from core.logs import read_log
+    >>> from core.logs.reader import read_log
     >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 11))
     >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
     >>> p = predict_epoch_at_target(log, target_acc=0.92, family="exp3")
@@ -365,7 +375,7 @@ def prediction_curves(prediction: TargetPrediction, epochs) -> pd.DataFrame:
 
     Columns ``epoch, fitted, predicted, low, high``: ``fitted`` is the family's curve;
     ``predicted``, ``low`` and ``high`` are the same curve with its future (after epoch
-    ``n``) stretched in time by the horizon ratios (``core.intervals``): at the target level
+    ``n``) stretched in time by the horizon ratios (``core.prediction.intervals``): at the target level
     they cross it at (about) the predicted epoch and the ends of the interval.  Up to epoch
     ``n`` all four are the fitted curve.  Values are accuracy (``1 − error``) for the
     accuracy route and loss for the loss route; NaN where there is no fit.
@@ -406,7 +416,7 @@ def prediction_curves(prediction: TargetPrediction, epochs) -> pd.DataFrame:
     return out
 
 
-def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc: float = 0.92,
+def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc: float = DEFAULT_TARGET_ACC,
                                  family: str = "auto", route: str = "accuracy", **kwargs) -> TargetPrediction:
     """``predict_epoch_at_target(first_epochs(log, n_epochs_seen), ...)``: what the first epochs say.
 
@@ -418,11 +428,11 @@ def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc:
                                    family=family, route=route, **kwargs)
 
 
-def showcase_log(logs, target_acc: float = 0.92) -> RunLog | None:
+def showcase_log(logs, target_acc: float = DEFAULT_TARGET_ACC) -> RunLog | None:
     """The first log whose target epoch lies in the second half of its epochs (so predicting from
     its first half can be compared with what happened); else the first log; None if empty.
     """
-    from core.targets import find_target_crossing
+    from core.runs.targets import find_target_crossing
 
     logs = list(logs)
     for log in logs:
