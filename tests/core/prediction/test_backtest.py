@@ -21,7 +21,7 @@ from core.prediction.backtest import (
 )
 from core.prediction.intervals import Drift
 from core.prediction.predict import TargetPrediction, prediction_from_first_epochs
-from tests.core.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
+from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)
 PREDICTION_COLUMNS = ["family", "epoch_pred", "epoch_low", "epoch_high", "epoch_raw", "inflation",

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-import core.plan.steps
 from core.curves import fit_curve, optimus_loss
 from core.datasets import builtin_log_files
 from core.errors import InputError
@@ -199,11 +197,6 @@ def test_builtin_run_that_never_reached_uses_the_other_train_runs():
 def test_to_dict_is_plain():
     d = typed_steps(10, low=5, high=20).to_dict()
     assert d["steps"] == 10.0 and d["threshold_runs"] == [] and d["flags"] == []
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(core.plan.steps)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():

@@ -12,9 +12,9 @@ from core.logs.reader import read_log_file
 from core.prediction.backtest import backtest_logs
 from core.prediction.predict import AUTO_FAMILIES
 from core.prediction.tables import backtest_summary, convergence_of_prediction, family_scores, summary_line
-from tests.core.prediction_logs import ACTUAL_EPOCH, course_log
+from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, course_log
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_summary_counts_and_coverage_hand_example():

@@ -21,7 +21,7 @@ from core.models import (
     parameter_count,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_registry_lists_every_required_architecture():

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.plan.grid
 from core.errors import InputError
 from core.plan.grid import (
     best_workers,
@@ -247,11 +244,6 @@ def test_greedy_never_beats_the_exhaustive_optimum(seed):
     a = greedy_allocation(m, 100, budget=int(rng.integers(2, 40)))
     assert a.greedy[2] >= a.optimum[2] * (1 - 1e-12), f"seed={seed}"
     assert a.greedy[0] + a.greedy[1] <= a.budget and a.optimum[0] + a.optimum[1] <= a.budget
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(core.plan.grid)
-    assert result.attempted > 0 and result.failed == 0
 
 
 # ---------------------------------------------------------------- default deadline (Plan page)

@@ -13,7 +13,7 @@ from core.errors import LogFormatError
 from core.logs.reader import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_log, read_log_file
 from tests.conftest import SHARED
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+DATA = Path(__file__).resolve().parents[3] / "data"
 
 
 def course_csv(epochs: int = 3, spe: int = 4, last: int | None = None, header: str = "epoch, step, loss, acc") -> bytes:

@@ -11,7 +11,7 @@ import pytest
 from core.errors import InputError, LogFormatError
 from core.plan.speed_table import has_parameter_servers, normalise_speed_table, read_speed_table
 
-POLLUX = Path(__file__).resolve().parents[2] / "data" / "pollux_traces"
+POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
 
 
 def test_reads_steps_per_s_with_spaces_after_commas():

@@ -17,7 +17,7 @@ from core.prediction.intervals import (
     whole_epoch,
 )
 from core.prediction.predict import accuracy_series
-from tests.core.prediction_logs import course_log
+from tests.core.prediction.prediction_logs import course_log
 
 
 def _bt(predicted):

@@ -11,7 +11,7 @@ import pytest
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.prediction.predict import first_epochs, prediction_from_first_epochs
 from core.prediction.tables import convergence_of_prediction
-from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
+from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 BAND_NAMES = ["band", "observed", "unseen", "fitted", "predicted", "target", "predicted epoch", "actual epoch"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import warnings
 from pathlib import Path
 
@@ -12,8 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.plan.speed
-import core.plan.speed_table
 from core.errors import FitWarning, InputError
 from core.plan.speed import (
     MIN_POINTS,
@@ -30,7 +27,7 @@ from core.plan.speed import (
 )
 from core.plan.speed_table import read_speed_table
 
-POLLUX = Path(__file__).resolve().parents[2] / "data" / "pollux_traces"
+POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
 
 
 # --- f(p, w) by hand ---------------------------------------------------------------------
@@ -311,11 +308,3 @@ def test_pollux_cifar10_theta_is_plausible():
     # per-sample compute θ0 ≈ 0.6 ms, per-step overhead θ1 ≈ 92 ms, per-replica θ3 ≈ 2 ms
     model = fit_speed_model(read_speed_table(POLLUX / "cifar10" / "scalability.csv"), mode="allreduce")
     assert model.theta == pytest.approx((5.94e-4, 9.20e-2, 2.07e-3), rel=0.01)
-
-
-# --- docstring examples ------------------------------------------------------------------------
-
-@pytest.mark.parametrize("module", [core.plan.speed, core.plan.speed_table], ids=lambda m: m.__name__)
-def test_docstring_examples_run(module):
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0

@@ -22,7 +22,7 @@ from core.prediction.predict import (
     prediction_from_first_epochs,
     widen,
 )
-from tests.core.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
+from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 
 def test_first_epochs_cuts_the_log_and_leaves_the_original_alone():

@@ -18,7 +18,7 @@ from core.paleo import layer_breakdown, load_net, simulate
 from core.paleo.cost import gradient_shapes_match
 from core.paleo.torch_bridge import net_from_model, net_from_torch, torch_flops
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BRIDGED = ("resnet20", "resnet18", "resnet50", "resnet50_cifar", "vgg16", "inception_v3",
            "resnet8_1d")
 

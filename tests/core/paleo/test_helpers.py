@@ -3,8 +3,6 @@ the fastest scheme and the communication-free throughput."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import math
 
 import pytest
@@ -79,11 +77,3 @@ def test_no_comm_throughput_is_batch_over_compute_time():
     assert one.no_comm_throughput_img_s == pytest.approx(964.9729591020338, rel=1e-15)
     assert one.no_comm_throughput_img_s == one.throughput_img_s["TreeAllReduce"]  # no comm at n = 1
     assert math.isclose(four.no_comm_throughput_img_s, 4 * one.no_comm_throughput_img_s)
-
-
-@pytest.mark.parametrize("module", ["core.paleo", "core.paleo.results", "core.paleo.simulate",
-                                    "core.paleo.ppp"])
-def test_doctests(module):
-    # by name: core.paleo.simulate the attribute is the function, the module only by import
-    failed, attempted = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
-    assert attempted > 0 and failed == 0

@@ -9,7 +9,7 @@ from core.curves import optimus_loss
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.logs.reader import read_log
 from core.runs.analysis import analyse_run
-from tests.core.test_runs import synthetic_log
+from tests.core.runs.test_runs import synthetic_log
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pandas as pd
 import pytest
 
-import core.figures.plan
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.plan.grid import best_workers, cheapest_config, greedy_allocation, pareto_frontier, plan_grid
 from core.plan.speed import calibrate_time_unit, paper_speed_model
@@ -142,8 +139,3 @@ def test_time_cost_greedy_path_and_optimum(grid):
     np.testing.assert_allclose(traces["greedy path"].x, [s[3] / 3600 for s in a.path])
     np.testing.assert_allclose(traces["greedy path"].y, [s[4] for s in a.path])
     assert traces["exhaustive optimum"].x[0] == pytest.approx(a.optimum[2] / 3600)
-
-
-def test_docstring_examples_run():
-    result = doctest.testmod(core.figures.plan)
-    assert result.attempted > 0 and result.failed == 0
