@@ -12,7 +12,7 @@ import pytest
 
 from core.cli import main
 from core.prediction.backtest import BACKTEST_COLUMNS, EXTRA_COLUMNS
-from tests.core.prediction_logs import ACTUAL_EPOCH, course_csv
+from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, course_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "data" / "pollux_traces" / "cifar10" / "validation-128.csv"
