@@ -2,8 +2,9 @@
 
 Steps to target (a run on the Logs page, the Calibrate page's prediction, or typed in)
 divided by the speed ``f(p, w)`` (the paper's θ, θ fitted on a speed table, or typed in)
-gives the time to target of every configuration; prices give its cost.  Every number comes
-from ``core`` (``core.plan.steps``, ``core.plan.speed``, ``core.plan.grid``, ``core.figures.plan``).
+gives the time to target of every configuration; prices give its cost.  Section functions,
+called from the page block at the end; every number comes from ``core.plan`` (and
+``core.figures.plan``) through the cached wrappers below.
 """
 
 from __future__ import annotations
@@ -16,47 +17,44 @@ import streamlit as st
 from core.datasets import builtin_datasets_by_file, builtin_speed_tables
 from core.errors import FitWarning, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
-from core.logs.naming import parse_run_name
+from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
-from core.plan.grid import (
+from core.plan import (
     COST_LATEX,
+    FORMULAS_LATEX,
+    PAPER_GLOBAL_BATCH,
+    SOURCES,
+    THETA_NAMES,
+    THETA_SOURCES,
     TIME_LATEX,
     Allocation,
+    DeadlineChoice,
+    SpeedModel,
+    StepsEstimate,
     best_workers,
+    build_speed_model,
     cheapest_config,
     display_time,
     greedy_allocation,
+    has_parameter_servers,
+    paleo_net_for,
+    paleo_time_to_target,
+    pareto_frontier,
     plan_grid,
-    suggest_deadline,
-)
-from core.plan.paleo_time import paleo_net_for, paleo_time_to_target
-from core.plan.speed import (
-    FORMULAS_LATEX,
-    PAPER_GLOBAL_BATCH,
-    THETA_NAMES,
-    SpeedModel,
-    calibrate_time_unit,
-    fit_speed_model,
-    paper_speed_model,
-)
-from core.plan.speed_table import has_parameter_servers, read_speed_table
-from core.plan.steps import (
-    FAMILY_METHOD,
-    RUN_METHODS,
-    StepsEstimate,
-    steps_from_prediction,
+    read_speed_table,
+    run_methods,
     steps_from_run,
-    steps_from_target_prediction,
+    suggest_deadline,
     typed_steps,
 )
-from core.prediction.backtest import inflation_from_other_runs
-from core.prediction.intervals import FitCache
-from core.prediction.predict import n_epochs, predict_epoch_at_target, widen
+from core.runs import RunAnalysis
 from pages.shared.common import (
-    CALIBRATE_PREDICTION,
+    CACHE,
+    CALIBRATED_STEPS,
     FAMILY,
     ROUTE,
     SPEED_UPLOADS,
+    LoadedRuns,
     chart,
     keep_valid_choice,
     load_runs,
@@ -69,61 +67,78 @@ from pages.shared.common import (
 
 MODE_LABELS = {"sync": "synchronous (Eq. 4)", "async": "asynchronous (Eq. 3)",
                "allreduce": "all-reduce, no PS"}
-THETA_SOURCES = {"paper": "the paper's θ (no unit)", "table": "fitted on a speed table",
-                 "typed": "typed in (seconds)"}
+THETA_LABELS = {"paper": "the paper's θ", "table": "fitted on a speed table", "typed": "typed in (seconds)"}
 STEPS_SOURCES = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
                  "typed": "a number typed in"}
+METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
+                 "family": "curve family (set on Logs)"}
 #: starting values of the typed-in θ (seconds): the paper's θ at 0.02 s per paper unit, and
 #: the all-reduce fit of Pollux's cifar10 trace (docs/plan.md)
 EXAMPLE_THETA_S = {"sync": (0.0204, 0.0556, 0.0984, 0.0, 0.0004), "async": (0.0566, 0.0784, 0.0, 0.0022),
                    "allreduce": (0.000594, 0.092, 0.00207)}
+#: the step time the page opens with, to turn the paper's θ into seconds (docs/plan.md: 0.02 s per paper unit)
+EXAMPLE_STEP_TIME = (0.906, 2, 4)
 DEFAULT_SPEED_TABLE = "cifar10/scalability.csv"
 SPEED_TABLE_HELP = ("CSV with columns `p` (optional; absent = all-reduce), `w`, a batch (`global_batch` or "
                     "`local_bsz`) and one speed (`steps_per_s`, `step_time_s`, `step_time` or "
                     "`samples_per_s`); see docs/plan.md.")
+ASSUMPTIONS = (
+    "**Assumptions.** Steps to target are counted at the batch size the source was measured with (the logged "
+    "run's batch); this model keeps them fixed when M changes, so M only changes the speed f(p, w). In "
+    "asynchronous training every worker's update counts as a step, so steps taken from a synchronous run make "
+    "the asynchronous time a lower bound (stale updates learn less per step). Time = steps / f(p, w); cost "
+    "= time in hours × (w × worker price + p × PS price). See docs/plan.md.")
 
 
 # ---------------------------------------------------------------- cached core calls
-@st.cache_data(show_spinner=False)
+@st.cache_data(**CACHE)
 def _builtin_speed_bytes() -> dict[str, bytes]:
     return {name: path.read_bytes() for name, path in builtin_speed_tables()}
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _speed_table(data: bytes, name: str) -> pd.DataFrame:
-    return read_speed_table(data, source=name)
+@st.cache_data(**CACHE)
+def _speed_table(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
+    try:
+        return read_speed_table(data, source=name)
+    except LogFormatError as exc:      # remembered: a bad table is read once
+        return exc
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _fitted_model(data: bytes, name: str, mode: str, global_batch: float) -> SpeedModel:
+@st.cache_data(**CACHE)
+def _model(source: str, mode: str, global_batch: float, theta: tuple[float, ...] | None,
+           table_name: str | None, table_data: bytes | None,
+           step_time: tuple[float, int, int] | None) -> SpeedModel:
+    table = _speed_table(table_data, table_name) if table_data is not None else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the model's flags say the same
-        return fit_speed_model(_speed_table(data, name), mode=mode, global_batch=global_batch, source=name)
+        return build_speed_model(source, mode=mode, global_batch=global_batch, theta=theta, table=table,
+                                 table_name=table_name or "table", step_time=step_time)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _run_steps(table: pd.DataFrame, fit, run: str, method: str, loss_threshold: float | None) -> StepsEstimate:
-    return steps_from_run(table, fit, run=run, method=method, loss_threshold=loss_threshold)
+@st.cache_data(**CACHE)
+def _run_steps(run: RunAnalysis, others: tuple[RunAnalysis, ...], method: str, loss_threshold: float | None,
+               family: str, route: str) -> StepsEstimate:
+    return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=family, route=route)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(**CACHE)
 def _grid(model: SpeedModel, steps: float, interval: tuple[float, float] | None, ps: tuple[int, ...] | None,
           max_workers: int, price_worker: float, price_ps: float) -> pd.DataFrame:
     return plan_grid(model, steps, ps=ps, workers=range(1, max_workers + 1), steps_interval=interval,
                      price_worker=price_worker, price_ps=price_ps)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(**CACHE)
 def _allocation(model: SpeedModel, steps: float, budget: int, price_worker: float, price_ps: float) -> Allocation:
     return greedy_allocation(model, steps, budget=budget, price_worker=price_worker, price_ps=price_ps)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _paleo_net(ref: str):
     return load_net(ref)
 
 
-@st.cache_data(show_spinner="Paleo estimate …", max_entries=64)
+@st.cache_data(**{**CACHE, "show_spinner": "Paleo estimate …"})
 def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...], batch: int, device: str,
                   network: str, ppp_comp: float, ppp_comm: float) -> pd.DataFrame:
     return paleo_time_to_target(_paleo_net(ref), steps, workers=range(1, max_workers + 1), ps=ps,
@@ -131,10 +146,178 @@ def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...],
                                 ppp_comm=ppp_comm)
 
 
+# ---------------------------------------------------------------- steps to target
+def steps_section(runs: LoadedRuns) -> StepsEstimate | None:
+    """Steps to target from the chosen source; None (with the reason shown) when there is none."""
+    show_errors(runs.errors)
+    handed_over = st.session_state.get(CALIBRATED_STEPS)
+    sources = [s for s in STEPS_SOURCES if (s != "run" or runs.analyses) and (s != "calibrate" or handed_over)]
+    keep_valid_choice("plan_steps_source", sources)
+    source = st.radio("Steps to target from", sources, format_func=STEPS_SOURCES.get, key="plan_steps_source")
+    try:
+        if source == "run":
+            estimate = _steps_from_run(runs)
+        elif source == "calibrate":
+            estimate = handed_over
+        else:
+            estimate = _typed_steps()
+    except PlannerError as err:
+        st.error(str(err), icon=":material/error:")
+        return None
+    st.metric("Steps to target", f"{estimate.steps:,.0f}",
+              help="Training steps (not epochs), at the batch size of the source.")
+    st.caption(estimate.note)
+    for flag in estimate.flags:
+        st.caption(f":material/info: {flag}")
+    return estimate
+
+
+def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
+    names = [a.log.source for a in runs.analyses]
+    keep_valid_choice("plan_run", names)
+    run = st.selectbox("Run", names, key="plan_run", help="Runs loaded on the Logs page.")
+    chosen = runs.get(run)
+    c = chosen.crossing
+    st.caption(f"{run}: " + (f"passed {c.target_acc:.2f} at step {c.step:,.0f}" if c.reached
+                             else f"never passed {c.target_acc:.2f} in its log"))
+    methods = run_methods(chosen)
+    keep_valid_choice("plan_run_method", methods)
+    family, route = st.session_state[FAMILY], st.session_state[ROUTE]
+    method = st.radio("Steps from", list(methods), key="plan_run_method", horizontal=True,
+                      format_func=METHOD_LABELS.get,
+                      help="\n\n".join(f"**{METHOD_LABELS[k]}**: {v}" for k, v in methods.items())
+                           + f"\n\nCurve family in use: {family} ({route} route).")
+    threshold = None
+    if method == "fitted" or (method == "auto" and not c.reached):
+        threshold = st.number_input(
+            "Loss threshold L", min_value=0.0, value=None, format="%.4g", key="plan_loss_threshold",
+            placeholder="mean loss at target of the other runs",
+            help="The fitted curve is inverted where it falls to L. Blank: the mean loss at which the "
+                 "other loaded runs (same split) first passed the target; never this run's own.")
+    return _run_steps(chosen, runs.analyses, method, threshold, family, route)
+
+
+def _typed_steps() -> StepsEstimate:
+    steps = st.number_input("Steps to target", min_value=1.0, value=50_000.0, step=1000.0, format="%.0f",
+                            key="plan_steps")
+    c1, c2 = st.columns(2)
+    low = c1.number_input("low (optional)", min_value=1.0, value=None, format="%.0f", key="plan_steps_low")
+    high = c2.number_input("high (optional)", min_value=1.0, value=None, format="%.0f", key="plan_steps_high")
+    return typed_steps(steps, low=low, high=high)
+
+
+# ---------------------------------------------------------------- speed model
+def _mode_radio(modes: tuple[str, ...]) -> str:
+    keep_valid_choice("plan_mode", modes)
+    return st.radio("Training", modes, format_func=MODE_LABELS.get, key="plan_mode", horizontal=True)
+
+
+def speed_section(global_batch: float) -> SpeedModel | None:
+    """The speed model from the chosen θ source; None (with the reason shown) when there is none."""
+    source = st.radio("θ from", list(THETA_LABELS), format_func=THETA_LABELS.get, key="plan_theta_source",
+                      help="\n\n".join(f"**{THETA_LABELS[k]}**: {v}" for k, v in THETA_SOURCES.items()))
+    try:
+        if source == "paper":
+            return _paper_model(global_batch)
+        if source == "table":
+            return _table_model(global_batch)
+        return _typed_model(global_batch)
+    except PlannerError as err:
+        st.error(str(err), icon=":material/error:")
+        return None
+
+
+def _paper_model(global_batch: float) -> SpeedModel:
+    mode = _mode_radio(("sync", "async"))
+    st.session_state.setdefault("plan_calibrate", True)
+    step_time = None
+    if st.toggle("Calibrate to seconds", key="plan_calibrate",
+                 help="Give one measured step time at some (p, w): every θ is scaled so the model's step time "
+                      "there equals the measurement, and times become hours. Without it the paper's θ have no "
+                      "unit: no hours, no cost."):
+        c1, c2, c3 = st.columns(3)
+        seconds, p0, w0 = EXAMPLE_STEP_TIME
+        step = c1.number_input("step time (s)", min_value=1e-6, value=seconds, format="%.4g",
+                               key="plan_cal_step_time", help="The page opens on an example; type your measurement.")
+        p = c2.number_input("at p", min_value=1, value=p0, step=1, key="plan_cal_p")
+        w = c3.number_input("at w", min_value=1, value=w0, step=1, key="plan_cal_w")
+        step_time = (float(step), int(p), int(w))
+    return _model("paper", mode, global_batch, None, None, None, step_time)
+
+
+def _table_model(global_batch: float) -> SpeedModel:
+    uploaded = st.file_uploader("Upload measured speeds (CSV)", type=["csv", "txt"], accept_multiple_files=True,
+                                key="plan_speed_upload", help=SPEED_TABLE_HELP)
+    before = set(st.session_state.get(SPEED_UPLOADS, {}))
+    new = [n for n in store_files(uploaded, state_key=SPEED_UPLOADS) if n not in before]
+    usable = {}
+    for name, data in st.session_state[SPEED_UPLOADS].items():
+        table = _speed_table(data, name)
+        if isinstance(table, LogFormatError):
+            st.error(str(table), icon=":material/error:")
+        else:
+            usable[f"uploaded: {name}"] = (name, data)
+    usable.update({f"built-in: Pollux {n}": (n, b) for n, b in _builtin_speed_bytes().items()})
+    default = f"built-in: Pollux {DEFAULT_SPEED_TABLE}"
+    if new and f"uploaded: {new[-1]}" in usable:
+        st.session_state["plan_speed_table"] = f"uploaded: {new[-1]}"
+    st.session_state.setdefault("plan_speed_table", default)
+    keep_valid_choice("plan_speed_table", usable, default=default)
+    label = st.selectbox("Speed table", list(usable), key="plan_speed_table")
+    if st.session_state[SPEED_UPLOADS] and st.button("Forget uploaded tables", key="plan_forget_speed",
+                                                     icon=":material/delete:"):
+        st.session_state[SPEED_UPLOADS] = {}
+        st.rerun()
+    name, data = usable[label]
+    has_ps = has_parameter_servers(_speed_table(data, name))
+    model = _model("table", _mode_radio(("sync", "async") if has_ps else ("allreduce",)), global_batch, None,
+                   name, data, None)
+    st.caption(f"NNLS fit on {model.n_points} measured points: MAPE {model.mape_pct:.2f} % of the speeds. "
+               + ("" if has_ps else "The table has no parameter servers: all-reduce model, p ignored."))
+    return model
+
+
+def _typed_model(global_batch: float) -> SpeedModel:
+    mode = _mode_radio(("sync", "async", "allreduce"))
+    cols = st.columns(3)   # two rows of at most three: each box wide enough for 0.0004
+    theta = tuple(cols[i % 3].number_input(f"θ{n.removeprefix('theta')}", min_value=0.0, value=default,
+                                           format="%.4g", step=0.001, key=f"plan_theta_{mode}_{n}")
+                  for i, (n, default) in enumerate(zip(THETA_NAMES[mode], EXAMPLE_THETA_S[mode])))
+    return _model("typed", mode, global_batch, theta, None, None, None)
+
+
+# ---------------------------------------------------------------- cluster, Paleo, results
+def cluster_section() -> tuple[int, int]:
+    """The largest worker count and the global batch."""
+    st.markdown("#### Cluster and prices")
+    max_workers = st.slider("Largest number of workers", min_value=2, max_value=256, value=32,
+                            key="plan_max_workers")
+    global_batch = st.number_input("Global batch M (samples per step)", min_value=1, value=PAPER_GLOBAL_BATCH,
+                                   step=1, key="plan_batch")
+    return int(max_workers), int(global_batch)
+
+
+def prices_section(allreduce: bool) -> tuple[tuple[int, ...], float, float]:
+    """Parameter-server counts and prices."""
+    ps = st.multiselect("Parameter servers to compare", options=list(range(1, 9)), default=[2, 4],
+                        key="plan_ps", disabled=allreduce,
+                        help="Not used for all-reduce training (no parameter servers)." if allreduce else None)
+    c1, c2 = st.columns(2)
+    price_worker = c1.number_input("Price per worker-hour", min_value=0.0, value=2.5, step=0.1,
+                                   format="%.2f", key="plan_price_worker")
+    price_ps = c2.number_input("Price per PS-hour", min_value=0.0, value=0.5, step=0.1, format="%.2f",
+                               key="plan_price_ps", disabled=allreduce)
+    return tuple(sorted(ps)), float(price_worker), float(price_ps)
+
+
 def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int, global_batch: int,
                   seconds: bool) -> pd.DataFrame | None:
     """Paleo's estimated time to target for the same p and w (dashed curves), or None."""
-    with st.expander("Paleo estimate beside Optimus", expanded=True, icon=":material/speed:"):
+    with st.expander("Paleo estimate beside Optimus", expanded=seconds, icon=":material/speed:"):
+        if not seconds:
+            st.caption(":material/info: Paleo estimates seconds; the Optimus times are in paper units. "
+                       "Turn on *Calibrate to seconds* to compare them.")
+            return None
         on = st.toggle("Draw Paleo's analytical estimate (steps × Paleo's per-iteration time)", value=True,
                        key="plan_paleo_on")
         if not on:
@@ -150,8 +333,7 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
         devices = list(DEVICES)
         device = c2.selectbox("Device", devices, index=devices.index("V100"), key="plan_paleo_device")
         networks = list(NETWORKS)
-        network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet") if "ethernet" in networks
-                               else 0, key="plan_paleo_network")
+        network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet"), key="plan_paleo_network")
         c4, c5 = st.columns(2)
         ppp_comp = c4.number_input("PPP compute", min_value=0.01, max_value=1.0, value=PPP_PRESETS["tensorflow"][0],
                                    step=0.01, key="plan_paleo_ppp_comp")
@@ -162,171 +344,12 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
                    "without servers), no overlap; PPP defaults are Paleo's TensorFlow values — calibrate them "
                    "on the Throughput page from a measured step time. Paleo has no per-step latency term, so "
                    "small networks come out optimistic.")
-        if not seconds:
-            st.caption(":material/info: Hidden while the Optimus times are in paper units.")
-            return None
         try:
-            return _paleo_curves(ref, float(steps.steps), int(max_workers), ps, int(global_batch), device, network,
+            return _paleo_curves(ref, float(steps.steps), max_workers, ps, global_batch, device, network,
                                  float(ppp_comp), float(ppp_comm))
         except PlannerError as err:
             st.error(str(err), icon=":material/error:")
             return None
-
-
-# ---------------------------------------------------------------- input sections
-def steps_section() -> StepsEstimate | None:
-    """Steps to target from the chosen source; None (with the reason shown) when there is none."""
-    target = target_slider(key="plan_target_acc")
-    runs = load_runs(target_acc=target)
-    show_errors(runs.errors)
-    prediction = st.session_state.get(CALIBRATE_PREDICTION)
-    sources = [s for s in STEPS_SOURCES if (s != "run" or runs.analyses) and (s != "calibrate" or prediction)]
-    keep_valid_choice("plan_steps_source", sources)
-    source = st.radio("Steps to target from", sources, format_func=STEPS_SOURCES.get, key="plan_steps_source")
-    try:
-        if source == "run":
-            estimate = _steps_from_run(runs, target)
-        elif source == "calibrate":
-            estimate = steps_from_prediction(prediction)
-        else:
-            estimate = _typed_steps()
-    except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
-        return None
-    st.metric("Steps to target", f"{estimate.steps:,.0f}",
-              help="Training steps (not epochs), at the batch size of the source.")
-    st.caption(estimate.note)
-    for flag in estimate.flags:
-        st.caption(f":material/info: {flag}")
-    return estimate
-
-
-@st.cache_data(show_spinner="Extrapolating the run with its curve family …", max_entries=64)
-def _family_steps(key: str, _log, others: tuple[str, ...], _logs: tuple, target: float, family: str,
-                  route: str) -> StepsEstimate:
-    cache = FitCache()
-    p = predict_epoch_at_target(_log, target_acc=target, family=family, route=route, cache=cache)
-    inflation, _ = inflation_from_other_runs(list(_logs), _log, n_epochs_seen=n_epochs(_log), target_acc=target,
-                                             family=family, route=route, cache=cache)
-    if inflation is not None and p.status == "predicted":
-        p = widen(p, inflation)
-    return steps_from_target_prediction(p, steps_per_epoch=_log.steps_per_epoch, label=_log.source)
-
-
-def _steps_from_run(runs, target: float) -> StepsEstimate:
-    analyses = {a.log.source: a for a in runs.analyses}
-    status = {name: (f"reached at step {a.crossing.step:,.0f}" if a.crossing.reached else "never reached")
-              for name, a in analyses.items()}
-    keep_valid_choice("plan_run", analyses)
-    run = st.selectbox("Run", list(analyses), key="plan_run", format_func=lambda n: f"{n}  ({status[n]})",
-                       help=f"Runs loaded on the Logs page, at target accuracy {target:.2f}.")
-    chosen = analyses[run]
-    methods = dict(RUN_METHODS)
-    if not chosen.crossing.reached and chosen.log.has_acc:
-        methods[FAMILY_METHOD[0]] = FAMILY_METHOD[1]
-    keep_valid_choice("plan_run_method", methods)
-    family, route = st.session_state[FAMILY], st.session_state[ROUTE]
-    method = st.radio("Steps from", list(methods), key="plan_run_method", horizontal=True,
-                      format_func={"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
-                                   "family": f"curve family ({family}, set on Logs)"}.get,
-                      help="\n\n".join(f"**{k}**: {v}" for k, v in methods.items()))
-    if method == FAMILY_METHOD[0]:
-        logs = tuple(a.log for a in runs.analyses if a.log.has_acc)
-        return _family_steps(chosen.log.fingerprint(), chosen.log, tuple(l.fingerprint() for l in logs), logs,
-                             target, family, route)
-    threshold = None
-    if method == "fitted" or not chosen.crossing.reached:
-        threshold = st.number_input(
-            "Loss threshold L", min_value=0.0, value=None, format="%.4g", key="plan_loss_threshold",
-            placeholder="mean loss at target of the other runs",
-            help="The fitted curve is inverted where it falls to L. Blank: the mean loss at which the "
-                 "other loaded runs (same split) first passed the target; never this run's own.")
-    return _run_steps(runs.table, chosen.fit, run, method, threshold)
-
-
-def _typed_steps() -> StepsEstimate:
-    steps = st.number_input("Steps to target", min_value=1.0, value=50_000.0, step=1000.0, format="%.0f",
-                            key="plan_steps")
-    c1, c2 = st.columns(2)
-    low = c1.number_input("low (optional)", min_value=1.0, value=None, format="%.0f", key="plan_steps_low")
-    high = c2.number_input("high (optional)", min_value=1.0, value=None, format="%.0f", key="plan_steps_high")
-    return typed_steps(steps, low=low, high=high)
-
-
-def _mode_radio(modes: tuple[str, ...]) -> str:
-    key = "plan_mode"
-    keep_valid_choice(key, modes)
-    return st.radio("Training", modes, format_func=MODE_LABELS.get, key=key, horizontal=True)
-
-
-def speed_section(global_batch: float) -> SpeedModel | None:
-    """The speed model from the chosen θ source; None (with the reason shown) when there is none."""
-    source = st.radio("θ from", list(THETA_SOURCES), format_func=THETA_SOURCES.get, key="plan_theta_source")
-    try:
-        if source == "paper":
-            return _paper_model(global_batch)
-        if source == "table":
-            return _table_model(global_batch)
-        return _typed_model(global_batch)
-    except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
-        return None
-
-
-def _paper_model(global_batch: float) -> SpeedModel:
-    model = paper_speed_model(_mode_radio(("sync", "async")), global_batch=global_batch)
-    if st.toggle("Calibrate to seconds", key="plan_calibrate",
-                 help="Give one measured step time at some (p, w): every θ is scaled so the model's "
-                      "step time there equals the measurement, and times become hours."):
-        c1, c2, c3 = st.columns(3)
-        step_time = c1.number_input("step time (s)", min_value=1e-6, value=0.906, format="%.4g",
-                                    key="plan_cal_step_time")
-        p = c2.number_input("at p", min_value=1, value=2, step=1, key="plan_cal_p")
-        w = c3.number_input("at w", min_value=1, value=4, step=1, key="plan_cal_w")
-        model = calibrate_time_unit(model, float(step_time), int(p), int(w))
-    return model
-
-
-def _table_model(global_batch: float) -> SpeedModel | None:
-    uploaded = st.file_uploader("Upload measured speeds (CSV)", type=["csv", "txt"], accept_multiple_files=True,
-                                key="plan_speed_upload", help=SPEED_TABLE_HELP)
-    before = set(st.session_state.get(SPEED_UPLOADS, {}))
-    new = [n for n in store_files(uploaded, state_key=SPEED_UPLOADS) if n not in before]
-    tables = {f"uploaded: {n}": (n, b) for n, b in st.session_state[SPEED_UPLOADS].items()}
-    usable = {}
-    for label, (name, data) in tables.items():
-        try:
-            _speed_table(data, name)
-            usable[label] = (name, data)
-        except LogFormatError as err:
-            st.error(str(err), icon=":material/error:")
-    usable.update({f"built-in: Pollux {n}": (n, b) for n, b in _builtin_speed_bytes().items()})
-    default = f"built-in: Pollux {DEFAULT_SPEED_TABLE}"
-    if new and f"uploaded: {new[-1]}" in usable:
-        st.session_state["plan_speed_table"] = f"uploaded: {new[-1]}"
-    st.session_state.setdefault("plan_speed_table", default)
-    keep_valid_choice("plan_speed_table", usable, default=default)
-    label = st.selectbox("Speed table", list(usable), key="plan_speed_table")
-    if tables and st.button("Forget uploaded tables", key="plan_forget_speed", icon=":material/delete:"):
-        st.session_state[SPEED_UPLOADS] = {}
-        st.rerun()
-    name, data = usable[label]
-    modes = ("sync", "async") if has_parameter_servers(_speed_table(data, name)) else ("allreduce",)
-    model = _fitted_model(data, name, _mode_radio(modes), float(global_batch))
-    st.caption(f"NNLS fit on {model.n_points} measured points: MAPE {model.mape_pct:.2f} % of the speeds. "
-               + ("The table has no parameter servers: all-reduce model, p ignored." if modes == ("allreduce",)
-                  else ""))
-    return model
-
-
-def _typed_model(global_batch: float) -> SpeedModel:
-    mode = _mode_radio(("sync", "async", "allreduce"))
-    names = THETA_NAMES[mode]
-    cols = st.columns(3)   # two rows of at most three: each box wide enough for 0.0004
-    theta = tuple(cols[i % 3].number_input(f"θ{n.removeprefix('theta')}", min_value=0.0, value=default,
-                                           format="%.4g", step=0.001, key=f"plan_theta_{mode}_{n}")
-                  for i, (n, default) in enumerate(zip(names, EXAMPLE_THETA_S[mode])))
-    return SpeedModel(mode, theta, global_batch=global_batch, time_unit="s", source="typed in")
 
 
 def _fmt(x: float) -> str:
@@ -343,11 +366,78 @@ def theta_panel(model: SpeedModel, estimate: StepsEstimate) -> None:
     rows = "\n".join(f"| θ{n.removeprefix('theta')} | {v:.4g} |" for n, v in model.params.items())
     st.markdown(f"| θ | value ({unit}) |\n|---|---|\n{rows}")
     batch = "not set" if model.global_batch is None else f"{model.global_batch:g}"
-    st.caption(f"M = {batch} samples per step · {MODE_LABELS[model.mode]} · steps: {estimate.source}")
+    st.caption(f"M = {batch} samples per step · {MODE_LABELS[model.mode]} · steps: {SOURCES[estimate.source]}")
     if model.mape_pct is not None:
         st.caption(f"Fit: MAPE {model.mape_pct:.2f} % on {model.n_points} points.")
     with st.expander("Model report"):
         st.code(model.report(), language=None)
+
+
+def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate,
+                     paleo: pd.DataFrame | None, *, allreduce: bool) -> None:
+    """Time to target against workers for each p, the best w marked, beside the θ in use."""
+    time_column, unit = display_time(grid)
+    st.subheader("Time to target against workers")
+    left, right = st.columns([2, 1], gap="medium")
+    with left:
+        chart(tta_vs_workers_figure(grid, best=best, extra=paleo,
+                                    title=f"Time to target against workers ({estimate.label})"),
+              key="plan_tta_chart", file_stem="time_to_target")
+    with right:
+        theta_panel(model, estimate)
+    for col, row in zip(st.columns(max(len(best), 3)), best.itertuples()):
+        span = ""
+        if estimate.interval:
+            level = f"{estimate.level * 100:.0f} % " if estimate.level else ""
+            span = (f" ({level}interval {_fmt(getattr(row, time_column + '_low'))} to "
+                    f"{_fmt(getattr(row, time_column + '_high'))})")
+        col.metric("Best w (all-reduce)" if allreduce else f"Best w for p = {row.p}", f"w = {row.w}",
+                   help="The fastest number of workers (ties: fewer).")
+        cost = f"; cost {_fmt(row.cost)}" if pd.notna(row.cost) else ""
+        col.caption(f"{_fmt(getattr(row, time_column))} {unit}{span}{cost}")
+    st.markdown(ASSUMPTIONS + (" Fitted θ are a planning estimate good to about their MAPE on average, not per "
+                               "point." if model.mape_pct is not None else ""))
+
+
+def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float]) -> None:
+    """The time/cost plane: the cheapest configuration under a deadline and Optimus's greedy allocation."""
+    st.subheader("Time and cost")
+    if model.time_unit != "s":
+        st.info("Cost needs time in hours: the paper's θ have no unit. Turn on *Calibrate to seconds* (or fit θ on "
+                "a speed table) to see costs, the deadline choice and the greedy allocation.",
+                icon=":material/info:")
+        return
+    plane, choices = st.columns([2, 1], gap="medium")
+    with choices:
+        typed = st.number_input("Deadline (hours)", min_value=0.0, value=None, format="%.4g",
+                                key="plan_deadline_hours", placeholder="auto: twice the fastest time, rounded")
+        choice: DeadlineChoice = cheapest_config(grid, deadline=typed or suggest_deadline(grid))
+        budget = st.number_input("Task budget p + w (greedy allocation)", min_value=2, max_value=256, value=16,
+                                 step=1, key="plan_budget",
+                                 help="Optimus's greedy: start at 1 worker + 1 PS, add whichever of a worker or a "
+                                      "PS shortens the time most, until no gain or the budget is spent.")
+        allocation = _allocation(model, estimate.steps, int(budget), *prices)
+        st.metric(f"Cheapest within {_fmt(choice.deadline)} {choice.unit}",
+                  f"p = {choice.p}, w = {choice.w}" if choice.met else "none", help=choice.message)
+        st.caption(choice.message)
+        g, o = allocation.greedy, allocation.optimum
+        st.metric(f"Greedy allocation, {allocation.budget} tasks", f"p = {g.p}, w = {g.w}",
+                  delta=f"{allocation.gap_pct:.1f} % slower than the optimum" if allocation.gap_pct > 0 else "optimal",
+                  delta_color="inverse" if allocation.gap_pct > 0 else "off",
+                  delta_arrow="auto" if allocation.gap_pct > 0 else "off",
+                  help="Optimus's greedy allocation for one job, beside the exhaustive optimum over p + w <= budget.")
+        st.caption(f"Stopped: {allocation.stop_reason}; exhaustive optimum within the budget: p = {o.p}, w = {o.w}.")
+    with plane:
+        chart(time_cost_figure(grid, frontier=pareto_frontier(grid), choice=choice, allocation=allocation),
+              key="plan_cost_chart", file_stem="time_and_cost")
+
+
+def table_section(grid: pd.DataFrame) -> None:
+    st.subheader(f"All configurations ({len(grid)})")
+    st.dataframe(grid, key="plan_table", hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in grid.columns
+                                if c.startswith(("steps_per_s", "time_s", "time_h", "cost"))})
+    table_download(grid, key="plan_table_csv", file_name="plan.csv")
 
 
 # ---------------------------------------------------------------- page
@@ -355,30 +445,19 @@ page_setup()
 st.title("Plan")
 st.caption("How long to the target, and at what cost, with w workers and p parameter servers: steps to "
            "target divided by the Optimus speed f(p, w) (Peng et al., EuroSys 2018).")
-
 steps_col, speed_col, cluster_col = st.columns(3, gap="large")
 with cluster_col:
-    st.markdown("#### Cluster and prices")
-    max_workers = st.slider("Largest number of workers", min_value=2, max_value=256, value=32,
-                            key="plan_max_workers")
-    global_batch = st.number_input("Global batch M (samples per step)", min_value=1, value=PAPER_GLOBAL_BATCH,
-                                   step=1, key="plan_batch")
+    max_workers, global_batch = cluster_section()
 with speed_col:
     st.markdown("#### Speed model θ")
     model = speed_section(float(global_batch))
+allreduce = model is not None and model.mode == "allreduce"
 with cluster_col:
-    allreduce = model is not None and model.mode == "allreduce"
-    ps = st.multiselect("Parameter servers to compare", options=list(range(1, 9)), default=[2, 4],
-                        key="plan_ps", disabled=allreduce,
-                        help="Not used for all-reduce training (no parameter servers)." if allreduce else None)
-    c1, c2 = st.columns(2)
-    price_worker = c1.number_input("Price per worker-hour", min_value=0.0, value=2.5, step=0.1,
-                                   format="%.2f", key="plan_price_worker")
-    price_ps = c2.number_input("Price per PS-hour", min_value=0.0, value=0.5, step=0.1, format="%.2f",
-                               key="plan_price_ps", disabled=allreduce)
+    ps, price_worker, price_ps = prices_section(allreduce)
 with steps_col:
     st.markdown("#### Steps to target")
-    estimate = steps_section()
+    target = target_slider(key="plan_target_acc")
+    estimate = steps_section(load_runs(target_acc=target))
 
 if model is None or estimate is None:
     st.info("Nothing to plan until both the steps to target and the speed model are set (see above).")
@@ -386,76 +465,14 @@ if model is None or estimate is None:
 if not allreduce and not ps:
     st.info("Choose at least one number of parameter servers to compare.")
     st.stop()
-
-grid = _grid(model, estimate.steps, estimate.interval, None if allreduce else tuple(sorted(ps)),
-             int(max_workers), float(price_worker), float(price_ps))
-time_column, unit = display_time(grid)
+grid = _grid(model, estimate.steps, estimate.interval, None if allreduce else ps, max_workers, price_worker,
+             price_ps)
 if model.time_unit == "paper units":
-    st.warning("The paper's θ have no published time unit: times below are in **paper units**, comparable "
-               "with each other only. Turn on *Calibrate to seconds* with one measured step time to get hours.",
-               icon=":material/warning:")
-
-paleo = paleo_section(steps=estimate, ps=() if allreduce else tuple(sorted(ps)), max_workers=int(max_workers),
-                      global_batch=int(global_batch), seconds=model.time_unit == "s")
-st.subheader("Time to target against workers")
-left, right = st.columns([2, 1], gap="medium")
-with left:
-    chart(tta_vs_workers_figure(grid, extra=paleo,
-                                title=f"Time to target against workers ({estimate.label})"),
-          key="plan_tta_chart", file_stem="time_to_target")
-with right:
-    theta_panel(model, estimate)
-
-best = best_workers(grid)
-for col, row in zip(st.columns(max(len(best), 3)), best.itertuples()):
-    span = ""
-    if estimate.interval:
-        level = f"{estimate.level:.0%} " if estimate.level else ""
-        span = (f" ({level}interval {_fmt(getattr(row, time_column + '_low'))} to "
-                f"{_fmt(getattr(row, time_column + '_high'))})")
-    col.metric("Best w (all-reduce)" if allreduce else f"Best w for p = {row.p}", f"w = {row.w}",
-               help="The fastest number of workers (ties: fewer).")
-    col.caption(f"{_fmt(getattr(row, time_column))} {unit}{span}; cost {_fmt(row.cost)}")
-
-st.markdown(
-    "**Assumptions.** Steps to target are counted at the batch size the source was measured with "
-    "(the logged run's batch); this model keeps them fixed when M changes, so M only changes the speed "
-    "f(p, w). In asynchronous training every worker's update counts as a step, so steps taken from a "
-    "synchronous run make the asynchronous time a lower bound (stale updates learn less per step). "
-    "Time = steps / f(p, w); cost = time in hours × (w × worker price + p × PS price). "
-    + ("Fitted θ are a planning estimate good to about their MAPE on average, not per point. "
-       if model.mape_pct is not None else "")
-    + "See docs/plan.md.")
-
-st.subheader("Time and cost")
-plane, choices = st.columns([2, 1], gap="medium")
-with choices:
-    deadline_key = "plan_deadline_paper" if unit == "paper units" else "plan_deadline_hours"
-    typed_deadline = st.number_input(f"Deadline ({unit})", min_value=0.0, value=None, format="%.4g",
-                                     key=deadline_key, placeholder="auto: twice the fastest time, rounded")
-    deadline = typed_deadline or suggest_deadline(grid)
-    budget = st.number_input("Task budget p + w (greedy allocation)", min_value=2, max_value=256, value=16,
-                             step=1, key="plan_budget",
-                             help="Optimus's greedy: start at 1 worker + 1 PS, add whichever of a worker or "
-                                  "a PS shortens the time most, until no gain or the budget is spent.")
-    choice = cheapest_config(grid, deadline=deadline)
-    allocation = _allocation(model, estimate.steps, int(budget), float(price_worker), float(price_ps))
-    st.metric(f"Cheapest within {_fmt(deadline)} {unit}",
-              f"p = {choice.p}, w = {choice.w}" if choice.met else "none", help=choice.message)
-    st.caption(choice.message)
-    gp, gw, _, _ = allocation.greedy
-    op, ow, _, _ = allocation.optimum
-    st.metric(f"Greedy allocation, {allocation.budget} tasks", f"p = {gp}, w = {gw}",
-              delta=f"{allocation.gap_pct:.1f} % slower than the optimum" if allocation.gap_pct > 0 else "optimal",
-              delta_color="inverse" if allocation.gap_pct > 0 else "off", delta_arrow="auto" if allocation.gap_pct > 0 else "off",
-              help="Optimus's greedy allocation for one job, beside the exhaustive optimum over p + w <= budget.")
-    st.caption(f"Stopped: {allocation.stop_reason}; exhaustive optimum within the budget: p = {op}, w = {ow}.")
-with plane:
-    chart(time_cost_figure(grid, deadline=deadline, allocation=allocation), key="plan_cost_chart",
-          file_stem="time_and_cost")
-
-st.subheader(f"All configurations ({len(grid)})")
-st.dataframe(grid, key="plan_table", hide_index=True, width="stretch",
-             column_config={c: st.column_config.NumberColumn(format="%.4g") for c in grid.columns
-                            if c.startswith(("steps_per_s", "time_s", "time_h", "cost"))})
-table_download(grid, key="plan_table_csv", file_name="plan.csv")
+    st.warning("The paper's θ have no published time unit: times below are in **paper units**, comparable with each "
+               "other only, and there is no cost. Turn on *Calibrate to seconds* with one measured step time to get "
+               "hours.", icon=":material/warning:")
+paleo = paleo_section(steps=estimate, ps=() if allreduce else ps, max_workers=max_workers,
+                      global_batch=global_batch, seconds=model.time_unit == "s")
+headline_section(grid, best_workers(grid), model, estimate, paleo, allreduce=allreduce)
+cost_section(grid, model, estimate, (price_worker, price_ps))
+table_section(grid)

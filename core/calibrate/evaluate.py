@@ -180,6 +180,18 @@ def recommend_method(scores: pd.DataFrame) -> str:
     return str(finite.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0])
 
 
+def companion_method(scores: pd.DataFrame, method: str) -> str | None:
+    """The best-scored method of the *other* route than ``method``'s (``params`` ↔ ``direct``).
+
+    The Calibrate page shows both routes: a method that predicts the step at target directly
+    draws no curve, so the best curve-parameter method draws it (and the other way round).
+    None when no method of the other route could be scored.
+    """
+    other = "params" if METHODS[method].route == "direct" else "direct"
+    rows = scores[(scores["route"] == other) & np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
+    return str(rows.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0]) if len(rows) else None
+
+
 @dataclass(frozen=True, eq=False)
 class Calibration:
     """The prediction of a held-out architecture, with its interval and provenance."""

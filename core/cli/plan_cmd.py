@@ -16,10 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.common import print_csv
 from core.errors import PlannerError
-from core.plan.grid import plan_grid
-from core.plan.speed import MODES, SpeedModel, calibrate_time_unit, fit_speed_model, paper_speed_model
-from core.plan.speed_table import read_speed_table
+from core.plan import MODES, SpeedModel, build_speed_model, plan_grid, read_speed_table
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
@@ -77,28 +76,30 @@ def _floats(text: str, option: str) -> list[float]:
 
 
 def build_model(args: argparse.Namespace) -> SpeedModel:
-    """The speed model the options describe (paper preset, typed θ or fitted), calibrated if asked."""
+    """The speed model the options describe (``core.plan.build_speed_model``)."""
     spec = args.theta.strip()
-    if spec == "paper":
-        model = paper_speed_model(args.mode, global_batch=args.batch if args.batch is not None else 128)
-    elif spec.startswith("fit:"):
-        path = spec[4:]
-        table = read_speed_table(path, global_batch=args.batch, source=path)
-        model = fit_speed_model(table, mode=args.mode, global_batch=args.batch, source=path)
-    else:
-        try:
-            model = SpeedModel(args.mode, tuple(_floats(spec, "--theta")), global_batch=args.batch,
-                               time_unit="s", source="typed in (--theta)")
-        except PlannerError as err:
-            raise _BadArgument(f"--theta: {str(err).removeprefix('SpeedModel: ')}") from None
+    step_time = None
     if args.calibrate_step_time:
         seconds, _, where = args.calibrate_step_time.partition("@")
         numbers = _floats(f"{seconds},{where}", "--calibrate-step-time") if where else []
         if len(numbers) != 3:
             raise _BadArgument(f"--calibrate-step-time: expected SECONDS@P,W; got "
                                f"{args.calibrate_step_time!r}. Write e.g. 0.9@2,4.")
-        model = calibrate_time_unit(model, numbers[0], int(numbers[1]), int(numbers[2]))
-    return model
+        step_time = (numbers[0], int(numbers[1]), int(numbers[2]))
+    if spec == "paper":
+        return build_speed_model("paper", mode=args.mode, global_batch=args.batch, step_time=step_time)
+    if spec.startswith("fit:"):
+        path = spec[4:]
+        table = read_speed_table(path, global_batch=args.batch, source=path)
+        return build_speed_model("table", mode=args.mode, global_batch=args.batch, table=table, table_name=path,
+                                 step_time=step_time)
+    theta = tuple(_floats(spec, "--theta"))
+    try:
+        return build_speed_model("typed", mode=args.mode, global_batch=args.batch, theta=theta, step_time=step_time)
+    except PlannerError as err:
+        if str(err).startswith("SpeedModel: "):
+            raise _BadArgument(f"--theta: {str(err).removeprefix('SpeedModel: ')}") from None
+        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         print(str(err), file=sys.stderr)
         return 2
     columns = list(OUTPUT_COLUMNS) + (list(INTERVAL_OUTPUT) if interval else [])
-    sys.stdout.write(grid[columns].to_csv(index=False, float_format="%.6g"))
+    print_csv(grid[columns])
     if model.time_unit == "paper units":
         print("note: paper θ have no published time unit; time_s is in paper units. "
               "Calibrate with --calibrate-step-time SECONDS@P,W.", file=sys.stderr)

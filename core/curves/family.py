@@ -42,6 +42,8 @@ class CurveFamily:
         Bounds of the parameters.
     floor : str
         The parameter the curve falls to (``"b2"`` for Optimus, ``"b"`` for the others).
+    floor_label : str
+        What the floor is, in flags ("loss floor" for Optimus, a loss model; "floor" otherwise).
     degeneracy : callable
         ``degeneracy(family, params, first_step, last_step) -> str | None``: why a fit
         describes no usable decay over the data, or ``None``; see
@@ -64,6 +66,7 @@ class CurveFamily:
     lower: tuple[float, ...]
     upper: tuple[float, ...]
     floor: str = "b"
+    floor_label: str = "floor"
     degeneracy: Callable[..., str | None] | None = None
     decreasing: bool = True
     k_positive: bool = False

@@ -274,7 +274,7 @@ def _flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float
     if reason:
         flags.append(reason)
     if params[curve.floor] <= 1e-9:
-        flags.append(f"{curve.floor} at its lower bound 0 (no floor)")
+        flags.append(f"{curve.floor} at its lower bound 0 (no {curve.floor_label})")
     for n, hi in zip(curve.param_names, curve.upper):
         if math.isfinite(hi) and params[n] >= hi * (1 - 1e-6):
             flags.append(f"{n} at its upper bound {hi:g}")

@@ -117,5 +117,6 @@ OPTIMUS = CurveFamily(
     lower=(0.0, 0.0, 0.0),
     upper=(np.inf, np.inf, np.inf),
     floor="b2",
+    floor_label="loss floor",
     degeneracy=_optimus_degeneracy,
 )

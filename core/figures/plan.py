@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from core.defaults import SECONDS_PER_HOUR
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
-from core.plan.grid import Allocation, best_workers, cheapest_config, display_time, pareto_frontier
+from core.plan.grid import Allocation, DeadlineChoice, display_time
 
 TTA_TITLE = "Time to target against workers"
 TIME_COST_TITLE = "Time and cost of each configuration"
@@ -34,8 +34,8 @@ def _note(fig: go.Figure, text: str) -> None:
                        xanchor="left", font=dict(size=12, color="#555"))
 
 
-def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = None,
-                          title: str = TTA_TITLE) -> go.Figure:
+def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = None,
+                          extra: pd.DataFrame | None = None, title: str = TTA_TITLE) -> go.Figure:
     """Time to target (y) against workers (x), one smooth line per parameter-server count.
 
     Parameters
@@ -43,6 +43,8 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = No
     grid : DataFrame
         From :func:`core.plan.grid.plan_grid`; with ``time_h_low``/``time_h_high`` (or the
         ``time_s_*`` pair for paper units) a band is drawn around each line.
+    best : DataFrame or None, default=None
+        The best w per p (:func:`core.plan.grid.best_workers` of the same grid), marked.
     extra : DataFrame or None, default=None
         More curves to draw on the same axes, e.g. Paleo's estimate per p: columns
         ``p, w, time_h, label``; one dashed line per ``label`` in the colour of its p.
@@ -54,15 +56,16 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = No
     plotly.graph_objects.Figure
         Traces in this order: for each p ascending, ``"p = {p} range"`` (only with an
         interval) then ``"p = {p}"`` (lines); then ``"best w"`` (markers with the text
-        ``"w = …"``, one point per p, at the fastest w); then one trace per ``extra``
+        ``"w = …"``, one point per row of ``best``, when given); then one trace per ``extra``
         label, named by the label. x axis "workers w", y axis "time to target (hours)"
         or "time to target (paper units)".
 
     Examples
     --------
-    >>> from core.plan.grid import plan_grid
+    >>> from core.plan.grid import best_workers, plan_grid
     >>> from core.plan.speed import paper_speed_model
-    >>> fig = tta_vs_workers_figure(plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17)))
+    >>> g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
+    >>> fig = tta_vs_workers_figure(g, best=best_workers(g))
     >>> [t.name for t in fig.data]
     ['p = 2', 'p = 4', 'best w']
     >>> [int(w) for w in fig.data[2].x]   # 130.56/w + 2.46·w is least at w = 7; 130.56/w + 1.23·w at 10
@@ -85,16 +88,20 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, extra: pd.DataFrame | None = No
             x=part["w"], y=part[column], mode="lines", name=f"p = {p}",
             line=dict(color=c, width=2.5, shape="spline", smoothing=0.6),
             hovertemplate=f"p = {p}, w = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
-    best = best_workers(grid)
+    if best is not None and len(best):
+        _add_best(fig, best, column, unit, colors)
+    _add_extra(fig, extra, unit, colors)
+    return base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
+
+
+def _add_best(fig: go.Figure, best: pd.DataFrame, column: str, unit: str, colors: dict[int, str]) -> None:
     fig.add_trace(go.Scatter(
         x=best["w"], y=best[column], mode="markers+text", name="best w",
         text=[f"w = {w}" for w in best["w"]], textposition="top center",
-        marker=dict(size=11, symbol="diamond", color=[colors[int(p)] for p in best["p"]],
+        marker=dict(size=11, symbol="diamond", color=[colors.get(int(p), color(0)) for p in best["p"]],
                     line=dict(width=1.5, color="#000")),
         customdata=best["p"],
         hovertemplate=f"best for p = %{{customdata}}: w = %{{x}}, %{{y:.3g}} {unit}<extra></extra>"))
-    _add_extra(fig, extra, unit, colors)
-    return base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
 
 
 def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: dict[int, str]) -> None:
@@ -116,8 +123,8 @@ def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: di
             hovertemplate=f"{label}<br>w = %{{x}}, %{{y:.3g}} hours<extra></extra>"))
 
 
-def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
-                     allocation: Allocation | None = None,
+def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None,
+                     choice: DeadlineChoice | None = None, allocation: Allocation | None = None,
                      title: str = TIME_COST_TITLE) -> go.Figure:
     """Every configuration on the time/cost plane, with the Pareto frontier and choices.
 
@@ -125,9 +132,11 @@ def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
     ----------
     grid : DataFrame
         From :func:`core.plan.grid.plan_grid`.
-    deadline : float or None, default=None
-        In the grid's display unit (hours, or paper units); adds the deadline line and
-        the cheapest configuration meeting it (:func:`core.plan.grid.cheapest_config`).
+    frontier : DataFrame or None, default=None
+        The Pareto frontier of the same grid (:func:`core.plan.grid.pareto_frontier`), drawn as a line.
+    choice : DeadlineChoice or None, default=None
+        :func:`core.plan.grid.cheapest_config` of the same grid: adds the deadline line and
+        the cheapest configuration meeting it (or a note when none does).
     allocation : Allocation or None, default=None
         From :func:`core.plan.grid.greedy_allocation` on the same model and prices; adds
         the greedy path and the exhaustive optimum.
@@ -144,10 +153,12 @@ def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
 
     Examples
     --------
-    >>> from core.plan.grid import plan_grid
-    >>> from core.plan.speed import paper_speed_model
-    >>> g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
-    >>> [t.name for t in time_cost_figure(g, deadline=40_000).data]   # paper units
+    >>> from core.plan.grid import cheapest_config, pareto_frontier, plan_grid
+    >>> from core.plan.speed import paper_speed_model, scale_to_step_time
+    >>> model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)   # 0.906 s per step at (2, 4)
+    >>> g = plan_grid(model, 10_000, workers=range(1, 17))
+    >>> fig = time_cost_figure(g, frontier=pareto_frontier(g), choice=cheapest_config(g, deadline=2.0))
+    >>> [t.name for t in fig.data]
     ['p = 2', 'p = 4', 'Pareto frontier', 'deadline', 'cheapest under deadline']
     """
     if grid is None or len(grid) == 0:
@@ -160,21 +171,26 @@ def time_cost_figure(grid: pd.DataFrame, *, deadline: float | None = None,
             x=part[column], y=part["cost"], mode="markers", name=f"p = {p}",
             marker=dict(size=7, color=colors[int(p)], opacity=0.75), customdata=part["w"],
             hovertemplate=f"p = {p}, w = %{{customdata}}<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>"))
-    front = pareto_frontier(grid)
-    fig.add_trace(go.Scatter(
-        x=front[column], y=front["cost"], mode="lines+markers", name="Pareto frontier",
-        line=dict(color=color(7), width=1.5), marker=dict(size=5, color=color(7)),
-        customdata=front[["p", "w"]],
-        hovertemplate=f"p = %{{customdata[0]}}, w = %{{customdata[1]}}<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>"))
-    if deadline is not None:
-        _add_deadline(fig, grid, deadline, unit)
+    if frontier is not None and len(frontier):
+        _add_frontier(fig, frontier, column, unit)
+    if choice is not None:
+        _add_deadline(fig, grid, choice, unit)
     if allocation is not None:
         _add_allocation(fig, allocation, column, unit)
     return base_layout(fig, title=title, x_title=f"time to target ({unit})", y_title="cost")
 
 
-def _add_deadline(fig: go.Figure, grid: pd.DataFrame, deadline: float, unit: str) -> None:
-    choice = cheapest_config(grid, deadline=deadline)
+def _add_frontier(fig: go.Figure, front: pd.DataFrame, column: str, unit: str) -> None:
+    fig.add_trace(go.Scatter(
+        x=front[column], y=front["cost"], mode="lines+markers", name="Pareto frontier",
+        line=dict(color=color(7), width=1.5), marker=dict(size=5, color=color(7)),
+        customdata=front[["p", "w"]],
+        hovertemplate=(f"p = %{{customdata[0]}}, w = %{{customdata[1]}}<br>%{{x:.3g}} {unit}, "
+                       "cost %{y:.4g}<extra></extra>")))
+
+
+def _add_deadline(fig: go.Figure, grid: pd.DataFrame, choice: DeadlineChoice, unit: str) -> None:
+    deadline = choice.deadline
     low, high = float(grid["cost"].min()), float(grid["cost"].max())
     fig.add_trace(go.Scatter(x=[deadline, deadline], y=[low, high], mode="lines", name="deadline",
                              line=TARGET_LINE, hovertemplate=f"deadline {deadline:g} {unit}<extra></extra>"))
@@ -200,9 +216,10 @@ def _add_allocation(fig: go.Figure, allocation: Allocation, column: str, unit: s
         customdata=path[["p", "w", "added"]],
         hovertemplate=(f"greedy: added %{{customdata[2]}} → p = %{{customdata[0]}}, w = %{{customdata[1]}}"
                        f"<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>")))
-    p, w, t, c = allocation.optimum
+    o = allocation.optimum
+    p, w = o.p, o.w
     fig.add_trace(go.Scatter(
-        x=[t / scale], y=[c], mode="markers", name="exhaustive optimum",
+        x=[o.time_s / scale], y=[o.cost], mode="markers", name="exhaustive optimum",
         marker=dict(size=13, symbol="circle-open", color=color(2), line=dict(width=3)),
         hovertemplate=(f"exhaustive optimum for {allocation.budget} tasks: p = {p}, w = {w}"
                        f"<br>%{{x:.3g}} {unit}, cost %{{y:.4g}}<extra></extra>")))

@@ -28,7 +28,6 @@ from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure
 from core.logs.reader import RunLog
 from core.prediction.predict import TargetPrediction, prediction_curves
 from core.runs.analysis import epoch_summary
-from core.runs.targets import find_target_crossing
 
 BAND_FILL = "rgba(0, 114, 178, 0.18)"
 UNSEEN_COLOR = "#888888"
@@ -41,7 +40,8 @@ def _finite_max(*values) -> float:
     return max(vals) if vals else 1.0
 
 
-def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, n_curve_points: int = 300) -> go.Figure:
+def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_epoch: int | None = None,
+                           n_curve_points: int = 300) -> go.Figure:
     """The prediction made from the first epochs against what the whole log shows.
 
     Parameters
@@ -51,6 +51,9 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, n_curve
         ``unseen``; pass the observed part alone to draw none).
     prediction : TargetPrediction
         From ``prediction_from_first_epochs(log, n, ...)``.
+    actual_epoch : int or None
+        Where the whole log passed the target (``RunAnalysis.crossing.epoch`` at the same
+        target), drawn when it lies after the observed epochs; None when it never did.
     n_curve_points : int, default 300
         Points of the drawn curves.
     """
@@ -63,8 +66,7 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, n_curve
     seen, unseen = table[table["epoch"] <= n], table[table["epoch"] > n]
     level = prediction.target_level
     y_target = prediction.target_acc if prediction.route == "accuracy" else level
-    crossing = find_target_crossing(log, prediction.target_acc)
-    actual = crossing.epoch if crossing.reached and crossing.epoch and crossing.epoch > n else None
+    actual = actual_epoch if actual_epoch is not None and actual_epoch > n else None
     x_max = X_MARGIN * _finite_max(table["epoch"].max(), prediction.epoch, prediction.epoch_high
                                    if prediction.epoch_high and prediction.epoch_high < 4 * table["epoch"].max() else None)
     curves = prediction_curves(prediction, np.linspace(0.5, x_max, n_curve_points))
@@ -122,7 +124,10 @@ def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
     high = frame["epoch_high"].to_numpy(dtype=float)
     actual = frame["epoch_actual"].dropna()
     top = 1.2 * _finite_max(*pred, *high, *(actual.tolist()), x.max() + 1)
-    cap = (lambda v: np.where(np.isinf(v), top, v))
+
+    def cap(v):
+        return np.where(np.isinf(v), top, v)
+
     ok = ~np.isnan(low)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=np.concatenate([x[ok], x[ok][::-1]]),

@@ -15,6 +15,7 @@ Every error is a :class:`core.errors.LogFormatError` whose message starts with t
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
@@ -141,12 +142,13 @@ class RunLog:
         >>> a.fingerprint() == read_log(b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n", "a.csv").fingerprint()
         True
         """
-        import hashlib
-
-        h = hashlib.blake2b(digest_size=12)
-        h.update(pd.util.hash_pandas_object(self.frame, index=False).to_numpy().tobytes())
-        h.update(repr((self.source, self.meta, self.steps_per_epoch, self.granularity)).encode())
-        return h.hexdigest()
+        cached = self.__dict__.get("_fingerprint")   # frozen: the content never changes after reading
+        if cached is None:
+            h = hashlib.blake2b(digest_size=12)
+            h.update(pd.util.hash_pandas_object(self.frame, index=False).to_numpy().tobytes())
+            h.update(repr((self.source, self.meta, self.steps_per_epoch, self.granularity)).encode())
+            cached = self.__dict__["_fingerprint"] = h.hexdigest()
+        return cached
 
     def with_meta(self, **changes) -> "RunLog":
         """A copy with edited metadata (``model``, ``depth``, ``gpu``, ``split``)."""

@@ -12,12 +12,14 @@ from core.plan.grid import (
     DEFAULT_PS,
     GRID_COLUMNS,
     MAX_BUDGET,
-    SECONDS_PER_HOUR,
     TIME_LATEX,
     Allocation,
+    AllocationStep,
+    Configuration,
     DeadlineChoice,
     best_workers,
     cheapest_config,
+    configuration_cost,
     display_time,
     greedy_allocation,
     pareto_frontier,
@@ -25,7 +27,10 @@ from core.plan.grid import (
     suggest_deadline,
     time_to_target_s,
 )
-from core.plan.paleo_time import paleo_net_for, paleo_time_to_target
+from core.plan.paleo_time import (
+    paleo_net_for,
+    paleo_time_to_target,
+)
 from core.plan.speed import (
     FORMULAS,
     FORMULAS_LATEX,
@@ -35,15 +40,16 @@ from core.plan.speed import (
     PAPER_SOURCE,
     PAPER_THETA,
     THETA_NAMES,
+    THETA_SOURCES,
     TIME_UNITS,
     SpeedModel,
-    allreduce_speed,
-    async_speed,
-    calibrate_time_unit,
+    build_speed_model,
     default_speed_mode,
     fit_speed_model,
+    optimus_speed,
     paper_speed_model,
-    sync_speed,
+    scale_to_step_time,
+    speed_features,
 )
 from core.plan.speed_table import (
     BATCH_NAMES,
@@ -58,17 +64,28 @@ from core.plan.speed_table import (
     read_speed_table,
 )
 from core.plan.steps import (
-    DEFAULT_LEVEL,
-    FAMILY_METHOD,
-    PREDICTION_KEYS,
     RUN_METHODS,
+    SOURCES,
     LossThreshold,
     StepsEstimate,
     loss_threshold_from_runs,
-    steps_from_prediction,
+    run_methods,
+    steps_from_calibration,
     steps_from_run,
     steps_from_target_prediction,
     typed_steps,
 )
 
-__all__ = ['Allocation', 'BATCH_NAMES', 'COLUMNS', 'COST_LATEX', 'DEFAULT_LEVEL', 'DEFAULT_MAX_WORKERS', 'DEFAULT_PS', 'DeadlineChoice', 'FAMILY_METHOD', 'FORMULAS', 'FORMULAS_LATEX', 'GRID_COLUMNS', 'LOCAL_BATCH_NAMES', 'LossThreshold', 'MAX_BUDGET', 'MIN_POINTS', 'MODES', 'PAPER_GLOBAL_BATCH', 'PAPER_SOURCE', 'PAPER_THETA', 'PREDICTION_KEYS', 'P_NAMES', 'RUN_METHODS', 'SECONDS_PER_HOUR', 'SPEED_NAMES', 'SpeedModel', 'SpeedSource', 'StepsEstimate', 'THETA_NAMES', 'TIME_LATEX', 'TIME_UNITS', 'W_NAMES', 'allreduce_speed', 'async_speed', 'best_workers', 'calibrate_time_unit', 'cheapest_config', 'default_speed_mode', 'display_time', 'fit_speed_model', 'greedy_allocation', 'has_parameter_servers', 'loss_threshold_from_runs', 'normalise_speed_table', 'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid', 'read_speed_table', 'steps_from_prediction', 'steps_from_run', 'steps_from_target_prediction', 'suggest_deadline', 'sync_speed', 'time_to_target_s', 'typed_steps']
+__all__ = [
+    'Allocation', 'AllocationStep', 'BATCH_NAMES', 'COLUMNS', 'COST_LATEX', 'Configuration',
+    'DEFAULT_MAX_WORKERS', 'DEFAULT_PS', 'DeadlineChoice', 'FORMULAS', 'FORMULAS_LATEX', 'GRID_COLUMNS',
+    'LOCAL_BATCH_NAMES', 'LossThreshold', 'MAX_BUDGET', 'MIN_POINTS', 'MODES', 'PAPER_GLOBAL_BATCH',
+    'PAPER_SOURCE', 'PAPER_THETA', 'P_NAMES', 'RUN_METHODS', 'SOURCES', 'SPEED_NAMES', 'SpeedModel',
+    'SpeedSource', 'StepsEstimate', 'THETA_NAMES', 'THETA_SOURCES', 'TIME_LATEX', 'TIME_UNITS', 'W_NAMES',
+    'best_workers', 'build_speed_model', 'cheapest_config', 'configuration_cost', 'default_speed_mode',
+    'display_time', 'fit_speed_model', 'greedy_allocation', 'has_parameter_servers',
+    'loss_threshold_from_runs', 'normalise_speed_table', 'optimus_speed', 'paleo_net_for',
+    'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid', 'read_speed_table',
+    'run_methods', 'scale_to_step_time', 'speed_features', 'steps_from_calibration', 'steps_from_run',
+    'steps_from_target_prediction', 'suggest_deadline', 'time_to_target_s', 'typed_steps',
+]

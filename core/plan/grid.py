@@ -7,12 +7,13 @@ the cheapest configuration that meets a deadline, and Optimus's greedy allocatio
 budget of tasks compared with the exhaustive optimum.
 
 Times are in the model's unit: seconds, or "paper units" for the paper's uncalibrated θ
-(then ``time_s`` holds paper units and ``time_h = time_s / 3600`` has no physical
-meaning; :func:`display_time` picks the column a chart or a deadline should use).
+(then ``time_s`` holds paper units, and ``time_h`` and ``cost`` are left empty: hours and
+money need θ in seconds; :func:`display_time` picks the column a chart or a deadline should use).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ import pandas as pd
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.plan.speed import SpeedModel
+from core.validation import check_scalar
 
 DEFAULT_PS: tuple[int, ...] = (2, 4)
 DEFAULT_MAX_WORKERS = 64
@@ -35,11 +37,8 @@ GRID_COLUMNS: tuple[str, ...] = ("mode", "p", "w", "steps_per_s", "time_s", "tim
 
 
 def _positive(value: Any, name: str, where: str, *, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise InputError(f"{where}: expected {name} {bound}; got {value!r}. Give a finite number.")
-    return float(value)
+    return check_scalar(value, f"{where}: {name}", float, min_val=0,
+                        include_boundaries="left" if allow_zero else "neither", fix="Give a finite number")
 
 
 def _counts(values: Sequence[int], name: str, where: str, minimum: int) -> tuple[int, ...]:
@@ -52,6 +51,20 @@ def _counts(values: Sequence[int], name: str, where: str, minimum: int) -> tuple
         raise InputError(f"{where}: expected {name} as integers >= {minimum}; got {values!r}. "
                          f"Give e.g. {name}=({minimum + 1}, {minimum + 3}).")
     return out
+
+
+def configuration_cost(time_s, p, w, *, price_worker: float = 1.0, price_ps: float = 1.0):
+    """Cost of running ``w`` workers and ``p`` parameter servers for ``time_s`` seconds.
+
+    ``cost = time_s / 3600 · (w · price_worker + p · price_ps)``: prices are per device-hour
+    (1.0 each gives device-hours).  Broadcasts over arrays.
+
+    >>> configuration_cost(7200.0, 2, 4, price_worker=2.5, price_ps=0.5)   # 2 h · (4·2.5 + 2·0.5)
+    22.0
+    """
+    cost = np.asarray(time_s, dtype=float) / SECONDS_PER_HOUR * (np.asarray(w) * price_worker
+                                                                  + np.asarray(p) * price_ps)
+    return float(cost) if cost.ndim == 0 else cost
 
 
 def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
@@ -108,7 +121,9 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
     -------
     DataFrame
         Columns ``mode, p, w, steps_per_s, time_s, time_h, cost, time_unit`` (plus the
-        interval columns), sorted by p then w.
+        interval columns), sorted by p then w.  For a model in "paper units" (the paper's
+        uncalibrated θ) ``time_s`` holds paper units and ``time_h`` and ``cost`` are NaN:
+        hours and money need θ in seconds.
 
     Examples
     --------
@@ -130,11 +145,12 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
     w_values = _counts(workers, "workers", where, 1)
     P, W = (a.ravel() for a in np.meshgrid(p_values, w_values, indexing="ij"))
     f = np.asarray(model.steps_per_s(P, W), dtype=float)
-    rate = W * pw + P * pp
     grid = pd.DataFrame({"mode": model.mode, "p": P, "w": W, "steps_per_s": f,
                          "time_s": steps / f})
-    grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR
-    grid["cost"] = grid["time_h"] * rate
+    seconds = model.time_unit == "s"
+    grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR if seconds else np.nan
+    grid["cost"] = configuration_cost(grid["time_s"].to_numpy(), P, W, price_worker=pw, price_ps=pp) \
+        if seconds else np.nan
     grid["time_unit"] = model.time_unit
     grid = grid[list(GRID_COLUMNS)]
     if steps_interval is not None:
@@ -142,9 +158,10 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
         for tag, n in (("low", low), ("high", high)):
             grid[f"time_s_{tag}"] = n / f
         for tag in ("low", "high"):
-            grid[f"time_h_{tag}"] = grid[f"time_s_{tag}"] / SECONDS_PER_HOUR
+            grid[f"time_h_{tag}"] = grid[f"time_s_{tag}"] / SECONDS_PER_HOUR if seconds else np.nan
         for tag in ("low", "high"):
-            grid[f"cost_{tag}"] = grid[f"time_h_{tag}"] * rate
+            grid[f"cost_{tag}"] = configuration_cost(grid[f"time_s_{tag}"].to_numpy(), P, W, price_worker=pw,
+                                                     price_ps=pp) if seconds else np.nan
     return grid
 
 
@@ -325,6 +342,23 @@ def suggest_deadline(grid: pd.DataFrame, *, factor: float = 2.0) -> float:
 
 
 @dataclass(frozen=True)
+class Configuration:
+    """One configuration and its time to target and cost (``time_s`` in the model's unit)."""
+
+    p: int
+    w: int
+    time_s: float
+    cost: float
+
+
+@dataclass(frozen=True)
+class AllocationStep(Configuration):
+    """A configuration on the greedy path and what was added to reach it ("start", "worker" or "ps")."""
+
+    added: str = "start"
+
+
+@dataclass(frozen=True)
 class Allocation:
     """Optimus's greedy allocation of a task budget to one job, beside the exhaustive optimum.
 
@@ -335,13 +369,12 @@ class Allocation:
         Largest total number of tasks ``p + w``.
     time_unit : str
         Unit of ``time_s`` ("s" or "paper units").
-    path : tuple of (str, int, int, float, float)
-        ``(added, p, w, time_s, cost)`` per step; ``added`` is "start", "worker" or "ps".
+    path : tuple of AllocationStep
+        Every configuration the greedy visits, from the start.
     stop_reason : str
         "budget spent" or "no gain" (adding a task would not shorten the time).
-    optimum : (int, int, float, float)
-        ``(p, w, time_s, cost)`` of the fastest configuration with ``p + w <= budget``
-        (ties: fewer tasks, then fewer PS).
+    optimum : Configuration
+        The fastest configuration with ``p + w <= budget`` (ties: fewer tasks, then fewer PS).
     gap_pct : float
         ``100 · (greedy time / optimum time − 1)``, >= 0.
     """
@@ -349,32 +382,32 @@ class Allocation:
     mode: str
     budget: int
     time_unit: str
-    path: tuple[tuple[str, int, int, float, float], ...]
+    path: tuple[AllocationStep, ...]
     stop_reason: str
-    optimum: tuple[int, int, float, float]
+    optimum: Configuration
     gap_pct: float
 
     @property
-    def greedy(self) -> tuple[int, int, float, float]:
-        """``(p, w, time_s, cost)`` where the greedy path ends."""
-        return self.path[-1][1:]
+    def greedy(self) -> AllocationStep:
+        """Where the greedy path ends."""
+        return self.path[-1]
 
     def path_frame(self) -> pd.DataFrame:
         """The path as a frame: ``step, added, p, w, time_s, time_h, cost``."""
-        frame = pd.DataFrame(list(self.path), columns=["added", "p", "w", "time_s", "cost"])
+        frame = pd.DataFrame([(s.added, s.p, s.w, s.time_s, s.cost) for s in self.path],
+                             columns=["added", "p", "w", "time_s", "cost"])
         frame.insert(0, "step", range(len(frame)))
         frame.insert(5, "time_h", frame["time_s"] / SECONDS_PER_HOUR)
         return frame
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python types only."""
-        p, w, t, c = self.optimum
-        gp, gw, gt, gc = self.greedy
+        o, g = self.optimum, self.greedy
         return {"mode": self.mode, "budget": self.budget, "time_unit": self.time_unit,
-                "stop_reason": self.stop_reason, "greedy_p": gp, "greedy_w": gw,
-                "greedy_time_s": gt, "greedy_cost": gc, "optimum_p": p, "optimum_w": w,
-                "optimum_time_s": t, "optimum_cost": c, "gap_pct": self.gap_pct,
-                "path": [list(step) for step in self.path]}
+                "stop_reason": self.stop_reason, "greedy_p": g.p, "greedy_w": g.w,
+                "greedy_time_s": g.time_s, "greedy_cost": g.cost, "optimum_p": o.p, "optimum_w": o.w,
+                "optimum_time_s": o.time_s, "optimum_cost": o.cost, "gap_pct": self.gap_pct,
+                "path": [[s.added, s.p, s.w, s.time_s, s.cost] for s in self.path]}
 
 
 def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
@@ -409,42 +442,42 @@ def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
 
     >>> from core.plan.speed import paper_speed_model
     >>> a = greedy_allocation(paper_speed_model("sync"), 1, budget=6)
-    >>> [(added, p, w) for added, p, w, _, _ in a.path]
+    >>> [(s.added, s.p, s.w) for s in a.path]
     [('start', 1, 1), ('worker', 1, 2), ('worker', 1, 3), ('ps', 2, 3), ('worker', 2, 4)]
-    >>> a.stop_reason, a.optimum[:2], a.gap_pct
+    >>> a.stop_reason, (a.optimum.p, a.optimum.w), a.gap_pct
     ('budget spent', (2, 4), 0.0)
     """
     where = "greedy_allocation"
     steps = _positive(steps_to_target, "steps_to_target", where)
-    prices = (_positive(price_worker, "price_worker", where, allow_zero=True),
-              _positive(price_ps, "price_ps", where, allow_zero=True))
+    prices = dict(price_worker=_positive(price_worker, "price_worker", where, allow_zero=True),
+                  price_ps=_positive(price_ps, "price_ps", where, allow_zero=True))
     has_ps = model.mode != "allreduce"
     low = 2 if has_ps else 1
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not low <= budget <= MAX_BUDGET:
-        raise InputError(f"{where}: expected budget an integer in [{low}, {MAX_BUDGET}] tasks "
-                         f"(p + w); got {budget!r}. Give the number of tasks the job may use.")
+    budget = check_scalar(budget, f"{where}: budget", int, min_val=low, max_val=MAX_BUDGET,
+                          fix="Give the number of tasks (p + w) the job may use")
 
-    def point(added: str, p: int, w: int) -> tuple[str, int, int, float, float]:
+    def step(added: str, p: int, w: int) -> AllocationStep:
         t = float(time_to_target_s(steps, model, p, w))
-        return (added, p, w, t, t / SECONDS_PER_HOUR * (w * prices[0] + p * prices[1]))
+        cost = configuration_cost(t, p, w, **prices) if model.time_unit == "s" else math.nan
+        return AllocationStep(p, w, t, cost, added)
 
-    path = [point("start", 1 if has_ps else 0, 1)]
+    path = [step("start", 1 if has_ps else 0, 1)]
     stop = "budget spent"
-    while path[-1][1] + path[-1][2] < budget:
-        _, p, w, t, _ = path[-1]
-        options = [point("worker", p, w + 1)] + ([point("ps", p + 1, w)] if has_ps else [])
-        best = max(options, key=lambda o: t - o[3])      # first (the worker) wins ties
-        if t - best[3] <= 0:
+    while path[-1].p + path[-1].w < budget:
+        here = path[-1]
+        options = [step("worker", here.p, here.w + 1)] + ([step("ps", here.p + 1, here.w)] if has_ps else [])
+        best = min(options, key=lambda o: o.time_s)      # first (the worker) wins ties
+        if here.time_s - best.time_s <= 0:
             stop = "no gain"
             break
         path.append(best)
     optimum = _exhaustive(model, steps, budget, has_ps, prices)
-    gap = 100.0 * (path[-1][3] / optimum[2] - 1.0)
+    gap = 100.0 * (path[-1].time_s / optimum.time_s - 1.0)
     return Allocation(mode=model.mode, budget=int(budget), time_unit=model.time_unit,
                       path=tuple(path), stop_reason=stop, optimum=optimum, gap_pct=max(gap, 0.0))
 
 
-def _exhaustive(model, steps, budget, has_ps, prices) -> tuple[int, int, float, float]:
+def _exhaustive(model, steps, budget, has_ps, prices) -> Configuration:
     """Fastest (p, w) with p + w <= budget; ties: fewer tasks, then fewer PS."""
     if has_ps:
         P, W = (a.ravel() for a in np.meshgrid(np.arange(1, budget), np.arange(1, budget)))
@@ -455,5 +488,5 @@ def _exhaustive(model, steps, budget, has_ps, prices) -> tuple[int, int, float, 
         P = np.zeros_like(W)
     t = steps / np.asarray(model.steps_per_s(P, W), dtype=float)
     i = int(np.lexsort((P, P + W, t))[0])
-    cost = t[i] / SECONDS_PER_HOUR * (W[i] * prices[0] + P[i] * prices[1])
-    return int(P[i]), int(W[i]), float(t[i]), float(cost)
+    cost = configuration_cost(t[i], P[i], W[i], **prices) if model.time_unit == "s" else math.nan
+    return Configuration(int(P[i]), int(W[i]), float(t[i]), cost)

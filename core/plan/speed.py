@@ -70,108 +70,69 @@ def _check_mode(mode: Any, where: str) -> str:
     return mode
 
 
-def sync_speed(p, w, *, theta, global_batch):
-    """Synchronous training speed, Optimus Eq. 4, in steps per second.
+def speed_features(mode: str, p, w, global_batch) -> np.ndarray:
+    """The feature row ``x(p, w, M)`` of each point, with ``1/f = x · θ``: the one home of the equations.
+
+    ``sync``: ``(M/w, 1, w/p, w, p)``; ``async``: ``(1/w, 1/p, 1, p/w)`` (Eq. 3 divided by
+    ``w``); ``allreduce``: ``(M/w, 1, w)``.  Every speed (and the NNLS fit) is computed from it.
+
+    >>> speed_features("sync", 2, 4, 128).tolist()
+    [[32.0, 1.0, 2.0, 4.0, 2.0]]
+    """
+    p, w, m = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(p, w, global_batch))
+    if mode == "sync":
+        cols = [m / w, np.ones_like(w), w / p, w, p]
+    elif mode == "async":
+        cols = [1.0 / w, 1.0 / p, np.ones_like(w), p / w]
+    else:
+        cols = [m / w, np.ones_like(w), w]
+    return np.column_stack([c.ravel() for c in cols])
+
+
+def optimus_speed(mode: str, p, w, *, theta, global_batch=1.0):
+    """Training steps per second ``f(p, w) = 1 / (x(p, w, M) · θ)`` (see :func:`speed_features`).
 
     Parameters
     ----------
+    mode : {"sync", "async", "allreduce"}
     p, w : float or array-like
-        Parameter servers (>= 1) and workers (>= 1); broadcast against each other.
-    theta : sequence of 5 floats
-        ``(θ0, θ1, θ2, θ3, θ4)``, seconds (or paper units) per term.
-    global_batch : float
-        ``M``, samples in one synchronous step (each worker computes ``M/w``).
+        Parameter servers (ignored by "allreduce") and workers; broadcast against each other.
+    theta : sequence of float
+        In the order of ``THETA_NAMES[mode]``.
+    global_batch : float, default 1.0
+        ``M``, samples in one step (not used by "async").
 
     Returns
     -------
     float or ndarray
-        ``f(p, w) = 1 / (θ0·M/w + θ1 + θ2·w/p + θ3·w + θ4·p)``.
+        A float for scalar ``p`` and ``w``, else an array of their broadcast shape.
 
     Examples
     --------
-    The paper's θ with M = 128 at p = 2, w = 4:
+    Sync, the paper's θ with M = 128 at p = 2, w = 4 (Eq. 4):
     ``1/(1.02·128/4 + 2.78 + 4.92·4/2 + 0·4 + 0.02·2) = 1/45.30``.
 
-    >>> round(1 / sync_speed(2, 4, theta=(1.02, 2.78, 4.92, 0.0, 0.02), global_batch=128), 6)
+    >>> round(1 / optimus_speed("sync", 2, 4, theta=(1.02, 2.78, 4.92, 0.0, 0.02), global_batch=128), 6)
     45.3
-    """
-    t0, t1, t2, t3, t4 = theta
-    p, w = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
-    return _scalar(1.0 / (t0 * global_batch / w + t1 + t2 * w / p + t3 * w + t4 * p))
 
+    Async, the paper's θ at p = 2, w = 4 (Eq. 3): ``4 / (2.83 + 3.92·4/2 + 0·4 + 0.11·2) = 4/10.89``.
 
-def async_speed(p, w, *, theta):
-    """Asynchronous training speed, Optimus Eq. 3, in steps (worker updates) per second.
-
-    Parameters
-    ----------
-    p, w : float or array-like
-        Parameter servers (>= 1) and workers (>= 1).
-    theta : sequence of 4 floats
-        ``(θ0, θ1, θ2, θ3)``.
-
-    Returns
-    -------
-    float or ndarray
-        ``f(p, w) = w / (θ0 + θ1·w/p + θ2·w + θ3·p)``: every worker's update counts as a step.
-
-    Examples
-    --------
-    The paper's θ at p = 2, w = 4: ``4 / (2.83 + 3.92·4/2 + 0·4 + 0.11·2) = 4/10.89``.
-
-    >>> round(4 / async_speed(2, 4, theta=(2.83, 3.92, 0.0, 0.11)), 6)
+    >>> round(4 / optimus_speed("async", 2, 4, theta=(2.83, 3.92, 0.0, 0.11)), 6)
     10.89
-    """
-    t0, t1, t2, t3 = theta
-    p, w = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
-    return _scalar(w / (t0 + t1 * w / p + t2 * w + t3 * p))
 
+    All-reduce: ``1 / (0.001·256/8 + 0.05 + 0.002·8) = 1/0.098``.
 
-def allreduce_speed(w, *, theta, global_batch):
-    """All-reduce (no parameter server) speed in steps per second.
-
-    Parameters
-    ----------
-    w : float or array-like
-        Workers (replicas), >= 1.
-    theta : sequence of 3 floats
-        ``(θ0, θ1, θ3)``: per-sample compute, constant overhead, per-worker
-        communication (Eq. 4's indices, with the PS terms θ2 and θ4 dropped).
-    global_batch : float
-        ``M``, samples in one step; each replica computes ``M/w``.
-
-    Returns
-    -------
-    float or ndarray
-        ``f(w) = 1 / (θ0·M/w + θ1 + θ3·w)``.
-
-    Examples
-    --------
-    ``1 / (0.001·256/8 + 0.05 + 0.002·8) = 1/0.098`` steps per second.
-
-    >>> round(1 / allreduce_speed(8, theta=(0.001, 0.05, 0.002), global_batch=256), 9)
+    >>> round(1 / optimus_speed("allreduce", 0, 8, theta=(0.001, 0.05, 0.002), global_batch=256), 9)
     0.098
     """
-    t0, t1, t3 = theta
-    w = np.asarray(w, dtype=float)
-    return _scalar(1.0 / (t0 * global_batch / w + t1 + t3 * w))
+    shape = np.broadcast_shapes(np.shape(p), np.shape(w), np.shape(global_batch))
+    f = 1.0 / (speed_features(mode, p, w, global_batch) @ np.asarray(theta, dtype=float))
+    return _scalar(f.reshape(shape))
 
 
 def _scalar(x):
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
-
-
-def _features(mode: str, p, w, global_batch) -> np.ndarray:
-    """Design matrix X with ``1/f = X @ θ`` (one row per point); the NNLS linearisation."""
-    p, w, m = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(p, w, global_batch))
-    if mode == "sync":
-        cols = [m / w, np.ones_like(w), w / p, w, p]
-    elif mode == "async":            # 1/f = (θ0 + θ1·w/p + θ2·w + θ3·p) / w
-        cols = [1.0 / w, 1.0 / p, np.ones_like(w), p / w]
-    else:
-        cols = [m / w, np.ones_like(w), w]
-    return np.column_stack([c.ravel() for c in cols])
 
 
 @dataclass(frozen=True)
@@ -285,13 +246,8 @@ class SpeedModel:
                              f"for mode {self.mode!r}; got {p!r}. "
                              + ("Use mode 'allreduce' for training without a PS."
                                 if p_min else "Use p = 0."))
-        if self.mode == "async":
-            return async_speed(p_arr, w_arr, theta=self.theta)
-        m = self._batch("steps_per_s")
-        if self.mode == "sync":
-            return sync_speed(p_arr, w_arr, theta=self.theta, global_batch=m)
-        return allreduce_speed(np.broadcast_to(w_arr, np.broadcast_shapes(p_arr.shape, w_arr.shape)),
-                               theta=self.theta, global_batch=m)
+        m = 1.0 if self.mode == "async" else self._batch("steps_per_s")
+        return optimus_speed(self.mode, p_arr, w_arr, theta=self.theta, global_batch=m)
 
     def step_time_s(self, p, w):
         """Time of one step, ``1/f(p, w)``, in the model's time unit."""
@@ -368,7 +324,7 @@ def paper_speed_model(mode: str = "sync", *, global_batch: float = PAPER_GLOBAL_
                       flags=("paper θ: time unit unknown; calibrate with one measured step time",))
 
 
-def calibrate_time_unit(model: SpeedModel, step_time_s: float, p: int, w: int) -> SpeedModel:
+def scale_to_step_time(model: SpeedModel, step_time_s: float, p: int, w: int) -> SpeedModel:
     """Scale θ so that the model's step time at (p, w) equals a measured one; unit becomes s.
 
     Every variant has ``1/f`` linear in θ, so multiplying all θ by
@@ -388,7 +344,7 @@ def calibrate_time_unit(model: SpeedModel, step_time_s: float, p: int, w: int) -
     The paper's sync model takes 45.3 paper units per step at p = 2, w = 4; if a real step
     there takes 0.906 s, one paper unit is 0.02 s and every θ is multiplied by 0.02:
 
-    >>> cal = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)
+    >>> cal = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
     >>> cal.time_unit, [round(t, 6) for t in cal.theta]
     ('s', [0.0204, 0.0556, 0.0984, 0.0, 0.0004])
     >>> round(cal.step_time_s(2, 4), 9)
@@ -396,7 +352,7 @@ def calibrate_time_unit(model: SpeedModel, step_time_s: float, p: int, w: int) -
     """
     if not (isinstance(step_time_s, (int, float, np.floating)) and np.isfinite(step_time_s)
             and step_time_s > 0):
-        raise InputError(f"calibrate_time_unit: expected a measured step time > 0 s; "
+        raise InputError(f"scale_to_step_time: expected a measured step time > 0 s; "
                          f"got {step_time_s!r}. Give seconds per step.")
     factor = float(step_time_s) * float(model.steps_per_s(p, w))
     theta = tuple(t * factor for t in model.theta)
@@ -404,6 +360,62 @@ def calibrate_time_unit(model: SpeedModel, step_time_s: float, p: int, w: int) -
     source = (f"{model.source}; " if model.source else "") + (
         f"calibrated to {step_time_s:g} s per step at p = {p}, w = {w}")
     return dataclasses.replace(model, theta=theta, time_unit="s", source=source, flags=flags)
+
+
+#: where a plan's θ come from
+THETA_SOURCES: dict[str, str] = {
+    "paper": "the Optimus paper's θ as the course used them (no published time unit)",
+    "table": "θ fitted by NNLS on a table of measured speeds",
+    "typed": "θ typed in, in seconds",
+}
+
+
+def build_speed_model(source: str, *, mode: str, global_batch: float | None = None,
+                      theta: tuple[float, ...] | None = None, table: pd.DataFrame | None = None,
+                      table_name: str = "table", step_time: tuple[float, int, int] | None = None) -> SpeedModel:
+    """The speed model a plan uses, from one of ``THETA_SOURCES``, scaled to a measured step if given.
+
+    The one home of "choose a speed model": the Plan page and ``python -m core plan`` both
+    call it.
+
+    Parameters
+    ----------
+    source : {"paper", "table", "typed"}
+    mode : {"sync", "async", "allreduce"}
+    global_batch : float, optional
+        ``M``; the paper's θ default to the course's batch 128.
+    theta : tuple of float, optional
+        The typed θ (``source="typed"``), in seconds.
+    table : DataFrame, optional
+        Measured speeds (``source="table"``), fitted by :func:`fit_speed_model`.
+    table_name : str
+        The table's name, in messages and provenance.
+    step_time : (seconds, p, w), optional
+        A measured step time: θ are scaled so the model takes that long at ``(p, w)``
+        (:func:`scale_to_step_time`), which also turns paper units into seconds.
+
+    Examples
+    --------
+    >>> m = build_speed_model("paper", mode="sync", step_time=(0.906, 2, 4))
+    >>> m.time_unit, round(m.step_time_s(2, 4), 9)
+    ('s', 0.906)
+    """
+    if source not in THETA_SOURCES:
+        raise InputError(f"θ source: expected one of {', '.join(THETA_SOURCES)}; got {source!r}.")
+    if source == "paper":
+        model = paper_speed_model(mode, global_batch=PAPER_GLOBAL_BATCH if global_batch is None else global_batch)
+    elif source == "table":
+        if table is None:
+            raise InputError(f"{table_name}: expected a table of measured speeds; got none. Upload or choose one.")
+        model = fit_speed_model(table, mode=mode, global_batch=global_batch, source=table_name)
+    else:
+        if theta is None:
+            raise InputError(f"θ: expected {len(THETA_NAMES.get(mode, ()))} values for mode {mode!r}; got none.")
+        model = SpeedModel(mode, tuple(theta), global_batch=global_batch, time_unit="s", source="typed in")
+    if step_time is not None:
+        seconds, p, w = step_time
+        model = scale_to_step_time(model, seconds, int(p), int(w))
+    return model
 
 
 def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | None = None,
@@ -466,7 +478,7 @@ def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | Non
     _check_mode(mode, "fit_speed_model")
     tab = normalise_speed_table(table, global_batch=global_batch, source=source)
     _check_fit_input(tab, mode, source)
-    X = _features(mode, tab["p"], tab["w"], tab["global_batch"].fillna(1.0))
+    X = speed_features(mode, tab["p"], tab["w"], tab["global_batch"].fillna(1.0))
     y = 1.0 / tab["steps_per_s"].to_numpy(dtype=float)
     try:
         theta, _ = nnls(X, y)

@@ -22,8 +22,11 @@ from core.prediction.backtest import (
     resolve_target,
     run_key,
 )
+from core.prediction.forecast import (
+    Forecast,
+    forecast_epoch_at_target,
+)
 from core.prediction.intervals import (
-    DEFAULT_LEVEL,
     INNER_FRACTIONS,
     INTERVAL_METHOD,
     MIN_CHECKS,
@@ -65,4 +68,15 @@ from core.prediction.tables import (
     summary_line,
 )
 
-__all__ = ['AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_LEVEL', 'Drift', 'EXTRA_COLUMNS', 'FitCache', 'INFLATION_GRID', 'INNER_FRACTIONS', 'INTERVAL_METHOD', 'InnerBacktest', 'MIN_CALIBRATION_CASES', 'MIN_CHECKS', 'MIN_INNER_EPOCHS', 'MIN_LOG_SPREAD', 'PREDICTION_MAX_POINTS', 'PREDICTION_TOL', 'ROUTES', 'ROW_STATUSES', 'STATUSES', 'Series', 'TargetPrediction', 'accuracy_series', 'backtest_logs', 'backtest_run', 'backtest_summary', 'check_family', 'check_fractions', 'check_route', 'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'final_accuracy', 'first_epochs', 'inflation_from_other_runs', 'inner_backtest', 'loss_series', 'loss_threshold_from_observed', 'n_epochs', 'needed_inflation', 'observed_epochs', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs', 'resolve_target', 'run_key', 'showcase_log', 'stretch', 'summary_line', 'whole_epoch', 'widen']
+__all__ = [
+    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'Drift', 'EXTRA_COLUMNS', 'FitCache',
+    'Forecast', 'INFLATION_GRID', 'INNER_FRACTIONS', 'INTERVAL_METHOD', 'InnerBacktest',
+    'MIN_CALIBRATION_CASES', 'MIN_CHECKS', 'MIN_INNER_EPOCHS', 'MIN_LOG_SPREAD', 'PREDICTION_MAX_POINTS',
+    'PREDICTION_TOL', 'ROUTES', 'ROW_STATUSES', 'STATUSES', 'Series', 'TargetPrediction', 'accuracy_series',
+    'backtest_logs', 'backtest_run', 'backtest_summary', 'check_family', 'check_fractions', 'check_route',
+    'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'final_accuracy', 'first_epochs',
+    'forecast_epoch_at_target', 'inflation_from_other_runs', 'inner_backtest', 'loss_series',
+    'loss_threshold_from_observed', 'n_epochs', 'needed_inflation', 'observed_epochs',
+    'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs', 'resolve_target',
+    'run_key', 'showcase_log', 'stretch', 'summary_line', 'whole_epoch', 'widen',
+]

@@ -15,9 +15,10 @@ import pandas as pd
 
 from core.errors import InputError
 from core.logs.reader import RunLog
-from core.prediction.backtest import backtest_logs, inflation_from_other_runs
+from core.prediction.backtest import backtest_logs
+from core.prediction.forecast import forecast_epoch_at_target
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
-from core.prediction.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target, widen
+from core.prediction.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target
 from core.runs.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
@@ -131,7 +132,7 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
     """Runs of ``model`` (``split``) whose logs end before the target, extrapolated by ``family``.
 
     Each such log is predicted from all its epochs, with the interval widened as learned from
-    the other runs (``core.prediction.backtest.inflation_from_other_runs``).  Columns ``source, gpu,
+    the other runs (:func:`core.prediction.forecast.forecast_epoch_at_target`).  Columns ``source, gpu,
     epoch, low, high, family`` (``high`` may be ``inf``: the run may never get there); runs
     the family cannot extrapolate are left out.
     """
@@ -144,13 +145,9 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
             continue
         if find_target_crossing(log, target).reached or n_epochs(log) < 4:
             continue
-        p = predict_epoch_at_target(log, target_acc=target, family=family, route=route, cache=cache)
+        p = forecast_epoch_at_target(log, logs, target_acc=target, family=family, route=route, cache=cache).prediction
         if p.status != "predicted":
             continue
-        s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=n_epochs(log), target_acc=target, family=family,
-                                         route=route, cache=cache)
-        if s is not None:
-            p = widen(p, s)
         rows.append({"source": log.source, "gpu": log.meta.gpu, "epoch": p.epoch, "low": p.epoch_low,
                      "high": p.epoch_high, "family": p.family})
     return pd.DataFrame(rows, columns=["source", "gpu", "epoch", "low", "high", "family"])

@@ -39,6 +39,13 @@ class RunAnalysis:
     fit_problem: str = ""
 
     @property
+    def key(self) -> str:
+        """What makes this analysis unique (a cache key): the log's content and the target asked for."""
+        c = self.crossing
+        family = self.fit.family if self.fit is not None else ""
+        return f"{self.log.fingerprint()}|{c.target_acc!r}|{c.criterion}|{family}|{self.fit_problem}"
+
+    @property
     def flags(self) -> tuple[str, ...]:
         out = list(self.log.flags)
         if self.fit_problem:
@@ -73,16 +80,22 @@ class RunAnalysis:
         }
 
 
-def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
-                family: str = "optimus") -> RunAnalysis:
-    """Fit the loss curve of ``log`` and find where it passed ``target_acc``.
+@dataclass(frozen=True)
+class RunFit:
+    """A log's fitted loss curve, or why there is none (``fit`` None, ``problem`` a sentence)."""
 
-    A log without a loss column (an accuracy trace) or with too few points is analysed
-    without a fit, and says why in its flags; nothing here raises for a readable log.
+    fit: FitResult | None
+    problem: str = ""
+
+
+def fit_run(log: RunLog, *, family: str = "optimus") -> RunFit:
+    """Fit the loss curve of ``log`` (it does not depend on the target, so pages cache it per log).
+
+    A log without a loss column (an accuracy trace) or with too few points gets no fit and a
+    ``problem`` saying why; nothing here raises for a readable log.
     """
-    crossing = find_target_crossing(log, target_acc, criterion=criterion)
     if not log.has_loss:
-        return RunAnalysis(log, None, crossing)
+        return RunFit(None)
     frame = log.frame[log.frame["loss"].notna()]
     try:
         with warnings.catch_warnings():
@@ -90,8 +103,19 @@ def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterio
             fit = fit_curve(frame["global_step"].to_numpy(), frame["loss"].to_numpy(),
                             family=family, name=log.source)
     except (FitError, InputError) as exc:
-        return RunAnalysis(log, None, crossing, fit_problem=f"not fitted: {exc}")
-    return RunAnalysis(log, fit, crossing)
+        return RunFit(None, f"not fitted: {exc}")
+    return RunFit(fit)
+
+
+def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+                family: str = "optimus", fitted: RunFit | None = None) -> RunAnalysis:
+    """Fit the loss curve of ``log`` and find where it passed ``target_acc``.
+
+    ``fitted`` reuses a fit made earlier by :func:`fit_run` (with the same ``family``).
+    """
+    crossing = find_target_crossing(log, target_acc, criterion=criterion)
+    fitted = fitted if fitted is not None else fit_run(log, family=family)
+    return RunAnalysis(log, fitted.fit, crossing, fit_problem=fitted.problem)
 
 
 def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
@@ -158,6 +182,15 @@ def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]
     if view in ("__train__", "__val__"):
         return [a for a in analyses if a.log.meta.split == view.strip("_")]
     return [a for a in analyses if a.log.source == view]
+
+
+def loss_curves(analyses: Iterable[RunAnalysis], *, model: str, split: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The measured loss curve ``(global step, loss)`` of each run of ``model`` in ``split``, by GPU.
+
+    What the Calibrate page draws beside a held-out architecture's predicted curves.
+    """
+    return {a.log.meta.gpu: (a.log.frame["global_step"].to_numpy(), a.log.frame["loss"].to_numpy())
+            for a in analyses if a.log.meta.model == model and a.log.meta.split == split and a.log.has_loss}
 
 
 def epoch_summary(log: RunLog) -> pd.DataFrame:

@@ -1,14 +1,21 @@
-"""Streamlit glue shared by every page: cached calls into ``core``, loaded runs, downloads.
+"""Streamlit glue shared by every page: the session's runs, cached calls into ``core``, downloads.
 
 It lives in ``pages/shared/`` so that Streamlit never lists it as a page (its legacy
 pages-folder mode, which a server uses for its very first script run, lists only
 ``pages/*.py``).  Nothing here computes a number: every value comes from ``core``; this
 module only caches, stores and renders.
+
+Caching: a ``RunLog`` or ``RunAnalysis`` argument is hashed by its fingerprint
+(``HASH_FUNCS``), so cached calls take runs as they are.  Runs, fits and analyses are frozen
+results, cached once per server (``st.cache_resource``: no copy per rerun); tables are
+cached as data.  Every cache is bounded in entries and in time (``CACHE``, ``SHARED``), so
+memory does not grow with every distinct upload.
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -16,31 +23,34 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
-from core.logs.reader import RunLog, read_log
-from core.runs.analysis import RunAnalysis, analyse_run, fits_table
-from core.runs.targets import DEFAULT_TARGET_ACC
+from core.logs import RunLog, read_log
+from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
+DIGESTS = "log_digests"        # dict[name, (id of the bytes, content hash)]: each upload hashed once
 EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
 BUILTIN_WIDGET = "builtin_sets_widget"
 TARGET = "target_acc"          # the target accuracy shared by the pages
 SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
-#: The Calibrate page's prediction of steps to target, read by the Plan page (absent until
-#: the Calibrate page has predicted something).  A plain dict:
-#: ``{"label": str, "steps": float, "steps_low": float | None, "steps_high": float | None,
-#: "note": str}``; steps are training steps (not epochs) at the batch size of the
-#: calibration runs; ``steps_low``/``steps_high`` an interval or None; ``label`` names the
-#: model and device ("ResNet-50 on Tesla V100"), ``note`` says how it was predicted.
-#: Validated by ``core.plan.steps.steps_from_prediction``.
-CALIBRATE_PREDICTION = "calibrate_prediction"
+#: the Calibrate page's prediction handed to the Plan page: a ``core.plan.StepsEstimate``
+#: (``core.plan.steps_from_calibration``), absent until the user sends one
+CALIBRATED_STEPS = "calibrated_steps"
 #: the learning-curve family chosen on the Logs page ("auto" or a key of core.curves.FAMILIES)
 #: and its route ("accuracy" or "loss"); the Plan page predicts steps with them
 FAMILY = "curve_family"
 ROUTE = "curve_route"
+
+#: cached results are hashed by content: a run by its fingerprint
+HASH_FUNCS: dict[type, Callable] = {RunLog: RunLog.fingerprint, RunAnalysis: lambda a: a.key}
+#: every cache: at most this many entries, each kept at most an hour
+CACHE = dict(show_spinner=False, max_entries=256, ttl=3600, hash_funcs=HASH_FUNCS)
+#: frozen results shared as they are (never mutated by a page)
+SHARED = CACHE
 
 
 def init_state() -> None:
@@ -76,35 +86,86 @@ def page_setup() -> None:
                        help="Real training runs shipped with the app (see data/README.md).")
         uploads = st.session_state.get(UPLOADS, {})
         if uploads:
-            st.caption(f"{len(uploads)} uploaded file(s): " + ", ".join(uploads))
-            if st.button("Remove uploaded files", key="clear_uploads", icon=":material/delete:"):
-                st.session_state[UPLOADS] = {}
-                st.rerun()
+            st.caption(f"{len(uploads)} uploaded file(s):")
+            st.text("\n".join(uploads))
+            st.button("Remove uploaded files", key="clear_uploads", icon=":material/delete:",
+                      on_click=clear_uploads)
         else:
             st.caption("Upload your own logs on the Logs page.")
 
 
+# ---------------------------------------------------------------- uploads
+UPLOADER = "logs_upload"       # the Logs page's uploader; its key carries a generation number
+UPLOADER_GENERATION = "logs_upload_generation"
+
+
+def uploader_key() -> str:
+    """The Logs page uploader's current key (a new key empties the widget)."""
+    return f"{UPLOADER}_{st.session_state.setdefault(UPLOADER_GENERATION, 0)}"
+
+
+def sync_uploads() -> None:
+    """``on_change`` of the Logs uploader: the stored uploads follow the widget (✕ on a chip removes)."""
+    init_state()
+    current = st.session_state.get(uploader_key()) or []
+    shown = st.session_state.setdefault("_uploader_names", [])
+    store = st.session_state[UPLOADS]
+    names = [f.name for f in current]
+    digests = st.session_state.setdefault(DIGESTS, {})
+    for name in shown:
+        if name not in names:
+            store.pop(name, None)
+            digests.pop(name, None)
+    for f in current:
+        store[f.name] = data = f.getvalue()
+        digests[f.name] = (id(data), content_digest(data))
+    st.session_state["_uploader_names"] = names
+
+
+def clear_uploads() -> None:
+    """Forget every uploaded log and empty the uploader (its key changes)."""
+    st.session_state[UPLOADS] = {}
+    st.session_state[DIGESTS] = {}
+    st.session_state["_uploader_names"] = []
+    st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
+
+
+def store_files(files, *, state_key: str) -> list[str]:
+    """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced); return names."""
+    store = st.session_state.setdefault(state_key, {})
+    names = []
+    for f in files or []:
+        store[f.name] = f.getvalue()
+        names.append(f.name)
+    return names
+
+
 # ---------------------------------------------------------------- cached core calls
-@st.cache_data(show_spinner=False, max_entries=512)
-def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes], ...]:
-    return tuple((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+@st.cache_resource(**SHARED)
+def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
+    files = ((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+    return tuple((name, data, content_digest(data)) for name, data in files)
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _read(data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
-          steps_per_epoch: int | None, split: str | None) -> RunLog:
-    return read_log(data, name, roles=dict(roles) if roles else None,
-                    steps_per_epoch=steps_per_epoch, split=split)
+@st.cache_resource(**SHARED)
+def _read(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
+          steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
+    """The log, or the error that refused it: a rejected file is read once, not on every rerun."""
+    try:
+        return read_log(_data, name, roles=dict(roles) if roles else None, steps_per_epoch=steps_per_epoch,
+                        split=split)
+    except LogFormatError as exc:
+        return exc
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _analyse(data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
-             steps_per_epoch: int | None, split: str | None, meta: tuple[tuple[str, object], ...],
-             target_acc: float, criterion: str, family: str) -> RunAnalysis:
-    log = _read(data, name, roles, steps_per_epoch, split)
-    if meta:
-        log = log.with_meta(**dict(meta))
-    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family)
+@st.cache_resource(**SHARED)
+def _fit(log: RunLog, family: str) -> RunFit:
+    return fit_run(log, family=family)
+
+
+@st.cache_resource(**SHARED)
+def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> RunAnalysis:
+    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family, fitted=_fit(log, family))
 
 
 @dataclass(frozen=True)
@@ -116,15 +177,31 @@ class LoadedRuns:
 
     @property
     def table(self) -> pd.DataFrame:
-        return fits_table(self.analyses)
+        return _fits_table(self.analyses)
+
+    @property
+    def logs(self) -> tuple[RunLog, ...]:
+        return tuple(a.log for a in self.analyses)
+
+    def get(self, name: str) -> RunAnalysis | None:
+        return next((a for a in self.analyses if a.log.source == name), None)
 
 
-def all_log_files() -> list[tuple[str, bytes, str]]:
-    """Every file in play: ``(name, bytes, origin)`` with origin "built-in" or "uploaded"."""
-    files: list[tuple[str, bytes, str]] = []
+@st.cache_data(**CACHE)
+def _fits_table(analyses: tuple[RunAnalysis, ...]) -> pd.DataFrame:
+    return fits_table(analyses)
+
+
+def all_log_files() -> list[tuple[str, bytes, str, str]]:
+    """Every file in play: ``(name, bytes, digest, origin)`` with origin "built-in" or "uploaded"."""
+    files: list[tuple[str, bytes, str, str]] = []
     for key in st.session_state.get(BUILTIN, []):
-        files += [(n, b, "built-in") for n, b in _builtin_bytes(key)]
-    files += [(n, b, "uploaded") for n, b in st.session_state.get(UPLOADS, {}).items()]
+        files += [(n, b, d, "built-in") for n, b, d in _builtin_bytes(key)]
+    digests = st.session_state.setdefault(DIGESTS, {})
+    for n, b in st.session_state.get(UPLOADS, {}).items():
+        if digests.get(n, (None,))[0] != id(b):   # the stored bytes object (alive: its id is its own)
+            digests[n] = (id(b), content_digest(b))
+        files.append((n, b, digests[n][1], "uploaded"))
     return files
 
 
@@ -136,45 +213,49 @@ def _edit_args(name: str) -> tuple:
     return roles_t, edit.get("steps_per_epoch"), edit.get("split"), meta
 
 
+def content_digest(data: bytes) -> str:
+    """A short hash of a file's bytes (computed once per upload, kept beside the bytes)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _log_of(name: str, data: bytes, digest: str) -> RunLog | LogFormatError:
+    roles, spe, split, meta = _edit_args(name)
+    log = _read(digest, data, name, roles, spe, split)
+    if isinstance(log, RunLog) and meta:
+        log = log.with_meta(**dict(meta))
+    return log
+
+
+def load_logs() -> tuple[list[RunLog], list[tuple[str, str]]]:
+    """Every readable log in play (with the user's edits) and ``(file, message)`` for the others."""
+    logs, errors = [], []
+    for name, data, digest, _origin in all_log_files():
+        log = _log_of(name, data, digest)
+        if isinstance(log, LogFormatError):
+            errors.append((name, str(log)))
+        else:
+            logs.append(log)
+    return logs, errors
+
+
 def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
     """Read and analyse every file in play; a bad file is reported, never fatal."""
-    analyses, errors = [], []
-    for name, data, _origin in all_log_files():
-        roles, spe, split, meta = _edit_args(name)
-        try:
-            analyses.append(_analyse(data, name, roles, spe, split, meta, target_acc, criterion, family))
-        except LogFormatError as exc:
-            errors.append((name, str(exc)))
-    return LoadedRuns(tuple(analyses), tuple(errors))
+    logs, errors = load_logs()
+    return LoadedRuns(tuple(_analyse(log, target_acc, criterion, family) for log in logs), tuple(errors))
 
 
-def read_uploaded(name: str) -> RunLog:
-    """The RunLog of one loaded file with its edits (raises ``LogFormatError``)."""
-    for n, data, _ in all_log_files():
-        if n == name:
-            roles, spe, split, meta = _edit_args(name)
-            log = _read(data, name, roles, spe, split)
-            return log.with_meta(**dict(meta)) if meta else log
-    raise KeyError(name)
+def loaded_log(name: str) -> RunLog:
+    """The RunLog of one loaded file (built-in or uploaded) with its edits.
 
-
-def add_uploads(files) -> list[str]:
-    """Store uploaded logs' bytes under their names (same name: replaced); return names."""
-    init_state()
-    return store_files(files, state_key=UPLOADS)
-
-
-def store_files(files, *, state_key: str) -> list[str]:
-    """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced).
-
-    The generic form of :func:`add_uploads`, for other kinds of files (e.g. ``SPEED_UPLOADS``).
+    Raises ``LogFormatError`` when the file is refused and ``KeyError`` when none has that name.
     """
-    store = st.session_state.setdefault(state_key, {})
-    names = []
-    for f in files or []:
-        store[f.name] = f.getvalue()
-        names.append(f.name)
-    return names
+    for n, data, digest, _ in all_log_files():
+        if n == name:
+            log = _log_of(name, data, digest)
+            if isinstance(log, LogFormatError):
+                raise log
+            return log
+    raise KeyError(name)
 
 
 def keep_valid_choice(key: str, options, default=None) -> None:
@@ -215,15 +296,13 @@ def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
 def _png_or_note(fig: go.Figure) -> bytes:
     try:
         return figure_png(fig)
-    except Exception as exc:  # no Chromium on this server: say so in the file itself
+    except RuntimeError as exc:  # no Chromium on this server: say so in the file itself
         return f"PNG export needs Chromium (apt-get install chromium): {exc}".encode()
 
 
 def table_download(table: pd.DataFrame, *, key: str, file_name: str, label: str = "Table (CSV)") -> None:
     """A CSV download of ``table``."""
-    buf = io.StringIO()
-    table.to_csv(buf, index=False)
-    st.download_button(label, data=buf.getvalue(), file_name=file_name, mime="text/csv", key=key,
+    st.download_button(label, data=table.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
                        on_click="ignore", icon=":material/table:")
 
 

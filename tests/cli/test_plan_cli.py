@@ -78,7 +78,7 @@ def test_steps_interval_adds_columns(capsys):
     (["--steps", "100", "--theta", "1,x"], r"^--theta: expected comma-separated numbers"),
     (["--steps", "100", "--workers", "many"], r"^--workers: expected A:B, N or a list"),
     (["--steps", "100", "--ps", "0,2"], r"expected ps as integers >= 1"),
-    (["--steps", "0"], r"expected steps_to_target > 0; got 0.0"),
+    (["--steps", "0"], r"plan_grid: steps_to_target: expected a finite number > 0; got 0.0"),
     (["--steps", "100", "--calibrate-step-time", "0.9"], r"^--calibrate-step-time: expected SECONDS@P,W"),
     (["--steps", "100", "--mode", "allreduce"], r"no all-reduce θ"),
     (["--steps", "100", "--theta", "1,1,1,1,1"], r"^--batch: expected the global batch M"),

@@ -78,10 +78,15 @@ def test_bad_uploaded_fits_table_is_named():
 def test_send_prediction_to_plan():
     at = open_page("pages/calibrate.py")
     at.selectbox(key="cal_method").set_value("course").run()
-    pred = at.session_state["calibrate_prediction"]
+    assert "calibrated_steps" not in at.session_state          # nothing is sent until the user asks
+    gpu = at.selectbox(key="cal_send_gpu").options[1]
+    at.selectbox(key="cal_send_gpu").set_value(gpu)
+    at.button(key="cal_send").click().run()
+    sent = at.session_state["calibrated_steps"]
     cal = calibrate(FITS, holdout="resnet50", method="course")
-    first = cal.predictions.iloc[0]
-    assert pred["steps"] == pytest.approx(first["step_pred"]) and first["gpu"] in pred["label"]
+    row = cal.predictions[cal.predictions["gpu"] == gpu].iloc[0]
+    assert sent.steps == pytest.approx(row["step_pred"]) and gpu in sent.label and sent.source == "calibrate"
+    assert sent.interval == pytest.approx((row["step_pred_low"], row["step_pred_high"]))
 
 
 def test_held_out_runs_short_of_the_target_are_extrapolated_with_the_logs_family():

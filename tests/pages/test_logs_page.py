@@ -46,7 +46,7 @@ def test_opens_on_the_builtin_runs_with_the_core_numbers():
 def test_upload_adds_a_run_and_a_bad_file_is_named_while_others_stay():
     at = open_page()
     n = len(shown_table(at))
-    at.file_uploader(key="logs_upload").set_value([
+    at.file_uploader(key="logs_upload_0").set_value([
         ("resnet99_Tesla V100-PCIE-32GB.csv", course_log(), "text/csv"),
         ("garbage.csv", b"\x00\x01binary", "text/csv"),
     ]).run()
@@ -112,9 +112,7 @@ def test_no_runs_shows_one_message():
 
 
 def test_prediction_from_the_first_epochs_is_cores():
-    from core.prediction.backtest import inflation_from_other_runs
-    from core.prediction.predict import prediction_from_first_epochs, widen
-    from core.prediction.tables import family_scores
+    from core.prediction import family_scores, forecast_epoch_at_target
 
     at = open_page()
     run = "resnet20_Intel Xeon Processor.csv"
@@ -123,18 +121,22 @@ def test_prediction_from_the_first_epochs_is_cores():
     at.slider(key=f"logs_pred_n_{run}").set_value(10).run()
     assert not at.exception
     logs = [read_log_file(p) for p in BUILTIN]
-    log = next(l for l in logs if l.source == run)
-    p = prediction_from_first_epochs(log, 10, target_acc=0.92, family="weibull")
-    s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=10, target_acc=0.92, family="weibull")
-    p = widen(p, s) if s is not None else p
+    log = next(lg for lg in logs if lg.source == run)
+    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=0.92, family="weibull")
+    p = f.prediction
     shown = {m.label: m.value for m in at.metric}
     assert shown["Predicted epoch at target"] == f"{p.epoch:.0f}"
     assert shown["80 % interval"].startswith(f"{p.epoch_low:.0f} – ")
     assert shown["What the whole log shows"] == "epoch 15"
-    scores = family_scores(logs, fractions=(0.5,), target_acc=0.92).set_index("family")
-    label = at.selectbox(key="logs_pred_family").format_func("weibull")
-    assert f"median error {scores.loc['weibull', 'median_abs_error_pct']:.0f} %" in label
     assert at.session_state["curve_family"] == "weibull"  # shared with the Plan and Calibrate pages
+    # the backtest of every family runs on request only, and shows core's numbers
+    n_tables = len(at.dataframe)
+    at.toggle(key="logs_family_scores_on").set_value(True).run()
+    assert len(at.dataframe) == n_tables + 1
+    scores = family_scores(logs, fractions=(0.5,), target_acc=0.92).set_index("family")
+    shown_scores = at.dataframe[-1].value.set_index("family")
+    assert shown_scores.loc["weibull", "median_abs_error_pct"] == scores.loc["weibull", "median_abs_error_pct"]
+    assert list(shown_scores.index) == list(scores.index)
 
 
 def test_a_lightning_and_a_tensorboard_export_get_fitted_curves_with_no_help():
@@ -148,7 +150,7 @@ def test_a_lightning_and_a_tensorboard_export_get_fitted_curves_with_no_help():
     tb = ("Wall time,Step,Value\n" + "".join(f"{1.6e9 + k},{k},{1 / (0.02 * k + 0.4) + 0.2:.8f}\n"
                                              for k in range(5, 2005, 5))).encode()
     at = open_page()
-    at.file_uploader(key="logs_upload").set_value([("metrics.csv", lightning, "text/csv"),
+    at.file_uploader(key="logs_upload_0").set_value([("metrics.csv", lightning, "text/csv"),
                                                    ("run-resnet20-tag-train_loss.csv", tb, "text/csv")]).run()
     assert not at.exception and not at.error
     table = shown_table(at)

@@ -11,24 +11,23 @@ from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
 from core.logs.reader import read_log_file
-from core.plan.grid import best_workers, cheapest_config, greedy_allocation, plan_grid
-from core.plan.speed import SpeedModel, calibrate_time_unit, paper_speed_model
-from core.plan.steps import steps_from_run
-from core.runs.analysis import analyse_run, fits_table
+from core.plan import (SpeedModel, best_workers, cheapest_config, greedy_allocation, paper_speed_model, plan_grid,
+                       scale_to_step_time, steps_from_run, typed_steps as core_typed_steps)
+from core.runs import analyse_run
 from tests.pages.conftest import APP, chart_specs, open_page
 
 PAGE = "pages/plan.py"
 DEFAULT_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
-PREDICTION = {"label": "ResNet-50 on Tesla V100", "steps": 60_000.0, "steps_low": 45_000.0,
-              "steps_high": 80_000.0, "note": "Kernel ridge over depth and GPU."}
+#: the page opens on the paper's θ scaled to 0.906 s per step at p = 2, w = 4 (0.02 s per paper unit)
+CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
 
 
 @pytest.fixture(scope="module")
 def builtin_steps():
     """Steps to 92 % for the page's default run, computed by core alone."""
     analyses = [analyse_run(read_log_file(p), target_acc=0.92) for _, p in builtin_log_files("mnist1d")]
-    fit = next(a.fit for a in analyses if a.log.source == DEFAULT_RUN)
-    return steps_from_run(fits_table(analyses), fit, run=DEFAULT_RUN)
+    run = next(a for a in analyses if a.log.source == DEFAULT_RUN)
+    return steps_from_run(run, analyses)
 
 
 def figure(at, index: int = 0) -> dict:
@@ -67,11 +66,14 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     at = open_page(PAGE)
     assert at.title[0].value == "Plan"
     assert metrics(at)["Steps to target"] == f"{builtin_steps.steps:,.0f}"
-    grid = plan_grid(paper_speed_model("sync"), builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
+    grid = plan_grid(CALIBRATED, builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
                      steps_interval=builtin_steps.interval, price_worker=2.5, price_ps=0.5)
     best = best_workers(grid)
+    assert figure(at, 0)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"   # seconds from the start
+    assert not at.warning
     tta = figure(at, 0)
-    assert [t["name"] for t in tta["data"]] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    assert [t["name"] for t in tta["data"]][:5] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    assert [t["name"] for t in tta["data"]][5:] == ["Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"]
     assert trace(tta, "best w")["x"] == best["w"].tolist() == [7, 10]   # sqrt(130.56·p/4.92): 7, 10
     assert trace(tta, "best w")["text"] == ["w = 7", "w = 10"]
     assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
@@ -88,7 +90,7 @@ def test_worker_slider_and_ps_choice_move_the_best_w_as_core_says(builtin_steps)
     # p = 4 is best at w = 10 with room; capped at 8 workers it is best at the edge
     assert trace(figure(at), "best w")["text"] == ["w = 7", "w = 8"]
     at.multiselect(key="plan_ps").set_value([1, 8]).run()
-    grid = plan_grid(paper_speed_model("sync"), builtin_steps.steps, ps=(1, 8), workers=range(1, 9),
+    grid = plan_grid(CALIBRATED, builtin_steps.steps, ps=(1, 8), workers=range(1, 9),
                      steps_interval=builtin_steps.interval)
     expected = best_workers(grid)["w"].tolist()
     # p = 1: sqrt(130.56/4.92) = 5.15 -> 5; p = 8: sqrt(130.56·8/4.92) = 14.6, capped at 8
@@ -118,8 +120,12 @@ def test_typed_theta_and_steps_give_the_optimum_worked_out_by_hand():
 
 def test_paper_theta_warns_of_paper_units_and_calibration_switches_to_hours(builtin_steps):
     at = open_page(PAGE)
+    at.toggle(key="plan_calibrate").set_value(False).run()
     assert any("paper units" in w.value for w in at.warning)
     assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (paper units)"
+    # no hours and no money in paper units: the table leaves them empty, the cost section says why
+    assert shown_grid(at)["time_h"].isna().all() and shown_grid(at)["cost"].isna().all()
+    assert any("Cost needs time in hours" in i.value for i in at.info) and len(chart_specs(at)) == 1
     at.toggle(key="plan_calibrate").set_value(True).run()
     at.number_input(key="plan_cal_step_time").set_value(0.906).run()
     assert not at.warning
@@ -170,45 +176,33 @@ def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
     at = open_page(PAGE)
     assert "calibrate" not in at.radio(key="plan_steps_source").options
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["calibrate_prediction"] = PREDICTION
+    # what the Calibrate page hands over: a StepsEstimate (core.plan.steps_from_calibration)
+    at.session_state["calibrated_steps"] = core_typed_steps(60_000, low=45_000, high=80_000,
+                                                            label="ResNet-50 on Tesla V100")
     at.run()
     at.switch_page(PAGE).run()
     source = at.radio(key="plan_steps_source")
     assert "the Calibrate page's prediction" in source.options
     source.set_value("calibrate").run()
     assert metrics(at)["Steps to target"] == "60,000"
-    assert any("ResNet-50 on Tesla V100" in c.value for c in at.caption)
     names = [t["name"] for t in figure(at)["data"]]
-    assert names == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    assert names[:5] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
     grid = shown_grid(at).set_index(["p", "w"])
-    assert grid.loc[(2, 4), "time_s_low"] == pytest.approx(45_000 * 45.3)   # 45.3 units per step at (2, 4)
-
-
-def test_broken_calibrate_prediction_is_named():
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.session_state["calibrate_prediction"] = {"label": "ResNet-50", "steps": "lots"}
-    at.run()
-    at.switch_page(PAGE).run()
-    at.radio(key="plan_steps_source").set_value("calibrate").run()
-    assert not at.exception
-    assert [e.value for e in at.error] == ["calibrate_prediction: expected 'steps' of type int or float; "
-                                           "got 'lots'."]
-    assert not chart_specs(at) and "Nothing to plan" in at.info[0].value
+    assert grid.loc[(2, 4), "time_s_low"] == pytest.approx(45_000 * 0.906)   # 0.906 s per step at (2, 4)
 
 
 def test_deadline_and_budget_choices_equal_core():
     at = open_page(PAGE)
     typed_steps(at, 10_000)
-    at.toggle(key="plan_calibrate").set_value(True).run()
     at.number_input(key="plan_deadline_hours").set_value(2.0)
     at.number_input(key="plan_budget").set_value(12).run()
-    model = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)
+    model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
     grid = plan_grid(model, 10_000, ps=(2, 4), workers=range(1, 33), price_worker=2.5, price_ps=0.5)
     choice = cheapest_config(grid, deadline=2.0)
     assert choice.met
     assert metrics(at)["Cheapest within 2 hours"] == f"p = {choice.p}, w = {choice.w}"
     alloc = greedy_allocation(model, 10_000, budget=12, price_worker=2.5, price_ps=0.5)
-    assert metrics(at)["Greedy allocation, 12 tasks"] == f"p = {alloc.greedy[0]}, w = {alloc.greedy[1]}"
+    assert metrics(at)["Greedy allocation, 12 tasks"] == f"p = {alloc.greedy.p}, w = {alloc.greedy.w}"
     star = trace(figure(at, 1), "cheapest under deadline")
     assert star["text"] == [f"p = {choice.p}, w = {choice.w}"]
 
@@ -216,7 +210,8 @@ def test_deadline_and_budget_choices_equal_core():
 def test_async_mode_plans_with_the_async_equation(builtin_steps):
     at = open_page(PAGE)
     at.radio(key="plan_mode").set_value("async").run()
-    grid = plan_grid(paper_speed_model("async"), builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
+    model = scale_to_step_time(paper_speed_model("async"), 0.906, 2, 4)
+    grid = plan_grid(model, builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
                      steps_interval=builtin_steps.interval)
     assert trace(figure(at), "best w")["x"] == best_workers(grid)["w"].tolist()
     assert (shown_grid(at)["mode"] == "async").all()
@@ -285,9 +280,7 @@ def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
 
 
 def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
-    from core.logs.reader import read_log_file
-    from core.prediction.backtest import inflation_from_other_runs
-    from core.prediction.predict import n_epochs, predict_epoch_at_target, widen
+    from core.prediction import forecast_epoch_at_target
     from tests.conftest import ROOT
 
     at = open_page(PAGE)
@@ -297,10 +290,7 @@ def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
     at.radio(key="plan_run_method").set_value("family").run()
     assert not at.exception
     logs = [read_log_file(p) for p in sorted((ROOT / "data" / "logs").glob("*.csv"))]
-    log = next(l for l in logs if l.source == run)
-    p = predict_epoch_at_target(log, target_acc=0.92, family="auto")
-    s, _ = inflation_from_other_runs(logs, log, n_epochs_seen=n_epochs(log), target_acc=0.92)
-    if s is not None:
-        p = widen(p, s)
+    log = next(lg for lg in logs if lg.source == run)
+    p = forecast_epoch_at_target(log, logs, target_acc=0.92, family="auto").prediction
     # epoch × 63 steps per epoch
     assert metrics(at)["Steps to target"] == f"{p.epoch * 63:,.0f}"

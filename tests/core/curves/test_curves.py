@@ -120,7 +120,7 @@ def test_fit_of_a_flat_log_is_flagged_degenerate_with_a_warning():
 def test_b2_at_bound_is_flagged():
     k = np.arange(1, 2001.0)
     fit = fit_curve(k, optimus_loss(k, 1e-3, 0.5, 0.0))
-    assert "b2 at its lower bound 0 (no floor)" in fit.flags
+    assert "b2 at its lower bound 0 (no loss floor)" in fit.flags
 
 
 @pytest.mark.parametrize("k,y,msg", [

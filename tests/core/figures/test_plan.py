@@ -8,9 +8,9 @@ import pytest
 
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.plan.grid import best_workers, cheapest_config, greedy_allocation, pareto_frontier, plan_grid
-from core.plan.speed import calibrate_time_unit, paper_speed_model
+from core.plan.speed import paper_speed_model, scale_to_step_time
 
-CALIBRATED = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)   # 0.02 s per paper unit
+CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)   # 0.02 s per paper unit
 STEPS = 50_000
 
 
@@ -19,20 +19,31 @@ def grid():
     return plan_grid(CALIBRATED, STEPS, workers=range(1, 33))
 
 
+def _tta(g, **kw):
+    return tta_vs_workers_figure(g, best=best_workers(g), **kw)
+
+
+def _time_cost(g, *, deadline=None, **kw):
+    choice = cheapest_config(g, deadline=deadline) if deadline is not None else None
+    return time_cost_figure(g, frontier=pareto_frontier(g), choice=choice, **kw)
+
+
 def _by_name(fig):
     return {t.name: t for t in fig.data}
 
 
 def test_tta_trace_names_and_axes(grid):
-    fig = tta_vs_workers_figure(grid)
+    fig = _tta(grid)
     assert [t.name for t in fig.data] == ["p = 2", "p = 4", "best w"]
+    # the figure draws the best w it is given, and computes none itself
+    assert [t.name for t in tta_vs_workers_figure(grid).data] == ["p = 2", "p = 4"]
     assert fig.layout.xaxis.title.text == "workers w"
     assert fig.layout.yaxis.title.text == "time to target (hours)"
     assert fig.data[0].line.shape == "spline"
 
 
 def test_tta_lines_carry_the_grid_hours(grid):
-    fig = tta_vs_workers_figure(grid)
+    fig = _tta(grid)
     p2 = grid[grid.p == 2]
     np.testing.assert_array_equal(fig.data[0].x, p2.w)
     np.testing.assert_allclose(fig.data[0].y, p2.time_h)
@@ -41,7 +52,7 @@ def test_tta_lines_carry_the_grid_hours(grid):
 
 
 def test_best_w_marker_sits_at_the_fastest_w(grid):
-    fig = tta_vs_workers_figure(grid)
+    fig = _tta(grid)
     best = _by_name(fig)["best w"]
     # p = 2: 130.56/w + 2.46·w least at w = 7; p = 4: 130.56/w + 1.23·w least at w = 10
     assert list(best.x) == [7, 10]
@@ -53,13 +64,13 @@ def test_best_w_marker_sits_at_the_fastest_w(grid):
 
 def test_best_w_marker_moves_when_the_range_is_cut():
     # with w limited to 1..5 the curves are still falling: the best w is the last one, 5
-    fig = tta_vs_workers_figure(plan_grid(CALIBRATED, STEPS, workers=range(1, 6)))
+    fig = _tta(plan_grid(CALIBRATED, STEPS, workers=range(1, 6)))
     assert list(_by_name(fig)["best w"].x) == [5, 5]
 
 
 def test_band_traces_come_before_each_line():
     g = plan_grid(CALIBRATED, STEPS, workers=range(1, 9), steps_interval=(40_000, 65_000))
-    fig = tta_vs_workers_figure(g)
+    fig = _tta(g)
     assert [t.name for t in fig.data] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
     band = fig.data[0]
     assert band.fill == "toself"
@@ -70,7 +81,7 @@ def test_band_traces_come_before_each_line():
 
 def test_paper_units_axis_and_values():
     g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 9))
-    fig = tta_vs_workers_figure(g)
+    fig = _tta(g)
     assert fig.layout.yaxis.title.text == "time to target (paper units)"
     # p = 2, w = 4: 1000 steps · 45.3 units
     assert fig.data[0].y[3] == pytest.approx(45_300)
@@ -81,7 +92,7 @@ def test_extra_curves_are_added_by_label(grid):
         pd.DataFrame({"p": 2, "w": [1, 2, 4], "time_h": [10.0, 6, 4], "label": "Paleo, p = 2"}),
         pd.DataFrame({"p": 4, "w": [1, 2, 4], "time_h": [9.0, 5, 3], "label": "Paleo, p = 4"}),
     ])
-    fig = tta_vs_workers_figure(grid, extra=extra)
+    fig = _tta(grid, extra=extra)
     names = [t.name for t in fig.data]
     assert names == ["p = 2", "p = 4", "best w", "Paleo, p = 2", "Paleo, p = 4"]
     assert list(fig.data[3].y) == [10.0, 6, 4] and fig.data[3].line.dash == "dash"
@@ -91,20 +102,20 @@ def test_extra_curves_are_added_by_label(grid):
 def test_extra_curves_are_hidden_with_a_note_in_paper_units():
     g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 9))
     extra = pd.DataFrame({"p": 2, "w": [1, 2], "time_h": [1.0, 0.5], "label": "Paleo, p = 2"})
-    fig = tta_vs_workers_figure(g, extra=extra)
+    fig = _tta(g, extra=extra)
     assert "Paleo, p = 2" not in [t.name for t in fig.data]
     assert "paper units" in fig.layout.annotations[0].text
 
 
 def test_empty_grid_gives_a_titled_note():
     empty = plan_grid(CALIBRATED, STEPS, workers=[1]).iloc[0:0]
-    fig = tta_vs_workers_figure(empty)
+    fig = _tta(empty)
     assert len(fig.data) == 0 and fig.layout.annotations[0].text == "No configuration to plot."
     assert len(time_cost_figure(empty).data) == 0
 
 
 def test_time_cost_traces_and_frontier(grid):
-    fig = time_cost_figure(grid)
+    fig = _time_cost(grid)
     assert [t.name for t in fig.data] == ["p = 2", "p = 4", "Pareto frontier"]
     front = pareto_frontier(grid)
     np.testing.assert_allclose(fig.data[2].x, front.time_h)
@@ -114,7 +125,7 @@ def test_time_cost_traces_and_frontier(grid):
 
 
 def test_time_cost_deadline_and_cheapest_marker(grid):
-    fig = time_cost_figure(grid, deadline=10.0)
+    fig = _time_cost(grid, deadline=10.0)
     traces = _by_name(fig)
     assert list(traces["deadline"].x) == [10.0, 10.0]
     choice = cheapest_config(grid, deadline=10.0)
@@ -125,7 +136,7 @@ def test_time_cost_deadline_and_cheapest_marker(grid):
 
 
 def test_time_cost_says_when_no_configuration_meets_the_deadline(grid):
-    fig = time_cost_figure(grid, deadline=0.5)
+    fig = _time_cost(grid, deadline=0.5)
     names = [t.name for t in fig.data]
     assert "deadline" in names and "cheapest under deadline" not in names
     assert fig.layout.annotations[0].text.startswith("No configuration reaches the target within 0.5 hours")
@@ -133,9 +144,9 @@ def test_time_cost_says_when_no_configuration_meets_the_deadline(grid):
 
 def test_time_cost_greedy_path_and_optimum(grid):
     a = greedy_allocation(CALIBRATED, STEPS, budget=10)
-    fig = time_cost_figure(grid, allocation=a)
+    fig = _time_cost(grid, allocation=a)
     traces = _by_name(fig)
     assert [t.name for t in fig.data][-2:] == ["greedy path", "exhaustive optimum"]
-    np.testing.assert_allclose(traces["greedy path"].x, [s[3] / 3600 for s in a.path])
-    np.testing.assert_allclose(traces["greedy path"].y, [s[4] for s in a.path])
-    assert traces["exhaustive optimum"].x[0] == pytest.approx(a.optimum[2] / 3600)
+    np.testing.assert_allclose(traces["greedy path"].x, [s.time_s / 3600 for s in a.path])
+    np.testing.assert_allclose(traces["greedy path"].y, [s.cost for s in a.path])
+    assert traces["exhaustive optimum"].x[0] == pytest.approx(a.optimum.time_s / 3600)

@@ -40,7 +40,7 @@ def test_observed_and_unseen_points_split_at_the_epochs_seen(log, prediction):
 
 
 def test_markers_sit_on_the_target_line_at_the_predicted_and_actual_epochs(log, prediction):
-    by = {t.name: t for t in prediction_band_figure(log, prediction).data}
+    by = {t.name: t for t in prediction_band_figure(log, prediction, actual_epoch=ACTUAL_EPOCH).data}
     assert list(by["target"].y) == [TARGET, TARGET]
     assert list(by["predicted epoch"].x) == [prediction.epoch] == [ACTUAL_EPOCH]
     assert by["predicted epoch"].error_x.arrayminus[0] == prediction.epoch - prediction.epoch_low
@@ -60,6 +60,9 @@ def test_band_lies_after_the_observed_epochs_and_brackets_the_predicted_curve(lo
 def test_observed_part_alone_draws_no_unseen_points_and_no_actual(log, prediction):
     by = {t.name: t for t in prediction_band_figure(first_epochs(log, 8), prediction).data}
     assert len(by["unseen"].x) == 0 and len(by["actual epoch"].x) == 0
+    # an actual epoch within the observed epochs is not drawn either: it was seen, not predicted
+    by = {t.name: t for t in prediction_band_figure(log, prediction, actual_epoch=5).data}
+    assert len(by["actual epoch"].x) == 0
 
 
 def test_loss_route_draws_the_epoch_mean_loss(log):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,10 +21,10 @@ from core.plan.grid import (
     suggest_deadline,
     time_to_target_s,
 )
-from core.plan.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, calibrate_time_unit, paper_speed_model
+from core.plan.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, paper_speed_model, scale_to_step_time
 
 ALLREDUCE = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)   # 0.098 s/step at w=8
-CALIBRATED = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)       # 1 paper unit = 0.02 s
+CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)       # 1 paper unit = 0.02 s
 
 
 # --- time to target ---------------------------------------------------------------------------
@@ -56,7 +58,7 @@ def test_async_time_counts_every_worker_update_as_a_step():
 
 @pytest.mark.parametrize("steps", [0, -5, float("nan"), "100"])
 def test_time_to_target_refuses_bad_steps(steps):
-    with pytest.raises(InputError, match="expected steps_to_target > 0"):
+    with pytest.raises(InputError, match="time_to_target_s: steps_to_target: expected a finite number > 0"):
         time_to_target_s(steps, ALLREDUCE, 0, 8)
 
 
@@ -87,7 +89,7 @@ def test_allreduce_grid_uses_p_zero_and_refuses_ps():
     (dict(workers=[]), r"expected workers as integers >= 1"),
     (dict(workers=[0, 1]), r"expected workers as integers >= 1"),
     (dict(workers=[1.5]), r"expected workers as integers >= 1"),
-    (dict(price_worker=-1.0), r"expected price_worker >= 0; got -1.0"),
+    (dict(price_worker=-1.0), r"plan_grid: price_worker: expected a finite number >= 0; got -1.0"),
     (dict(steps_interval=(2000, 3000)), r"expected steps_interval \(low, high\) with 0 < low <= "
                                         r"steps_to_target = 1000 <= high"),
 ])
@@ -196,11 +198,11 @@ def test_greedy_allocation_by_hand():
     # (1,2) → (1,3) 61.08 vs (2,2) 73.02 → worker;  (1,3) → (1,4) 55.12 vs (2,3) 53.72 → PS
     # (2,3) → (2,4) 45.30 vs (3,3) 51.28 → worker; p + w = 6 = budget
     a = greedy_allocation(paper_speed_model("sync"), 1, budget=6)
-    assert [(s[0], s[1], s[2]) for s in a.path] == [
+    assert [(s.added, s.p, s.w) for s in a.path] == [
         ("start", 1, 1), ("worker", 1, 2), ("worker", 1, 3), ("ps", 2, 3), ("worker", 2, 4)]
-    assert [s[3] for s in a.path] == pytest.approx([138.28, 77.92, 61.08, 53.72, 45.30])
+    assert [s.time_s for s in a.path] == pytest.approx([138.28, 77.92, 61.08, 53.72, 45.30])
     assert a.stop_reason == "budget spent"
-    assert a.optimum[:2] == (2, 4) and a.gap_pct == 0.0
+    assert (a.optimum.p, a.optimum.w) == (2, 4) and a.gap_pct == 0.0
 
 
 def test_greedy_stops_without_gain_and_misses_the_optimum():
@@ -209,15 +211,17 @@ def test_greedy_stops_without_gain_and_misses_the_optimum():
     # both help only together: (2,2) = 5 + 1 + 6 + 8 = 20 → greedy stops at (1,1), 5 % slower
     m = SpeedModel("sync", (1, 1, 6, 0, 4), global_batch=10)
     a = greedy_allocation(m, 1, budget=4)
-    assert a.stop_reason == "no gain" and a.greedy[:2] == (1, 1)
-    assert a.optimum[:3] == (2, 2, pytest.approx(20.0))
+    assert a.stop_reason == "no gain" and (a.greedy.p, a.greedy.w) == (1, 1)
+    assert (a.optimum.p, a.optimum.w, a.optimum.time_s) == (2, 2, pytest.approx(20.0))
     assert a.gap_pct == pytest.approx(5.0)
 
 
 def test_greedy_allocation_costs_and_frame():
-    # budget 2: only the start (1, 1): 138.28 units → with prices 2 and 1: 138.28/3600·(2 + 1)
-    a = greedy_allocation(paper_speed_model("sync"), 1, budget=2, price_worker=2.0, price_ps=1.0)
-    assert len(a.path) == 1 and a.path[0][4] == pytest.approx(138.28 / 3600 * 3)
+    # budget 2: only the start (1, 1): 138.28 units of 0.02 s → with prices 2 and 1: 2.7656/3600·(2 + 1)
+    a = greedy_allocation(CALIBRATED, 1, budget=2, price_worker=2.0, price_ps=1.0)
+    assert len(a.path) == 1 and a.path[0].cost == pytest.approx(138.28 * 0.02 / 3600 * 3)
+    # in paper units there is no money: the cost is left empty
+    assert math.isnan(greedy_allocation(paper_speed_model("sync"), 1, budget=2).path[0].cost)
     frame = a.path_frame()
     assert list(frame.columns) == ["step", "added", "p", "w", "time_s", "time_h", "cost"]
     d = a.to_dict()
@@ -226,14 +230,15 @@ def test_greedy_allocation_costs_and_frame():
 
 def test_greedy_allreduce_adds_only_workers():
     a = greedy_allocation(ALLREDUCE, 1000, budget=64)
-    assert all(s[1] == 0 for s in a.path) and {s[0] for s in a.path[1:]} == {"worker"}
+    assert all(s.p == 0 for s in a.path) and {s.added for s in a.path[1:]} == {"worker"}
     # 0.256/w + 0.002·w is least at w = sqrt(128) = 11.3 → 11 (0.04527) vs 12 (0.04533): stop at 11
-    assert a.greedy[:2] == (0, 11) and a.stop_reason == "no gain" and a.optimum[:2] == (0, 11)
+    assert (a.greedy.p, a.greedy.w) == (0, 11) and a.stop_reason == "no gain"
+    assert (a.optimum.p, a.optimum.w) == (0, 11)
 
 
 @pytest.mark.parametrize("budget", [1, 0, 5000, 2.5, True])
 def test_greedy_refuses_bad_budget(budget):
-    with pytest.raises(InputError, match=r"expected budget an integer in \[2, 4096\]"):
+    with pytest.raises(InputError, match=r"greedy_allocation: budget: expected an int in \[2, 4096\]"):
         greedy_allocation(paper_speed_model("sync"), 1, budget=budget)
 
 
@@ -242,8 +247,8 @@ def test_greedy_never_beats_the_exhaustive_optimum(seed):
     rng = np.random.default_rng(seed)
     m = SpeedModel("sync", tuple(rng.uniform(0, 1, 5)), global_batch=64)
     a = greedy_allocation(m, 100, budget=int(rng.integers(2, 40)))
-    assert a.greedy[2] >= a.optimum[2] * (1 - 1e-12), f"seed={seed}"
-    assert a.greedy[0] + a.greedy[1] <= a.budget and a.optimum[0] + a.optimum[1] <= a.budget
+    assert a.greedy.time_s >= a.optimum.time_s * (1 - 1e-12), f"seed={seed}"
+    assert a.greedy.p + a.greedy.w <= a.budget and a.optimum.p + a.optimum.w <= a.budget
 
 
 # ---------------------------------------------------------------- default deadline (Plan page)
@@ -271,7 +276,7 @@ def test_suggest_deadline_is_always_met_and_uses_paper_units():
 
 def test_suggest_deadline_refuses_empty_grid_and_bad_factor():
     g = plan_grid(paper_speed_model("sync"), 1000, workers=[4])
-    with pytest.raises(InputError, match=r"suggest_deadline: expected factor > 0; got 0"):
+    with pytest.raises(InputError, match=r"suggest_deadline: factor: expected a finite number > 0; got 0"):
         suggest_deadline(g, factor=0)
     with pytest.raises(InputError, match="expected a non-empty plan grid"):
         suggest_deadline(g.iloc[:0])

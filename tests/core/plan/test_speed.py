@@ -16,14 +16,11 @@ from core.plan.speed import (
     MIN_POINTS,
     PAPER_THETA,
     SpeedModel,
-    _features,
-    allreduce_speed,
-    async_speed,
-    calibrate_time_unit,
     default_speed_mode,
     fit_speed_model,
+    optimus_speed,
     paper_speed_model,
-    sync_speed,
+    scale_to_step_time,
 )
 from core.plan.speed_table import read_speed_table
 
@@ -41,7 +38,7 @@ POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
     (4, 16, 30.70),
 ])
 def test_sync_speed_matches_eq4_by_hand(p, w, step_time):
-    f = sync_speed(p, w, theta=PAPER_THETA["sync"], global_batch=128)
+    f = optimus_speed("sync", p, w, theta=PAPER_THETA["sync"], global_batch=128)
     assert f == pytest.approx(1 / step_time, rel=1e-12)
 
 
@@ -52,30 +49,16 @@ def test_sync_speed_matches_eq4_by_hand(p, w, step_time):
     (4, 8, 11.11),
 ])
 def test_async_speed_matches_eq3_by_hand(p, w, denominator):
-    f = async_speed(p, w, theta=PAPER_THETA["async"])
+    f = optimus_speed("async", p, w, theta=PAPER_THETA["async"])
     assert f == pytest.approx(w / denominator, rel=1e-12)
 
 
 def test_allreduce_speed_by_hand_and_ignores_p():
     # 0.001·256/8 + 0.05 + 0.002·8 = 0.032 + 0.05 + 0.016 = 0.098 s per step
     m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
-    assert allreduce_speed(8, theta=m.theta, global_batch=256) == pytest.approx(1 / 0.098)
+    assert optimus_speed("allreduce", 0, 8, theta=m.theta, global_batch=256) == pytest.approx(1 / 0.098)
     assert m.steps_per_s(0, 8) == m.steps_per_s(7, 8) == pytest.approx(1 / 0.098)
     assert m.samples_per_s(0, 8) == pytest.approx(256 / 0.098)
-
-
-@pytest.mark.parametrize("mode, theta", [
-    ("sync", (0.3, 0.2, 0.5, 0.01, 0.07)),
-    ("async", (0.9, 0.4, 0.02, 0.3)),
-    ("allreduce", (0.002, 0.1, 0.004)),
-])
-def test_linear_design_reproduces_the_closed_form(mode, theta):
-    # the NNLS linearisation 1/f = X·θ must be the same model as the literal equations
-    P, W = (a.ravel() for a in np.meshgrid([1, 2, 3, 5], [1, 2, 7, 16]))
-    model = SpeedModel(mode, theta, global_batch=64)
-    closed = model.steps_per_s(P, W)
-    linear = 1 / (_features(mode, P, W, 64) @ np.asarray(theta))
-    np.testing.assert_allclose(linear, closed, rtol=1e-12)
 
 
 def test_speed_is_vectorised_over_p_and_w():
@@ -141,7 +124,7 @@ def test_to_dict_has_plain_types_and_named_theta():
 
 def test_calibration_hits_the_measured_step_time():
     # paper sync at (2, 4): 45.30 paper units per step; measured 0.906 s → 1 unit = 0.02 s
-    cal = calibrate_time_unit(paper_speed_model("sync"), 0.906, 2, 4)
+    cal = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
     assert cal.time_unit == "s"
     assert cal.step_time_s(2, 4) == pytest.approx(0.906, rel=1e-12)
     np.testing.assert_allclose(cal.theta, [0.0204, 0.0556, 0.0984, 0.0, 0.0004], rtol=1e-12)
@@ -154,7 +137,7 @@ def test_calibration_hits_the_measured_step_time():
        st.integers(1, 8), st.integers(1, 64))
 def test_calibration_only_rescales_time(step_time, p, w, mode, p2, w2):
     base = paper_speed_model(mode)
-    cal = calibrate_time_unit(base, step_time, p, w)
+    cal = scale_to_step_time(base, step_time, p, w)
     assert cal.step_time_s(p, w) == pytest.approx(step_time, rel=1e-9)
     # the ratio between any two configurations is kept
     assert cal.step_time_s(p2, w2) / cal.step_time_s(p, w) == pytest.approx(
@@ -164,7 +147,7 @@ def test_calibration_only_rescales_time(step_time, p, w, mode, p2, w2):
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), "1s"])
 def test_calibration_refuses_bad_step_time(bad):
     with pytest.raises(InputError, match="expected a measured step time > 0 s"):
-        calibrate_time_unit(paper_speed_model("sync"), bad, 2, 4)
+        scale_to_step_time(paper_speed_model("sync"), bad, 2, 4)
 
 
 # --- NNLS fit --------------------------------------------------------------------------------

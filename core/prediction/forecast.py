@@ -1,0 +1,92 @@
+"""The one call every page uses: the epoch at target predicted from the first epochs of a run,
+its interval widened by what the other loaded runs teach.
+
+``forecast_epoch_at_target`` cuts the run after ``n`` epochs, predicts from that cut alone
+(``core.prediction.predict``), learns how much to widen the interval from the *other* runs
+cut at the same fraction (``core.prediction.backtest.inflation_from_other_runs``,
+leave-one-run-out) and widens it.  The Logs page (predict from the first N epochs), the Plan
+page (extrapolate a run that has not reached the target) and the Calibrate page (held-out
+runs short of the target) all call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.logs import RunLog
+from core.prediction.backtest import inflation_from_other_runs
+from core.prediction.intervals import FitCache
+from core.prediction.predict import TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target, widen
+
+
+@dataclass(frozen=True, eq=False)
+class Forecast:
+    """A prediction of the epoch at target with the widening learned from other runs.
+
+    Attributes
+    ----------
+    prediction : TargetPrediction
+        Already widened by ``inflation`` when there was one.
+    inflation : float or None
+        The factor learned from other runs (None: the run's own interval is kept).
+    n_cases : int
+        How many predictions of the other runs the factor was learned from.
+    """
+
+    prediction: TargetPrediction
+    inflation: float | None
+    n_cases: int
+
+    @property
+    def interval_source(self) -> str:
+        """Where the interval's width comes from, in one clause a page can show."""
+        if self.inflation is not None:
+            return (f"widened ×{self.inflation:.2f}, learned from {self.n_cases} predictions of the other loaded "
+                    "runs at the same observed fraction (leave-one-run-out)")
+        return (f"from this run's own observed epochs only (only {self.n_cases} cases in other runs to "
+                "calibrate on)")
+
+
+def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int | None = None,
+                             target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
+                             route: str = "accuracy", level: float = DEFAULT_LEVEL,
+                             cache: FitCache | None = None) -> Forecast:
+    """Predict where ``log`` passes ``target_acc`` from its first ``n_epochs_seen`` epochs (all by default).
+
+    Parameters
+    ----------
+    log : RunLog
+        The run to predict; only its first ``n_epochs_seen`` epochs are read.
+    others : sequence of RunLog
+        The loaded runs to learn the widening from (``log`` and its own val/train twin may be
+        among them: they are left out by run, never used).
+    n_epochs_seen : int, optional
+        Epochs to predict from; ``None`` uses the whole log (extrapolating a run that ended
+        before the target).
+    target_acc, family, route, level
+        As in :func:`core.prediction.predict.predict_epoch_at_target`.
+    cache : FitCache, optional
+        Shares fits between the prediction and the other runs' predictions.
+
+    Examples
+    --------
+    >>> from core.logs import read_log
+    >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 25))
+    >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
+    >>> f = forecast_epoch_at_target(log, [log], n_epochs_seen=10, target_acc=0.92, family="exp3")
+    >>> f.prediction.epoch, f.inflation     # error 0.8·2^(−e/4) <= 0.08 at e = 13.3: epoch 14
+    (14.0, None)
+    """
+    cache = cache if cache is not None else FitCache()
+    total = n_epochs(log)
+    n = total if n_epochs_seen is None else int(n_epochs_seen)
+    observed = log if n >= total else first_epochs(log, n)
+    p = predict_epoch_at_target(observed, target_acc=target_acc, family=family, route=route, level=level,
+                                cache=cache)
+    inflation, n_cases = inflation_from_other_runs(list(others), log, n_epochs_seen=n, target_acc=target_acc,
+                                                   family=family, route=route, level=level, cache=cache)
+    if inflation is not None and p.status == "predicted":
+        p = widen(p, inflation)
+    return Forecast(p, inflation, n_cases)
