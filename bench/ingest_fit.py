@@ -32,8 +32,8 @@ from scipy.optimize import curve_fit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.curves import fit_curve, optimus_loss  # noqa: E402
-from core.logs.reader import read_log_file  # noqa: E402
-from core.runs.analysis import fit_files  # noqa: E402
+from core.logs import read_log_file
+from core.runs import fit_files
 
 STEPS_PER_EPOCH = 391
 

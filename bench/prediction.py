@@ -32,9 +32,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.logs.reader import read_log_file  # noqa: E402
-from core.prediction.backtest import backtest_logs  # noqa: E402
-from core.prediction.intervals import FitCache  # noqa: E402
+from core.logs import read_log_file
+from core.prediction import FitCache, backtest_logs
 
 FRACTIONS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SCOPES = {"0.5": lambda t: t[t["observed_fraction"] == 0.5], "0.3-0.7": lambda t: t}

@@ -18,7 +18,7 @@ import pandas as pd
 from core.curves import degenerate_reason
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
-from core.logs.naming import depth_of, gpu_short_name
+from core.logs import depth_of, gpu_short_name
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",

@@ -18,11 +18,17 @@ import argparse
 
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
-from core.logs.reader import read_log_file
-from core.prediction.backtest import BACKTEST_COLUMNS, DEFAULT_FRACTIONS, backtest_logs, resolve_target
-from core.prediction.tables import backtest_summary, summary_line
-from core.runs.targets import DEFAULT_TARGET_ACC
+from core.logs import read_log_file
+from core.prediction import (
+    BACKTEST_COLUMNS,
+    DEFAULT_FRACTIONS,
+    backtest_logs,
+    backtest_summary,
+    resolve_target,
+    summary_line,
+)
 
 
 def fractions(text: str) -> list[float]:

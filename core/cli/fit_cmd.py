@@ -11,8 +11,8 @@ import argparse
 
 from core.cli.common import complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
-from core.runs.analysis import fit_files
-from core.runs.targets import CRITERIA, DEFAULT_TARGET_ACC
+from core.defaults import DEFAULT_TARGET_ACC
+from core.runs import CRITERIA, fit_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

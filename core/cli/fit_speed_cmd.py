@@ -16,8 +16,7 @@ import argparse
 import sys
 
 from core.errors import PlannerError
-from core.plan.speed import MODES, default_speed_mode, fit_speed_model
-from core.plan.speed_table import read_speed_table
+from core.plan import MODES, default_speed_mode, fit_speed_model, read_speed_table
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from core.curves import bin_log_spaced
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
-from core.runs.analysis import RunAnalysis, thin_indices
+from core.runs import RunAnalysis, thin_indices
 
 MAX_DISPLAY_POINTS = 3000
 #: log-spaced bins of the smoothed line

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from core.defaults import SECONDS_PER_HOUR
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
-from core.plan.grid import Allocation, DeadlineChoice, display_time
+from core.plan import Allocation, DeadlineChoice, display_time
 
 TTA_TITLE = "Time to target against workers"
 TIME_COST_TITLE = "Time and cost of each configuration"

@@ -25,9 +25,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure
-from core.logs.reader import RunLog
-from core.prediction.predict import TargetPrediction, prediction_curves
-from core.runs.analysis import epoch_summary
+from core.logs import RunLog
+from core.prediction import TargetPrediction, prediction_curves
+from core.runs import epoch_summary
 
 BAND_FILL = "rgba(0, 114, 178, 0.18)"
 UNSEEN_COLOR = "#888888"

@@ -1,12 +1,16 @@
 """Training logs: read files of several formats into one tidy ``RunLog``.
 
-Modules: ``reader`` (bytes → validated ``RunLog``: formats, column roles, steps and epochs), ``naming``
-(model, depth, device and batch from a file name).
+Modules: ``reader`` (bytes → validated ``RunLog``: formats, column roles, steps and epochs),
+``naming`` (model, depth, device and batch from a file name).
 """
 
-from core.logs.naming import RunMeta, depth_of, gpu_short_name, parse_run_name
+from core.logs.naming import (
+    RunMeta,
+    depth_of,
+    gpu_short_name,
+    parse_run_name,
+)
 from core.logs.reader import (
-    MAX_BAD_ROW_SHARE,
     MAX_LOG_BYTES,
     ROLES,
     ColumnRoles,
@@ -19,4 +23,7 @@ from core.logs.reader import (
     read_log_file,
 )
 
-__all__ = ['ColumnRoles', 'MAX_BAD_ROW_SHARE', 'MAX_LOG_BYTES', 'ROLES', 'RunLog', 'RunMeta', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step', 'gpu_short_name', 'infer_steps_per_epoch', 'parse_run_name', 'read_log', 'read_log_file']
+__all__ = [
+    'ColumnRoles', 'MAX_LOG_BYTES', 'ROLES', 'RunLog', 'RunMeta', 'depth_of', 'detect_format', 'detect_roles',
+    'epoch_of_step', 'gpu_short_name', 'infer_steps_per_epoch', 'parse_run_name', 'read_log', 'read_log_file',
+]

@@ -156,7 +156,7 @@ class RunLog:
 
 
 # --------------------------------------------------------------------------- bytes → table
-def _check_bytes(data: bytes, source: str, max_bytes: int) -> str:
+def _decode_head(data: bytes, source: str, max_bytes: int) -> str:
     """Refuse what is not a CSV text; return the start of the text (for sniffing the format).
 
     Only the first 64 KiB are decoded here; the rest is checked by the parser (a column of
@@ -603,7 +603,7 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
                                         or steps_per_epoch < 1):
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
     data = bytes(data)
-    text = _check_bytes(data, source, max_bytes)
+    text = _decode_head(data, source, max_bytes)
     table = _read_table(data, text, source)
     columns = list(table)
     meta = parse_run_name(source)

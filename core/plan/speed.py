@@ -33,6 +33,7 @@ from scipy.optimize import nnls
 
 from core.errors import FitError, FitWarning, InputError
 from core.plan.speed_table import has_parameter_servers, normalise_speed_table
+from core.validation import check_scalar
 
 MODES: tuple[str, ...] = ("sync", "async", "allreduce")
 THETA_NAMES: dict[str, tuple[str, ...]] = {
@@ -350,10 +351,8 @@ def scale_to_step_time(model: SpeedModel, step_time_s: float, p: int, w: int) ->
     >>> round(cal.step_time_s(2, 4), 9)
     0.906
     """
-    if not (isinstance(step_time_s, (int, float, np.floating)) and np.isfinite(step_time_s)
-            and step_time_s > 0):
-        raise InputError(f"scale_to_step_time: expected a measured step time > 0 s; "
-                         f"got {step_time_s!r}. Give seconds per step.")
+    step_time_s = check_scalar(step_time_s, "scale_to_step_time: step_time_s", float, min_val=0,
+                               include_boundaries="neither", fix="Give the measured seconds per step")
     factor = float(step_time_s) * float(model.steps_per_s(p, w))
     theta = tuple(t * factor for t in model.theta)
     flags = tuple(f for f in model.flags if not f.startswith("paper θ: time unit unknown"))

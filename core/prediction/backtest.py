@@ -47,8 +47,9 @@ from pathlib import PurePosixPath
 import numpy as np
 import pandas as pd
 
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.logs.reader import RunLog
+from core.logs import RunLog
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
 from core.prediction.predict import (
     TargetPrediction,
@@ -58,8 +59,7 @@ from core.prediction.predict import (
     predict_epoch_at_target,
     widen,
 )
-from core.runs.analysis import epoch_summary
-from core.runs.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+from core.runs import check_target_acc, epoch_summary, find_target_crossing
 
 #: the contract columns of ``python -m core backtest``, in order
 BACKTEST_COLUMNS: tuple[str, ...] = (

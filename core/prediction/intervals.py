@@ -1,6 +1,6 @@
 """The backtest inside the observed epochs: family scores, drift correction and the interval.
 
-Nothing here sees more of a run than the ``Series`` it is given (the observed epochs
+Nothing here sees more of a run than the ``EpochSeries`` it is given (the observed epochs
 ``1..n``).  The *inner backtest* fits a family on the first ``m = round(r·n)`` epochs
 (``r`` in ``INNER_FRACTIONS``, ``m >= MIN_INNER_EPOCHS``) and checks each later observed
 epoch ``e``: the fitted curve says it reaches that epoch's level ``y_e`` (error ``1 − acc``
@@ -59,7 +59,7 @@ INTERVAL_METHOD = ("empirical: quantiles of the horizon ratios of the same famil
 
 
 @dataclass(frozen=True, eq=False)
-class Series:
+class EpochSeries:
     """What one route fits: points ``(x, y)`` and the per-epoch levels they come from.
 
     Attributes
@@ -89,10 +89,10 @@ class Series:
     def n_epochs(self) -> int:
         return int(self.epochs.size)
 
-    def first(self, n: int) -> "Series":
+    def first(self, n: int) -> "EpochSeries":
         """The series cut after epoch ``n``."""
         keep, keep_e = self.epoch <= n, self.epochs <= n
-        return Series(self.x[keep], self.y[keep], self.epoch[keep], self.epochs[keep_e],
+        return EpochSeries(self.x[keep], self.y[keep], self.epoch[keep], self.epochs[keep_e],
                       self.levels[keep_e], self.x_per_epoch, self.mid_epoch)
 
     def continuous_epoch(self, x) -> np.ndarray:
@@ -137,14 +137,14 @@ class FitCache:
     max_points: int = PREDICTION_MAX_POINTS
     fits: dict = field(default_factory=dict)
 
-    def fit(self, series: Series, family: str) -> FitResult | None:
+    def fit(self, series: EpochSeries, family: str) -> FitResult | None:
         key = (family, series.key())
         if key not in self.fits:
             self.fits[key] = _quiet_fit(series, family, self.max_points)
         return self.fits[key]
 
 
-def _quiet_fit(series: Series, family: str, max_points: int) -> FitResult | None:
+def _quiet_fit(series: EpochSeries, family: str, max_points: int) -> FitResult | None:
     if series.x.size <= len(get_family(family).param_names):
         return None
     try:
@@ -192,7 +192,7 @@ class InnerBacktest:
         return np.where(np.isinf(c), 0.0, g)
 
 
-def inner_backtest(series: Series, family: str, *, cache: FitCache | None = None) -> InnerBacktest:
+def inner_backtest(series: EpochSeries, family: str, *, cache: FitCache | None = None) -> InnerBacktest:
     """Fit ``family`` on the first 50/65/80 % of the epochs of ``series``; check the later ones."""
     cache = cache or FitCache()
     n = series.n_epochs

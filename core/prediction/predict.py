@@ -32,20 +32,20 @@ import pandas as pd
 from core.curves import FAMILIES, FitResult
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.logs.reader import RunLog
+from core.logs import RunLog
 from core.prediction.intervals import (
     DEFAULT_LEVEL,
     INTERVAL_METHOD,
     MIN_CHECKS,
     Drift,
+    EpochSeries,
     FitCache,
-    Series,
     inner_backtest,
     stretch,
     whole_epoch,
 )
-from core.runs.analysis import epoch_summary
-from core.runs.targets import check_target_acc
+from core.runs import check_target_acc, epoch_summary
+from core.validation import check_scalar
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
@@ -177,22 +177,22 @@ def first_epochs(log: RunLog, n: int) -> RunLog:
     return replace(log, frame=log.frame.loc[keep].reset_index(drop=True))
 
 
-def accuracy_series(log: RunLog) -> Series:
+def accuracy_series(log: RunLog) -> EpochSeries:
     """Per-epoch error ``1 − acc`` against the epoch number (the accuracy route's data)."""
     table = epoch_summary(log).dropna(subset=["acc"])
     e = table["epoch"].to_numpy(dtype=float)
     err = 1.0 - table["acc"].to_numpy(dtype=float)
-    return Series(x=e, y=err, epoch=e, epochs=e, levels=err, x_per_epoch=1.0, mid_epoch=False)
+    return EpochSeries(x=e, y=err, epoch=e, epochs=e, levels=err, x_per_epoch=1.0, mid_epoch=False)
 
 
-def loss_series(log: RunLog) -> Series:
+def loss_series(log: RunLog) -> EpochSeries:
     """Per-step loss against the global step, and the per-epoch mean losses (loss route)."""
     frame = log.frame[log.frame["loss"].notna() & log.frame["epoch"].notna()]
     table = epoch_summary(log).dropna(subset=["loss"])
     spe = log.steps_per_epoch
     step_level = log.granularity == "step"
     x_per_epoch = float(spe) if spe else 1.0
-    return Series(x=frame["global_step"].to_numpy(dtype=float), y=frame["loss"].to_numpy(dtype=float),
+    return EpochSeries(x=frame["global_step"].to_numpy(dtype=float), y=frame["loss"].to_numpy(dtype=float),
                   epoch=frame["epoch"].to_numpy(dtype=float),
                   epochs=table["epoch"].to_numpy(dtype=float), levels=table["loss"].to_numpy(dtype=float),
                   x_per_epoch=x_per_epoch, mid_epoch=step_level)
@@ -273,8 +273,7 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
     target_acc = check_target_acc(target_acc)
     check_family(family)
     check_route(route)
-    if not (isinstance(inflation, (int, float)) and inflation > 0):
-        raise InputError(f"inflation: expected a number > 0; got {inflation!r}.")
+    inflation = check_scalar(inflation, "inflation", float, min_val=0, include_boundaries="neither")
     cache = cache or FitCache()
     n_obs = n_epochs(log)
     base = dict(source=log.source, route=route, family=family, target_acc=target_acc,
@@ -356,7 +355,7 @@ def _reached(log: RunLog, target_acc: float) -> bool:
 
 
 def _route_data(log: RunLog, route: str, target_acc: float, loss_threshold: float | None
-                ) -> tuple[Series | None, float, float | None, str]:
+                ) -> tuple[EpochSeries | None, float, float | None, str]:
     """(series, level to reach, loss threshold, reason when there is no series)."""
     if route == "accuracy":
         if not log.has_acc:
@@ -422,8 +421,7 @@ def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc:
 
     The rest of ``log`` is cut away before anything is fitted.
     """
-    if isinstance(n_epochs_seen, bool) or not isinstance(n_epochs_seen, (int, np.integer)) or n_epochs_seen < 1:
-        raise InputError(f"n_epochs_seen: expected an int >= 1; got {n_epochs_seen!r}.")
+    n_epochs_seen = check_scalar(n_epochs_seen, "n_epochs_seen", int, min_val=1)
     return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target_acc=target_acc,
                                    family=family, route=route, **kwargs)
 
@@ -432,7 +430,7 @@ def showcase_log(logs, target_acc: float = DEFAULT_TARGET_ACC) -> RunLog | None:
     """The first log whose target epoch lies in the second half of its epochs (so predicting from
     its first half can be compared with what happened); else the first log; None if empty.
     """
-    from core.runs.targets import find_target_crossing
+    from core.runs import find_target_crossing
 
     logs = list(logs)
     for log in logs:

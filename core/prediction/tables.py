@@ -13,13 +13,14 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.logs.reader import RunLog
+from core.logs import RunLog
 from core.prediction.backtest import backtest_logs
 from core.prediction.forecast import forecast_epoch_at_target
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
 from core.prediction.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target
-from core.runs.targets import DEFAULT_TARGET_ACC, check_target_acc, find_target_crossing
+from core.runs import check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
 

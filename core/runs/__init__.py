@@ -4,18 +4,31 @@ Modules: ``targets`` (where accuracy passed the target; where a fitted curve rea
 ``analysis`` (``RunAnalysis`` per log, the fits table, ``fit_files`` for the CLI).
 """
 
-from core.runs.targets import (
-    COVARIANCE_INTERVAL, CRITERIA, check_target_acc, find_target_crossing, predict_step_at_loss,
-    StepPrediction, TargetCrossing,
-)
 from core.runs.analysis import (
-    EXTRA_COLUMNS, FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fit_files, fit_run, fits_table, loss_curves,
-    RunAnalysis, RunFit, select_runs, thin_indices,
+    FIT_TABLE_COLUMNS,
+    RunAnalysis,
+    RunFit,
+    analyse_run,
+    epoch_summary,
+    fit_files,
+    fit_run,
+    fits_table,
+    loss_curves,
+    select_runs,
+    thin_indices,
+)
+from core.runs.targets import (
+    COVARIANCE_INTERVAL,
+    CRITERIA,
+    StepPrediction,
+    TargetCrossing,
+    check_target_acc,
+    find_target_crossing,
+    predict_step_at_loss,
 )
 
 __all__ = [
-    'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'analyse_run', 'check_target_acc', 'epoch_summary',
-    'find_target_crossing', 'fit_files', 'fit_run', 'fits_table', 'loss_curves', 'predict_step_at_loss',
-    'select_runs', 'thin_indices',
+    'COVARIANCE_INTERVAL', 'CRITERIA', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit', 'StepPrediction',
+    'TargetCrossing', 'analyse_run', 'check_target_acc', 'epoch_summary', 'find_target_crossing', 'fit_files',
+    'fit_run', 'fits_table', 'loss_curves', 'predict_step_at_loss', 'select_runs', 'thin_indices',
 ]

@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult, fit_curve
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
-from core.logs.reader import RunLog
-from core.runs.targets import DEFAULT_TARGET_ACC, TargetCrossing, find_target_crossing
+from core.logs import RunLog
+from core.runs.targets import TargetCrossing, find_target_crossing
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)
 FIT_TABLE_COLUMNS: tuple[str, ...] = (
@@ -121,7 +122,7 @@ def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterio
 def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
     from core.errors import LogFormatError
-    from core.logs.reader import read_log_file
+    from core.logs import read_log_file
 
     try:
         log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch)

@@ -24,7 +24,7 @@ import pandas as pd
 from core.curves import FitResult
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
-from core.logs.reader import RunLog, epoch_of_step
+from core.logs import RunLog, epoch_of_step
 from core.validation import check_scalar
 
 CRITERIA: dict[str, str] = {

@@ -146,7 +146,7 @@ def test_calibration_only_rescales_time(step_time, p, w, mode, p2, w2):
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), "1s"])
 def test_calibration_refuses_bad_step_time(bad):
-    with pytest.raises(InputError, match="expected a measured step time > 0 s"):
+    with pytest.raises(InputError, match="scale_to_step_time: step_time_s: expected a finite number > 0"):
         scale_to_step_time(paper_speed_model("sync"), bad, 2, 4)
 
 

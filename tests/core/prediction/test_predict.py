@@ -134,7 +134,7 @@ def test_prediction_curves_cross_the_target_near_the_predicted_epoch():
     (dict(family="pow5"), "family: expected 'auto' or one of optimus"),
     (dict(route="steps"), "route: expected one of accuracy, loss; got 'steps'"),
     (dict(target_acc=92), "Did you mean 0.92"),
-    (dict(inflation=0), "inflation: expected a number > 0; got 0"),
+    (dict(inflation=0), "inflation: expected a finite number > 0; got 0"),
 ])
 def test_bad_arguments_are_refused_with_the_value(kwargs, message):
     with pytest.raises(InputError, match=message):
