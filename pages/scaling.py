@@ -1,9 +1,9 @@
 """Scaling: parameter-server rounds, sync vs async updates, measured scaling, batch size (issue 6).
 
-Every number on this page comes from ``core`` (``core.scaling.ps_rounds``, ``core.scaling.sync_async``,
-``core.scaling.table``, ``core.scaling.measured``, ``core.scaling.batch_size``) through the small cached
-wrappers below; every chart from ``core.figures.scaling``. The page only reads widgets,
-calls those wrappers and renders; see docs/scaling.md for the formulas.
+Every number on this page comes from the ``core.scaling`` facade (its modules ``ps_rounds``,
+``sync_async``, ``table``, ``measured`` and ``batch_size``) through the small cached wrappers below;
+every chart from ``core.figures.scaling``. The page only reads widgets, calls those wrappers and
+renders; see docs/scaling.md for the formulas.
 """
 
 from __future__ import annotations
@@ -21,46 +21,49 @@ from core.figures.scaling import (
     comm_split_figure,
     efficiency_figure,
     lr_schedule_figure,
+    measured_speedup_figure,
     ps_time_vs_machines_figure,
     ps_timeline_figure,
-    speedup_figure,
     sync_async_figure,
 )
-from core.scaling.batch_size import LARGE_BATCH_TEXT, BatchSizePlan, batch_size_plan
-from core.scaling.measured import LINK_PRESETS_GBPS, ScalingResult, filter_rows, scaling_analysis
-from core.scaling.ps_rounds import (
+from core.scaling import (
+    LARGE_BATCH_TEXT,
+    LINK_PRESETS_GBPS,
     LOCAL_TRAINING_NOTE,
-    LocalTraining,
-    PSJob,
-    PSRounds,
-    local_schedule,
-    local_then_send,
-    ps_rounds,
-    ps_schedule,
-    ps_time_vs_machines,
-)
-from core.scaling.sync_async import (
+    POLLUX_DATASET_SIZES,
+    POLLUX_DIR,
+    ROUND_MODE_TEXT,
+    ROUND_MODES,
     STALENESS_BOUND_SOURCES,
     STALENESS_BOUND_TEXT,
     UPDATE_COLUMNS,
     AsyncSchedule,
+    BatchSizePlan,
+    LocalTraining,
+    MeasuredScaling,
+    PSJob,
+    PSRounds,
     SyncSchedule,
     async_schedule,
+    batch_size_plan,
+    filter_rows,
+    local_schedule,
+    local_then_send,
+    parse_scaling_table,
+    pollux_jobs,
+    ps_rounds,
+    ps_schedule,
+    ps_time_vs_machines,
+    read_pollux_trace,
+    read_scaling_table,
+    scaling_analysis,
     schedule_inputs,
     staleness_bound,
     sync_schedule,
 )
-from core.scaling.table import (
-    POLLUX_DATASET_SIZES,
-    POLLUX_DIR,
-    parse_scaling_table,
-    pollux_jobs,
-    read_pollux_trace,
-    read_scaling_table,
-)
 from pages.shared.common import chart, keep_valid_choice, page_setup, table_download
 
-#: the worker table the sync/async section opens with (the example of tests/core/test_async_sync.py)
+#: the worker table the sync/async section opens with (the example of tests/core/scaling/test_sync_async.py)
 EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0, 1.0, 2.0],
                                 "compute_2_s": [2.0, 1.0, 2.0], "compute_3_s": [None, None, None]})
 #: the measured table the "edit a table" source opens with (docs/scaling.md, illustrative numbers)
@@ -77,6 +80,10 @@ ITEMSIZES = {4: "4 bytes (float32)", 2: "2 bytes (float16 / bfloat16)", 8: "8 by
 TRACE_FILES = {"both": "placements.csv + scalability.csv (1-GPU baseline)",
                "placements.csv": "placements.csv only", "scalability.csv": "scalability.csv only"}
 SOURCES = {"builtin": "Built-in Pollux trace", "upload": "Upload a CSV", "edit": "Edit a table"}
+#: the rounds radio's options, the round the result's last_round_* describe, and how per-epoch figures read
+ROUND_LABELS = {"per-epoch": "new round each epoch", "continuous": "rounds run across epochs"}
+LAST_ROUND = {"per-epoch": "the last round of an epoch", "continuous": "the last round of the run"}
+PER_EPOCH_NOTE = {"per-epoch": "", "continuous": " on average"}
 ALL = "all"
 #: above this many comparisons the per-GPU batch filter starts on one batch, so bars stay legible
 MAX_DEFAULT_ROWS = 40
@@ -93,14 +100,19 @@ def _secs(x: float) -> str:
     return f"{x:,.6g} s"
 
 
+def _count(x: int | float) -> str:
+    """A count as it is, an average (continuous rounds per epoch) to two decimals."""
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
+
+
 # ---------------------------------------------------------------- cached core calls
 @st.cache_data(show_spinner=False, max_entries=256)
 def _ps(n_samples: int, batch: int, epochs: int, machines: int, broadcast_s: float,
-        compute_s: float, gather_s: float, aggregate_s: float, batch_kind: str, first_rounds: int
-        ) -> tuple[PSRounds, pd.DataFrame, pd.DataFrame, LocalTraining, pd.DataFrame]:
+        compute_s: float, gather_s: float, aggregate_s: float, batch_kind: str, rounds: str,
+        first_rounds: int) -> tuple[PSRounds, pd.DataFrame, pd.DataFrame, LocalTraining, pd.DataFrame]:
     job = PSJob(n_samples, batch=batch, epochs=epochs, machines=machines, broadcast_s=broadcast_s,
                 compute_s=compute_s, gather_s=gather_s, aggregate_s=aggregate_s,
-                batch_kind=batch_kind)
+                batch_kind=batch_kind, rounds=rounds)
     return (ps_rounds(job), ps_schedule(job, first_rounds=first_rounds), ps_time_vs_machines(job),
             local_then_send(job), local_schedule(job))
 
@@ -126,7 +138,7 @@ def _parsed_table(data: bytes | pd.DataFrame, source: str, n_samples: int | None
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _analysis(table: pd.DataFrame, n_params: int, itemsize: int, link_gbps: float) -> ScalingResult:
+def _analysis(table: pd.DataFrame, n_params: int, itemsize: int, link_gbps: float) -> MeasuredScaling:
     return scaling_analysis(table, n_params=n_params, itemsize=itemsize, link_gbps=link_gbps)
 
 
@@ -187,8 +199,8 @@ def ps_section() -> None:
     st.markdown("One server, *m* worker machines. A round: the server broadcasts the model, each "
                 "worker computes one minibatch and sends its update back, the server aggregates "
                 "the updates one after the other: **broadcast + compute + gather + k × aggregate** "
-                "(the last round of an epoch may have fewer workers *k*).")
-    c = st.columns(5)
+                "(the last round of an epoch, or of the run, may have fewer workers *k*).")
+    c = st.columns([2, 2, 2, 1, 2, 2])
     n_samples = c[0].number_input("Dataset size (samples)", min_value=1, value=50_000, step=1000,
                                   key="scaling_ps_samples")
     batch_kind = c[1].radio("Batch is", options=["per_worker", "global"], key="scaling_ps_batch_kind",
@@ -199,7 +211,11 @@ def ps_section() -> None:
                                  "with it when m changes (strong scaling).")
     batch = c[2].number_input("Batch (samples)", min_value=1, value=128, step=1, key="scaling_ps_batch")
     epochs = c[3].number_input("Epochs", min_value=1, value=1, step=1, key="scaling_ps_epochs")
-    machines = c[4].number_input("Worker machines m", min_value=1, max_value=1024, value=8, step=1,
+    rounds = c[4].radio("At an epoch boundary", options=list(ROUND_MODES), key="scaling_ps_rounds",
+                        format_func=ROUND_LABELS.get,
+                        help="; ".join(f"{ROUND_LABELS[mode]}: {text}" for mode, text in ROUND_MODE_TEXT.items())
+                             + ". They differ when the workers do not divide an epoch's minibatches.")
+    machines = c[5].number_input("Worker machines m", min_value=1, max_value=1024, value=8, step=1,
                                  key="scaling_ps_machines")
     c = st.columns(5)
     broadcast = c[0].number_input("Broadcast (s)", min_value=0.0, value=0.02, step=0.01, format="%.4f",
@@ -217,26 +233,29 @@ def ps_section() -> None:
     try:
         r, schedule, curve, local, local_sched = _ps(
             int(n_samples), int(batch), int(epochs), int(machines), float(broadcast), float(compute),
-            float(gather), float(aggregate), batch_kind, int(first))
-    except (PlannerError, TypeError, ValueError) as err:
+            float(gather), float(aggregate), batch_kind, rounds, int(first))
+    except PlannerError as err:
         st.error(str(err), icon=":material/error:")
         return
     for flag in r.flags:
         st.warning(flag, icon=":material/warning:")
 
+    last_round = LAST_ROUND[r.rounds]
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Rounds", f"{r.total_rounds:,}",
-              help=f"{r.rounds_per_epoch:,} per epoch over {r.minibatches_per_epoch:,} minibatches; "
-                   f"the last round of an epoch has {r.last_round_workers} of {int(machines)} workers.")
+              help=f"{_count(r.rounds_per_epoch)} per epoch{PER_EPOCH_NOTE[r.rounds]} over "
+                   f"{r.minibatches_per_epoch:,} minibatches; {last_round} has {r.last_round_workers} "
+                   f"of {int(machines)} workers.")
     m2.metric("Total time", _secs(r.total_time_s))
     m3.metric("Crossover m*", "none" if r.crossover_machines is None else f"{r.crossover_machines:,}",
               help="The smallest worker count at which broadcast + gather + m × aggregate exceeds a "
                    "round's compute (solved in closed form, exact on the decimals given).")
     m4.metric("Train locally, send once", _secs(local.total_time_s))
     st.caption(f"Per round: {_secs(r.round_time_s)} with all {int(machines)} workers, "
-               f"{_secs(r.last_round_time_s)} for the last round of an epoch "
-               f"({r.last_round_workers} workers); {r.rounds_per_epoch:,} rounds and "
-               f"{_secs(r.epoch_time_s)} an epoch; per-worker batch {r.per_worker_batch:g}. "
+               f"{_secs(r.last_round_time_s)} for {last_round} "
+               f"({r.last_round_workers} workers); {_count(r.rounds_per_epoch)} rounds and "
+               f"{_secs(r.epoch_time_s)} an epoch{PER_EPOCH_NOTE[r.rounds]}; "
+               f"per-worker batch {r.per_worker_batch:g}. "
                f"Total = compute {_secs(r.compute_time_s)} + communication "
                f"{_secs(r.communication_time_s)} + aggregation {_secs(r.aggregation_time_s)}.")
     if r.crossover_machines is None:
@@ -293,7 +312,7 @@ def sync_section() -> None:
                                  key="scaling_sync_update", help="Synchronous case only.")
     try:
         sync, async_ = _schedules(workers, float(aggregate), float(update))
-    except (PlannerError, TypeError, ValueError) as err:
+    except PlannerError as err:
         st.error(str(err), icon=":material/error:")
         return
 
@@ -376,7 +395,7 @@ def _measured_table() -> tuple[pd.DataFrame | None, str]:
         return _parsed_table(edited, name, n), name
     except LogFormatError as err:
         st.error(str(err), icon=":material/error:")
-    except (PlannerError, TypeError, ValueError) as err:
+    except PlannerError as err:
         st.error(f"{name}: {err}", icon=":material/error:")
     return None, name
 
@@ -405,7 +424,7 @@ def _model_inputs() -> tuple[int, int, float]:
     return int(n_params), int(itemsize), float(link)
 
 
-def _filters(result: ScalingResult, name: str) -> ScalingResult:
+def _filters(result: MeasuredScaling, name: str) -> MeasuredScaling:
     """Filter widgets; they start from their defaults again whenever the data set changes."""
     rows = result.rows
     batches = [ALL, *sorted(int(b) for b in rows["batch_per_gpu"].unique())]
@@ -448,7 +467,7 @@ def measured_section() -> None:
         return
     try:
         result = _analysis(table, n_params, itemsize, link)
-    except (PlannerError, TypeError, ValueError) as err:
+    except PlannerError as err:
         text = str(err)
         st.error(text if text.startswith(name) else f"{name}: {text}", icon=":material/error:")
         return
@@ -465,7 +484,7 @@ def measured_section() -> None:
     if shown.rows.empty:
         st.warning("No comparison matches these filters.", icon=":material/filter_alt_off:")
 
-    chart(speedup_figure(shown), key="scaling_speedup_chart", file_stem="speedup")
+    chart(measured_speedup_figure(shown), key="scaling_speedup_chart", file_stem="speedup")
     chart(efficiency_figure(shown), key="scaling_efficiency_chart", file_stem="efficiency")
     st.markdown("**Speed-up and parallel efficiency**")
     st.dataframe(shown.rows[SPEEDUP_COLUMNS], key="scaling_speedup_table", hide_index=True, width="stretch",
@@ -506,7 +525,7 @@ def batch_section() -> None:
     warmup = c[4].number_input("Warm-up epochs", min_value=0.0, value=5.0, step=1.0, key="scaling_bs_warmup")
     try:
         plan = _batch_plan(int(batch), int(n_samples), int(base_batch), float(base_lr), float(warmup))
-    except (PlannerError, TypeError, ValueError) as err:
+    except PlannerError as err:
         st.error(str(err), icon=":material/error:")
         return
     m = st.columns(4)

@@ -1,42 +1,45 @@
 """Throughput: Paleo's analytical estimate of iteration time, throughput and speed-up over workers.
 
-Every number comes from ``core.paleo`` (``simulate``, ``layer_breakdown``, ``calibrate_ppp``)
-through the small cached wrappers below; every chart from ``core.figures.paleo``. The page
-reads widgets, calls those wrappers and renders; docs/paleo.md has the model.
+Every number comes from the ``core.paleo`` facade (``simulate``, ``layer_breakdown``,
+``calibrate_ppp``, ``settings_for_mode``, ``PaleoScaling.headline``) through the small cached
+wrappers below; every chart from ``core.figures.paleo``. The page reads widgets, calls those
+wrappers and renders, one section function each, called from the short page block at the end;
+docs/paleo.md has the model.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.figures.paleo import layer_breakdown_figure, speedup_figure, throughput_figure
+from core.figures.paleo import layer_breakdown_figure, paleo_speedup_figure, throughput_figure
 from core.paleo import (
-    MODERN_DEVICES,
-    NETWORKS,
-    PALEO_DEVICES,
-    PALEO_NETWORKS,
+    DEFAULT_DEVICES,
+    DEFAULT_NETWORK,
     PPP_PRESETS,
     TORCH_PREFIX,
     Net,
+    PaleoScaling,
     PPPCalibration,
-    ScalingResult,
     calibrate_ppp,
+    devices_for,
     get_device,
     get_network,
     layer_breakdown,
     list_nets,
     load_net,
+    networks_for,
     parse_spec,
+    settings_for_mode,
     simulate,
     worker_counts,
 )
 from pages.shared.common import chart, page_setup, table_download
 
 DEFAULT_NET = "resnet50"
-DEFAULT_DEVICE = {False: "V100", True: "K80"}      # by paleo_compatible
-DEFAULT_NETWORK = "ethernet"                       # Paleo's 10 GbE: valid in both modes
 MAX_WORKER_OPTIONS = worker_counts(1024)
 PS_OPTIONS = (1, 2, 4, 8, 16, 32)
 CUSTOM = "custom"
@@ -59,8 +62,34 @@ MODE_TEXT = {
 }
 
 
+@dataclass(frozen=True)
+class NetChoice:
+    """The net to simulate: a hashable reference, ``("builtin", name)`` or ``("upload", file name, bytes)``,
+    its label, and the built-in chosen in the selectbox (what the page falls back to)."""
+
+    ref: tuple
+    label: str
+    model: str
+
+    def fallback(self) -> NetChoice:
+        return NetChoice(("builtin", self.model), self.model, self.model)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The hardware and scaling widgets' values."""
+
+    device: str
+    network: str
+    batch: int
+    scaling: str
+    max_workers: int
+    n_ps: tuple[int, ...]
+    pipeline: bool
+    overlap: bool
+
+
 # ---------------------------------------------------------------- cached core calls
-# A net is passed around as a hashable reference: ("builtin", name) or ("upload", file name, bytes).
 @st.cache_data(show_spinner="Reading the network (a torch model is traced once) …", max_entries=32)
 def _net(ref: tuple) -> Net:
     if ref[0] == "upload":
@@ -76,7 +105,7 @@ def _loadable_nets() -> dict[str, tuple[str, ...]]:
 @st.cache_data(show_spinner=False, max_entries=256)
 def _simulate(ref: tuple, device: str, network: str, batch: int, workers: tuple[int, ...],
               scaling: str, ppp_comp: float, ppp_comm: float, paleo: bool, pipeline: bool,
-              overlap: bool, n_ps: tuple[int, ...]) -> ScalingResult:
+              overlap: bool, n_ps: tuple[int, ...]) -> PaleoScaling:
     return simulate(_net(ref), device=device, network=network, batch_size=batch, workers=workers,
                     scaling=scaling, ppp_comp=ppp_comp, ppp_comm=ppp_comm, paleo_compatible=paleo,
                     pipeline=pipeline, overlap=overlap, n_ps=n_ps)
@@ -98,22 +127,15 @@ def _calibrated(ref: tuple, measured_ms: float, device: str, batch: int, paleo: 
 # ---------------------------------------------------------------- callbacks (run before the page)
 def _mode_changed() -> None:
     """Keep the device, network and overlap valid for the mode just chosen."""
-    paleo = st.session_state["tp_paleo"]
-    changed = []
-    devices = PALEO_DEVICES if paleo else {**MODERN_DEVICES, **PALEO_DEVICES}
-    if st.session_state.get("tp_device", DEFAULT_DEVICE[False]) not in devices:
-        changed.append(f"device {st.session_state.get('tp_device', DEFAULT_DEVICE[False])} → "
-                       f"{DEFAULT_DEVICE[paleo]}")
-        st.session_state["tp_device"] = DEFAULT_DEVICE[paleo]
-    if paleo and st.session_state.get("tp_network", DEFAULT_NETWORK) not in PALEO_NETWORKS:
-        changed.append(f"network {st.session_state['tp_network']} → {DEFAULT_NETWORK}")
-        st.session_state["tp_network"] = DEFAULT_NETWORK
-    if paleo and st.session_state.get("tp_overlap"):
-        changed.append("overlap off")
-        st.session_state["tp_overlap"] = False
-    st.session_state[MODE_NOTE] = (
-        f"Paleo-compatible mode has only Paleo's devices, networks and schemes: {', '.join(changed)}."
-        if changed else None)
+    now = {"tp_device": st.session_state.get("tp_device", DEFAULT_DEVICES[False]),
+           "tp_network": st.session_state.get("tp_network", DEFAULT_NETWORK),
+           "tp_overlap": bool(st.session_state.get("tp_overlap"))}
+    fitted = settings_for_mode(paleo_compatible=st.session_state["tp_paleo"], device=now["tp_device"],
+                               network=now["tp_network"], overlap=now["tp_overlap"])
+    for key, value in zip(now, (fitted.device, fitted.network, fitted.overlap)):
+        if value != now[key]:
+            st.session_state[key] = value
+    st.session_state[MODE_NOTE] = fitted.note
 
 
 def _preset_chosen() -> None:
@@ -138,12 +160,242 @@ def _fit_ppp(ref: tuple, label: str, device: str, batch: int, paleo: bool, pipel
     except InputError as exc:
         st.session_state[CALIBRATION] = {"error": str(exc)}
         return
-    applied = PPP_MIN <= cal.ppp_comp <= PPP_MAX
+    applied = PPP_MIN <= cal.ppp_comp <= PPP_MAX      # the PPP input's own bounds
     st.session_state[CALIBRATION] = {"result": cal, "net": label, "pipeline": pipeline,
                                      "applied": applied}
     if applied:
         st.session_state["tp_ppp_comp"] = cal.ppp_comp
         st.session_state["tp_preset"] = CUSTOM
+
+
+def _stem(label: str, hw: Hardware) -> str:
+    """File-name stem of the downloads: net, device, network, scaling, batch."""
+    net = label.removeprefix(TORCH_PREFIX).removesuffix(".json")
+    return f"{net}_{hw.device}_{hw.network}_{hw.scaling}_b{hw.batch}"
+
+
+# ---------------------------------------------------------------- sections
+def mode_section() -> bool:
+    """The Paleo-compatible toggle and what the chosen mode assumes."""
+    paleo = st.toggle("Paleo-compatible mode (the original program, number for number)", key="tp_paleo",
+                      on_change=_mode_changed)
+    st.caption(MODE_TEXT[paleo] + " See docs/paleo.md for every difference.")
+    if note := st.session_state.pop(MODE_NOTE, None):
+        st.info(note, icon=":material/info:")
+    return paleo
+
+
+def model_section() -> NetChoice:
+    """A built-in spec or torch model, or an uploaded spec while it is readable."""
+    nets = _loadable_nets()
+    m1, m2 = st.columns([1, 1])
+    model = m1.selectbox(
+        "Model", [*nets["specs"], *nets["models"]], index=nets["specs"].index(DEFAULT_NET), key="tp_model",
+        format_func=lambda n: (f"{n.removeprefix(TORCH_PREFIX)} (torch, core.models)" if n.startswith(TORCH_PREFIX)
+                               else f"{n} (Paleo spec)"),
+        help="Paleo's JSON specs shipped in data/paleo/nets (the model-parallel alex_v2_<k>gpu specs are left "
+             "out: only data parallelism is simulated), or the course's torch models, traced once on the meta "
+             "device.")
+    upload = m2.file_uploader("Or upload a Paleo JSON spec", type=["json"], key="tp_upload",
+                              help="Paleo's format (data/paleo/nets/README.md). While a readable spec is "
+                                   "uploaded it replaces the model chosen on the left.")
+    choice = NetChoice(("builtin", model), model, model)
+    if upload is not None:
+        uploaded = NetChoice(("upload", upload.name, upload.getvalue()), upload.name, model)
+        try:
+            _net(uploaded.ref)
+            choice = uploaded
+        except InputError as exc:
+            st.error(f"{exc} The page shows {model} instead.", icon=":material/error:")
+    try:
+        _net(choice.ref)
+    except InputError as exc:  # a built-in that cannot be read: nothing sensible to show
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
+    return choice
+
+
+def hardware_section(paleo: bool) -> Hardware:
+    """Device, network, batch, scaling, worker counts, parameter servers, pipelining, overlap."""
+    devices = devices_for(paleo_compatible=paleo)
+    networks = networks_for(paleo_compatible=paleo)
+    # keys the callbacks may set get their defaults here, not as widget arguments (Streamlit warns otherwise)
+    st.session_state.setdefault("tp_device", DEFAULT_DEVICES[paleo])
+    st.session_state.setdefault("tp_network", DEFAULT_NETWORK)
+    st.session_state.setdefault("tp_overlap", False)
+    h1, h2, h3, h4 = st.columns([3, 3, 2, 2])
+    device = h1.selectbox("Device", list(devices), key="tp_device",
+                          format_func=lambda d: f"{d}: {devices[d].peak_gflops:,.0f} GFLOP/s, "
+                                                f"{devices[d].mem_bandwidth_gbs:,.0f} GB/s")
+    network = h2.selectbox("Network", list(networks), key="tp_network",
+                           format_func=lambda n: f"{n}: {networks[n].gbps:,g} Gbit/s")
+    batch = h3.number_input("Batch size B", min_value=1, max_value=1_000_000, value=128, step=1, key="tp_batch",
+                            help="Weak scaling: images per worker. Strong scaling: images per iteration over "
+                                 "all workers (each gets ceil(B / n)).")
+    scaling = h4.radio("Scaling", ["weak", "strong"], key="tp_scaling", horizontal=True,
+                       help="Weak: every worker keeps B, an iteration grows with n. Strong: the global batch B "
+                            "is split over the workers.")
+
+    s1, s2, s3, s4 = st.columns([3, 3, 2, 2])
+    max_workers = s1.select_slider("Workers: 1, 2, 4, … up to", MAX_WORKER_OPTIONS, value=32,
+                                   key="tp_max_workers")
+    n_ps = s2.multiselect("Parameter servers p (modern mode)", PS_OPTIONS, default=[2, 4], key="tp_n_ps",
+                          disabled=paleo, help="One ParameterServer_p<p> scheme per count, next to Optimus's "
+                                               "p = 2 and p = 4 curves.")
+    pipeline = s3.toggle("Pipelining", key="tp_pipeline",
+                         help="Each layer costs max(compute, memory) instead of their sum (Paleo's "
+                              "--use_pipeline).")
+    overlap = s4.toggle("Overlap", key="tp_overlap", disabled=paleo,
+                        help="Overlap communication with the backward pass (modern mode only): iteration = "
+                             "forward + max(backward, communication) + update, as bucketed all-reduce does.")
+    return Hardware(device=device, network=network, batch=int(batch), scaling=scaling,
+                    max_workers=int(max_workers), n_ps=tuple(sorted(n_ps)), pipeline=pipeline,
+                    overlap=overlap and not paleo)
+
+
+def ppp_section() -> tuple[float, float]:
+    """Software preset and the two PPPs (compute, communication)."""
+    p1, p2, p3 = st.columns([2, 2, 2])
+    st.session_state.setdefault("tp_ppp_comp", 1.0)
+    st.session_state.setdefault("tp_ppp_comm", 1.0)
+    p1.selectbox("Software preset (Paleo's PPP)", list(PRESET_LABELS), key="tp_preset", on_change=_preset_chosen,
+                 format_func=lambda p: PRESET_LABELS[p] if p == CUSTOM else
+                 f"{PRESET_LABELS[p]}: {PPP_PRESETS[p][0]} / {PPP_PRESETS[p][1]}",
+                 help="Platform percent of peak that Paleo's web demo uses for each framework (compute / "
+                      "network).")
+    ppp_comp = p2.number_input("PPP compute", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01, format="%.4f",
+                               key="tp_ppp_comp", on_change=_ppp_edited,
+                               help="Fraction of the device's peak FLOP/s and memory bandwidth reached (1 = peak).")
+    ppp_comm = p3.number_input("PPP communication", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01,
+                               format="%.4f", key="tp_ppp_comm", on_change=_ppp_edited,
+                               help="Fraction of the network's bandwidth reached (1 = line rate).")
+    return float(ppp_comp), float(ppp_comm)
+
+
+def calibration_expander(choice: NetChoice, hw: Hardware, paleo: bool) -> None:
+    """Fit PPP compute to a measured step time; show the last fit or its error."""
+    with st.expander("Calibrate PPP compute from a measured step time", icon=":material/tune:",
+                     expanded=CALIBRATION in st.session_state):
+        c1, c2 = st.columns([1, 2])
+        c1.number_input(f"Measured step time at batch {hw.batch} (ms)", min_value=0.0, value=None, step=1.0,
+                        format="%.3f", key="tp_step_ms", placeholder="e.g. 250",
+                        help="One training step (forward + backward + update) on one worker, in ms.")
+        c1.button("Fit PPP and use it", key="tp_fit_ppp", icon=":material/tune:", on_click=_fit_ppp,
+                  args=(choice.ref, choice.label, hw.device, hw.batch, paleo, hw.pipeline))
+        fit = st.session_state.get(CALIBRATION)
+        with c2:
+            if fit is None:
+                st.caption("Solves for the PPP at which the model's one-worker step time (forward + backward + "
+                           "update) equals your measurement, for the model, device, batch and mode chosen above.")
+            elif "error" in fit:
+                st.error(fit["error"], icon=":material/error:")
+            else:
+                _show_fit(fit, choice, hw, paleo)
+
+
+def _show_fit(fit: dict, choice: NetChoice, hw: Hardware, paleo: bool) -> None:
+    cal = fit["result"]
+    st.success(f"Fitted PPP compute **{cal.ppp_comp:.4f}**: {cal.measured_step_ms:,.3f} ms measured "
+               f"against {cal.model_step_ms_at_peak:,.3f} ms at peak, {fit['net']} on {cal.device}, "
+               f"batch {cal.batch_size}, {'Paleo-compatible' if cal.paleo_compatible else 'modern'} mode"
+               + (", pipelining." if fit["pipeline"] else "."), icon=":material/check:")
+    if not fit["applied"]:
+        st.error(f"PPP {cal.ppp_comp:.4g} is outside [{PPP_MIN}, {PPP_MAX}] and was not applied.")
+    for flag in cal.flags:
+        st.warning(flag, icon=":material/warning:")
+    now = (fit["net"], cal.device, cal.batch_size, cal.paleo_compatible, fit["pipeline"])
+    if now != (choice.label, hw.device, hw.batch, paleo, hw.pipeline):
+        st.caption("The settings above changed since this fit; fit again to calibrate them.")
+
+
+def _simulated(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], paleo: bool
+               ) -> tuple[PaleoScaling, NetChoice]:
+    """The simulation of the chosen net, or of the selectbox's built-in when an upload cannot be priced."""
+    settings = (hw.device, hw.network, hw.batch, worker_counts(hw.max_workers), hw.scaling, *ppp, paleo,
+                hw.pipeline, hw.overlap, hw.n_ps)
+    try:
+        return _simulate(choice.ref, *settings), choice
+    except InputError as exc:  # e.g. a convolution the faithful mode cannot price
+        upload = choice.ref[0] == "upload"
+        st.error(f"{choice.label}: {exc}" + (f" The page shows {choice.model} instead." if upload else ""),
+                 icon=":material/error:")
+        if not upload:
+            st.stop()
+    choice = choice.fallback()
+    return _simulate(choice.ref, *settings), choice
+
+
+def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], paleo: bool
+                    ) -> tuple[PaleoScaling, NetChoice]:
+    """Net, device and network facts, the headline metrics, throughput and speed-up charts."""
+    res, choice = _simulated(choice, hw, ppp, paleo)
+    net, dev, link = _net(choice.ref), get_device(hw.device), get_network(hw.network)
+    st.caption(f"**{choice.label}** ({net.source}): {net.n_params:,} parameters, {net.params_bytes:,} bytes of "
+               f"fp32 gradients synchronised per iteration. **{dev.name}**: {dev.peak_gflops:,.0f} GFLOP/s "
+               f"({dev.precision}), {dev.mem_bandwidth_gbs:,.0f} GB/s memory"
+               + (" (used as GiB/s, as Paleo does)" if paleo else "")
+               + f", {dev.clock_mhz:,.0f} MHz clock (the one-cycle floor); source: {dev.source}. "
+               f"**{link.name}**: {link.gbps:,g} Gbit/s per direction, no latency term; source: {link.source}.")
+
+    head = res.headline()
+    one, last = head.smallest, head.largest
+    k1, k2, k3, k4 = st.columns(4)
+    k1.metric("Iteration time, 1 worker", f"{one.time_comp_ms:,.2f} ms",
+              help=f"Forward {one.time_fwd_ms:,.3f} + backward {one.time_bwd_ms:,.3f} + update "
+                   f"{one.time_apply_ms:,.3f} ms at batch {one.batch_per_worker}; no communication.")
+    k2.metric("Throughput, 1 worker (images/s)", f"{one.no_comm_throughput_img_s:,.1f}",
+              help="Images per iteration ÷ iteration time, with no communication.")
+    k3.metric("Naive bound, 1 worker (images/s)", f"{one.naive_peak_img_s:,.1f}",
+              help=f"Device FLOP/s ÷ FLOPs per image: {res.peak_gflops:,.0f} GFLOP/s ÷ "
+                   f"{res.flops_per_image:,.4g} FLOPs (forward + backward) per image; no memory traffic, "
+                   "no communication, PPP 1.")
+    k4.metric(f"Fastest at {last.workers} workers (images/s)", f"{head.fastest_throughput_img_s:,.1f}",
+              delta=f"{head.fastest_scheme}: {head.fastest_speedup:,.2f}× speed-up", delta_color="off",
+              help="The exact scheme (every worker gets the average of all gradients) with the highest "
+                   "throughput at the largest worker count. Butterfly mixing is left out: its single link time "
+                   "per iteration buys only an exchange with one partner.")
+
+    stem = _stem(choice.label, hw)
+    st.subheader(f"Throughput and speed-up over 1 … {last.workers} workers")
+    log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x")
+    chart(throughput_figure(res, log_x=log_x), key="tp_throughput_chart", file_stem=f"throughput_{stem}")
+    chart(paleo_speedup_figure(res, log_x=log_x), key="tp_speedup_chart", file_stem=f"speedup_{stem}")
+    st.caption("Communication moves every fp32 gradient once per iteration by each scheme; total = compute + "
+               "communication" + (", with communication hidden behind the backward pass where it fits."
+                                  if hw.overlap else " (no overlap).")
+               + " The naive bound scales the one-worker bound by n (dashed). ButterflyMixing costs one link time "
+               "at any n because each worker exchanges with one partner per iteration: the gradients are not "
+               "averaged over all workers, so it is not comparable with the exact schemes.")
+    return res, choice
+
+
+def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: bool) -> None:
+    """The slowest layers (chart) and every layer (table) on one worker."""
+    st.subheader(f"Per-layer breakdown (one worker, batch {hw.batch})")
+    stem = _stem(choice.label, hw)
+    breakdown = _breakdown(choice.ref, hw.device, hw.batch, ppp_comp, paleo)
+    top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top")
+    chart(layer_breakdown_figure(breakdown, top=top), key="tp_layers_chart", file_stem=f"layers_{stem}")
+    st.dataframe(breakdown, key="tp_layers_table", hide_index=True, width="stretch",
+                 column_config={**{c: st.column_config.NumberColumn(format="%.4g") for c in breakdown.columns
+                                   if c.endswith("_ms")},
+                                **{c: st.column_config.NumberColumn(format="scientific")
+                                   for c in ("fwd_flops", "bwd_flops")}})
+    table_download(breakdown, key="tp_layers_csv", file_name=f"layers_{stem}.csv", label="Layer table (CSV)")
+    st.caption("Compute = FLOPs ÷ (peak × PPP); memory = bytes read and written ÷ (bandwidth × PPP); each term "
+               "has a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) cost nothing. Sort by a "
+               "column by clicking its header.")
+
+
+def results_table(res: PaleoScaling, choice: NetChoice, hw: Hardware) -> None:
+    """One row per worker count: the CLI's CSV."""
+    st.subheader("Results per worker count")
+    frame = res.to_frame()
+    st.dataframe(frame, key="tp_results_table", hide_index=True, width="stretch")
+    table_download(frame, key="tp_results_csv", file_name=f"paleo_{_stem(choice.label, hw)}.csv",
+                   label="Results (CSV)")
+    st.caption("The columns start with those of Paleo's validation table (python -m core paleo prints the same "
+               "CSV).")
 
 
 # ---------------------------------------------------------------- page
@@ -152,181 +404,11 @@ st.title("Throughput")
 st.caption("Paleo (Qi, Sparks, Talwalkar, ICLR 2017): per-layer FLOPs and memory traffic on a device, "
            "plus the gradient synchronisation over a network, give the time of one training "
            "iteration, the throughput and the speed-up of data-parallel training over workers.")
-
-paleo = st.toggle("Paleo-compatible mode (the original program, number for number)", key="tp_paleo",
-                  on_change=_mode_changed)
-st.caption(MODE_TEXT[paleo] + " See docs/paleo.md for every difference.")
-if note := st.session_state.pop(MODE_NOTE, None):
-    st.info(note, icon=":material/info:")
-
-# ---- model
-nets = _loadable_nets()
-m1, m2 = st.columns([1, 1])
-model = m1.selectbox(
-    "Model", [*nets["specs"], *nets["models"]], index=nets["specs"].index(DEFAULT_NET), key="tp_model",
-    format_func=lambda n: (f"{n.removeprefix(TORCH_PREFIX)} (torch, core.models)" if n.startswith(TORCH_PREFIX)
-                           else f"{n} (Paleo spec)"),
-    help="Paleo's JSON specs shipped in data/paleo/nets (the model-parallel alex_v2_<k>gpu specs are left "
-         "out: only data parallelism is simulated), or the course's torch models, traced once on the meta device.")
-upload = m2.file_uploader("Or upload a Paleo JSON spec", type=["json"], key="tp_upload",
-                          help="Paleo's format (data/paleo/nets/README.md). While a readable spec is "
-                               "uploaded it replaces the model chosen on the left.")
-ref, label = ("builtin", model), model
-if upload is not None:
-    up_ref = ("upload", upload.name, upload.getvalue())
-    try:
-        _net(up_ref)
-        ref, label = up_ref, upload.name
-    except InputError as exc:
-        st.error(f"{exc} The page shows {model} instead.", icon=":material/error:")
-try:
-    net = _net(ref)
-except InputError as exc:  # a built-in that cannot be read: nothing sensible to show
-    st.error(str(exc), icon=":material/error:")
-    st.stop()
-
-# ---- hardware and scaling
-devices = PALEO_DEVICES if paleo else {**MODERN_DEVICES, **PALEO_DEVICES}
-networks = PALEO_NETWORKS if paleo else NETWORKS
-# keys the callbacks may set get their defaults here, not as widget arguments (Streamlit warns otherwise)
-st.session_state.setdefault("tp_device", DEFAULT_DEVICE[paleo])
-st.session_state.setdefault("tp_network", DEFAULT_NETWORK)
-st.session_state.setdefault("tp_overlap", False)
-h1, h2, h3, h4 = st.columns([3, 3, 2, 2])
-device = h1.selectbox("Device", list(devices), key="tp_device",
-                      format_func=lambda d: f"{d}: {devices[d].peak_gflops:,.0f} GFLOP/s, "
-                                            f"{devices[d].mem_bandwidth_gbs:,.0f} GB/s")
-network = h2.selectbox("Network", list(networks), key="tp_network",
-                       format_func=lambda n: f"{n}: {networks[n].gbps:,g} Gbit/s")
-batch = h3.number_input("Batch size B", min_value=1, max_value=1_000_000, value=128, step=1, key="tp_batch",
-                        help="Weak scaling: images per worker. Strong scaling: images per iteration over "
-                             "all workers (each gets ceil(B / n)).")
-scaling = h4.radio("Scaling", ["weak", "strong"], key="tp_scaling", horizontal=True,
-                   help="Weak: every worker keeps B, an iteration grows with n. Strong: the global batch B "
-                        "is split over the workers.")
-
-s1, s2, s3, s4 = st.columns([3, 3, 2, 2])
-max_workers = s1.select_slider("Workers: 1, 2, 4, … up to", MAX_WORKER_OPTIONS, value=32, key="tp_max_workers")
-n_ps = s2.multiselect("Parameter servers p (modern mode)", PS_OPTIONS, default=[2, 4], key="tp_n_ps",
-                      disabled=paleo, help="One ParameterServer_p<p> scheme per count, next to Optimus's "
-                                           "p = 2 and p = 4 curves.")
-pipeline = s3.toggle("Pipelining", key="tp_pipeline",
-                     help="Each layer costs max(compute, memory) instead of their sum (Paleo's --use_pipeline).")
-overlap = s4.toggle("Overlap", key="tp_overlap", disabled=paleo,
-                    help="Overlap communication with the backward pass (modern mode only): iteration = forward + "
-                         "max(backward, communication) + update, "
-                         "as bucketed all-reduce does.") and not paleo
-
-# ---- PPP
-p1, p2, p3 = st.columns([2, 2, 2])
-st.session_state.setdefault("tp_ppp_comp", 1.0)
-st.session_state.setdefault("tp_ppp_comm", 1.0)
-p1.selectbox("Software preset (Paleo's PPP)", list(PRESET_LABELS), key="tp_preset", on_change=_preset_chosen,
-             format_func=lambda p: PRESET_LABELS[p] if p == CUSTOM else
-             f"{PRESET_LABELS[p]}: {PPP_PRESETS[p][0]} / {PPP_PRESETS[p][1]}",
-             help="Platform percent of peak that Paleo's web demo uses for each framework (compute / network).")
-ppp_comp = p2.number_input("PPP compute", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01, format="%.4f",
-                           key="tp_ppp_comp", on_change=_ppp_edited,
-                           help="Fraction of the device's peak FLOP/s and memory bandwidth reached (1 = peak).")
-ppp_comm = p3.number_input("PPP communication", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01, format="%.4f",
-                           key="tp_ppp_comm", on_change=_ppp_edited,
-                           help="Fraction of the network's bandwidth reached (1 = line rate).")
-
-with st.expander("Calibrate PPP compute from a measured step time", icon=":material/tune:",
-                 expanded=CALIBRATION in st.session_state):
-    c1, c2 = st.columns([1, 2])
-    c1.number_input(f"Measured step time at batch {batch} (ms)", min_value=0.0, value=None, step=1.0,
-                    format="%.3f", key="tp_step_ms", placeholder="e.g. 250",
-                    help="One training step (forward + backward + update) on one worker, in ms.")
-    c1.button("Fit PPP and use it", key="tp_fit_ppp", icon=":material/tune:", on_click=_fit_ppp,
-              args=(ref, label, device, batch, paleo, pipeline))
-    fit = st.session_state.get(CALIBRATION)
-    with c2:
-        if fit is None:
-            st.caption("Solves for the PPP at which the model's one-worker step time (forward + backward + "
-                       "update) equals your measurement, for the model, device, batch and mode chosen above.")
-        elif "error" in fit:
-            st.error(fit["error"], icon=":material/error:")
-        else:
-            cal = fit["result"]
-            st.success(f"Fitted PPP compute **{cal.ppp_comp:.4f}**: {cal.measured_step_ms:,.3f} ms measured "
-                       f"against {cal.model_step_ms_at_peak:,.3f} ms at peak, {fit['net']} on {cal.device}, "
-                       f"batch {cal.batch_size}, {'Paleo-compatible' if cal.paleo_compatible else 'modern'} mode"
-                       + (", pipelining." if fit["pipeline"] else "."), icon=":material/check:")
-            if not fit["applied"]:
-                st.error(f"PPP {cal.ppp_comp:.4g} is outside [{PPP_MIN}, {PPP_MAX}] and was not applied.")
-            for flag in cal.flags:
-                st.warning(flag, icon=":material/warning:")
-            now = (fit["net"], cal.device, cal.batch_size, cal.paleo_compatible, fit["pipeline"])
-            if now != (label, device, batch, paleo, pipeline):
-                st.caption("The settings above changed since this fit; fit again to calibrate them.")
-
-# ---- results
-workers = worker_counts(max_workers)
-settings = (device, network, int(batch), workers, scaling, float(ppp_comp), float(ppp_comm), paleo, pipeline,
-            overlap, tuple(sorted(n_ps)))
-try:
-    res = _simulate(ref, *settings)
-except InputError as exc:  # e.g. a convolution the faithful mode cannot price
-    st.error(f"{label}: {exc}" + (f" The page shows {model} instead." if ref[0] == "upload" else ""),
-             icon=":material/error:")
-    if ref[0] != "upload":
-        st.stop()
-    ref, label = ("builtin", model), model
-    net, res = _net(ref), _simulate(ref, *settings)
-
-dev, link = get_device(device), get_network(network)
-st.caption(f"**{label}** ({net.source}): {net.n_params:,} parameters, {net.params_bytes:,} bytes of fp32 "
-           f"gradients synchronised per iteration. **{dev.name}**: {dev.peak_gflops:,.0f} GFLOP/s "
-           f"({dev.precision}), {dev.mem_bandwidth_gbs:,.0f} GB/s memory"
-           + (" (used as GiB/s, as Paleo does)" if paleo else "")
-           + f", {dev.clock_mhz:,.0f} MHz clock (the one-cycle floor); source: {dev.source}. "
-           f"**{link.name}**: {link.gbps:,g} Gbit/s per direction, no latency term; source: {link.source}.")
-
-one, last = res.rows[0], res.rows[-1]
-best = res.fastest_scheme(last.workers, exact_only=True)
-k1, k2, k3, k4 = st.columns(4)
-k1.metric("Iteration time, 1 worker", f"{one.time_comp_ms:,.2f} ms",
-          help=f"Forward {one.time_fwd_ms:,.3f} + backward {one.time_bwd_ms:,.3f} + update "
-               f"{one.time_apply_ms:,.3f} ms at batch {one.batch_per_worker}; no communication.")
-k2.metric("Throughput, 1 worker (images/s)", f"{one.no_comm_throughput_img_s:,.1f}",
-          help="Images per iteration ÷ iteration time, with no communication.")
-k3.metric("Naive bound, 1 worker (images/s)", f"{one.naive_peak_img_s:,.1f}",
-          help=f"Device FLOP/s ÷ FLOPs per image: {res.peak_gflops:,.0f} GFLOP/s ÷ {res.flops_per_image:,.4g} "
-               "FLOPs (forward + backward) per image; no memory traffic, no communication, PPP 1.")
-k4.metric(f"Fastest at {last.workers} workers (images/s)", f"{last.throughput_img_s[best]:,.1f}",
-          delta=f"{best}: {last.speedup[best]:,.2f}× speed-up", delta_color="off",
-          help="The exact scheme (every worker gets the average of all gradients) with the highest throughput "
-               "at the largest worker count. Butterfly mixing is left out: its single link time per iteration "
-               "buys only an exchange with one partner.")
-
-stem = f"{label.removeprefix(TORCH_PREFIX).removesuffix('.json')}_{device}_{network}_{scaling}_b{batch}"
-st.subheader(f"Throughput and speed-up over 1 … {last.workers} workers")
-log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x")
-chart(throughput_figure(res, log_x=log_x), key="tp_throughput_chart", file_stem=f"throughput_{stem}")
-chart(speedup_figure(res, log_x=log_x), key="tp_speedup_chart", file_stem=f"speedup_{stem}")
-st.caption("Communication moves every fp32 gradient once per iteration by each scheme; total = compute + "
-           "communication" + (", with communication hidden behind the backward pass where it fits." if overlap
-                              else " (no overlap).")
-           + " The naive bound scales the one-worker bound by n (dashed). ButterflyMixing costs one link time "
-           "at any n because each worker exchanges with one partner per iteration: the gradients are not "
-           "averaged over all workers, so it is not comparable with the exact schemes.")
-
-st.subheader(f"Per-layer breakdown (one worker, batch {batch})")
-breakdown = _breakdown(ref, device, int(batch), float(ppp_comp), paleo)
-top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top")
-chart(layer_breakdown_figure(breakdown, top=top), key="tp_layers_chart", file_stem=f"layers_{stem}")
-st.dataframe(breakdown, key="tp_layers_table", hide_index=True, width="stretch",
-             column_config={**{c: st.column_config.NumberColumn(format="%.4g") for c in breakdown.columns
-                               if c.endswith("_ms")},
-                            **{c: st.column_config.NumberColumn(format="scientific") for c in ("fwd_flops", "bwd_flops")}})
-table_download(breakdown, key="tp_layers_csv", file_name=f"layers_{stem}.csv", label="Layer table (CSV)")
-st.caption("Compute = FLOPs ÷ (peak × PPP); memory = bytes read and written ÷ (bandwidth × PPP); each term has "
-           "a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) cost nothing. Sort by a column "
-           "by clicking its header.")
-
-st.subheader("Results per worker count")
-frame = res.to_frame()
-st.dataframe(frame, key="tp_results_table", hide_index=True, width="stretch")
-table_download(frame, key="tp_results_csv", file_name=f"paleo_{stem}.csv", label="Results (CSV)")
-st.caption("The columns start with those of Paleo's validation table (python -m core paleo prints the same CSV).")
+paleo_mode = mode_section()
+net_choice = model_section()
+hardware = hardware_section(paleo_mode)
+ppp_values = ppp_section()
+calibration_expander(net_choice, hardware, paleo_mode)
+result, net_choice = results_section(net_choice, hardware, ppp_values, paleo_mode)
+breakdown_section(net_choice, hardware, ppp_values[0], paleo_mode)
+results_table(result, net_choice, hardware)

@@ -7,6 +7,8 @@ import sys
 
 import pandas as pd
 
+from core.errors import InputError
+
 
 def fraction(text: str) -> float:
     """argparse type: a float in (0, 1) (``92`` is refused with a hint)."""
@@ -31,18 +33,34 @@ def positive_int(text: str) -> int:
     return value
 
 
-def parse_number(flag: str, text: str, kind: type, *, what: str | None = None) -> int | float:
-    """``kind(text)``, or a ValueError worded for the command line (``--x: expected ...``)."""
+def parse_number(flag: str, text: str, kind: type, *, what: str | None = None,
+                 fix: str = "Fix the value") -> int | float:
+    """``kind(text)``, or an :class:`~core.errors.InputError` (a ``ValueError``) worded for the
+    command line: ``<flag>: expected <what>; got <text>. <fix>.``
+
+    Examples
+    --------
+    >>> parse_number("--batch", "128", int)
+    128
+    >>> parse_number("--batch", "12.5", int, what="an integer", fix="Give e.g. 128")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: --batch: expected an integer; got '12.5'. Give e.g. 128.
+    """
     try:
         return kind(text)
     except ValueError:
         what = what or ("a whole number" if kind is int else "a number")
-        raise ValueError(f"{flag}: expected {what}; got {text!r}. Fix the value.") from None
+        raise InputError(f"{flag}: expected {what}; got {text!r}. {fix.rstrip('.')}.") from None
 
 
-def print_csv(table: pd.DataFrame, *, float_format: str = "%.6g") -> None:
-    """Write ``table`` as CSV to stdout; missing values are empty cells."""
-    table.to_csv(sys.stdout, index=False, float_format=float_format, na_rep="")
+def print_csv(table: pd.DataFrame, *, float_format: str | None = "%.6g", **to_csv) -> None:
+    """Write ``table`` as CSV to stdout, the one output path of every command.
+
+    Missing values are empty cells; ``float_format=None`` writes floats in full (Paleo's table,
+    compared digit for digit with the original program's).
+    """
+    table.to_csv(sys.stdout, index=False, float_format=float_format, na_rep="", lineterminator="\n", **to_csv)
 
 
 def complain(message: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.common import parse_number, print_csv
 from core.errors import InputError
 
 
@@ -42,15 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="per layer max(compute, memory) instead of the sum")
     parser.add_argument("--list", action="store_true",
                         help="list nets, devices and networks as CSV, then exit")
-
-
-def _number(text: str, name: str, kind: type):
-    try:
-        return kind(text)
-    except ValueError:
-        what = "an integer" if kind is int else "a number"
-        raise InputError(f"{name}: expected {what}; got {text!r}. Give e.g. "
-                         f"{'128' if kind is int else '0.62'}.") from None
 
 
 def _workers(text: str) -> tuple[int, ...]:
@@ -95,12 +87,13 @@ def run(args: argparse.Namespace) -> int:
         workers = _workers(args.workers)
         result = simulate(
             load_net(args.net), device=args.device, network=args.network,
-            batch_size=_number(args.batch, "--batch", int), workers=workers,
-            scaling=args.scaling, ppp_comp=_number(args.ppp_comp, "--ppp-comp", float),
-            ppp_comm=_number(args.ppp_comm, "--ppp-comm", float),
+            batch_size=parse_number("--batch", args.batch, int, what="an integer", fix="Give e.g. 128"),
+            workers=workers, scaling=args.scaling,
+            ppp_comp=parse_number("--ppp-comp", args.ppp_comp, float, fix="Give e.g. 0.62"),
+            ppp_comm=parse_number("--ppp-comm", args.ppp_comm, float, fix="Give e.g. 0.62"),
             paleo_compatible=args.paleo_compatible, pipeline=args.pipeline)
     except (InputError, TypeError) as err:
         print(str(err).replace("\n", " "), file=sys.stderr)
         return 2
-    result.to_frame().to_csv(sys.stdout, index=False, lineterminator="\n")
+    print_csv(result.to_frame(), float_format=None)
     return 0

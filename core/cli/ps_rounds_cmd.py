@@ -4,6 +4,10 @@ Example::
 
     python -m core ps-rounds --samples 1000 --batch 32 --epochs 2 --machines 3 \\
         --broadcast 1 --compute 5 --gather 1 --aggregate 0.5
+
+``--rounds continuous`` lets the minibatches of the whole run flow across epochs instead of
+starting a new round at each epoch (the default, ``per-epoch``); the last line of the text
+output (``round counting: ...``) and the JSON key ``rounds`` say which was used.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ import sys
 
 from core.cli.common import parse_number
 from core.errors import PlannerError
-from core.scaling.ps_rounds import BATCH_KINDS, PSJob, local_then_send, ps_rounds
+from core.scaling.ps_rounds import (
+    BATCH_KINDS,
+    ROUND_MODE_TEXT,
+    ROUND_MODES,
+    PSJob,
+    local_then_send,
+    ps_rounds,
+)
 
 _NUMBERS = (("samples", int, "training samples per epoch"),
             ("batch", int, "minibatch size (per worker unless --batch-kind global)"),
@@ -32,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             help=help_text)
     parser.add_argument("--batch-kind", choices=BATCH_KINDS, default="per_worker",
                         help="whether --batch is per worker (default) or per round (global)")
+    parser.add_argument("--rounds", choices=ROUND_MODES, default="per-epoch",
+                        help="; ".join(f"{mode}: {text}" for mode, text in ROUND_MODE_TEXT.items())
+                             + " (default: per-epoch)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -43,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
         job = PSJob(values["samples"], batch=values["batch"], epochs=values["epochs"],
                     machines=values["machines"], broadcast_s=values["broadcast"],
                     compute_s=values["compute"], gather_s=values["gather"],
-                    aggregate_s=values["aggregate"], batch_kind=args.batch_kind)
-    except (PlannerError, TypeError, ValueError) as err:
+                    aggregate_s=values["aggregate"], batch_kind=args.batch_kind, rounds=args.rounds)
+    except PlannerError as err:
         print(f"ps-rounds: {err}", file=sys.stderr)
         return 2
     result, local = ps_rounds(job), local_then_send(job)
@@ -52,14 +66,18 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(dict(result.to_dict(), local_then_send=local.to_dict()), indent=2))
         return 0
     cross = result.crossover_machines
+    if result.rounds == "continuous":    # the run's last round; an epoch's rounds on average
+        per_epoch, last_round = f"{result.rounds_per_epoch:.6g} on average", "last round of the run"
+        last_workers = f"last round of the run: {result.last_round_workers}"
+    else:
+        per_epoch, last_round = f"{result.rounds_per_epoch}", "last round of an epoch"
+        last_workers = f"last round: {result.last_round_workers}"
     lines = [
         f"minibatches per epoch: {result.minibatches_per_epoch}",
-        f"rounds per epoch: {result.rounds_per_epoch} (last round: "
-        f"{result.last_round_workers} of {job.machines} workers)",
+        f"rounds per epoch: {per_epoch} ({last_workers} of {job.machines} workers)",
         f"total rounds: {result.total_rounds} ({job.epochs} epoch"
         f"{'' if job.epochs == 1 else 's'})",
-        f"round time: {result.round_time_s:g} s (last round of an epoch "
-        f"{result.last_round_time_s:g} s)",
+        f"round time: {result.round_time_s:g} s ({last_round} {result.last_round_time_s:g} s)",
         f"total time: {result.total_time_s:g} s (compute {result.compute_time_s:g}, "
         f"communication {result.communication_time_s:g}, aggregation "
         f"{result.aggregation_time_s:g})",
@@ -68,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
                                  if cross is not None else
                                  "none (communication + aggregation never exceed compute)"),
         f"train locally, send once: {local.total_time_s:g} s",
+        f"round counting: {result.rounds} ({ROUND_MODE_TEXT[result.rounds]})",
     ]
     lines += [f"note: {flag}" for flag in result.flags]
     print("\n".join(lines))

@@ -14,10 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.common import parse_number
+from core.cli.common import parse_number, print_csv
 from core.errors import PlannerError
-from core.scaling.measured import scaling_analysis
-from core.scaling.table import read_pollux_trace, read_scaling_table
+from core.scaling import read_pollux_trace, read_scaling_table, scaling_analysis
 
 #: columns printed, in order
 CSV_COLUMNS: tuple[str, ...] = (
@@ -53,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
         table = (read_pollux_trace(path, n_samples=samples) if path.is_dir()
                  else read_scaling_table(path, n_samples=samples))
         result = scaling_analysis(table, n_params=n_params, itemsize=itemsize, link_gbps=link)
-    except (PlannerError, TypeError, ValueError) as err:
+    except PlannerError as err:
         text = str(err)
         print(text if text.startswith(source) else f"{source}: {text}", file=sys.stderr)
         return 2
-    result.rows.loc[:, list(CSV_COLUMNS)].to_csv(sys.stdout, index=False, float_format="%.6g")
+    print_csv(result.rows.loc[:, list(CSV_COLUMNS)])
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0

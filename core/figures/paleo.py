@@ -5,7 +5,7 @@ Trace names are fixed so pages and tests can index ``fig.data``:
 * :func:`throughput_figure`: one trace per scheme, named as the scheme
   (``"TreeAllReduce"``, ``"RingAllReduce"``, ``"ParameterServer_p2"`` ...), in the result's
   scheme order, then :data:`NAIVE_BOUND`;
-* :func:`speedup_figure`: one trace per scheme, then :data:`LINEAR`;
+* :func:`paleo_speedup_figure`: one trace per scheme, then :data:`LINEAR`;
 * :func:`layer_breakdown_figure`: :data:`COMPUTE` then :data:`MEMORY` (stacked bars of
   forward + backward time of the slowest layers, slowest on top).
 """
@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.figures.style import base_layout, color, empty_figure
-from core.paleo.results import ScalingResult
+from core.paleo.results import PaleoScaling
 
 NAIVE_BOUND = "naive peak bound"
 LINEAR = "linear speed-up"
@@ -26,13 +26,13 @@ COMPUTE = "compute"
 MEMORY = "memory"
 
 
-def _schemes(result: ScalingResult, schemes: Sequence[str] | None) -> tuple[str, ...]:
+def _schemes(result: PaleoScaling, schemes: Sequence[str] | None) -> tuple[str, ...]:
     if schemes is None:
         return result.schemes
     return tuple(s for s in schemes if s in result.schemes)
 
 
-def _title(result: ScalingResult, what: str) -> str:
+def _title(result: PaleoScaling, what: str) -> str:
     mode = "Paleo-compatible" if result.paleo_compatible else "modern"
     return (f"{what}: {result.net} on {result.device}, {result.network}, "
             f"{result.scaling} scaling, batch {result.batch_size} ({mode})")
@@ -42,13 +42,13 @@ def _worker_axis(fig: go.Figure, workers: list[int], log_x: bool) -> None:
     fig.update_xaxes(tickvals=workers, type="log" if log_x else "linear")
 
 
-def throughput_figure(result: ScalingResult, *, schemes: Sequence[str] | None = None,
+def throughput_figure(result: PaleoScaling, *, schemes: Sequence[str] | None = None,
                       show_bound: bool = True, log_x: bool = False) -> go.Figure:
     """Images per second against workers, one line per communication scheme.
 
     Parameters
     ----------
-    result : ScalingResult
+    result : PaleoScaling
     schemes : sequence of str, optional
         Subset (in this order) of ``result.schemes``; default all.
     show_bound : bool, default=True
@@ -78,7 +78,7 @@ def throughput_figure(result: ScalingResult, *, schemes: Sequence[str] | None = 
     return fig
 
 
-def speedup_figure(result: ScalingResult, *, schemes: Sequence[str] | None = None,
+def paleo_speedup_figure(result: PaleoScaling, *, schemes: Sequence[str] | None = None,
                    log_x: bool = False) -> go.Figure:
     """Speed-up over one worker against workers, one line per scheme, plus linear speed-up.
 
@@ -88,7 +88,7 @@ def speedup_figure(result: ScalingResult, *, schemes: Sequence[str] | None = Non
     --------
     >>> from core.paleo import load_net, simulate
     >>> res = simulate(load_net("alex_v2"), device="K80", paleo_compatible=True)
-    >>> fig = speedup_figure(res)
+    >>> fig = paleo_speedup_figure(res)
     >>> fig.data[-1].name, list(fig.data[-1].y)
     ('linear speed-up', [1, 2, 4, 8])
     """

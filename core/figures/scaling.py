@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure
 from core.scaling.batch_size import BatchSizePlan, lr_at_step
-from core.scaling.measured import ScalingResult
+from core.scaling.measured import MeasuredScaling
 from core.scaling.ps_rounds import ACTIVITIES, SERVER
 from core.scaling.sync_async import AsyncSchedule, SyncSchedule
 
@@ -27,7 +27,7 @@ SYNC_ASYNC_TRACES: tuple[str, ...] = (
     "compute", "wait", "aggregate", "update", "sync step completes",
     "fresh gradient", "stale gradient", "update applied",
 )
-#: first traces of :func:`speedup_figure` and :func:`efficiency_figure`; one trace per
+#: first traces of :func:`measured_speedup_figure` and :func:`efficiency_figure`; one trace per
 #: comparison group follows, named "strong, global batch 64" or "weak, 32 per GPU"
 SPEEDUP_TRACES: tuple[str, ...] = ("ideal",)
 EFFICIENCY_TRACES: tuple[str, ...] = ("ideal", "break-even (speed-up 1)")
@@ -181,7 +181,7 @@ def sync_async_figure(sync: SyncSchedule, async_: AsyncSchedule, *,
 
 # --------------------------------------------------------------------------- measured scaling
 
-def speedup_figure(result: ScalingResult, *, title: str = "Speed-up against GPUs"
+def measured_speedup_figure(result: MeasuredScaling, *, title: str = "Speed-up against GPUs"
                    ) -> go.Figure:
     """Measured speed-up over GPU count, one trace per comparison group, with the ideal line.
 
@@ -201,12 +201,12 @@ def speedup_figure(result: ScalingResult, *, title: str = "Speed-up against GPUs
                        y_title="speed-up (×)" if n0 == 1 else f"speed-up over {n0} GPUs (×)")
 
 
-def efficiency_figure(result: ScalingResult, *, title: str = "Parallel efficiency against GPUs"
+def efficiency_figure(result: MeasuredScaling, *, title: str = "Parallel efficiency against GPUs"
                       ) -> go.Figure:
     """Parallel efficiency over GPU count, with the ideal (1) and break-even (N0/N) lines.
 
     Traces: "ideal" (efficiency 1), "break-even (speed-up 1)" (``N0 / N``: below it the run
-    is slower than its baseline), then one per group named as in :func:`speedup_figure`.
+    is slower than its baseline), then one per group named as in :func:`measured_speedup_figure`.
     """
     rows = result.rows
     if rows.empty:
@@ -222,7 +222,7 @@ def efficiency_figure(result: ScalingResult, *, title: str = "Parallel efficienc
     return base_layout(fig, title=title, x_title="GPUs", y_title="parallel efficiency")
 
 
-def comm_split_figure(result: ScalingResult, *, per_epoch: bool = False,
+def comm_split_figure(result: MeasuredScaling, *, per_epoch: bool = False,
                       title: str = "Where the time goes (estimate)") -> go.Figure:
     """Stacked bars of estimated compute and communication per compared row.
 
@@ -251,7 +251,7 @@ def comm_split_figure(result: ScalingResult, *, per_epoch: bool = False,
     return fig
 
 
-def bandwidth_figure(result: ScalingResult, *, title: str = "All-reduce bandwidth achieved"
+def bandwidth_figure(result: MeasuredScaling, *, title: str = "All-reduce bandwidth achieved"
                      ) -> go.Figure:
     """Achieved bandwidth (lower-bound bytes / estimated communication time) per row.
 

@@ -18,8 +18,9 @@ Typical use::
 
 Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``,
 ``cost`` (per-layer model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table),
-``calibrate`` (PPP from a measured step), ``results``, ``torch_bridge`` (torch modules;
-imported only when used, so ``import core.paleo`` does not import torch).
+``ppp`` (PPP presets; PPP from a measured step), ``results`` (``PaleoScaling`` and its
+rows), ``torch_bridge`` (torch modules; imported only when used, so ``import core.paleo``
+does not import torch).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from core.errors import InputError
 from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
 from core.paleo.cost import LayerCost, apply_cost, layer_cost
 from core.paleo.devices import (
+    DEFAULT_DEVICES,
+    DEFAULT_NETWORK,
     DEVICES,
     MODERN_DEVICES,
     MODERN_NETWORKS,
@@ -37,13 +40,17 @@ from core.paleo.devices import (
     PALEO_DEVICES,
     PALEO_NETWORKS,
     Device,
+    ModeSettings,
     Network,
+    devices_for,
     get_device,
     get_network,
+    networks_for,
+    settings_for_mode,
 )
 from core.paleo.layers import Layer, Net
 from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
-from core.paleo.results import PPPCalibration, ScalingResult, WorkerEstimate
+from core.paleo.results import PaleoHeadline, PaleoScaling, PPPCalibration, WorkerEstimate
 from core.paleo.simulate import (
     BREAKDOWN_COLUMNS,
     default_schemes,
@@ -57,13 +64,14 @@ from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_
 TORCH_PREFIX = "torch:"
 
 __all__ = [
-    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEVICES", "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS",
-    "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "RING", "TORCH_PREFIX", "Device",
-    "Layer", "LayerCost", "Net", "Network", "PPPCalibration", "ScalingResult", "WorkerEstimate",
-    "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms", "default_schemes",
-    "get_device", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets",
-    "load_net", "net_from_model", "parse_spec", "ps_scheme", "read_spec_file", "simulate",
-    "step_time_ms", "worker_counts",
+    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_NETWORK", "DEVICES",
+    "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS",
+    "PALEO_SCHEMES", "PPP_PRESETS", "RING", "TORCH_PREFIX", "Device", "Layer", "LayerCost",
+    "ModeSettings", "Net", "Network", "PPPCalibration", "PaleoHeadline", "PaleoScaling",
+    "WorkerEstimate", "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms",
+    "default_schemes", "devices_for", "get_device", "get_network", "layer_breakdown", "layer_cost",
+    "link_time_ms", "list_nets", "load_net", "net_from_model", "networks_for", "parse_spec",
+    "ps_scheme", "read_spec_file", "settings_for_mode", "simulate", "step_time_ms", "worker_counts",
 ]
 
 
@@ -133,7 +141,7 @@ def load_net(ref: str | Path) -> Net:
     >>> load_net("alex_v2_2gpu")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: alex_v2_2gpu.json: expected a data-parallel spec; got the ModelParallel block 'parallel_fc67' (splits=2). Only data parallelism is simulated: use a spec without model splits (alex_v2.json instead of alex_v2_<k>gpu.json).
+    core.errors.InputError: alex_v2_2gpu.json: expected a data-parallel spec; got the ModelParallel block ...
     """
     text = str(ref)
     path = Path(text)

@@ -144,6 +144,97 @@ MODERN_NETWORKS: dict[str, Network] = {
 
 NETWORKS: dict[str, Network] = {**PALEO_NETWORKS, **MODERN_NETWORKS}
 
+#: the device each mode starts on (keyed by ``paleo_compatible``); K80 is one of Paleo's
+DEFAULT_DEVICES: dict[bool, str] = {False: "V100", True: "K80"}
+#: Paleo's 10 GbE: valid in both modes
+DEFAULT_NETWORK = "ethernet"
+
+
+def devices_for(*, paleo_compatible: bool) -> dict[str, Device]:
+    """The devices a mode offers, in the order to list them.
+
+    The faithful mode has only Paleo's devices; the modern mode has the current GPUs first,
+    then Paleo's.
+
+    Examples
+    --------
+    >>> list(devices_for(paleo_compatible=True)) == list(PALEO_DEVICES)
+    True
+    >>> list(devices_for(paleo_compatible=False))[:3], len(devices_for(paleo_compatible=False))
+    (['P100', 'V100', 'RTX_8000'], 15)
+    """
+    return dict(PALEO_DEVICES) if paleo_compatible else {**MODERN_DEVICES, **PALEO_DEVICES}
+
+
+def networks_for(*, paleo_compatible: bool) -> dict[str, Network]:
+    """The networks a mode offers: Paleo's only in the faithful mode, all in the modern one.
+
+    Examples
+    --------
+    >>> list(networks_for(paleo_compatible=True))
+    ['aws', 'ethernet', 'ethernet20', 'infiniband', 'pcie2', 'pcie3']
+    """
+    return dict(PALEO_NETWORKS) if paleo_compatible else dict(NETWORKS)
+
+
+@dataclass(frozen=True)
+class ModeSettings:
+    """Device, network and overlap made valid for a mode (see :func:`settings_for_mode`).
+
+    Attributes
+    ----------
+    device, network : str
+    overlap : bool
+    changes : tuple of str
+        What had to change, e.g. ``("device V100 → K80", "overlap off")``; empty when
+        nothing did.
+    """
+
+    device: str
+    network: str
+    overlap: bool
+    changes: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str | None:
+        """One sentence saying what changed, or None when nothing did."""
+        if not self.changes:
+            return None
+        return ("Paleo-compatible mode has only Paleo's devices, networks and schemes: "
+                f"{', '.join(self.changes)}.")
+
+
+def settings_for_mode(*, paleo_compatible: bool, device: str, network: str,
+                      overlap: bool) -> ModeSettings:
+    """Keep the device, network and overlap valid for the mode just chosen.
+
+    A device or network the mode does not offer (:func:`devices_for`,
+    :func:`networks_for`) becomes the mode's default (:data:`DEFAULT_DEVICES`,
+    :data:`DEFAULT_NETWORK`); overlap is turned off in the faithful mode (Paleo never
+    overlaps). Names are compared as given (the table keys).
+
+    Examples
+    --------
+    >>> s = settings_for_mode(paleo_compatible=True, device="H100", network="nvlink4", overlap=True)
+    >>> s.device, s.network, s.overlap
+    ('K80', 'ethernet', False)
+    >>> s.note
+    "Paleo-compatible mode has only Paleo's devices, networks and schemes: device H100 → K80, ..."
+    >>> settings_for_mode(paleo_compatible=False, device="K80", network="ethernet", overlap=False).changes
+    ()
+    """
+    changes = []
+    if device not in devices_for(paleo_compatible=paleo_compatible):
+        changes.append(f"device {device} → {DEFAULT_DEVICES[paleo_compatible]}")
+        device = DEFAULT_DEVICES[paleo_compatible]
+    if network not in networks_for(paleo_compatible=paleo_compatible):
+        changes.append(f"network {network} → {DEFAULT_NETWORK}")
+        network = DEFAULT_NETWORK
+    if paleo_compatible and overlap:
+        changes.append("overlap off")
+        overlap = False
+    return ModeSettings(device=device, network=network, overlap=bool(overlap), changes=tuple(changes))
+
 
 def _key(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name).upper()

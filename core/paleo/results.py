@@ -77,7 +77,7 @@ class WorkerEstimate:
 
 
 @dataclass(frozen=True)
-class ScalingResult:
+class PaleoScaling:
     """A data-parallel scaling simulation of one net on one device and network.
 
     Attributes
@@ -171,6 +171,29 @@ class ScalingResult:
         schemes = [s for s in self.schemes if not (exact_only and s in APPROXIMATE_SCHEMES)]
         return max(schemes, key=lambda s: row.throughput_img_s[s])
 
+    def headline(self) -> PaleoHeadline:
+        """The smallest and the largest worker count, and the fastest exact scheme at the largest.
+
+        What the Throughput page's metrics show (its worker counts start at 1). The fastest
+        scheme is :meth:`fastest_scheme` with ``exact_only=True``.
+
+        Examples
+        --------
+        >>> from core.paleo import load_net, simulate
+        >>> res = simulate(load_net("alex_v2"), device="K80", workers=(1, 8), paleo_compatible=True)
+        >>> h = res.headline()
+        >>> h.smallest.workers, h.largest.workers, h.fastest_scheme
+        (1, 8, 'ButterflyAllReduce')
+        >>> h.fastest_throughput_img_s == res.throughput("ButterflyAllReduce")[-1]
+        True
+        """
+        smallest = min(self.rows, key=lambda r: r.workers)
+        largest = max(self.rows, key=lambda r: r.workers)
+        best = self.fastest_scheme(largest.workers, exact_only=True)
+        return PaleoHeadline(smallest=smallest, largest=largest, fastest_scheme=best,
+                             fastest_throughput_img_s=largest.throughput_img_s[best],
+                             fastest_speedup=largest.speedup[best])
+
     def naive_peak(self) -> tuple[float, ...]:
         """The naive bound ``n · FLOP/s ÷ FLOPs per image`` for each worker count."""
         return tuple(r.naive_peak_img_s for r in self.rows)
@@ -197,6 +220,28 @@ class ScalingResult:
                        net_source=self.net_source)
             records.append(rec)
         return pd.DataFrame.from_records(records)
+
+
+@dataclass(frozen=True)
+class PaleoHeadline:
+    """The headline numbers of a :class:`PaleoScaling` (see :meth:`PaleoScaling.headline`).
+
+    Attributes
+    ----------
+    smallest, largest : WorkerEstimate
+        The rows of the smallest and the largest worker count.
+    fastest_scheme : str
+        The exact scheme (butterfly mixing left out) with the highest throughput at the
+        largest worker count.
+    fastest_throughput_img_s, fastest_speedup : float
+        Its throughput (images/s) and speed-up there.
+    """
+
+    smallest: WorkerEstimate
+    largest: WorkerEstimate
+    fastest_scheme: str
+    fastest_throughput_img_s: float
+    fastest_speedup: float
 
 
 @dataclass(frozen=True)

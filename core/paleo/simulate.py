@@ -28,7 +28,7 @@ from core.paleo.comm import PALEO_SCHEMES, RING, comm_time_ms, ps_scheme
 from core.paleo.cost import apply_cost, layer_cost
 from core.paleo.devices import Device, Network, get_device, get_network
 from core.paleo.layers import Net
-from core.paleo.results import ScalingResult, WorkerEstimate
+from core.paleo.results import PaleoScaling, WorkerEstimate
 
 SCALINGS = ("weak", "strong")
 BREAKDOWN_COLUMNS = ("layer", "type", "kind", "fwd_comp_ms", "fwd_mem_ms", "bwd_comp_ms",
@@ -142,7 +142,7 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
              batch_size: int = 128, workers: Sequence[int] = (1, 2, 4, 8),
              scaling: str = "weak", ppp_comp: float = 1.0, ppp_comm: float = 1.0,
              paleo_compatible: bool = False, pipeline: bool = False, overlap: bool = False,
-             n_ps: Sequence[int] = (2, 4)) -> ScalingResult:
+             n_ps: Sequence[int] = (2, 4)) -> PaleoScaling:
     """Per-iteration time, throughput and speed-up of data-parallel training over workers.
 
     Parameters
@@ -168,7 +168,7 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
 
     Returns
     -------
-    ScalingResult
+    PaleoScaling
 
     Raises
     ------
@@ -225,7 +225,7 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
         est = estimate(n)
         speedup = {s: est.throughput_img_s[s] / one.throughput_img_s[s] for s in schemes}
         rows.append(replace(est, speedup=speedup))
-    return ScalingResult(
+    return PaleoScaling(
         net=net.name, net_source=net.source, device=device.name, network=network.name,
         network_gbps=network.gbps, scaling=scaling, batch_size=batch_size, ppp_comp=ppp_comp,
         ppp_comm=ppp_comm, paleo_compatible=paleo_compatible, pipeline=pipeline,

@@ -5,8 +5,9 @@ no arithmetic) with forward hooks on its leaf modules and records, in execution 
 
 * ``Conv1d``/``Conv2d`` → ``conv2d`` (1-D: height 1, kernel ``1 x k``) with torch's explicit
   padding (``padding="EXPLICIT"``, or ``"VALID"`` when it is zero, which gives the same
-  output and makes Paleo's filter-gradient dummy conv come out right); ``backprop`` is False when the conv's input does not
-  require a gradient (the network input), as autograd then skips the data gradient;
+  output and makes Paleo's filter-gradient dummy conv come out right); ``backprop`` is False
+  when the conv's input does not require a gradient (the network input), as autograd then
+  skips the data gradient;
 * ``Linear`` → ``innerproduct``; max/average pools (adaptive ones with the window
   ``ceil(H / H_out)``) → ``pool2d``; ``Dropout`` → ``dropout``;
 * any other leaf module that owns parameters (batch norm) → a zero-cost ``free`` layer

@@ -6,13 +6,19 @@ rounds and the crossover worker count), ``sync_async`` (schedules and stale grad
 ``batch_size`` (the linear learning-rate rule, warm-up).
 """
 
-from core.scaling.batch_size import LARGE_BATCH_TEXT, BatchSizePlan, batch_size_plan, lr_at_step, steps_per_epoch
+from core.scaling.batch_size import (
+    LARGE_BATCH_TEXT,
+    BatchSizePlan,
+    batch_size_plan,
+    lr_at_step,
+    steps_per_epoch,
+)
 from core.scaling.measured import (
     ESTIMATE_NOTE,
     GB,
     LINK_PRESETS_GBPS,
     RESULT_COLUMNS,
-    ScalingResult,
+    MeasuredScaling,
     allreduce_bytes,
     bandwidth_gb_per_s,
     filter_rows,
@@ -23,6 +29,8 @@ from core.scaling.ps_rounds import (
     BATCH_KINDS,
     LOCAL_TRAINING_NOTE,
     MAX_DEFAULT_MACHINES,
+    ROUND_MODE_TEXT,
+    ROUND_MODES,
     SCHEDULE_COLUMNS,
     SERVER,
     LocalTraining,
@@ -63,4 +71,15 @@ from core.scaling.table import (
     read_scaling_table,
 )
 
-__all__ = ['ACTIVITIES', 'AsyncSchedule', 'BATCH_KINDS', 'BatchSizePlan', 'ESTIMATE_NOTE', 'GB', 'GENERIC_REQUIRED', 'GENERIC_TIMES', 'LARGE_BATCH_TEXT', 'LINK_PRESETS_GBPS', 'LOCAL_TRAINING_NOTE', 'LocalTraining', 'MAX_DEFAULT_MACHINES', 'POLLUX_DATASET_SIZES', 'POLLUX_DIR', 'POLLUX_PLACEMENTS', 'POLLUX_SCALABILITY', 'PSJob', 'PSRounds', 'RESULT_COLUMNS', 'SCHEDULE_COLUMNS', 'SERVER', 'STALENESS_BOUND_SOURCES', 'STALENESS_BOUND_TEXT', 'ScalingResult', 'SyncSchedule', 'TABLE_COLUMNS', 'TIMELINE_COLUMNS', 'UPDATE_COLUMNS', 'WORKER_START_COLUMN', 'allreduce_bytes', 'async_schedule', 'at_machines', 'bandwidth_gb_per_s', 'batch_size_plan', 'crossover_machines', 'filter_rows', 'local_schedule', 'local_then_send', 'lr_at_step', 'parse_scaling_table', 'pollux_jobs', 'ps_rounds', 'ps_schedule', 'ps_time_vs_machines', 'read_pollux_trace', 'read_scaling_table', 'scaling_analysis', 'schedule_inputs', 'staleness_bound', 'steps_per_epoch', 'sync_schedule']
+__all__ = [
+    'ACTIVITIES', 'AsyncSchedule', 'BATCH_KINDS', 'BatchSizePlan', 'ESTIMATE_NOTE', 'GB', 'GENERIC_REQUIRED',
+    'GENERIC_TIMES', 'LARGE_BATCH_TEXT', 'LINK_PRESETS_GBPS', 'LOCAL_TRAINING_NOTE', 'LocalTraining',
+    'MAX_DEFAULT_MACHINES', 'MeasuredScaling', 'POLLUX_DATASET_SIZES', 'POLLUX_DIR', 'POLLUX_PLACEMENTS',
+    'POLLUX_SCALABILITY', 'PSJob', 'PSRounds', 'RESULT_COLUMNS', 'ROUND_MODES', 'ROUND_MODE_TEXT',
+    'SCHEDULE_COLUMNS', 'SERVER', 'STALENESS_BOUND_SOURCES', 'STALENESS_BOUND_TEXT', 'SyncSchedule',
+    'TABLE_COLUMNS', 'TIMELINE_COLUMNS', 'UPDATE_COLUMNS', 'WORKER_START_COLUMN', 'allreduce_bytes',
+    'async_schedule', 'at_machines', 'bandwidth_gb_per_s', 'batch_size_plan', 'crossover_machines',
+    'filter_rows', 'local_schedule', 'local_then_send', 'lr_at_step', 'parse_scaling_table', 'pollux_jobs',
+    'ps_rounds', 'ps_schedule', 'ps_time_vs_machines', 'read_pollux_trace', 'read_scaling_table',
+    'scaling_analysis', 'schedule_inputs', 'staleness_bound', 'steps_per_epoch', 'sync_schedule',
+]

@@ -42,7 +42,7 @@ from core.scaling.table import TABLE_COLUMNS
 from core.validation import check_scalar
 
 GB = 1e9
-#: columns of :attr:`ScalingResult.rows`
+#: columns of :attr:`MeasuredScaling.rows`
 RESULT_COLUMNS: tuple[str, ...] = (
     "scaling", "config", "gpus", "nodes", "placement", "batch_per_gpu", "global_batch",
     "baseline_gpus", "baseline_batch_per_gpu", "basis", "speedup", "ideal_speedup",
@@ -74,7 +74,7 @@ ESTIMATE_NOTE = (
 
 
 @dataclass(frozen=True, eq=False)   # holds DataFrames: compare fields, not objects
-class ScalingResult:
+class MeasuredScaling:
     """Result of :func:`scaling_analysis`.
 
     Attributes
@@ -159,7 +159,7 @@ def bandwidth_gb_per_s(n_bytes: float, seconds: float) -> float:
 
 
 def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsize: int = 4,
-                     link_gbps: float | None = None) -> ScalingResult:
+                     link_gbps: float | None = None) -> MeasuredScaling:
     """Speed-up, efficiency, compute/communication split and achieved all-reduce bandwidth.
 
     Parameters
@@ -178,7 +178,7 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
 
     Returns
     -------
-    ScalingResult
+    MeasuredScaling
 
     Raises
     ------
@@ -224,19 +224,19 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     if frame.empty:
         raise InputError(_nothing_to_compare(table, n0))
     notes = _notes(frame, n0, base_notes, skipped, n_params, table)
-    return ScalingResult(rows=frame, baseline=baseline, baseline_gpus=n0, n_strong=n_strong,
+    return MeasuredScaling(rows=frame, baseline=baseline, baseline_gpus=n0, n_strong=n_strong,
                          n_weak=n_weak, notes=notes, n_params=n_params, itemsize=itemsize,
                          link_gbps=link_gbps)
 
 
-def filter_rows(result: ScalingResult, *, scaling: str | None = None,
+def filter_rows(result: MeasuredScaling, *, scaling: str | None = None,
                 batch_per_gpu: int | None = None, global_batch: int | None = None,
-                max_nodes: int | None = None, fastest_only: bool = False) -> ScalingResult:
+                max_nodes: int | None = None, fastest_only: bool = False) -> MeasuredScaling:
     """The same result with only the rows a chart should show (the notes are kept).
 
     Parameters
     ----------
-    result : ScalingResult
+    result : MeasuredScaling
     scaling : {"strong", "weak"}, optional
         Keep one kind of comparison.
     batch_per_gpu, global_batch : int, optional

@@ -12,10 +12,15 @@ Counting rules (the ones every function here uses):
 * An epoch is one pass over ``n_samples``. It has ``n_mb = ceil(n_samples / b)`` minibatches
   of ``b`` samples per worker; the last one may hold fewer samples but costs a full
   ``compute_s`` (a data loader with ``drop_last=False``).
-* **Rounds are counted per epoch**: ``R = ceil(n_mb / m)``; the first ``R - 1`` rounds use all
-  ``m`` workers and the last round uses ``k_last = n_mb - (R - 1) * m`` workers (so it has
-  ``k_last`` aggregations). Epochs do not share rounds: the next epoch starts with a full
-  round. The run has ``epochs * R`` rounds.
+* ``rounds="per-epoch"`` (the default): **rounds are counted per epoch**:
+  ``R = ceil(n_mb / m)``; the first ``R - 1`` rounds use all ``m`` workers and the last round
+  uses ``k_last = n_mb - (R - 1) * m`` workers (so it has ``k_last`` aggregations). Epochs do
+  not share rounds: the next epoch starts with a full round. The run has ``epochs * R``
+  rounds.
+* ``rounds="continuous"``: the ``N = epochs * n_mb`` minibatches of the whole run flow across
+  epoch boundaries, ``m`` to a round: ``ceil(N / m)`` rounds, all full but the last one of the
+  run, which has ``N - (ceil(N / m) - 1) * m`` workers. Both readings are in use (the course's
+  worked answer reads the run this way); they differ only when ``m`` does not divide ``n_mb``.
 * ``batch_kind="global"`` fixes the samples per round at ``batch`` = B, so each worker takes
   ``b = B / m`` samples (possibly fractional: the average share); ``compute_s`` is the time
   for that share at the job's ``m``. When ``m`` changes (:func:`at_machines`), compute time
@@ -48,6 +53,13 @@ from core.errors import InputError
 from core.validation import check_scalar
 
 BATCH_KINDS: tuple[str, ...] = ("per_worker", "global")
+#: how rounds are counted: a new round at each epoch start (default), or across epochs
+ROUND_MODES: tuple[str, ...] = ("per-epoch", "continuous")
+#: what each of :data:`ROUND_MODES` means, in a few words (for the page and the CLI)
+ROUND_MODE_TEXT: dict[str, str] = {
+    "per-epoch": "each epoch starts a new round",
+    "continuous": "the minibatches of the whole run flow across epochs",
+}
 #: activities of the schedule, in drawing order
 ACTIVITIES: tuple[str, ...] = ("broadcast", "compute", "gather", "aggregate")
 SERVER = "server"
@@ -80,20 +92,27 @@ class PSJob:
     compute_s : float
         Seconds for a worker to compute one minibatch's update (> 0).
     batch_kind : {"per_worker", "global"}, default="per_worker"
+    rounds : {"per-epoch", "continuous"}, default="per-epoch"
+        Whether each epoch starts a new round (its last round may be partial) or the
+        minibatches of the whole run flow across epochs (only the run's last round may be
+        partial). See the module docstring.
 
     Raises
     ------
-    TypeError
-        A count is not an int, or a time is not a number.
     InputError
-        A value is out of range or ``batch_kind`` is unknown.
+        A count is not an int, a time is not a number, a value is out of range, or
+        ``batch_kind`` or ``rounds`` is unknown.
 
     Examples
     --------
     >>> job = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
     ...             gather_s=1.0, aggregate_s=0.5)
-    >>> job.minibatches_per_epoch, job.rounds_per_epoch, job.last_round_workers
-    (32, 11, 2)
+    >>> job.minibatches_per_epoch, job.rounds_per_epoch, job.last_round_workers, job.total_rounds
+    (32, 11, 2, 22)
+    >>> flowing = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
+    ...                 gather_s=1.0, aggregate_s=0.5, rounds="continuous")
+    >>> flowing.total_minibatches, flowing.total_rounds, flowing.last_round_workers
+    (64, 22, 1)
     >>> PSJob(1000, batch=32, epochs=1, machines=0, broadcast_s=1, compute_s=5, gather_s=1,
     ...       aggregate_s=0.5)
     Traceback (most recent call last):
@@ -111,19 +130,26 @@ class PSJob:
     gather_s: float
     aggregate_s: float
     batch_kind: str = "per_worker"
+    rounds: str = "per-epoch"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "n_samples", check_scalar(self.n_samples, "n_samples", int, min_val=1))
         set_(self, "batch", check_scalar(self.batch, "batch", int, min_val=1))
         set_(self, "epochs", check_scalar(self.epochs, "epochs", int, min_val=1))
-        set_(self, "machines", check_scalar(self.machines, "machines", int, min_val=1, fix="Use at least one worker machine"))
+        set_(self, "machines", check_scalar(self.machines, "machines", int, min_val=1,
+                                            fix="Use at least one worker machine"))
         for name in ("broadcast_s", "gather_s", "aggregate_s"):
             set_(self, name, check_scalar(getattr(self, name), name, float, min_val=0))
-        set_(self, "compute_s", check_scalar(self.compute_s, "compute_s", float, min_val=0, include_boundaries="neither", fix="A minibatch always takes some time"))
+        set_(self, "compute_s", check_scalar(self.compute_s, "compute_s", float, min_val=0,
+                                             include_boundaries="neither",
+                                             fix="A minibatch always takes some time"))
         if self.batch_kind not in BATCH_KINDS:
             raise InputError(f"batch_kind: expected one of {', '.join(BATCH_KINDS)}; got "
                              f"{self.batch_kind!r}. Say whether batch is per worker or global.")
+        if self.rounds not in ROUND_MODES:
+            raise InputError(f"rounds: expected one of {', '.join(ROUND_MODES)}; got "
+                             f"{self.rounds!r}. Say whether each epoch starts a new round.")
 
     @property
     def per_worker_batch(self) -> float:
@@ -138,14 +164,37 @@ class PSJob:
         return -(-self.n_samples * self.machines // self.batch)
 
     @property
-    def rounds_per_epoch(self) -> int:
-        """``ceil(minibatches_per_epoch / machines)``."""
+    def total_minibatches(self) -> int:
+        """Minibatches over the run: ``epochs * minibatches_per_epoch``."""
+        return self.epochs * self.minibatches_per_epoch
+
+    @property
+    def total_rounds(self) -> int:
+        """Rounds over the run: ``epochs * ceil(n_mb / m)`` per epoch, ``ceil(N / m)`` continuous."""
+        if self.rounds == "continuous":
+            return -(-self.total_minibatches // self.machines)
+        return self.epochs * self.rounds_per_epoch
+
+    @property
+    def rounds_per_epoch(self) -> int | float:
+        """``ceil(n_mb / m)`` per epoch; continuous: ``total_rounds / epochs`` (an average)."""
+        if self.rounds == "continuous":
+            return self.total_rounds / self.epochs
         return -(-self.minibatches_per_epoch // self.machines)
 
     @property
     def last_round_workers(self) -> int:
-        """Workers in the last round of an epoch: ``n_mb - (R - 1) * m`` (``m`` when full)."""
+        """Workers in the last round of an epoch, ``n_mb - (R - 1) * m`` (``m`` when full), or
+        continuous: of the run, ``N - (total_rounds - 1) * m``."""
+        if self.rounds == "continuous":
+            return self.total_minibatches - (self.total_rounds - 1) * self.machines
         return self.minibatches_per_epoch - (self.rounds_per_epoch - 1) * self.machines
+
+    @property
+    def shard_minibatches(self) -> int:
+        """Minibatches per epoch of the busiest worker when they are dealt out in turn:
+        ``ceil(n_mb / m)`` (in either ``rounds`` mode)."""
+        return -(-self.minibatches_per_epoch // self.machines)
 
     def round_time_s(self, workers: int) -> float:
         """Seconds of a round with ``workers`` active workers."""
@@ -164,12 +213,19 @@ class PSRounds:
     ``total_time_s = compute_time_s + communication_time_s + aggregation_time_s`` where
     compute is the critical-path compute (one minibatch per round), communication is
     ``broadcast_s + gather_s`` per round and aggregation is ``aggregate_s`` per minibatch.
+
+    ``rounds`` is the job's counting rule. With ``"per-epoch"``, ``last_round_workers`` and
+    ``last_round_time_s`` describe the last round of every epoch and ``rounds_per_epoch`` and
+    ``epoch_time_s`` are exact; with ``"continuous"`` the last round is the run's and
+    ``rounds_per_epoch`` and ``epoch_time_s`` are averages over the epochs (run / epochs).
     """
 
     job: PSJob
+    rounds: str
     per_worker_batch: float
     minibatches_per_epoch: int
-    rounds_per_epoch: int
+    total_minibatches: int
+    rounds_per_epoch: int | float
     last_round_workers: int
     total_rounds: int
     round_time_s: float
@@ -311,9 +367,10 @@ def ps_rounds(job: PSJob) -> PSRounds:
 
     Notes
     -----
-    ``epoch_time_s = (R - 1) * round(m) + round(k_last)`` with ``round(k)`` the round time
-    for ``k`` workers; ``total_time_s = epochs * epoch_time_s``. See the module docstring
-    for the counting rules.
+    Per epoch: ``epoch_time_s = (R - 1) * round(m) + round(k_last)`` with ``round(k)`` the
+    round time for ``k`` workers, and ``total_time_s = epochs * epoch_time_s``. Continuous:
+    ``total_time_s = (total_rounds - 1) * round(m) + round(k_last)`` and
+    ``epoch_time_s = total_time_s / epochs``. See the module docstring for the counting rules.
 
     Examples
     --------
@@ -321,23 +378,43 @@ def ps_rounds(job: PSJob) -> PSRounds:
     = 11 rounds, the last with 32 - 10*3 = 2 workers. Full round 1 + 5 + 1 + 3*0.5 = 8.5 s,
     last round 7 + 2*0.5 = 8 s, epoch 10*8.5 + 8 = 93 s, two epochs 186 s:
 
-    >>> r = ps_rounds(PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0,
-    ...                     compute_s=5.0, gather_s=1.0, aggregate_s=0.5))
+    >>> job = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
+    ...             gather_s=1.0, aggregate_s=0.5)
+    >>> r = ps_rounds(job)
     >>> r.total_rounds, r.last_round_workers, r.epoch_time_s, r.total_time_s
     (22, 2, 93.0, 186.0)
+
+    The course's worked case: 76,800 samples in minibatches of 1,536 (50 an epoch), 10 epochs,
+    6 machines, broadcast 1.5 s, compute 4 s, gather 1.5 s, 0.015 s per update. A full round
+    takes 1.5 + 4 + 1.5 + 6*0.015 = 7.09 s, a round of 2 workers 7.03 s. Per epoch: 8 full
+    rounds and one of 2 workers, 90 rounds, 10*(8*7.09 + 7.03) = 637.5 s. Continuous: the
+    500 minibatches make 83 full rounds and one of 2 workers, 83*7.09 + 7.03 = 595.5 s:
+
+    >>> course = PSJob(76_800, batch=1536, epochs=10, machines=6, broadcast_s=1.5,
+    ...                compute_s=4.0, gather_s=1.5, aggregate_s=0.015)
+    >>> for mode in ROUND_MODES:
+    ...     r = ps_rounds(replace(course, rounds=mode))
+    ...     print(mode, r.total_rounds, r.round_time_s, r.last_round_time_s, r.total_time_s)
+    per-epoch 90 7.09 7.03 637.5
+    continuous 84 7.09 7.03 595.5
     """
-    n_mb, rounds, k_last = job.minibatches_per_epoch, job.rounds_per_epoch, job.last_round_workers
+    n_mb, k_last, total_rounds = job.minibatches_per_epoch, job.last_round_workers, job.total_rounds
     full, last = job.round_time_s(job.machines), job.round_time_s(k_last)
-    epoch = (rounds - 1) * full + last
-    total_rounds = job.epochs * rounds
+    if job.rounds == "continuous":
+        total = (total_rounds - 1) * full + last
+        epoch = total / job.epochs
+    else:
+        epoch = (job.rounds_per_epoch - 1) * full + last
+        total = job.epochs * epoch
     return PSRounds(
-        job=job, per_worker_batch=job.per_worker_batch, minibatches_per_epoch=n_mb,
-        rounds_per_epoch=rounds, last_round_workers=k_last, total_rounds=total_rounds,
-        round_time_s=full, last_round_time_s=last, epoch_time_s=epoch,
-        total_time_s=job.epochs * epoch,
+        job=job, rounds=job.rounds, per_worker_batch=job.per_worker_batch,
+        minibatches_per_epoch=n_mb, total_minibatches=job.total_minibatches,
+        rounds_per_epoch=job.rounds_per_epoch, last_round_workers=k_last,
+        total_rounds=total_rounds, round_time_s=full, last_round_time_s=last,
+        epoch_time_s=epoch, total_time_s=total,
         compute_time_s=total_rounds * job.compute_s,
         communication_time_s=total_rounds * (job.broadcast_s + job.gather_s),
-        aggregation_time_s=job.epochs * n_mb * job.aggregate_s,
+        aggregation_time_s=job.total_minibatches * job.aggregate_s,
         crossover_machines=crossover_machines(job), flags=_flags(job),
     )
 
@@ -356,7 +433,9 @@ def ps_schedule(job: PSJob, *, first_rounds: int = 2) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns :data:`SCHEDULE_COLUMNS`: ``part`` ("first" or "last"), ``run_round``
-        (1-based over the run), ``epoch`` and ``round`` (1-based within the epoch),
+        (1-based over the run), ``epoch`` and ``round`` (1-based within the epoch; with
+        ``rounds="continuous"`` the epoch of the round's first minibatch and the round's
+        rank among the rounds that start in it),
         ``machine`` ("server", "worker 1", …), ``activity`` (:data:`ACTIVITIES`),
         ``worker`` (the worker a bar concerns; <NA> for the server's broadcast),
         ``start_s`` and ``end_s`` (seconds from the start of the run). Zero-length
@@ -374,21 +453,21 @@ def ps_schedule(job: PSJob, *, first_rounds: int = 2) -> pd.DataFrame:
     ...             gather_s=1, aggregate_s=0.5)
     >>> s = ps_schedule(job, first_rounds=1)       # 4 minibatches: rounds of 3 and 1 workers
     >>> server = s[s.machine == "server"]
-    >>> list(zip(server["round"], server["activity"], server["start_s"], server["end_s"]))
-    [(1, 'broadcast', 0.0, 1.0), (1, 'aggregate', 4.0, 4.5), (1, 'aggregate', 4.5, 5.0), (1, 'aggregate', 5.0, 5.5), (2, 'broadcast', 5.5, 6.5), (2, 'aggregate', 9.5, 10.0)]
+    >>> bars = list(zip(server["round"], server["activity"], server["start_s"], server["end_s"]))
+    >>> bars[:4]
+    [(1, 'broadcast', 0.0, 1.0), (1, 'aggregate', 4.0, 4.5), (1, 'aggregate', 4.5, 5.0), (1, 'aggregate', 5.0, 5.5)]
+    >>> bars[4:]
+    [(2, 'broadcast', 5.5, 6.5), (2, 'aggregate', 9.5, 10.0)]
     """
     first_rounds = check_scalar(first_rounds, "first_rounds", int, min_val=0)
-    rounds, full = job.rounds_per_epoch, job.round_time_s(job.machines)
-    epoch_time = (rounds - 1) * full + job.round_time_s(job.last_round_workers)
-    total = job.epochs * rounds
+    total = job.total_rounds
     wanted = sorted(set(range(min(first_rounds, total))) | {total - 1})
     rows: list[dict] = []
     for g in wanted:
-        epoch, r = divmod(g, rounds)
-        workers = job.last_round_workers if r == rounds - 1 else job.machines
+        start, epoch, round_, workers = _round_place(job, g)
         part = "first" if g < first_rounds else "last"
-        rows.extend(_round_rows(job, epoch * epoch_time + r * full, workers,
-                                part=part, run_round=g + 1, epoch=epoch + 1, round_=r + 1))
+        rows.extend(_round_rows(job, start, workers, part=part, run_round=g + 1, epoch=epoch,
+                                round_=round_))
     return _schedule_frame(rows)
 
 
@@ -397,7 +476,8 @@ def local_then_send(job: PSJob) -> LocalTraining:
 
     Each worker receives the model once (``broadcast_s``), runs all minibatches of its shard
     for all epochs, sends its model back once (``gather_s``), and the server aggregates the
-    ``workers_used = min(m, n_mb)`` models.
+    ``workers_used = min(m, n_mb)`` models. Each worker keeps its shard of every epoch, so
+    the job's ``rounds`` mode does not change this variant (only ``rounds_total_time_s``).
 
     Returns
     -------
@@ -418,7 +498,7 @@ def local_then_send(job: PSJob) -> LocalTraining:
     (22, 113.5, 186.0)
     """
     workers = min(job.machines, job.minibatches_per_epoch)
-    local = job.epochs * job.rounds_per_epoch
+    local = job.epochs * job.shard_minibatches
     compute = local * job.compute_s
     comm = job.broadcast_s + job.gather_s
     agg = workers * job.aggregate_s
@@ -517,7 +597,14 @@ def _exact(x: float) -> Fraction:
 def _flags(job: PSJob) -> tuple[str, ...]:
     flags = []
     n_mb = job.minibatches_per_epoch
-    if job.machines > n_mb:
+    if job.rounds == "continuous" and job.machines > job.total_minibatches:
+        flags.append(f"More workers ({job.machines}) than minibatches in the run "
+                     f"({job.total_minibatches}): {job.machines - job.total_minibatches} "
+                     "workers idle.")
+    elif job.rounds == "continuous" and job.machines > n_mb:
+        flags.append(f"More workers ({job.machines}) than minibatches per epoch ({n_mb}): "
+                     "a round spans more than one epoch.")
+    elif job.machines > n_mb:
         flags.append(f"More workers ({job.machines}) than minibatches per epoch ({n_mb}): "
                      f"{job.machines - n_mb} workers idle in every round.")
     if job.batch_kind == "global":
@@ -528,6 +615,23 @@ def _flags(job: PSJob) -> tuple[str, ...]:
             flags.append(f"batch {job.batch} does not split evenly over {job.machines} "
                          f"workers; the model uses the average share {b:g}.")
     return tuple(flags)
+
+
+def _round_place(job: PSJob, g: int) -> tuple[float, int, int, int]:
+    """Start time, epoch, round within the epoch (1-based) and workers of run round ``g`` (0-based)."""
+    full = job.round_time_s(job.machines)
+    workers = job.last_round_workers
+    if job.rounds == "continuous":
+        n_mb, m = job.minibatches_per_epoch, job.machines
+        epoch = g * m // n_mb                        # the epoch of the round's first minibatch
+        first_in_epoch = -(-epoch * n_mb // m)       # the first round that starts in it
+        return g * full, epoch + 1, g - first_in_epoch + 1, (
+            workers if g == job.total_rounds - 1 else m)
+    rounds = job.rounds_per_epoch
+    epoch, r = divmod(g, rounds)
+    epoch_time = (rounds - 1) * full + job.round_time_s(workers)
+    return (epoch * epoch_time + r * full, epoch + 1, r + 1,
+            workers if r == rounds - 1 else job.machines)
 
 
 def _round_rows(job: PSJob, t: float, workers: int, *, part: str, run_round: int,

@@ -143,8 +143,8 @@ def async_schedule(start_s: Sequence[float], compute_s: Sequence) -> AsyncSchedu
 
     Raises
     ------
-    TypeError, InputError
-        Lengths differ, a time is negative, a duration is not > 0.
+    InputError
+        A value is not a number, lengths differ, a time is negative, a duration is not > 0.
 
     Examples
     --------
@@ -301,10 +301,8 @@ def schedule_inputs(table: pd.DataFrame, *, source: str = "worker table"
 
     Raises
     ------
-    TypeError
-        ``table`` is not a DataFrame.
     InputError
-        No ``start_s`` or duration column, no worker, a blank or non-numeric start, a
+        ``table`` is not a DataFrame; no ``start_s`` or duration column, no worker, a blank or non-numeric start, a
         duration that is not > 0, a blank duration before a filled one.
 
     Examples
@@ -316,7 +314,7 @@ def schedule_inputs(table: pd.DataFrame, *, source: str = "worker table"
     >>> schedule_inputs(t.assign(compute_1_s=[3.0, -1.0]))
     Traceback (most recent call last):
     ...
-    core.errors.InputError: worker table: expected compute_1_s > 0 (seconds) in every filled row; got -1.0 in row 2. Fix that cell.
+    core.errors.InputError: worker table: expected compute_1_s > 0 (seconds) in every filled row; got -1.0 ...
     """
     if not isinstance(table, pd.DataFrame):
         raise InputError(f"{source}: expected a DataFrame with one row per worker; got "
@@ -394,7 +392,8 @@ def _check_inputs(start_s: Sequence[float], compute_s: Sequence
         if not seq:
             raise InputError(f"compute_s[{i}]: expected at least one duration; got none. "
                              "Give each worker one duration or more.")
-        durations.append([check_scalar(d, f"compute_s[{i}]", float, min_val=0, include_boundaries="neither", fix="A gradient always takes some time")
+        durations.append([check_scalar(d, f"compute_s[{i}]", float, min_val=0, include_boundaries="neither",
+                                       fix="A gradient always takes some time")
                           for d in seq])
     return starts, durations
 

@@ -12,11 +12,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.scaling.batch_size import batch_size_plan
-from core.scaling.measured import allreduce_bytes, filter_rows, scaling_analysis
-from core.scaling.ps_rounds import PSJob, crossover_machines, local_then_send, ps_rounds, ps_time_vs_machines
-from core.scaling.sync_async import async_schedule, sync_schedule
-from core.scaling.table import POLLUX_DIR, parse_scaling_table, read_pollux_trace
+from core.scaling import (
+    POLLUX_DIR,
+    PSJob,
+    allreduce_bytes,
+    async_schedule,
+    batch_size_plan,
+    crossover_machines,
+    filter_rows,
+    local_then_send,
+    parse_scaling_table,
+    ps_rounds,
+    ps_time_vs_machines,
+    read_pollux_trace,
+    scaling_analysis,
+    sync_schedule,
+)
 from tests.pages.conftest import chart_specs, open_page
 
 PAGE = "pages/scaling.py"
@@ -163,6 +174,33 @@ def test_more_machines_and_a_global_batch_follow_core():
     assert metric(at, "Total time") == f"{ps_rounds(g).total_time_s:,.6g} s"
     # 128 over 20 workers is not even: core's flag is shown as it is
     assert [w.value for w in at.warning] == list(ps_rounds(g).flags)
+
+
+# the course's worked case: 76,800 samples, minibatch 1,536, 10 epochs, 6 machines, 1.5/4/1.5 s, 0.015 s
+COURSE = dict(scaling_ps_samples=76_800, scaling_ps_batch=1536, scaling_ps_epochs=10, scaling_ps_machines=6,
+              scaling_ps_broadcast=1.5, scaling_ps_compute=4.0, scaling_ps_gather=1.5,
+              scaling_ps_aggregate=0.015)
+
+
+def test_rounds_radio_switches_between_per_epoch_and_continuous_rounds():
+    at = set_inputs(open_page(PAGE), COURSE)
+    assert at.radio(key="scaling_ps_rounds").value == "per-epoch"
+    # 50 minibatches an epoch, 9 rounds each (the 9th with 2 workers): 90 rounds, 10 * (8*7.09 + 7.03)
+    assert metric(at, "Rounds") == "90" and metric(at, "Total time") == "637.5 s"
+    assert "7.03 s for the last round of an epoch (2 workers); 9 rounds" in " ".join(c.value for c in at.caption)
+    at.radio(key="scaling_ps_rounds").set_value("continuous").run()
+    assert not at.exception and not at.error
+    # 500 minibatches: 83 full rounds of 7.09 s and one of 2 workers, 7.03 s
+    assert metric(at, "Rounds") == "84" and metric(at, "Total time") == "595.5 s"
+    captions = " ".join(c.value for c in at.caption)
+    assert "7.03 s for the last round of the run (2 workers); 8.40 rounds and 59.55 s an epoch on average" in captions
+    job = PSJob(76_800, batch=1536, epochs=10, machines=6, broadcast_s=1.5, compute_s=4.0, gather_s=1.5,
+                aggregate_s=0.015, rounds="continuous")
+    curve = spec(at, "Total time against worker machines")
+    assert trace(curve, "round model")["y"] == pytest.approx(ps_time_vs_machines(job)["total_time_s"].tolist())
+    gantt = spec(at, "Parameter-server rounds: the first rounds and the last")
+    assert [a["text"] for a in gantt["layout"]["annotations"]] == ["first 2 rounds", "last round (run round 84)"]
+    assert metric(at, "Round model, total") == "595.5 s"
 
 
 # ---------------------------------------------------------------- 2. sync vs async

@@ -38,7 +38,7 @@ def traces(at, title_start: str) -> dict[str, dict]:
 
 
 def assert_shows(at, res) -> None:
-    """Metrics and both scaling charts show ``res`` (a core ScalingResult)."""
+    """Metrics and both scaling charts show ``res`` (a core PaleoScaling)."""
     one = res.rows[0]
     shown = metrics(at)
     assert shown["Iteration time, 1 worker"] == f"{one.time_comp_ms:,.2f} ms"
@@ -65,7 +65,7 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
     assert len(chart_specs(at)) == 3                        # throughput, speed-up, layers
     layers = traces(at, "Slowest 15 layers")
     assert list(layers) == ["compute", "memory"] and len(layers["compute"]["y"]) == 15
-    table = at.dataframe[1].value                            # results table = ScalingResult.to_frame()
+    table = at.dataframe[1].value                            # results table = PaleoScaling.to_frame()
     pd.testing.assert_frame_equal(table.reset_index(drop=True), res.to_frame())
     captions = " ".join(c.value for c in at.caption)
     assert "Modern mode" in captions and "NVIDIA Tesla V100 datasheet" in captions

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,9 +18,9 @@ from core.figures.scaling import (
     bandwidth_figure,
     comm_split_figure,
     efficiency_figure,
+    measured_speedup_figure,
     ps_time_vs_machines_figure,
     ps_timeline_figure,
-    speedup_figure,
     sync_async_figure,
 )
 from core.scaling.measured import scaling_analysis
@@ -50,6 +52,14 @@ def test_ps_timeline_has_two_panels_with_fixed_traces():
     # last panel: two workers aggregate in the last round, from 178 + 7 = 185 s
     assert list(fig.data[7].base) == [185.0, 185.5]
     assert fig.layout.xaxis.title.text == "time (s)"
+
+
+def test_ps_timeline_of_continuous_rounds_ends_on_the_runs_last_round():
+    job = replace(JOB, rounds="continuous")          # 64 minibatches in rounds of 3: 22, the last of 1
+    fig = ps_timeline_figure(ps_schedule(job, first_rounds=2))
+    assert [a.text for a in fig.layout.annotations] == ["first 2 rounds", "last round (run round 22)"]
+    # last panel: one worker aggregates, from 21 * 8.5 + 7 = 185.5 s
+    assert list(fig.data[7].base) == [185.5]
 
 
 def test_ps_timeline_of_one_round_has_one_panel():
@@ -102,8 +112,8 @@ def result():
                             link_gbps=10)
 
 
-def test_speedup_figure_traces_and_ideal_line(result):
-    fig = speedup_figure(result)
+def test_measured_speedup_figure_traces_and_ideal_line(result):
+    fig = measured_speedup_figure(result)
     assert names(fig) == ["ideal", "strong, global batch 128", "weak, 128 per GPU"]
     assert list(fig.data[0].x) == [1, 4] and list(fig.data[0].y) == [1.0, 4.0]
     # strong: 100/60 at 2 GPUs and 100/40 at 4 GPUs
@@ -137,10 +147,10 @@ def test_bandwidth_figure_shows_the_nominal_link(result):
 def test_slower_than_one_machine_renders():
     r = scaling_analysis(parse_scaling_table(SLOW, n_samples=12_800), n_params=10_000_000,
                          link_gbps=10)
-    assert names(speedup_figure(r)) == ["ideal", "strong, global batch 128"]
+    assert names(measured_speedup_figure(r)) == ["ideal", "strong, global batch 128"]
     assert names(comm_split_figure(r)) == list(COMM_SPLIT_TRACES)
     assert names(bandwidth_figure(r)) == list(BANDWIDTH_TRACES)
-    assert list(speedup_figure(r).data[1].y) == [pytest.approx(0.2)]   # 100 / 500
+    assert list(measured_speedup_figure(r).data[1].y) == [pytest.approx(0.2)]   # 100 / 500
     eff = efficiency_figure(r)
     # efficiency 0.05 lies under the break-even 1/4 at 4 GPUs
     assert eff.data[2].y[0] == pytest.approx(0.05)

@@ -11,7 +11,7 @@ from core.figures.paleo import (
     MEMORY,
     NAIVE_BOUND,
     layer_breakdown_figure,
-    speedup_figure,
+    paleo_speedup_figure,
     throughput_figure,
 )
 from core.paleo import BREAKDOWN_COLUMNS, layer_breakdown, load_net, simulate
@@ -40,8 +40,8 @@ def test_throughput_figure_subset_and_no_bound(result):
     assert [t.name for t in fig.data] == ["RingAllReduce", "OneToAll"]
 
 
-def test_speedup_figure_ends_with_linear(result):
-    fig = speedup_figure(result, schemes=["ParameterServer_p2"])
+def test_paleo_speedup_figure_ends_with_linear(result):
+    fig = paleo_speedup_figure(result, schemes=["ParameterServer_p2"])
     assert [t.name for t in fig.data] == ["ParameterServer_p2", LINEAR]
     assert list(fig.data[0].y) == pytest.approx(result.speedup("ParameterServer_p2"))
     assert list(fig.data[1].y) == [1, 2, 4, 8, 16]
@@ -65,7 +65,7 @@ def test_layer_breakdown_figure_of_nothing_is_a_titled_note():
     assert len(fig.data) == 0 and fig.layout.annotations[0].text == "no layer with a cost"
 
 
-@pytest.mark.parametrize("build", [throughput_figure, speedup_figure])
+@pytest.mark.parametrize("build", [throughput_figure, paleo_speedup_figure])
 def test_worker_axis_is_linear_by_default_and_log_on_request(result, build):
     assert build(result).layout.xaxis.type == "linear"
     fig = build(result, log_x=True)

@@ -1,5 +1,6 @@
 """Small core helpers the Throughput page uses: worker counts, PPP presets, loadable nets,
-the fastest scheme and the communication-free throughput."""
+the fastest scheme, the headline numbers, the devices and networks of each mode, and the
+communication-free throughput."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ import math
 import pytest
 
 from core.errors import InputError
-from core.paleo import PPP_PRESETS, list_nets, load_net, simulate, worker_counts
+from core.paleo import (
+    MODERN_DEVICES,
+    NETWORKS,
+    PALEO_DEVICES,
+    PALEO_NETWORKS,
+    PPP_PRESETS,
+    devices_for,
+    list_nets,
+    load_net,
+    networks_for,
+    settings_for_mode,
+    simulate,
+    worker_counts,
+)
 
 
 @pytest.mark.parametrize("max_workers, expected", [
@@ -77,3 +91,46 @@ def test_no_comm_throughput_is_batch_over_compute_time():
     assert one.no_comm_throughput_img_s == pytest.approx(964.9729591020338, rel=1e-15)
     assert one.no_comm_throughput_img_s == one.throughput_img_s["TreeAllReduce"]  # no comm at n = 1
     assert math.isclose(four.no_comm_throughput_img_s, 4 * one.no_comm_throughput_img_s)
+
+
+def test_headline_is_the_one_worker_row_and_the_fastest_exact_scheme_at_the_largest_count():
+    res = simulate(load_net("alex_v2"), device="K80", network="ethernet", workers=(1, 2, 8),
+                   paleo_compatible=True)
+    head = res.headline()
+    assert (head.smallest, head.largest) == (res.rows[0], res.rows[-1])
+    # butterfly mixing (3487.5 images/s) is left out: ButterflyAllReduce, 1663.5 images/s
+    assert head.fastest_scheme == "ButterflyAllReduce" == res.fastest_scheme(8, exact_only=True)
+    assert head.fastest_throughput_img_s == res.rows[-1].throughput_img_s["ButterflyAllReduce"]
+    assert head.fastest_speedup == res.speedup("ButterflyAllReduce")[-1]
+
+
+def test_headline_takes_the_smallest_and_largest_counts_whatever_their_order():
+    res = simulate(load_net("alex_v2"), device="K80", workers=(8, 1, 4), paleo_compatible=True)
+    head = res.headline()
+    assert (head.smallest.workers, head.largest.workers) == (1, 8)
+
+
+def test_each_mode_offers_its_devices_and_networks():
+    assert devices_for(paleo_compatible=True) == PALEO_DEVICES
+    modern = devices_for(paleo_compatible=False)
+    assert list(modern) == [*MODERN_DEVICES, *PALEO_DEVICES]             # current GPUs listed first
+    assert networks_for(paleo_compatible=True) == PALEO_NETWORKS
+    assert networks_for(paleo_compatible=False) == NETWORKS
+
+
+@pytest.mark.parametrize("paleo, given, expected, changes", [
+    (True, ("H100", "nvlink4", True), ("K80", "ethernet", False),
+     ("device H100 → K80", "network nvlink4 → ethernet", "overlap off")),
+    (True, ("K40", "infiniband", False), ("K40", "infiniband", False), ()),      # Paleo's own: kept
+    (False, ("K80", "aws", True), ("K80", "aws", True), ()),                   # modern mode offers all
+])
+def test_settings_for_mode_keep_what_the_mode_offers(paleo, given, expected, changes):
+    device, network, overlap = given
+    fitted = settings_for_mode(paleo_compatible=paleo, device=device, network=network, overlap=overlap)
+    assert (fitted.device, fitted.network, fitted.overlap) == expected
+    assert fitted.changes == changes
+    if changes:
+        assert fitted.note == ("Paleo-compatible mode has only Paleo's devices, networks and schemes: "
+                               + ", ".join(changes) + ".")
+    else:
+        assert fitted.note is None

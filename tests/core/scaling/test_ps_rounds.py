@@ -91,6 +91,93 @@ def test_to_dict_is_plain_json():
     d = ps_rounds(job()).to_dict()
     assert json.loads(json.dumps(d))["total_time_s"] == 186.0
     assert d["machines"] == 3 and d["crossover_machines"] == 7
+    assert d["rounds"] == "per-epoch" and d["total_minibatches"] == 64
+
+
+# --------------------------------------------------------------------------- round counting
+
+def course_job(**kw) -> PSJob:
+    """The course's worked case: 76,800 samples, minibatch 1,536, 10 epochs, 6 machines."""
+    base = dict(batch=1536, epochs=10, machines=6, broadcast_s=1.5, compute_s=4.0, gather_s=1.5,
+                aggregate_s=0.015)
+    base.update(kw)
+    return PSJob(76_800, **base)
+
+
+def test_course_case_per_epoch_starts_a_new_round_each_epoch():
+    r = ps_rounds(course_job())
+    # 76800 / 1536 = 50 minibatches an epoch; ceil(50 / 6) = 9 rounds, the last with 50 - 8*6 = 2
+    assert (r.rounds, r.minibatches_per_epoch, r.rounds_per_epoch, r.last_round_workers) == ("per-epoch", 50, 9, 2)
+    # full round 1.5 + 4 + 1.5 + 6*0.015 = 7.09 s; last 1.5 + 4 + 1.5 + 2*0.015 = 7.03 s
+    assert (r.round_time_s, r.last_round_time_s) == (7.09, 7.03)
+    # 90 rounds; 10 * (8*7.09 + 7.03) = 637.5 s
+    assert (r.total_rounds, r.epoch_time_s, r.total_time_s) == (90, 63.75, 637.5)
+
+
+def test_course_case_continuous_lets_minibatches_flow_across_epochs():
+    r = ps_rounds(course_job(rounds="continuous"))
+    # 500 minibatches in rounds of 6: 83 full rounds and one of 500 - 83*6 = 2 workers
+    assert (r.rounds, r.total_minibatches, r.total_rounds, r.last_round_workers) == ("continuous", 500, 84, 2)
+    assert (r.round_time_s, r.last_round_time_s) == (7.09, 7.03)
+    # 83*7.09 + 7.03 = 595.5 s; an epoch on average 59.55 s and 8.4 rounds
+    assert r.total_time_s == 595.5
+    assert (r.epoch_time_s, r.rounds_per_epoch) == (pytest.approx(59.55), 8.4)
+    # compute 84*4 + communication 84*3 + aggregation 500*0.015
+    assert (r.compute_time_s, r.communication_time_s, r.aggregation_time_s) == (336.0, 252.0, 7.5)
+    assert r.compute_time_s + r.communication_time_s + r.aggregation_time_s == r.total_time_s
+
+
+def test_continuous_counts_rounds_over_the_run():
+    r = ps_rounds(job(n_samples=10, batch=1, machines=4, rounds="continuous"))
+    # 2 epochs of 10 minibatches = 20 in rounds of 4: 5 full rounds (per epoch it would be 6)
+    assert (r.total_rounds, r.last_round_workers, r.rounds_per_epoch) == (5, 4, 2.5)
+    assert r.total_time_s == 5 * r.round_time_s
+
+
+def test_continuous_schedule_places_rounds_across_epoch_boundaries():
+    s = ps_schedule(course_job(rounds="continuous"), first_rounds=10)
+    firsts = s[(s["machine"] == "server") & (s["activity"] == "broadcast")]
+    # round 9 holds minibatches 49-54 (it starts in epoch 1); round 10 is the first to start in epoch 2
+    assert firsts["epoch"].tolist() == [1] * 9 + [2, 10]
+    assert firsts["round"].tolist() == [*range(1, 10), 1, 9]
+    assert firsts["start_s"].tolist()[:10] == pytest.approx([g * 7.09 for g in range(10)])
+    last = s[s["part"] == "last"]
+    # run round 84 (minibatches 499 and 500) starts at 83*7.09 and ends at 595.5 s
+    assert set(last["run_round"]) == {84} and (last["activity"] == "aggregate").sum() == 2
+    assert last["start_s"].min() == pytest.approx(588.47) and last["end_s"].max() == pytest.approx(595.5)
+
+
+def test_train_locally_keeps_its_shards_in_either_mode():
+    per_epoch, continuous = local_then_send(course_job()), local_then_send(course_job(rounds="continuous"))
+    assert per_epoch.total_time_s == continuous.total_time_s
+    assert (per_epoch.rounds_total_time_s, continuous.rounds_total_time_s) == (637.5, 595.5)
+
+
+def test_time_vs_machines_keeps_the_rounds_mode():
+    curve = ps_time_vs_machines(course_job(rounds="continuous"), [6])
+    assert curve["total_time_s"].tolist() == [595.5]
+
+
+def test_continuous_flags_a_round_spanning_epochs_and_idle_workers():
+    idle = ps_rounds(job(n_samples=64, machines=5, rounds="continuous"))    # 2 minibatches an epoch, 4 in all
+    assert idle.flags == ("More workers (5) than minibatches in the run (4): 1 workers idle.",)
+    spans = ps_rounds(job(n_samples=64, machines=3, rounds="continuous"))   # rounds of 3 from 4 minibatches
+    assert spans.flags == ("More workers (3) than minibatches per epoch (2): a round spans more than one epoch.",)
+    assert (spans.total_rounds, spans.last_round_workers) == (2, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 400), b=st.integers(1, 64), epochs=st.integers(1, 6), m=st.integers(1, 40))
+def test_continuous_never_needs_more_rounds_than_per_epoch(n, b, epochs, m):
+    per_epoch = ps_rounds(job(n_samples=n, batch=b, epochs=epochs, machines=m))
+    continuous = ps_rounds(job(n_samples=n, batch=b, epochs=epochs, machines=m, rounds="continuous"))
+    assert continuous.total_rounds <= per_epoch.total_rounds
+    assert continuous.aggregation_time_s == per_epoch.aggregation_time_s
+    assert continuous.total_time_s <= per_epoch.total_time_s + 1e-9
+    # every minibatch is in exactly one round: full rounds of m plus the last one
+    assert (continuous.total_rounds - 1) * m + continuous.last_round_workers == epochs * per_epoch.minibatches_per_epoch
+    if per_epoch.minibatches_per_epoch % m == 0:
+        assert continuous.total_rounds == per_epoch.total_rounds
 
 
 # --------------------------------------------------------------------------- crossover
@@ -252,6 +339,7 @@ def test_local_schedule_ends_when_local_then_send_says():
     (dict(aggregate_s=float("nan")), InputError, r"aggregate_s: .*got nan"),
     (dict(broadcast_s="1"), InputError, r"broadcast_s: expected a finite number >= 0; got '1' \(str\)"),
     (dict(batch_kind="total"), InputError, r"batch_kind: expected one of per_worker, global"),
+    (dict(rounds="per_epoch"), InputError, r"rounds: expected one of per-epoch, continuous; got 'per_epoch'"),
 ])
 def test_bad_inputs_are_refused_with_the_value(kw, error, message):
     with pytest.raises(error, match=message):
