@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.calibrate import (  # noqa: E402
+from core.calibrate import (
     METHODS,
     calibrate,
     hardware_independence,
@@ -21,7 +21,7 @@ from core.calibrate import (  # noqa: E402
     read_fits_table,
     recommend_method,
 )
-from core.datasets import course_fits_path  # noqa: E402
+from core.datasets import course_fits_path
 
 
 def main() -> None:

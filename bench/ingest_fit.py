@@ -31,7 +31,7 @@ from scipy.optimize import curve_fit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.curves import fit_curve, optimus_loss  # noqa: E402
+from core.curves import fit_curve, optimus_loss
 from core.logs import read_log_file
 from core.runs import fit_files
 
@@ -115,7 +115,8 @@ def main() -> None:
               for o, c in zip(ours, course))
     print(f"course method (read_csv + curve_fit on every point): {t_course:7.2f} s")
     print(f"ours (read_log + binned fit_curve), one by one:      {t_ours:7.2f} s   speed-up {t_course / t_ours:5.1f}x")
-    print(f"ours, whole analysis on {args.jobs} processes:              {t_jobs:7.2f} s   speed-up {t_course / t_jobs:5.1f}x")
+    print(f"ours, whole analysis on {args.jobs} processes:              {t_jobs:7.2f} s   "
+          f"speed-up {t_course / t_jobs:5.1f}x")
     print(f"largest relative parameter difference: {rel * 100:.3f} % (b2 below 1e-6 compared in absolute terms)")
 
 

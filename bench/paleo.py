@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.paleo import NETS_DIR, read_spec_file, simulate  # noqa: E402
+from core.paleo import NETS_DIR, read_spec_file, simulate
 
 WORKERS = (1, 2, 4, 8, 16, 32, 64, 128)
 

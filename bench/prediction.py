@@ -1,20 +1,21 @@
 """Measurement: how well the epoch at target is predicted from the first part of real logs.
 
-Backtests (``core.prediction.backtest.backtest_logs``) the built-in MNIST-1D logs (``data/logs``, train
-and val, target 0.92 and more) and the Pollux CIFAR-10 / ImageNet validation traces
-(``data/pollux_traces``, fixed per-job targets, and targets relative to each trace's final
-accuracy) for three methods:
+Backtests (``core.prediction.backtest.backtest_logs``) the built-in MNIST-1D logs
+(``data/logs``, train and val, target 0.92 and more) and the Pollux CIFAR-10 / ImageNet
+validation traces (``data/pollux_traces``, fixed per-job targets, and targets relative to each
+trace's final accuracy) for three methods:
 
 * ``optimus, own``: the Optimus family's own extrapolation (no drift correction): the
   mission's default model;
 * ``optimus, corrected``: Optimus with the drift correction learned inside the observed epochs;
 * ``auto, corrected``: the family chosen inside the observed epochs, drift-corrected.
 
-Prints Markdown tables (docs/prediction.md quotes them): per data set, target and method,
-the number of scored cases (and how many of them were predicted "never"), the median
-absolute error of the predicted epoch and the 80 % interval coverage, with the interval calibrated on the other runs (``runs``) and on each
-run alone (``self``), for the accuracy route and the loss route; first observing 50 % of
-the epochs, then pooled over observed fractions 0.3–0.7 (more cases, clearly labelled).
+Prints Markdown tables (docs/prediction.md quotes them): per data set, target and method, the
+number of scored cases (and how many of them were predicted "never"), the median absolute error
+of the predicted epoch and the 80 % interval coverage, with the interval calibrated on the
+other runs (``runs``) and on each run alone (``self``), for the accuracy route and the loss
+route; first observing 50 % of the epochs, then pooled over observed fractions 0.3–0.7 (more
+cases, clearly labelled).
 
 Usage: ``python bench/prediction.py [--quick]`` (``--quick``: the headline targets only).
 """
@@ -32,8 +33,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.logs import read_log_file
-from core.prediction import FitCache, backtest_logs
+from core.logs import read_log_file  # noqa: E402 (after the path set-up)
+from core.prediction import FitCache, backtest_logs  # noqa: E402
 
 FRACTIONS = (0.3, 0.4, 0.5, 0.6, 0.7)
 SCOPES = {"0.5": lambda t: t[t["observed_fraction"] == 0.5], "0.3-0.7": lambda t: t}

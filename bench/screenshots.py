@@ -13,8 +13,8 @@ from playwright.sync_api import expect, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app import PAGES  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+from app import PAGES
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS
 
 
 def main(url: str, out: Path) -> None:

@@ -1,9 +1,9 @@
 """The fit of a learning-curve family to a log, ``fit_curve``, and its result, ``FitResult``.
 
-The default family is the Optimus loss model (``core.curves.optimus``).  Long logs are fitted on log-spaced bins of the steps,
-each bin weighted by its number of points, which reaches the parameters of the fit on every
-point (within 0.1 % on smooth data) in a few milliseconds; R², the residual variance and
-hence the standard errors are computed on every point.
+The default family is the Optimus loss model (``core.curves.optimus``). Long logs are fitted on
+log-spaced bins of the steps, each bin weighted by its number of points, which reaches the
+parameters of the fit on every point (within 0.1 % on smooth data) in a few milliseconds; R²,
+the residual variance and hence the standard errors are computed on every point.
 """
 
 from __future__ import annotations

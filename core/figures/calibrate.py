@@ -51,7 +51,8 @@ def parameters_vs_depth_figure(pred: pd.DataFrame, *, title: str = "Curve parame
                                          y=list(band["high"]) + list(band["low"][::-1]), fill="toself",
                                          fillcolor=c, opacity=0.12, line=dict(width=0), name=f"{g} · band",
                                          legendgroup=g, showlegend=first, hoverinfo="skip"), row=1, col=col)
-            fig.add_trace(go.Scatter(x=rows["depth"], y=rows["predicted"], mode="lines+markers", name=f"{g} · predicted",
+            fig.add_trace(go.Scatter(x=rows["depth"], y=rows["predicted"], mode="lines+markers",
+                                     name=f"{g} · predicted",
                                      legendgroup=g, showlegend=first, line=dict(color=c, dash="dash"),
                                      marker=dict(size=5, symbol="diamond"),
                                      text=rows["model"], hovertemplate="%{text}: %{y:.4g}<extra>predicted</extra>"),

@@ -67,8 +67,9 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_
     level = prediction.target_level
     y_target = prediction.target_acc if prediction.route == "accuracy" else level
     actual = actual_epoch if actual_epoch is not None and actual_epoch > n else None
-    x_max = X_MARGIN * _finite_max(table["epoch"].max(), prediction.epoch, prediction.epoch_high
-                                   if prediction.epoch_high and prediction.epoch_high < 4 * table["epoch"].max() else None)
+    last = table["epoch"].max()
+    high = prediction.epoch_high if prediction.epoch_high and prediction.epoch_high < 4 * last else None
+    x_max = X_MARGIN * _finite_max(last, prediction.epoch, high)
     curves = prediction_curves(prediction, np.linspace(0.5, x_max, n_curve_points))
     fig = go.Figure()
     band = curves.dropna(subset=["low", "high"])

@@ -105,22 +105,69 @@ def _wide_resnet(depth: int, *, cifar: bool) -> nn.Module:
                   stem="cifar" if cifar else "imagenet")
 
 
-def resnet20() -> nn.Module: return _cifar_resnet(20)  # noqa: E704
-def resnet32() -> nn.Module: return _cifar_resnet(32)  # noqa: E704
-def resnet44() -> nn.Module: return _cifar_resnet(44)  # noqa: E704
-def resnet56() -> nn.Module: return _cifar_resnet(56)  # noqa: E704
-def resnet18() -> nn.Module: return _wide_resnet(18, cifar=False)  # noqa: E704
-def resnet50() -> nn.Module: return _wide_resnet(50, cifar=False)  # noqa: E704
-def resnet18_cifar() -> nn.Module: return _wide_resnet(18, cifar=True)  # noqa: E704
-def resnet50_cifar() -> nn.Module: return _wide_resnet(50, cifar=True)  # noqa: E704
-def vgg16() -> nn.Module: return VGG(VGG16_CFG, num_classes=1000)  # noqa: E704
-def inception_v3() -> nn.Module: return InceptionV3(num_classes=1000)  # noqa: E704
-def resnet8_1d() -> nn.Module: return ResNet1d(8)  # noqa: E704
-def resnet14_1d() -> nn.Module: return ResNet1d(14)  # noqa: E704
-def resnet20_1d() -> nn.Module: return ResNet1d(20)  # noqa: E704
-def resnet32_1d() -> nn.Module: return ResNet1d(32)  # noqa: E704
-def resnet44_1d() -> nn.Module: return ResNet1d(44)  # noqa: E704
-def resnet56_1d() -> nn.Module: return ResNet1d(56)  # noqa: E704
+def resnet20() -> nn.Module:
+    return _cifar_resnet(20)
+
+
+def resnet32() -> nn.Module:
+    return _cifar_resnet(32)
+
+
+def resnet44() -> nn.Module:
+    return _cifar_resnet(44)
+
+
+def resnet56() -> nn.Module:
+    return _cifar_resnet(56)
+
+
+def resnet18() -> nn.Module:
+    return _wide_resnet(18, cifar=False)
+
+
+def resnet50() -> nn.Module:
+    return _wide_resnet(50, cifar=False)
+
+
+def resnet18_cifar() -> nn.Module:
+    return _wide_resnet(18, cifar=True)
+
+
+def resnet50_cifar() -> nn.Module:
+    return _wide_resnet(50, cifar=True)
+
+
+def vgg16() -> nn.Module:
+    return VGG(VGG16_CFG, num_classes=1000)
+
+
+def inception_v3() -> nn.Module:
+    return InceptionV3(num_classes=1000)
+
+
+def resnet8_1d() -> nn.Module:
+    return ResNet1d(8)
+
+
+def resnet14_1d() -> nn.Module:
+    return ResNet1d(14)
+
+
+def resnet20_1d() -> nn.Module:
+    return ResNet1d(20)
+
+
+def resnet32_1d() -> nn.Module:
+    return ResNet1d(32)
+
+
+def resnet44_1d() -> nn.Module:
+    return ResNet1d(44)
+
+
+def resnet56_1d() -> nn.Module:
+    return ResNet1d(56)
+
 
 
 _CIFAR, _IMAGENET, _INCEPTION, _SIGNAL = (3, 32, 32), (3, 224, 224), (3, 299, 299), (1, 40)

@@ -168,7 +168,7 @@ class SpeedModel:
     >>> SpeedModel("sync", (1.0, 2.0), global_batch=128)
     Traceback (most recent call last):
     ...
-    core.errors.InputError: SpeedModel: expected 5 theta values (theta0, theta1, theta2, theta3, theta4) for mode 'sync'; got 2. Give one value per term of the equation.
+    core.errors.InputError: SpeedModel: expected 5 theta values (theta0, ...) for mode 'sync'; got 2...
     """
 
     mode: str
@@ -472,7 +472,7 @@ def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | Non
     >>> fit_speed_model(tab.head(2), mode="allreduce")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: table: expected at least 3 measured points for mode 'allreduce' (one per θ); got 2. Measure more (p, w) configurations.
+    core.errors.InputError: table: expected at least 3 measured points for mode 'allreduce' (one per θ); got 2...
     """
     _check_mode(mode, "fit_speed_model")
     tab = normalise_speed_table(table, global_batch=global_batch, source=source)

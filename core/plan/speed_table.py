@@ -72,7 +72,9 @@ def _numbers(df: pd.DataFrame, column: str, *, integer: bool, minimum: float,
 def _show(value) -> str:
     if isinstance(value, str):
         return repr(value)
-    return "an empty cell" if pd.isna(value) else f"{value:g}" if isinstance(value, (int, float, np.number)) else repr(value)
+    if pd.isna(value):
+        return "an empty cell"
+    return f"{value:g}" if isinstance(value, (int, float, np.number)) else repr(value)
 
 
 def _normalise(df: pd.DataFrame, global_batch: float | None) -> pd.DataFrame:

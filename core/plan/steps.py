@@ -152,7 +152,7 @@ def typed_steps(steps: float, *, low: float | None = None, high: float | None = 
     >>> typed_steps(50_000, low=60_000, high=65_000)
     Traceback (most recent call last):
     ...
-    core.errors.InputError: typed steps: expected steps_low <= steps <= steps_high; got 60000 <= 50000 <= 65000. Give an interval around the estimate.
+    core.errors.InputError: typed steps: expected steps_low <= steps <= steps_high; got 60000 <= 50000 <= 65000...
     """
     where = "typed steps"
     value = _positive(steps, "steps", where)
@@ -383,7 +383,8 @@ def steps_from_target_prediction(prediction: TargetPrediction, *, steps_per_epoc
     low, high = prediction.epoch_low, prediction.epoch_high
     flags = []
     if low is None or high is None or not math.isfinite(high):
-        flags.append(f"the {prediction.level * 100:.0f} % interval is open above (the run may never get there): no band")
+        flags.append(f"the {prediction.level * 100:.0f} % interval is open above (the run may never get there): "
+                     "no band")
         low = high = None
     level = prediction.level if low is not None else None
     note = (f"epoch {prediction.epoch:.0f} predicted from the first {prediction.n_epochs_observed} epochs "

@@ -213,7 +213,10 @@ def inner_backtest(series: EpochSeries, family: str, *, cache: FitCache | None =
         fitted.append(np.full(c.size, float(m)))
         epochs.append(series.epochs[later])
         predicted.append(c)
-    cat = (lambda parts: np.concatenate(parts) if parts else np.array([], dtype=float))
+
+    def cat(parts):
+        return np.concatenate(parts) if parts else np.array([], dtype=float)
+
     return InnerBacktest(family, cat(fitted), cat(epochs), cat(predicted))
 
 

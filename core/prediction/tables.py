@@ -117,7 +117,8 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
         p = predict_epoch_at_target(first_epochs(log, n), target_acc=target, family=family,
                                     route=route, level=level, cache=cache)
         rows.append({"epochs_seen": n, "family": p.family, "status": p.status,
-                     "epoch_pred": p.epoch if p.status == "predicted" else (math.inf if p.status == "unreachable" else math.nan),
+                     "epoch_pred": p.epoch if p.status == "predicted"
+                     else (math.inf if p.status == "unreachable" else math.nan),
                      "epoch_low": p.epoch_low, "epoch_high": p.epoch_high, "epoch_raw": p.epoch_raw,
                      "epoch_actual": actual})
     frame = pd.DataFrame(rows, columns=["epochs_seen", "family", "status", "epoch_pred", "epoch_low",

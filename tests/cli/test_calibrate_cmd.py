@@ -40,7 +40,8 @@ def test_output_of_core_fit_is_accepted(capsys, tmp_path):
     assert main(["fit", *logs]) == 0
     fits = tmp_path / "fits.csv"
     fits.write_text(capsys.readouterr().out)
-    assert main(["calibrate", str(fits), "--holdout", "resnet56", "--method", "direct-ridge", "--dataset", "mnist1d"]) == 0
+    argv = ["calibrate", str(fits), "--holdout", "resnet56", "--method", "direct-ridge", "--dataset", "mnist1d"]
+    assert main(argv) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert table["model"].tolist() == ["resnet56"] and table["epoch_actual"].iloc[0] == 13
 

@@ -29,7 +29,8 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
              _log(tmp_path, "resnet99_NVIDIA A100-PCIE-40GB.csv", 0.02)]
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(f) for f in files])
     wait_idle(page)
-    expect(page.get_by_test_id("stSidebar").get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=30_000)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=30_000)
     charts = page.get_by_test_id("stPlotlyChart")
     expect(charts).to_have_count(4, timeout=60_000)
 

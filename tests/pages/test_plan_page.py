@@ -11,8 +11,17 @@ from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
 from core.logs.reader import read_log_file
-from core.plan import (SpeedModel, best_workers, cheapest_config, greedy_allocation, paper_speed_model, plan_grid,
-                       scale_to_step_time, steps_from_run, typed_steps as core_typed_steps)
+from core.plan import (
+    SpeedModel,
+    best_workers,
+    cheapest_config,
+    greedy_allocation,
+    paper_speed_model,
+    plan_grid,
+    scale_to_step_time,
+    steps_from_run,
+)
+from core.plan import typed_steps as core_typed_steps
 from core.runs import analyse_run
 from tests.pages.conftest import APP, chart_specs, open_page
 

@@ -39,7 +39,8 @@ def test_course_baseline_reproduces_the_course_printout(fits):
     p = cal.predictions.set_index("gpu")
     # MISSION.md: RTX 8000 (0.000168, 0.647202, 0.000019), V100 (0.000201, 0.757450, 0.004070),
     # A100 (0.000234, 0.867698, 0.008120)
-    expected = {"Quadro RTX 8000": (0.000168, 0.647202, 0.000019), "Tesla V100-PCIE-32GB": (0.000201, 0.757450, 0.004070),
+    expected = {"Quadro RTX 8000": (0.000168, 0.647202, 0.000019),
+                "Tesla V100-PCIE-32GB": (0.000201, 0.757450, 0.004070),
                 "NVIDIA A100-PCIE-40GB": (0.000234, 0.867698, 0.008120)}
     for gpu, (b0, b1, b2) in expected.items():
         assert p.loc[gpu, "b0_hat"] == pytest.approx(b0, abs=5e-7)

@@ -36,7 +36,8 @@ def test_course_format_global_step_is_epoch_minus_one_times_spe_plus_step():
     assert log.frame["epoch"].tolist() == [1] * 4 + [2] * 4 + [3] * 4
     assert log.steps_per_epoch == 4
     assert log.fmt == "course"
-    assert (log.meta.model, log.meta.depth, log.meta.gpu, log.meta.split) == ("resnet20", 20, "Tesla V100-PCIE-32GB", "train")
+    meta = log.meta
+    assert (meta.model, meta.depth, meta.gpu, meta.split) == ("resnet20", 20, "Tesla V100-PCIE-32GB", "train")
 
 
 def test_partial_last_epoch_does_not_change_steps_per_epoch():
@@ -148,7 +149,8 @@ def test_semicolon_and_tab_separated_files_are_read():
 
 
 def test_role_override_with_unknown_column_names_the_columns():
-    with pytest.raises(LogFormatError, match=r"r\.csv: expected a column named 'nope' for loss; the columns are step, loss"):
+    with pytest.raises(LogFormatError,
+                       match=r"r\.csv: expected a column named 'nope' for loss; the columns are step, loss"):
         read_log(b"step,loss\n1,2\n2,1\n", "r.csv", roles={"loss": "nope"})
 
 

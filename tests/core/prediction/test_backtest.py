@@ -151,10 +151,10 @@ def test_inflation_from_other_runs_never_uses_the_run_itself():
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
-    log = next(l for l in logs if l.source.startswith("resnet20_") and l.meta.split == "train")
+    log = next(lg for lg in logs if lg.source.startswith("resnet20_") and lg.meta.split == "train")
     s, n = inflation_from_other_runs(logs, log, n_epochs_seen=12)
     # the same with the run (and its val log) poisoned away entirely: nothing of it is used
-    others = [l for l in logs if not l.source.startswith("resnet20_")]
+    others = [lg for lg in logs if not lg.source.startswith("resnet20_")]
     assert inflation_from_other_runs(others + [log], log, n_epochs_seen=12) == (s, n)
     assert n >= 3 and s >= 0.5
 
