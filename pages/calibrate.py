@@ -47,8 +47,10 @@ from pages.shared.common import (
     CALIBRATED_STEPS,
     FAMILY,
     ROUTE,
+    SHARED,
     LoadedRuns,
     chart,
+    frame_key,
     load_runs,
     page_setup,
     table_download,
@@ -74,24 +76,26 @@ def _uploaded_fits(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
         return exc
 
 
+# The fits table is passed unhashed (``_fits``) beside its digest ``key`` (``frame_key``): hashing
+# the table for every cached call would cost more than most of the calls.
 @st.cache_data(**{**CACHE, "show_spinner": "Scoring methods by leave-one-architecture-out …"})
-def _scores(fits: pd.DataFrame, split: str, holdout: str, threshold: str) -> pd.DataFrame:
-    return method_scores(fits, split=split, holdout=holdout, threshold=threshold)
+def _scores(key: str, _fits: pd.DataFrame, split: str, holdout: str, threshold: str) -> pd.DataFrame:
+    return method_scores(_fits, split=split, holdout=holdout, threshold=threshold)
+
+
+@st.cache_resource(**SHARED)
+def _calibrate(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str, threshold: str) -> Calibration:
+    return calibrate(_fits, holdout=holdout, split=split, method=method, threshold=threshold)
 
 
 @st.cache_data(**CACHE)
-def _calibrate(fits: pd.DataFrame, holdout: str, split: str, method: str, threshold: str) -> Calibration:
-    return calibrate(fits, holdout=holdout, split=split, method=method, threshold=threshold)
+def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str) -> pd.DataFrame:
+    return parameter_predictions(_fits, holdout=holdout, split=split, method=method)
 
 
 @st.cache_data(**CACHE)
-def _param_pred(fits: pd.DataFrame, holdout: str, split: str, method: str) -> pd.DataFrame:
-    return parameter_predictions(fits, holdout=holdout, split=split, method=method)
-
-
-@st.cache_data(**CACHE)
-def _loao(fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
-    return leave_one_architecture_out(fits, split=split, method=method, threshold=threshold)
+def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
+    return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
 
 
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
@@ -138,7 +142,8 @@ def fits_section(source: str, target: float, runs: LoadedRuns | None) -> pd.Data
     return pd.concat(frames, ignore_index=True)
 
 
-def method_section(fits: pd.DataFrame, split: str, threshold: str) -> tuple[str, str, pd.DataFrame, str] | None:
+def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
+                   ) -> tuple[str, str, pd.DataFrame, str] | None:
     """Held-out architecture and method: ``(holdout, method, scores, recommended)``."""
     archs = architectures(usable(fits, split=split))
     if len(archs) < 3:
@@ -147,7 +152,7 @@ def method_section(fits: pd.DataFrame, split: str, threshold: str) -> tuple[str,
         return None
     holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout",
                            index=archs.index("resnet50") if "resnet50" in archs else len(archs) - 1)
-    scores = _scores(fits, split, holdout, threshold)
+    scores = _scores(key, fits, split, holdout, threshold)
     best = recommend_method(scores)
     choice = st.selectbox("Regression method", ["auto", *METHODS], key="cal_method",
                           format_func=lambda m: "Recommended (lowest leave-one-architecture-out error)"
@@ -162,7 +167,7 @@ def method_section(fits: pd.DataFrame, split: str, threshold: str) -> tuple[str,
 
 
 def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: LoadedRuns | None, *,
-                       target: float) -> None:
+                       target: float, inputs: tuple) -> None:
     """The held-out architecture's epochs to target per GPU, with intervals."""
     st.subheader(f"{cal.holdout}: epochs to target")
     for col, (_, row) in zip(st.columns(len(cal.predictions)), cal.predictions.iterrows()):
@@ -185,17 +190,19 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
             st.caption(f"{cal.holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
                        f"with the curve family chosen on the Logs page ({family}, {route} route) and its backtest "
                        "interval — a reference, not a measurement.")
-    chart(epochs_to_target_figure([cal, cal_other], extrapolated=extrapolated), key="cal_epochs_chart",
-          file_stem=f"{cal.holdout}_epochs_to_target")
+    runs_key = tuple(lg.fingerprint() for lg in runs.logs) if extrapolated is not None else ()
+    chart(epochs_to_target_figure, [cal, cal_other], extrapolated=extrapolated, key="cal_epochs_chart",
+          file_stem=f"{cal.holdout}_epochs_to_target",
+          inputs=(inputs, runs_key, target, st.session_state[FAMILY], st.session_state[ROUTE]))
 
 
-def curves_section(fits: pd.DataFrame, cal: Calibration, cal_other: Calibration | None,
-                   runs: LoadedRuns | None) -> None:
+def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Calibration | None,
+                   runs: LoadedRuns | None, *, inputs: tuple) -> None:
     """Curve parameters against depth, and the held-out architecture's predicted vs fitted curves."""
     st.subheader("Curve parameters against depth")
-    chart(parameters_vs_depth_figure(_param_pred(fits, cal.holdout, cal.split,
-                                                 cal.method if cal.route == "params" else "course")),
-          key="cal_params_chart", file_stem="parameters_vs_depth")
+    method = cal.method if cal.route == "params" else "course"
+    chart(parameters_vs_depth_figure, _param_pred(key, fits, cal.holdout, cal.split, method),
+          key="cal_params_chart", file_stem="parameters_vs_depth", inputs=(key, cal.holdout, cal.split, method))
     if cal.route != "params":
         st.caption("The chosen method predicts steps directly; the chart shows the course baseline's parameters.")
     curves = cal if cal.route == "params" else cal_other
@@ -203,15 +210,16 @@ def curves_section(fits: pd.DataFrame, cal: Calibration, cal_other: Calibration 
         return
     st.subheader(f"{cal.holdout}: predicted vs fitted curves ({curves.method})")
     measured = loss_curves(runs.analyses, model=cal.holdout, split=cal.split) if runs is not None else None
-    chart(heldout_curves_figure(curves, measured=measured), key="cal_curves_chart",
-          file_stem=f"{cal.holdout}_curves")
+    runs_key = tuple(lg.fingerprint() for lg in runs.logs) if runs is not None else ()
+    chart(heldout_curves_figure, curves, measured=measured, key="cal_curves_chart",
+          file_stem=f"{cal.holdout}_curves", inputs=(inputs, curves.method, runs_key))
     e1, e2 = st.columns(2)
     with e1:
-        chart(loss_error_figure(curves, kind="relative"), key="cal_rel_err_chart",
-              file_stem=f"{cal.holdout}_relative_error")
+        chart(loss_error_figure, curves, kind="relative", key="cal_rel_err_chart",
+              file_stem=f"{cal.holdout}_relative_error", inputs=(inputs, curves.method))
     with e2:
-        chart(loss_error_figure(curves, kind="absolute"), key="cal_abs_err_chart",
-              file_stem=f"{cal.holdout}_absolute_error")
+        chart(loss_error_figure, curves, kind="absolute", key="cal_abs_err_chart",
+              file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
 
 
 def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
@@ -223,10 +231,12 @@ def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
     table_download(table, key="cal_table_csv", file_name=f"{cal.holdout}_calibration.csv")
 
 
-def loao_section(fits: pd.DataFrame, scores: pd.DataFrame, best: str, cal: Calibration, threshold: str) -> None:
+def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, cal: Calibration,
+                 threshold: str) -> None:
     st.subheader("Leave-one-architecture-out")
-    chart(method_scores_figure(scores, recommended=best), key="cal_scores_chart", file_stem="method_scores")
-    loao_tables = [_loao(fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
+    chart(method_scores_figure, scores, recommended=best, key="cal_scores_chart", file_stem="method_scores",
+          inputs=(key, cal.split, cal.holdout, threshold))
+    loao_tables = [_loao(key, fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
     loao = pd.concat(loao_tables, ignore_index=True)
     summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
     l1, l2 = st.columns([1, 2])
@@ -267,21 +277,23 @@ st.caption("Regress the loss-curve parameters over depth, parameter count and GP
 source, split, threshold, target = source_section()
 runs = load_runs(target_acc=target) if source in ("logs", "both") else None
 fits = fits_section(source, target, runs)
-chosen = method_section(fits, split, threshold) if fits is not None else None
+key = frame_key(fits) if fits is not None else ""
+chosen = method_section(key, fits, split, threshold) if fits is not None else None
 if chosen is None:
     st.stop()
 holdout, method, scores, best = chosen
 try:
-    cal = _calibrate(fits, holdout, split, method, threshold)
+    cal = _calibrate(key, fits, holdout, split, method, threshold)
 except InputError as exc:
     st.error(str(exc), icon=":material/error:")
     st.stop()
 other = companion_method(scores, method)
-cal_other = _calibrate(fits, holdout, split, other, threshold) if other else None
-prediction_section(cal, cal_other, runs, target=target)
+cal_other = _calibrate(key, fits, holdout, split, other, threshold) if other else None
+inputs = (key, holdout, split, method, other, threshold)
+prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
 if (hw := hardware_independence(fits, split=split)) is not None:
     st.info(hw.sentence, icon=":material/memory:")
-curves_section(fits, cal, cal_other, runs)
+curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
 table_section(cal, cal_other)
-loao_section(fits, scores, best, cal, threshold)
+loao_section(key, fits, scores, best, cal, threshold)
 send_section(cal)

@@ -106,9 +106,9 @@ def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool)
     shown = select_runs(runs.analyses, view)
     if view not in OVERLAYS:
         st.caption(f"{shown[0].log.label}")
-    chart(loss_curve_figure(shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4),
+    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
           key="logs_loss_chart", file_stem="loss_curves")
-    chart(accuracy_figure(shown, target_acc=target, log_x=log_x), key="logs_acc_chart", file_stem="accuracy")
+    chart(accuracy_figure, shown, target_acc=target, log_x=log_x, key="logs_acc_chart", file_stem="accuracy")
     return view
 
 
@@ -160,9 +160,9 @@ def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None
     st.caption(f"Family used: {p.family} ({route} route). Interval: {p.interval_method}; "
                f"{forecast.interval_source}. The prediction sees the first N epochs only; the rest of the log is "
                "drawn for comparison.")
-    chart(prediction_band_figure(log, p, actual_epoch=crossing.epoch if crossing.reached else None),
+    chart(prediction_band_figure, log, p, actual_epoch=crossing.epoch if crossing.reached else None,
           key="logs_pred_chart", file_stem="prediction_from_first_epochs")
-    chart(prediction_convergence_figure(_convergence(log, target, family, route)),
+    chart(prediction_convergence_figure, _convergence(log, target, family, route),
           key="logs_pred_convergence_chart", file_stem="prediction_convergence")
     family_scores_section(logs, target=target, route=route)
 

@@ -380,8 +380,8 @@ def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, 
     st.subheader("Time to target against workers")
     left, right = st.columns([2, 1], gap="medium")
     with left:
-        chart(tta_vs_workers_figure(grid, best=best, extra=paleo,
-                                    title=f"Time to target against workers ({estimate.label})"),
+        chart(tta_vs_workers_figure, grid, best=best, extra=paleo,
+                                    title=f"Time to target against workers ({estimate.label})",
               key="plan_tta_chart", file_stem="time_to_target")
     with right:
         theta_panel(model, estimate)
@@ -428,7 +428,7 @@ def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate,
                   help="Optimus's greedy allocation for one job, beside the exhaustive optimum over p + w <= budget.")
         st.caption(f"Stopped: {allocation.stop_reason}; exhaustive optimum within the budget: p = {o.p}, w = {o.w}.")
     with plane:
-        chart(time_cost_figure(grid, frontier=pareto_frontier(grid), choice=choice, allocation=allocation),
+        chart(time_cost_figure, grid, frontier=pareto_frontier(grid), choice=choice, allocation=allocation,
               key="plan_cost_chart", file_stem="time_and_cost")
 
 

@@ -61,7 +61,7 @@ from core.scaling import (
     staleness_bound,
     sync_schedule,
 )
-from pages.shared.common import chart, keep_valid_choice, page_setup, table_download
+from pages.shared.common import chart, frame_key, keep_valid_choice, page_setup, table_download
 
 #: the worker table the sync/async section opens with (the example of tests/core/scaling/test_sync_async.py)
 EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0, 1.0, 2.0],
@@ -230,10 +230,10 @@ def ps_section() -> None:
                                   format="%.4f", key="scaling_ps_aggregate",
                                   help="Server time to fold in one worker's update (serial).")
     first = c[4].slider("First rounds drawn", min_value=1, max_value=5, value=2, key="scaling_ps_first_rounds")
+    ps_inputs = (int(n_samples), int(batch), int(epochs), int(machines), float(broadcast), float(compute),
+                 float(gather), float(aggregate), batch_kind, rounds, int(first))
     try:
-        r, schedule, curve, local, local_sched = _ps(
-            int(n_samples), int(batch), int(epochs), int(machines), float(broadcast), float(compute),
-            float(gather), float(aggregate), batch_kind, rounds, int(first))
+        r, schedule, curve, local, local_sched = _ps(*ps_inputs)
     except PlannerError as err:
         st.error(str(err), icon=":material/error:")
         return
@@ -266,10 +266,10 @@ def ps_section() -> None:
                    "(broadcast + gather + m × aggregate) take longer than the compute of a round: "
                    "the server's serial aggregation dominates and each extra worker saves less.")
 
-    chart(ps_timeline_figure(schedule, title="Parameter-server rounds: the first rounds and the last"),
-          key="scaling_ps_timeline_chart", file_stem="ps_timeline")
-    chart(ps_time_vs_machines_figure(curve, crossover=r.crossover_machines),
-          key="scaling_ps_time_chart", file_stem="ps_time_vs_machines")
+    chart(ps_timeline_figure, schedule, title="Parameter-server rounds: the first rounds and the last",
+          key="scaling_ps_timeline_chart", file_stem="ps_timeline", inputs=ps_inputs)
+    chart(ps_time_vs_machines_figure, curve, crossover=r.crossover_machines,
+          key="scaling_ps_time_chart", file_stem="ps_time_vs_machines", inputs=ps_inputs)
     with st.expander("Total time for each worker count (table)"):
         st.dataframe(curve, key="scaling_ps_curve_table", hide_index=True, width="stretch")
         table_download(curve, key="scaling_ps_curve_csv", file_name="ps_time_vs_machines.csv")
@@ -285,9 +285,9 @@ def ps_section() -> None:
                f"in all), compute {_secs(local.compute_time_s)}, aggregate "
                f"{local.workers_used} models ({_secs(local.aggregation_time_s)}). "
                + LOCAL_TRAINING_NOTE)
-    chart(ps_timeline_figure(local_sched, title="Train locally, send the model back once",
-                             panel_titles=("the whole run",)),
-          key="scaling_local_timeline_chart", file_stem="local_timeline")
+    chart(ps_timeline_figure, local_sched, title="Train locally, send the model back once",
+          panel_titles=("the whole run",), key="scaling_local_timeline_chart", file_stem="local_timeline",
+          inputs=ps_inputs)
 
 
 # ---------------------------------------------------------------- 2. sync vs async
@@ -326,7 +326,8 @@ def sync_section() -> None:
         f"{_secs(t)} (step {i})" for i, t in enumerate(sync.step_end_s, start=1))
         + "; time each worker waited for the others: " + ", ".join(
         f"worker {i} {_secs(w)}" for i, w in enumerate(sync.wait_s, start=1)) + ".")
-    chart(sync_async_figure(sync, async_), key="scaling_sync_chart", file_stem="sync_vs_async")
+    chart(sync_async_figure, sync, async_, key="scaling_sync_chart", file_stem="sync_vs_async",
+          inputs=(frame_key(workers), float(aggregate), float(update)))
 
     st.markdown("**Asynchronous updates in the order applied.** Staleness = the updates a gradient "
                 "missed between reading the parameters and being applied (0: fresh).")
@@ -484,8 +485,9 @@ def measured_section() -> None:
     if shown.rows.empty:
         st.warning("No comparison matches these filters.", icon=":material/filter_alt_off:")
 
-    chart(measured_speedup_figure(shown), key="scaling_speedup_chart", file_stem="speedup")
-    chart(efficiency_figure(shown), key="scaling_efficiency_chart", file_stem="efficiency")
+    shown_key = (frame_key(shown.rows), shown.baseline_gpus, link)
+    chart(measured_speedup_figure, shown, key="scaling_speedup_chart", file_stem="speedup", inputs=shown_key)
+    chart(efficiency_figure, shown, key="scaling_efficiency_chart", file_stem="efficiency", inputs=shown_key)
     st.markdown("**Speed-up and parallel efficiency**")
     st.dataframe(shown.rows[SPEEDUP_COLUMNS], key="scaling_speedup_table", hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4g")
@@ -493,11 +495,12 @@ def measured_section() -> None:
     table_download(shown.rows[SPEEDUP_COLUMNS], key="scaling_speedup_csv", file_name="scaling_speedup.csv")
 
     per_epoch = st.toggle("Split per epoch (else per step)", key="scaling_split_per_epoch")
-    chart(comm_split_figure(shown, per_epoch=per_epoch), key="scaling_split_chart", file_stem="comm_split")
+    chart(comm_split_figure, shown, per_epoch=per_epoch, key="scaling_split_chart", file_stem="comm_split",
+          inputs=shown_key)
     st.caption("Compute and communication are **estimates**, not measurements: compute = the "
                "baseline's time per sample × the per-GPU batch (T1/N for strong scaling), "
                "communication = the rest of the measured time.")
-    chart(bandwidth_figure(shown), key="scaling_bandwidth_chart", file_stem="allreduce_bandwidth")
+    chart(bandwidth_figure, shown, key="scaling_bandwidth_chart", file_stem="allreduce_bandwidth", inputs=shown_key)
     st.markdown("**Where the time goes (estimate), all-reduce bytes and bandwidth achieved** "
                 f"(lower bound 2·(N−1)/N · X · itemsize bytes per step; nominal link {link:g} Gb/s)")
     st.dataframe(shown.rows[SPLIT_COLUMNS], key="scaling_split_table", hide_index=True, width="stretch",
@@ -534,7 +537,8 @@ def batch_section() -> None:
     m[2].metric("Steps per epoch", f"{plan.steps_per_epoch:,}")
     m[3].metric("Warm-up steps", f"{plan.warmup_steps:,}",
                 help="No warm-up when k ≤ 1.")
-    chart(lr_schedule_figure(plan), key="scaling_lr_chart", file_stem="lr_warmup")
+    chart(lr_schedule_figure, plan, key="scaling_lr_chart", file_stem="lr_warmup",
+          inputs=(int(batch), int(n_samples), int(base_batch), float(base_lr), float(warmup)))
     table_download(pd.DataFrame([plan.to_dict()]), key="scaling_bs_csv", file_name="batch_size_plan.csv")
     st.info(LARGE_BATCH_TEXT, icon=":material/info:")
 

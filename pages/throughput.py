@@ -358,8 +358,8 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
     stem = _stem(choice.label, hw)
     st.subheader(f"Throughput and speed-up over 1 … {last.workers} workers")
     log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x")
-    chart(throughput_figure(res, log_x=log_x), key="tp_throughput_chart", file_stem=f"throughput_{stem}")
-    chart(paleo_speedup_figure(res, log_x=log_x), key="tp_speedup_chart", file_stem=f"speedup_{stem}")
+    chart(throughput_figure, res, log_x=log_x, key="tp_throughput_chart", file_stem=f"throughput_{stem}")
+    chart(paleo_speedup_figure, res, log_x=log_x, key="tp_speedup_chart", file_stem=f"speedup_{stem}")
     st.caption("Communication moves every fp32 gradient once per iteration by each scheme; total = compute + "
                "communication" + (", with communication hidden behind the backward pass where it fits."
                                   if hw.overlap else " (no overlap).")
@@ -375,7 +375,7 @@ def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: b
     stem = _stem(choice.label, hw)
     breakdown = _breakdown(choice.ref, hw.device, hw.batch, ppp_comp, paleo)
     top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top")
-    chart(layer_breakdown_figure(breakdown, top=top), key="tp_layers_chart", file_stem=f"layers_{stem}")
+    chart(layer_breakdown_figure, breakdown, top=top, key="tp_layers_chart", file_stem=f"layers_{stem}")
     st.dataframe(breakdown, key="tp_layers_table", hide_index=True, width="stretch",
                  column_config={**{c: st.column_config.NumberColumn(format="%.4g") for c in breakdown.columns
                                    if c.endswith("_ms")},

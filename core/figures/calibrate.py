@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from core.calibrate.evaluate import Calibration, predicted_loss_errors
 from core.curves import optimus_loss
-from core.figures.style import FONT_FAMILY, TEMPLATE, base_layout, color, empty_figure
+from core.figures.style import base_layout, color, empty_figure
 
 PARAM_LABELS = {"b0": "b0 (per step)", "b1": "b1", "b2": "b2 (loss floor)"}
 
@@ -69,9 +69,7 @@ def parameters_vs_depth_figure(pred: pd.DataFrame, *, title: str = "Curve parame
                                          marker=dict(color=c, size=12, symbol="x", line=dict(width=1)),
                                          text=held["model"], hovertemplate="%{text}: %{y:.4g}<extra>held out</extra>"),
                               row=1, col=col)
-    fig.update_layout(template=TEMPLATE, font=dict(family=FONT_FAMILY, size=12), height=420,
-                      title=dict(text=title, x=0.01), margin=dict(l=50, r=20, t=70, b=50),
-                      legend=dict(orientation="v", x=1.01, y=1, font=dict(size=11)))
+    fig.update_layout(font_size=12, height=420, title_text=title, margin=dict(l=50, r=20, t=70, b=50))
     fig.update_xaxes(title_text="depth (layers)")
     return fig
 

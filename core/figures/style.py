@@ -1,8 +1,15 @@
-"""Styling constants shared by every figure builder (one place, like plotly's PxDefaults)."""
+"""Styling shared by every figure builder (one place, like plotly's PxDefaults).
+
+The shared look is a plotly template, ``TEMPLATE`` ("planner": plotly_white with the
+project's fonts, height, margins and legend), registered and made plotly's default when this
+module is imported: a figure gets it when it is created (well under a millisecond), where
+applying a template to each figure costs 15-25 ms, the largest part of a page's rerun.
+"""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 #: qualitative colour sequence: Okabe–Ito (colour-blind friendly) then Paul Tol's muted
 #: scheme, so a dozen overlaid runs keep distinct colours
@@ -10,10 +17,27 @@ COLORS: tuple[str, ...] = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
     "#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#DDCC77", "#117733", "#88CCEE",
 )
-TEMPLATE = "plotly_white"
+TEMPLATE = "planner"
 FONT_FAMILY = "Inter, Segoe UI, Helvetica, Arial, sans-serif"
 HEIGHT = 440
 TARGET_LINE = dict(color="#D55E00", dash="dash", width=1.5)
+
+
+def _register_template() -> None:
+    template = go.layout.Template(pio.templates["plotly_white"])
+    template.layout.update(
+        title=dict(x=0.01, xanchor="left"),
+        font=dict(family=FONT_FAMILY, size=13),
+        height=HEIGHT,
+        margin=dict(l=60, r=20, t=60, b=50),
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01, font=dict(size=11)),
+        hovermode="closest",
+    )
+    pio.templates[TEMPLATE] = template
+    pio.templates.default = TEMPLATE
+
+
+_register_template()
 
 
 def color(i: int) -> str:
@@ -22,17 +46,15 @@ def color(i: int) -> str:
 
 
 def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Apply the shared template, fonts, title and axis titles (with units) to ``fig``."""
-    fig.update_layout(
-        template=TEMPLATE,
-        title=dict(text=title, x=0.01, xanchor="left"),
-        font=dict(family=FONT_FAMILY, size=13),
-        height=HEIGHT,
-        margin=dict(l=60, r=20, t=60, b=50),
-        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
-                    font=dict(size=11)),
-        hovermode="closest",
-    )
+    """The title and axis titles (with units) of ``fig``; the rest of the look is ``TEMPLATE``.
+
+    >>> fig = base_layout(go.Figure(), title="Loss", x_title="step", y_title="loss")
+    >>> fig.layout.template.layout.height, fig.layout.title.text, fig.layout.xaxis.title.text
+    (440, 'Loss', 'step')
+    """
+    if fig.layout.template.layout.height is None:   # made before the template was the default
+        fig.update_layout(template=TEMPLATE)
+    fig.update_layout(title_text=title)
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title)
     return fig

@@ -213,6 +213,14 @@ def _edit_args(name: str) -> tuple:
     return roles_t, edit.get("steps_per_epoch"), edit.get("split"), meta
 
 
+def frame_key(frame: pd.DataFrame) -> str:
+    """A short digest of a table's content and columns (the cache key of calls that take it unhashed)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    h.update(repr(list(frame.columns)).encode())
+    return h.hexdigest()
+
+
 def content_digest(data: bytes) -> str:
     """A short hash of a file's bytes (computed once per upload, kept beside the bytes)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -281,8 +289,28 @@ def show_errors(errors) -> None:
         st.error(message, icon=":material/error:")
 
 
-def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
-    """Render a plotly figure with its HTML and PNG download buttons."""
+@st.cache_resource(**SHARED)
+def _figure(name: str, inputs: tuple, _args: tuple, _kwargs: dict, _build) -> go.Figure:
+    """A figure built once per ``inputs`` (``name`` is the builder; figures are never mutated)."""
+    return _build(*_args, **_kwargs)
+
+
+def chart(figure, *args, key: str, file_stem: str, inputs: tuple | None = None, **kwargs) -> None:
+    """Render a plotly figure with its HTML and PNG download buttons.
+
+    ``figure`` is a figure, or a ``core.figures`` builder called as ``figure(*args, **kwargs)``
+    and cached (building a figure is the largest part of a rerun): on ``inputs`` when given (a
+    few cheap values that determine the arguments, such as the keys of the cached call that
+    made them), else on the content of the arguments themselves.
+    """
+    if callable(figure):
+        name = f"{figure.__module__}.{figure.__qualname__}"
+        if inputs is None:
+            inputs = (args, tuple(sorted(kwargs.items())))
+        else:
+            inputs = (inputs, tuple((k, v) for k, v in sorted(kwargs.items()) if _cheap(v)))
+        figure = _figure(name, inputs, args, kwargs, figure)
+    fig = figure
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
     with st.container(horizontal=True):  # buttons at their natural width, in any column width
         st.download_button("Chart (HTML)", data=lambda: figure_html(fig), file_name=f"{file_stem}.html",
@@ -291,6 +319,11 @@ def chart(fig: go.Figure, *, key: str, file_stem: str) -> None:
         st.download_button("Chart (PNG)", data=lambda: _png_or_note(fig), file_name=f"{file_stem}.png",
                            mime="image/png", key=f"{key}_png", on_click="ignore",
                            icon=":material/image:")
+
+
+def _cheap(value) -> bool:
+    """A plain value that is hashed in no time (options of a figure, next to its ``inputs``)."""
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _png_or_note(fig: go.Figure) -> bytes:
