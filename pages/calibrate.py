@@ -253,6 +253,7 @@ def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, 
             st.dataframe(cal.excluded, key="cal_excluded", hide_index=True)
 
 
+@st.fragment
 def send_section(cal: Calibration) -> None:
     """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
     with st.expander("Send a prediction to the Plan page", icon=":material/send:"):

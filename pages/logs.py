@@ -106,7 +106,8 @@ def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool)
     shown = select_runs(runs.analyses, view)
     if view not in OVERLAYS:
         st.caption(f"{shown[0].log.label}")
-    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
+    fits_key = tuple((a.log.fingerprint(), a.fit.values if a.fit else None) for a in shown)  # not the target
+    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4, inputs=fits_key,
           key="logs_loss_chart", file_stem="loss_curves")
     chart(accuracy_figure, shown, target_acc=target, log_x=log_x, key="logs_acc_chart", file_stem="accuracy")
     return view
@@ -116,6 +117,7 @@ def _set_shared(shared_key: str, widget_key: str) -> None:
     st.session_state[shared_key] = st.session_state[widget_key]
 
 
+@st.fragment
 def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")

@@ -79,6 +79,8 @@ EXAMPLE_THETA_S = {"sync": (0.0204, 0.0556, 0.0984, 0.0, 0.0004), "async": (0.05
 #: the step time the page opens with, to turn the paper's θ into seconds (docs/plan.md: 0.02 s per paper unit)
 EXAMPLE_STEP_TIME = (0.906, 2, 4)
 DEFAULT_SPEED_TABLE = "cifar10/scalability.csv"
+#: the worker slider's largest value
+MAX_WORKERS = 256
 SPEED_TABLE_HELP = ("CSV with columns `p` (optional; absent = all-reduce), `w`, a batch (`global_batch` or "
                     "`local_bsz`) and one speed (`steps_per_s`, `step_time_s`, `step_time` or "
                     "`samples_per_s`); see docs/plan.md.")
@@ -290,7 +292,7 @@ def _typed_model(global_batch: float) -> SpeedModel:
 def cluster_section() -> tuple[int, int]:
     """The largest worker count and the global batch."""
     st.markdown("#### Cluster and prices")
-    max_workers = st.slider("Largest number of workers", min_value=2, max_value=256, value=32,
+    max_workers = st.slider("Largest number of workers", min_value=2, max_value=MAX_WORKERS, value=32,
                             key="plan_max_workers")
     global_batch = st.number_input("Global batch M (samples per step)", min_value=1, value=PAPER_GLOBAL_BATCH,
                                    step=1, key="plan_batch")
@@ -344,9 +346,10 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
                    "without servers), no overlap; PPP defaults are Paleo's TensorFlow values — calibrate them "
                    "on the Throughput page from a measured step time. Paleo has no per-step latency term, so "
                    "small networks come out optimistic.")
-        try:
-            return _paleo_curves(ref, float(steps.steps), max_workers, ps, global_batch, device, network,
-                                 float(ppp_comp), float(ppp_comm))
+        try:   # computed once for the slider's whole range, cut to the workers shown
+            curves = _paleo_curves(ref, float(steps.steps), MAX_WORKERS, ps, global_batch, device, network,
+                                   float(ppp_comp), float(ppp_comm))
+            return curves[curves["w"] <= max_workers]
         except PlannerError as err:
             st.error(str(err), icon=":material/error:")
             return None
@@ -399,6 +402,7 @@ def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, 
                                "point." if model.mape_pct is not None else ""))
 
 
+@st.fragment
 def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float]) -> None:
     """The time/cost plane: the cheapest configuration under a deadline and Optimus's greedy allocation."""
     st.subheader("Time and cost")

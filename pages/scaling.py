@@ -195,6 +195,7 @@ def _on_link_gbps() -> None:
 
 
 # ---------------------------------------------------------------- 1. parameter-server rounds
+@st.fragment
 def ps_section() -> None:
     st.markdown("One server, *m* worker machines. A round: the server broadcasts the model, each "
                 "worker computes one minibatch and sends its update back, the server aggregates "
@@ -291,6 +292,7 @@ def ps_section() -> None:
 
 
 # ---------------------------------------------------------------- 2. sync vs async
+@st.fragment
 def sync_section() -> None:
     st.markdown("One row per worker: when it starts and how long each of its gradients takes "
                 "(blank cells at the end of a row: fewer gradients). Synchronous: the server "
@@ -457,6 +459,7 @@ def _filters(result: MeasuredScaling, name: str) -> MeasuredScaling:
                        max_nodes=int(max_nodes) or None, fastest_only=fastest)
 
 
+@st.fragment
 def measured_section() -> None:
     st.markdown("Measured times per GPU count and per-GPU batch → speed-up, parallel efficiency, "
                 "where the time goes and how much of the network the all-reduce used. **Strong "
@@ -514,6 +517,7 @@ def measured_section() -> None:
 
 
 # ---------------------------------------------------------------- 4. batch size
+@st.fragment
 def batch_section() -> None:
     st.markdown("The linear learning-rate scaling rule with gradual warm-up (Goyal et al., 2017): "
                 "for a batch k times the base batch, use k times the base learning rate, reached "

@@ -37,7 +37,7 @@ from core.paleo import (
     simulate,
     worker_counts,
 )
-from pages.shared.common import chart, page_setup, table_download
+from pages.shared.common import chart, content_digest, page_setup, table_download
 
 DEFAULT_NET = "resnet50"
 MAX_WORKER_OPTIONS = worker_counts(1024)
@@ -73,6 +73,11 @@ class NetChoice:
 
     def fallback(self) -> NetChoice:
         return NetChoice(("builtin", self.model), self.model, self.model)
+
+    @property
+    def key(self) -> tuple:
+        """The reference without an upload's bytes (their digest instead): a cheap cache key."""
+        return self.ref if self.ref[0] == "builtin" else (*self.ref[:2], content_digest(self.ref[2]))
 
 
 @dataclass(frozen=True)
@@ -358,8 +363,11 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
     stem = _stem(choice.label, hw)
     st.subheader(f"Throughput and speed-up over 1 … {last.workers} workers")
     log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x")
-    chart(throughput_figure, res, log_x=log_x, key="tp_throughput_chart", file_stem=f"throughput_{stem}")
-    chart(paleo_speedup_figure, res, log_x=log_x, key="tp_speedup_chart", file_stem=f"speedup_{stem}")
+    inputs = (choice.key, hw, ppp, paleo)
+    chart(throughput_figure, res, log_x=log_x, key="tp_throughput_chart", file_stem=f"throughput_{stem}",
+          inputs=inputs)
+    chart(paleo_speedup_figure, res, log_x=log_x, key="tp_speedup_chart", file_stem=f"speedup_{stem}",
+          inputs=inputs)
     st.caption("Communication moves every fp32 gradient once per iteration by each scheme; total = compute + "
                "communication" + (", with communication hidden behind the backward pass where it fits."
                                   if hw.overlap else " (no overlap).")
@@ -369,13 +377,15 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
     return res, choice
 
 
+@st.fragment
 def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: bool) -> None:
     """The slowest layers (chart) and every layer (table) on one worker."""
     st.subheader(f"Per-layer breakdown (one worker, batch {hw.batch})")
     stem = _stem(choice.label, hw)
     breakdown = _breakdown(choice.ref, hw.device, hw.batch, ppp_comp, paleo)
     top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top")
-    chart(layer_breakdown_figure, breakdown, top=top, key="tp_layers_chart", file_stem=f"layers_{stem}")
+    chart(layer_breakdown_figure, breakdown, top=top, key="tp_layers_chart", file_stem=f"layers_{stem}",
+          inputs=(choice.key, hw.device, hw.batch, ppp_comp, paleo))
     st.dataframe(breakdown, key="tp_layers_table", hide_index=True, width="stretch",
                  column_config={**{c: st.column_config.NumberColumn(format="%.4g") for c in breakdown.columns
                                    if c.endswith("_ms")},

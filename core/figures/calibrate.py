@@ -97,7 +97,7 @@ def heldout_curves_figure(cal: Calibration, *, measured: Mapping[str, tuple[np.n
         g, c = row["gpu"], colors[row["gpu"]]
         if measured and g in measured:
             mk, my = measured[g]
-            fig.add_trace(go.Scattergl(x=mk, y=my, mode="markers", name=f"{g} · measured", legendgroup=g,
+            fig.add_trace(go.Scatter(x=mk, y=my, mode="markers", name=f"{g} · measured", legendgroup=g,
                                        marker=dict(color=c, size=3, opacity=0.3)))
         fig.add_trace(go.Scatter(x=k, y=optimus_loss(k, row["b0"], row["b1"], row["b2"]), mode="lines",
                                  name=f"{g} · fitted", legendgroup=g, line=dict(color=c, width=2)))

@@ -20,7 +20,9 @@ from core.curves import bin_log_spaced
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
 from core.runs import RunAnalysis, thin_indices
 
-MAX_DISPLAY_POINTS = 3000
+#: raw points drawn per run at most (SVG: fast to draw in any browser, GPU or not; the thinning is
+#: log-spaced, so the early bend keeps every point)
+MAX_DISPLAY_POINTS = 1000
 #: log-spaced bins of the smoothed line
 SMOOTH_BINS = 150
 
@@ -57,7 +59,7 @@ def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, l
         c = color(i)
         group = a.log.source
         if show_measured:
-            fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode="markers", name=_name(a, "measured", many),
+            fig.add_trace(go.Scatter(x=k[idx], y=y[idx], mode="markers", name=_name(a, "measured", many),
                                        legendgroup=group, showlegend=not many,
                                        marker=dict(color=c, size=3, opacity=0.35)))
         sk, sy, _ = bin_log_spaced(k, y, max_points=SMOOTH_BINS)
@@ -96,7 +98,7 @@ def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x
         idx = thin_indices(len(k), max_points)
         c = color(i)
         mode = "lines+markers" if a.log.granularity == "epoch" else "lines"
-        fig.add_trace(go.Scattergl(x=k[idx], y=y[idx], mode=mode, name=_name(a, "measured", many, legend=True),
+        fig.add_trace(go.Scatter(x=k[idx], y=y[idx], mode=mode, name=_name(a, "measured", many, legend=True),
                                    legendgroup=a.log.source, line=dict(color=c, width=1), marker=dict(size=4)))
         cr = a.crossing
         if cr.reached:

@@ -174,7 +174,11 @@ def first_epochs(log: RunLog, n: int) -> RunLog:
         raise InputError(f"{log.source}: expected epoch numbers to cut the log by epochs; the log has "
                          "none. Give steps per epoch when reading it.")
     keep = (log.frame["epoch"] <= n).fillna(False).to_numpy(dtype=bool)
-    return replace(log, frame=log.frame.loc[keep].reset_index(drop=True))
+    cut = replace(log, frame=log.frame.loc[keep].reset_index(drop=True))
+    # whole epochs are kept, so each one's summary is the same as in the whole log
+    summary = epoch_summary(log)
+    cut.__dict__["_memo"] = {"epoch_summary": summary[summary["epoch"] <= n].reset_index(drop=True)}
+    return cut
 
 
 def accuracy_series(log: RunLog) -> EpochSeries:

@@ -197,11 +197,21 @@ def loss_curves(analyses: Iterable[RunAnalysis], *, model: str, split: str) -> d
 def epoch_summary(log: RunLog) -> pd.DataFrame:
     """Per epoch: last global step, mean loss and final (running) accuracy.
 
+    Computed once per log and kept with it (a ``RunLog`` never changes): do not modify the
+    returned table.
+
     >>> from core.logs.reader import read_log
     >>> csv = b"epoch,step,loss,acc\\n1,1,2.0,0.1\\n1,2,1.0,0.3\\n2,1,0.8,0.5\\n2,2,0.6,0.7\\n"
     >>> epoch_summary(read_log(csv, "r.csv"))[["epoch", "step", "loss", "acc"]].to_numpy().tolist()
     [[1.0, 2.0, 1.5, 0.3], [2.0, 4.0, 0.7, 0.7]]
     """
+    memo = log.__dict__.setdefault("_memo", {})
+    if "epoch_summary" not in memo:
+        memo["epoch_summary"] = _epoch_summary(log)
+    return memo["epoch_summary"]
+
+
+def _epoch_summary(log: RunLog) -> pd.DataFrame:
     frame = log.frame.dropna(subset=["epoch"])
     if frame.empty:
         return pd.DataFrame(columns=["epoch", "step", "loss", "acc"])

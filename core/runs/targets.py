@@ -71,6 +71,15 @@ def _mean_or_none(values: pd.Series) -> float | None:
     return float(v.mean()) if v.size else None
 
 
+def _epoch_ends(rows: pd.DataFrame) -> np.ndarray:
+    """Positions (in ``rows``) of the last row of each epoch, ordered by epoch (rows without an epoch skipped)."""
+    epoch = rows["epoch"].to_numpy(dtype=float, na_value=np.nan)
+    known = np.flatnonzero(~np.isnan(epoch))
+    backwards = epoch[known][::-1]
+    _, first_from_end = np.unique(backwards, return_index=True)   # unique epochs ascending
+    return known[len(known) - 1 - first_from_end]
+
+
 def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
                          criterion: str = "epoch") -> TargetCrossing:
     """First step and epoch where the run's accuracy exceeded ``target_acc``.
@@ -100,13 +109,12 @@ def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
         if rows["epoch"].isna().all():
             criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
         else:
-            by_epoch = rows.groupby("epoch", sort=True)
-            ends = by_epoch.tail(1).set_index("epoch")
-            passed = ends[ends["acc"] > target_acc]
-            if passed.empty:
+            ends = _epoch_ends(rows)           # the last logged row of each epoch, by epoch
+            hits = np.flatnonzero(rows["acc"].to_numpy(dtype=float)[ends] > target_acc)
+            if hits.size == 0:
                 return TargetCrossing(target_acc, criterion, False)
-            epoch = int(passed.index[0])
-            last = passed.iloc[0]
+            last = rows.iloc[int(ends[hits[0]])]
+            epoch = int(last["epoch"])
             loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
             return TargetCrossing(target_acc, criterion, True, step=float(last["global_step"]),
                                   epoch=epoch, loss=loss, acc=float(last["acc"]))
