@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.shared.common import guarded
+
 #: (page file, title, icon), in navigation order; the first is the default page
 PAGES = [
     ("pages/logs.py", "Logs", ":material/show_chart:"),
@@ -22,7 +24,7 @@ def run() -> None:
     st.set_page_config(page_title="Time-to-Accuracy Planner", page_icon=":material/timer:", layout="wide")
     nav = st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))
                          for i, (path, title, icon) in enumerate(PAGES)])
-    nav.run()
+    guarded("This page")(nav.run)()   # a page that fails to load shows one line, never a traceback
 
 
 if __name__ == "__main__":  # streamlit run and AppTest execute the script as __main__

@@ -51,8 +51,10 @@ from pages.shared.common import (
     LoadedRuns,
     chart,
     frame_key,
+    guarded,
     load_runs,
     page_setup,
+    plain,
     table_download,
     target_slider,
 )
@@ -136,7 +138,7 @@ def fits_section(source: str, target: float, runs: LoadedRuns | None) -> pd.Data
             return None
         fits = _uploaded_fits(up.getvalue(), up.name)
         if isinstance(fits, LogFormatError):
-            st.error(str(fits), icon=":material/error:")
+            st.error(plain(str(fits)), icon=":material/error:")
             return None
         frames.append(fits)
     return pd.concat(frames, ignore_index=True)
@@ -160,7 +162,7 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
     method = best if choice == "auto" else choice
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
     st.markdown(f"**Recommended method: {METHODS[best].label}** — leave-one-architecture-out error "
-                f"{mape_of[best]:.1f} % on the calibration runs ({holdout} removed first), against "
+                f"{mape_of[best]:.1f} % on the calibration runs ({plain(holdout)} removed first), against "
                 f"{mape_of['course']:.1f} % for the course baseline and {mape_of['mean']:.1f} % for the mean of "
                 "the other architectures.")
     return holdout, method, scores, best
@@ -169,17 +171,18 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
 def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: LoadedRuns | None, *,
                        target: float, inputs: tuple) -> None:
     """The held-out architecture's epochs to target per GPU, with intervals."""
-    st.subheader(f"{cal.holdout}: epochs to target")
+    st.subheader(f"{plain(cal.holdout)}: epochs to target")
     for col, (_, row) in zip(st.columns(len(cal.predictions)), cal.predictions.iterrows()):
         lo, hi = row["epoch_pred_low"], row["epoch_pred_high"]
         band = f" ({lo:.0f}–{hi:.0f})" if pd.notna(lo) else ""
         delta = (f"{row['epoch_error_pct']:+.0f} % vs actual {row['epoch_actual']:.0f}"
                  if pd.notna(row["epoch_error_pct"]) else None)
-        col.metric(str(row["gpu"]), f"{row['epoch_pred']:.0f} epochs{band}" if pd.notna(row["epoch_pred"])
+        col.metric(plain(row["gpu"]), f"{row['epoch_pred']:.0f} epochs{band}" if pd.notna(row["epoch_pred"])
                    else "unreachable", delta=delta, delta_color="off")
+    holdout = plain(cal.holdout)
     st.caption(f"{cal.level * 100:.0f} % interval: {INTERVAL_METHOD}. "
                + (f"Loss threshold L = {cal.loss_threshold:.4f}, mean over {cal.threshold_runs} calibration runs "
-                  f"({THRESHOLDS[cal.threshold]}); never taken from {cal.holdout}." if cal.loss_threshold is not None
+                  f"({THRESHOLDS[cal.threshold]}); never taken from {holdout}." if cal.loss_threshold is not None
                   else "This method predicts the step at target directly (no loss threshold).")
                + "".join(f" {n}." for n in cal.notes))
     extrapolated = None
@@ -187,7 +190,7 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
         family, route = st.session_state[FAMILY], st.session_state[ROUTE]
         extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target, family, route)
         if len(extrapolated):
-            st.caption(f"{cal.holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
+            st.caption(f"{holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
                        f"with the curve family chosen on the Logs page ({family}, {route} route) and its backtest "
                        "interval — a reference, not a measurement.")
     runs_key = tuple(lg.fingerprint() for lg in runs.logs) if extrapolated is not None else ()
@@ -208,7 +211,7 @@ def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Ca
     curves = cal if cal.route == "params" else cal_other
     if curves is None:
         return
-    st.subheader(f"{cal.holdout}: predicted vs fitted curves ({curves.method})")
+    st.subheader(f"{plain(cal.holdout)}: predicted vs fitted curves ({curves.method})")
     measured = loss_curves(runs.analyses, model=cal.holdout, split=cal.split) if runs is not None else None
     runs_key = tuple(lg.fingerprint() for lg in runs.logs) if runs is not None else ()
     chart(heldout_curves_figure, curves, measured=measured, key="cal_curves_chart",
@@ -246,7 +249,7 @@ def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, 
                  column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
     table_download(loao, key="cal_loao_csv", file_name="leave_one_architecture_out.csv")
     st.caption("Every architecture of the chosen split is held out in turn (all architectures, this time including "
-               f"{cal.holdout}) and predicted from the rest; MAPE of epochs to target, a prediction that never "
+               f"{plain(cal.holdout)}) and predicted from the rest; MAPE of epochs to target, a prediction that never "
                "reaches L counted as 100 %.")
     if len(cal.excluded):
         with st.expander(f"Runs left out ({len(cal.excluded)})"):
@@ -254,6 +257,7 @@ def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, 
 
 
 @st.fragment
+@guarded("Calibrate: send")
 def send_section(cal: Calibration) -> None:
     """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
     with st.expander("Send a prediction to the Plan page", icon=":material/send:"):
@@ -263,38 +267,43 @@ def send_section(cal: Calibration) -> None:
             try:
                 st.session_state[CALIBRATED_STEPS] = steps_from_calibration(cal, gpu)
             except InputError as exc:
-                st.error(str(exc), icon=":material/error:")
+                st.error(plain(str(exc)), icon=":material/error:")
         sent = st.session_state.get(CALIBRATED_STEPS)
         if sent is not None:
-            st.caption(f"The Plan page can use {sent.steps:,.0f} steps for {sent.label} "
+            st.caption(f"The Plan page can use {sent.steps:,.0f} steps for {plain(sent.label)} "
                        "(Steps to target from: the Calibrate page's prediction).")
 
 
 # ---------------------------------------------------------------- page
-page_setup()
-st.title("Calibrate")
-st.caption("Regress the loss-curve parameters over depth, parameter count and GPU type, predict an "
-           "architecture the regression never saw, and say how sure that prediction is.")
-source, split, threshold, target = source_section()
-runs = load_runs(target_acc=target) if source in ("logs", "both") else None
-fits = fits_section(source, target, runs)
-key = frame_key(fits) if fits is not None else ""
-chosen = method_section(key, fits, split, threshold) if fits is not None else None
-if chosen is None:
-    st.stop()
-holdout, method, scores, best = chosen
-try:
-    cal = _calibrate(key, fits, holdout, split, method, threshold)
-except InputError as exc:
-    st.error(str(exc), icon=":material/error:")
-    st.stop()
-other = companion_method(scores, method)
-cal_other = _calibrate(key, fits, holdout, split, other, threshold) if other else None
-inputs = (key, holdout, split, method, other, threshold)
-prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
-if (hw := hardware_independence(fits, split=split)) is not None:
-    st.info(hw.sentence, icon=":material/memory:")
-curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
-table_section(cal, cal_other)
-loao_section(key, fits, scores, best, cal, threshold)
-send_section(cal)
+@guarded("The Calibrate page")
+def main() -> None:
+    page_setup()
+    st.title("Calibrate")
+    st.caption("Regress the loss-curve parameters over depth, parameter count and GPU type, predict an "
+               "architecture the regression never saw, and say how sure that prediction is.")
+    source, split, threshold, target = source_section()
+    runs = load_runs(target_acc=target) if source in ("logs", "both") else None
+    fits = fits_section(source, target, runs)
+    key = frame_key(fits) if fits is not None else ""
+    chosen = method_section(key, fits, split, threshold) if fits is not None else None
+    if chosen is None:
+        st.stop()
+    holdout, method, scores, best = chosen
+    try:
+        cal = _calibrate(key, fits, holdout, split, method, threshold)
+    except InputError as exc:
+        st.error(plain(str(exc)), icon=":material/error:")
+        st.stop()
+    other = companion_method(scores, method)
+    cal_other = _calibrate(key, fits, holdout, split, other, threshold) if other else None
+    inputs = (key, holdout, split, method, other, threshold)
+    prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
+    if (hw := hardware_independence(fits, split=split)) is not None:
+        st.info(plain(hw.sentence), icon=":material/memory:")
+    curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
+    table_section(cal, cal_other)
+    loao_section(key, fits, scores, best, cal, threshold)
+    send_section(cal)
+
+
+main()

@@ -32,9 +32,11 @@ from pages.shared.common import (
     ROUTE,
     LoadedRuns,
     chart,
+    guarded,
     load_runs,
     loaded_log,
     page_setup,
+    plain,
     show_errors,
     sync_uploads,
     table_download,
@@ -105,7 +107,7 @@ def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool)
                         format_func=lambda s: OVERLAYS.get(s, s))
     shown = select_runs(runs.analyses, view)
     if view not in OVERLAYS:
-        st.caption(f"{shown[0].log.label}")
+        st.caption(plain(shown[0].log.label))
     fits_key = tuple((a.log.fingerprint(), a.fit.values if a.fit else None) for a in shown)  # not the target
     chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4, inputs=fits_key,
           key="logs_loss_chart", file_stem="loss_curves")
@@ -118,6 +120,7 @@ def _set_shared(shared_key: str, widget_key: str) -> None:
 
 
 @st.fragment
+@guarded("Logs: prediction")
 def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")
@@ -226,20 +229,25 @@ def edit_section(runs: LoadedRuns) -> None:
 
 
 # ---------------------------------------------------------------- page
-st.title("Logs")
-st.caption("Training logs → fitted loss curves. Drop CSV logs in the course format "
-           "(`epoch, step, loss, acc`), PyTorch Lightning `metrics.csv`, TensorBoard or W&B "
-           "scalar exports, or per-epoch metric traces. Files stay loaded across pages.")
-upload_section()
-page_setup()  # after the uploader, so the sidebar lists the files just stored
-target, criterion, log_x, log_y = options_section()
-runs = load_runs(target_acc=target, criterion=criterion)
-show_errors(runs.errors)
-if not runs.analyses:
-    st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")
-    st.stop()
-fits_section(runs, criterion)
-view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
-fit_report_section(runs, view)
-prediction_section(runs, target=target, preferred=None if view in OVERLAYS else view)
-edit_section(runs)
+@guarded("The Logs page")
+def main() -> None:
+    st.title("Logs")
+    st.caption("Training logs → fitted loss curves. Drop CSV logs in the course format "
+               "(`epoch, step, loss, acc`), PyTorch Lightning `metrics.csv`, TensorBoard or W&B "
+               "scalar exports, or per-epoch metric traces. Files stay loaded across pages.")
+    upload_section()
+    page_setup()  # after the uploader, so the sidebar lists the files just stored
+    target, criterion, log_x, log_y = options_section()
+    runs = load_runs(target_acc=target, criterion=criterion)
+    show_errors(runs.errors)
+    if not runs.analyses:
+        st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")
+        st.stop()
+    fits_section(runs, criterion)
+    view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
+    fit_report_section(runs, view)
+    prediction_section(runs, target=target, preferred=None if view in OVERLAYS else view)
+    edit_section(runs)
+
+
+main()

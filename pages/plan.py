@@ -56,9 +56,11 @@ from pages.shared.common import (
     SPEED_UPLOADS,
     LoadedRuns,
     chart,
+    guarded,
     keep_valid_choice,
     load_runs,
     page_setup,
+    plain,
     show_errors,
     store_files,
     table_download,
@@ -164,13 +166,13 @@ def steps_section(runs: LoadedRuns) -> StepsEstimate | None:
         else:
             estimate = _typed_steps()
     except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
         return None
     st.metric("Steps to target", f"{estimate.steps:,.0f}",
               help="Training steps (not epochs), at the batch size of the source.")
-    st.caption(estimate.note)
+    st.caption(plain(estimate.note))
     for flag in estimate.flags:
-        st.caption(f":material/info: {flag}")
+        st.caption(f":material/info: {plain(flag)}")
     return estimate
 
 
@@ -180,7 +182,7 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
     run = st.selectbox("Run", names, key="plan_run", help="Runs loaded on the Logs page.")
     chosen = runs.get(run)
     c = chosen.crossing
-    st.caption(f"{run}: " + (f"passed {c.target_acc:.2f} at step {c.step:,.0f}" if c.reached
+    st.caption(plain(f"{run}: ") + (f"passed {c.target_acc:.2f} at step {c.step:,.0f}" if c.reached
                              else f"never passed {c.target_acc:.2f} in its log"))
     methods = run_methods(chosen)
     keep_valid_choice("plan_run_method", methods)
@@ -225,7 +227,7 @@ def speed_section(global_batch: float) -> SpeedModel | None:
             return _table_model(global_batch)
         return _typed_model(global_batch)
     except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
         return None
 
 
@@ -256,7 +258,7 @@ def _table_model(global_batch: float) -> SpeedModel:
     for name, data in st.session_state[SPEED_UPLOADS].items():
         table = _speed_table(data, name)
         if isinstance(table, LogFormatError):
-            st.error(str(table), icon=":material/error:")
+            st.error(plain(str(table)), icon=":material/error:")
         else:
             usable[f"uploaded: {name}"] = (name, data)
     usable.update({f"built-in: Pollux {n}": (n, b) for n, b in _builtin_speed_bytes().items()})
@@ -351,7 +353,7 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
                                    float(ppp_comp), float(ppp_comm))
             return curves[curves["w"] <= max_workers]
         except PlannerError as err:
-            st.error(str(err), icon=":material/error:")
+            st.error(plain(str(err)), icon=":material/error:")
             return None
 
 
@@ -403,6 +405,7 @@ def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, 
 
 
 @st.fragment
+@guarded("Plan: cost")
 def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float]) -> None:
     """The time/cost plane: the cheapest configuration under a deadline and Optimus's greedy allocation."""
     st.subheader("Time and cost")
@@ -445,38 +448,43 @@ def table_section(grid: pd.DataFrame) -> None:
 
 
 # ---------------------------------------------------------------- page
-page_setup()
-st.title("Plan")
-st.caption("How long to the target, and at what cost, with w workers and p parameter servers: steps to "
-           "target divided by the Optimus speed f(p, w) (Peng et al., EuroSys 2018).")
-steps_col, speed_col, cluster_col = st.columns(3, gap="large")
-with cluster_col:
-    max_workers, global_batch = cluster_section()
-with speed_col:
-    st.markdown("#### Speed model θ")
-    model = speed_section(float(global_batch))
-allreduce = model is not None and model.mode == "allreduce"
-with cluster_col:
-    ps, price_worker, price_ps = prices_section(allreduce)
-with steps_col:
-    st.markdown("#### Steps to target")
-    target = target_slider(key="plan_target_acc")
-    estimate = steps_section(load_runs(target_acc=target))
+@guarded("The Plan page")
+def main() -> None:
+    page_setup()
+    st.title("Plan")
+    st.caption("How long to the target, and at what cost, with w workers and p parameter servers: steps to "
+               "target divided by the Optimus speed f(p, w) (Peng et al., EuroSys 2018).")
+    steps_col, speed_col, cluster_col = st.columns(3, gap="large")
+    with cluster_col:
+        max_workers, global_batch = cluster_section()
+    with speed_col:
+        st.markdown("#### Speed model θ")
+        model = speed_section(float(global_batch))
+    allreduce = model is not None and model.mode == "allreduce"
+    with cluster_col:
+        ps, price_worker, price_ps = prices_section(allreduce)
+    with steps_col:
+        st.markdown("#### Steps to target")
+        target = target_slider(key="plan_target_acc")
+        estimate = steps_section(load_runs(target_acc=target))
 
-if model is None or estimate is None:
-    st.info("Nothing to plan until both the steps to target and the speed model are set (see above).")
-    st.stop()
-if not allreduce and not ps:
-    st.info("Choose at least one number of parameter servers to compare.")
-    st.stop()
-grid = _grid(model, estimate.steps, estimate.interval, None if allreduce else ps, max_workers, price_worker,
-             price_ps)
-if model.time_unit == "paper units":
-    st.warning("The paper's θ have no published time unit: times below are in **paper units**, comparable with each "
-               "other only, and there is no cost. Turn on *Calibrate to seconds* with one measured step time to get "
-               "hours.", icon=":material/warning:")
-paleo = paleo_section(steps=estimate, ps=() if allreduce else ps, max_workers=max_workers,
-                      global_batch=global_batch, seconds=model.time_unit == "s")
-headline_section(grid, best_workers(grid), model, estimate, paleo, allreduce=allreduce)
-cost_section(grid, model, estimate, (price_worker, price_ps))
-table_section(grid)
+    if model is None or estimate is None:
+        st.info("Nothing to plan until both the steps to target and the speed model are set (see above).")
+        st.stop()
+    if not allreduce and not ps:
+        st.info("Choose at least one number of parameter servers to compare.")
+        st.stop()
+    grid = _grid(model, estimate.steps, estimate.interval, None if allreduce else ps, max_workers, price_worker,
+                 price_ps)
+    if model.time_unit == "paper units":
+        st.warning("The paper's θ have no published time unit: times below are in **paper units**, comparable "
+                   "with each other only, and there is no cost. Turn on *Calibrate to seconds* with one measured "
+                   "step time to get hours.", icon=":material/warning:")
+    paleo = paleo_section(steps=estimate, ps=() if allreduce else ps, max_workers=max_workers,
+                          global_batch=global_batch, seconds=model.time_unit == "s")
+    headline_section(grid, best_workers(grid), model, estimate, paleo, allreduce=allreduce)
+    cost_section(grid, model, estimate, (price_worker, price_ps))
+    table_section(grid)
+
+
+main()

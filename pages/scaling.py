@@ -61,7 +61,7 @@ from core.scaling import (
     staleness_bound,
     sync_schedule,
 )
-from pages.shared.common import chart, frame_key, keep_valid_choice, page_setup, table_download
+from pages.shared.common import chart, frame_key, guarded, keep_valid_choice, page_setup, plain, table_download
 
 #: the worker table the sync/async section opens with (the example of tests/core/scaling/test_sync_async.py)
 EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0, 1.0, 2.0],
@@ -196,6 +196,7 @@ def _on_link_gbps() -> None:
 
 # ---------------------------------------------------------------- 1. parameter-server rounds
 @st.fragment
+@guarded("Scaling: ps")
 def ps_section() -> None:
     st.markdown("One server, *m* worker machines. A round: the server broadcasts the model, each "
                 "worker computes one minibatch and sends its update back, the server aggregates "
@@ -236,10 +237,10 @@ def ps_section() -> None:
     try:
         r, schedule, curve, local, local_sched = _ps(*ps_inputs)
     except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
         return
     for flag in r.flags:
-        st.warning(flag, icon=":material/warning:")
+        st.warning(plain(flag), icon=":material/warning:")
 
     last_round = LAST_ROUND[r.rounds]
     m1, m2, m3, m4 = st.columns(4)
@@ -293,6 +294,7 @@ def ps_section() -> None:
 
 # ---------------------------------------------------------------- 2. sync vs async
 @st.fragment
+@guarded("Scaling: sync")
 def sync_section() -> None:
     st.markdown("One row per worker: when it starts and how long each of its gradients takes "
                 "(blank cells at the end of a row: fewer gradients). Synchronous: the server "
@@ -315,7 +317,7 @@ def sync_section() -> None:
     try:
         sync, async_ = _schedules(workers, float(aggregate), float(update))
     except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
         return
 
     m = st.columns(5)
@@ -397,9 +399,9 @@ def _measured_table() -> tuple[pd.DataFrame | None, str]:
             return _parsed_table(upload.getvalue(), name, n), name
         return _parsed_table(edited, name, n), name
     except LogFormatError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
     except PlannerError as err:
-        st.error(f"{name}: {err}", icon=":material/error:")
+        st.error(plain(f"{name}: {err}"), icon=":material/error:")
     return None, name
 
 
@@ -460,6 +462,7 @@ def _filters(result: MeasuredScaling, name: str) -> MeasuredScaling:
 
 
 @st.fragment
+@guarded("Scaling: measured")
 def measured_section() -> None:
     st.markdown("Measured times per GPU count and per-GPU batch → speed-up, parallel efficiency, "
                 "where the time goes and how much of the network the all-reduce used. **Strong "
@@ -473,7 +476,7 @@ def measured_section() -> None:
         result = _analysis(table, n_params, itemsize, link)
     except PlannerError as err:
         text = str(err)
-        st.error(text if text.startswith(name) else f"{name}: {text}", icon=":material/error:")
+        st.error(plain(text if text.startswith(name) else f"{name}: {text}"), icon=":material/error:")
         return
 
     shown = _filters(result, name)
@@ -518,6 +521,7 @@ def measured_section() -> None:
 
 # ---------------------------------------------------------------- 4. batch size
 @st.fragment
+@guarded("Scaling: batch")
 def batch_section() -> None:
     st.markdown("The linear learning-rate scaling rule with gradual warm-up (Goyal et al., 2017): "
                 "for a batch k times the base batch, use k times the base learning rate, reached "
@@ -533,7 +537,7 @@ def batch_section() -> None:
     try:
         plan = _batch_plan(int(batch), int(n_samples), int(base_batch), float(base_lr), float(warmup))
     except PlannerError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(plain(str(err)), icon=":material/error:")
         return
     m = st.columns(4)
     m[0].metric("Scale k = B / B0", f"{plan.scale:.4g}")
@@ -548,18 +552,23 @@ def batch_section() -> None:
 
 
 # ---------------------------------------------------------------- page
-page_setup()
-st.title("Scaling")
-st.caption("Size a parameter-server job on paper, see what asynchronous updates do, and read "
-           "speed-up, efficiency, the communication share and the bandwidth used off measured "
-           "times (your own or the Pollux traces). Formulas: docs/scaling.md.")
-tab_ps, tab_sync, tab_measured, tab_batch = st.tabs(
-    ["Parameter-server rounds", "Sync vs async", "Measured scaling", "Batch size"])
-with tab_ps:
-    ps_section()
-with tab_sync:
-    sync_section()
-with tab_measured:
-    measured_section()
-with tab_batch:
-    batch_section()
+@guarded("The Scaling page")
+def main() -> None:
+    page_setup()
+    st.title("Scaling")
+    st.caption("Size a parameter-server job on paper, see what asynchronous updates do, and read "
+               "speed-up, efficiency, the communication share and the bandwidth used off measured "
+               "times (your own or the Pollux traces). Formulas: docs/scaling.md.")
+    tab_ps, tab_sync, tab_measured, tab_batch = st.tabs(
+        ["Parameter-server rounds", "Sync vs async", "Measured scaling", "Batch size"])
+    with tab_ps:
+        ps_section()
+    with tab_sync:
+        sync_section()
+    with tab_measured:
+        measured_section()
+    with tab_batch:
+        batch_section()
+
+
+main()

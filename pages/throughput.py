@@ -37,7 +37,7 @@ from core.paleo import (
     simulate,
     worker_counts,
 )
-from pages.shared.common import chart, content_digest, page_setup, table_download
+from pages.shared.common import chart, content_digest, guarded, page_setup, plain, table_download
 
 DEFAULT_NET = "resnet50"
 MAX_WORKER_OPTIONS = worker_counts(1024)
@@ -211,11 +211,11 @@ def model_section() -> NetChoice:
             _net(uploaded.ref)
             choice = uploaded
         except InputError as exc:
-            st.error(f"{exc} The page shows {model} instead.", icon=":material/error:")
+            st.error(plain(f"{exc} The page shows {model} instead."), icon=":material/error:")
     try:
         _net(choice.ref)
     except InputError as exc:  # a built-in that cannot be read: nothing sensible to show
-        st.error(str(exc), icon=":material/error:")
+        st.error(plain(str(exc)), icon=":material/error:")
         st.stop()
     return choice
 
@@ -293,7 +293,7 @@ def calibration_expander(choice: NetChoice, hw: Hardware, paleo: bool) -> None:
                 st.caption("Solves for the PPP at which the model's one-worker step time (forward + backward + "
                            "update) equals your measurement, for the model, device, batch and mode chosen above.")
             elif "error" in fit:
-                st.error(fit["error"], icon=":material/error:")
+                st.error(plain(fit["error"]), icon=":material/error:")
             else:
                 _show_fit(fit, choice, hw, paleo)
 
@@ -301,13 +301,13 @@ def calibration_expander(choice: NetChoice, hw: Hardware, paleo: bool) -> None:
 def _show_fit(fit: dict, choice: NetChoice, hw: Hardware, paleo: bool) -> None:
     cal = fit["result"]
     st.success(f"Fitted PPP compute **{cal.ppp_comp:.4f}**: {cal.measured_step_ms:,.3f} ms measured "
-               f"against {cal.model_step_ms_at_peak:,.3f} ms at peak, {fit['net']} on {cal.device}, "
+               f"against {cal.model_step_ms_at_peak:,.3f} ms at peak, {plain(fit['net'])} on {cal.device}, "
                f"batch {cal.batch_size}, {'Paleo-compatible' if cal.paleo_compatible else 'modern'} mode"
                + (", pipelining." if fit["pipeline"] else "."), icon=":material/check:")
     if not fit["applied"]:
         st.error(f"PPP {cal.ppp_comp:.4g} is outside [{PPP_MIN}, {PPP_MAX}] and was not applied.")
     for flag in cal.flags:
-        st.warning(flag, icon=":material/warning:")
+        st.warning(plain(flag), icon=":material/warning:")
     now = (fit["net"], cal.device, cal.batch_size, cal.paleo_compatible, fit["pipeline"])
     if now != (choice.label, hw.device, hw.batch, paleo, hw.pipeline):
         st.caption("The settings above changed since this fit; fit again to calibrate them.")
@@ -322,7 +322,7 @@ def _simulated(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], paleo:
         return _simulate(choice.ref, *settings), choice
     except InputError as exc:  # e.g. a convolution the faithful mode cannot price
         upload = choice.ref[0] == "upload"
-        st.error(f"{choice.label}: {exc}" + (f" The page shows {choice.model} instead." if upload else ""),
+        st.error(plain(f"{choice.label}: {exc}" + (f" The page shows {choice.model} instead." if upload else "")),
                  icon=":material/error:")
         if not upload:
             st.stop()
@@ -335,8 +335,9 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
     """Net, device and network facts, the headline metrics, throughput and speed-up charts."""
     res, choice = _simulated(choice, hw, ppp, paleo)
     net, dev, link = _net(choice.ref), get_device(hw.device), get_network(hw.network)
-    st.caption(f"**{choice.label}** ({net.source}): {net.n_params:,} parameters, {net.params_bytes:,} bytes of "
-               f"fp32 gradients synchronised per iteration. **{dev.name}**: {dev.peak_gflops:,.0f} GFLOP/s "
+    st.caption(f"**{plain(choice.label)}** ({plain(net.source)}): {net.n_params:,} parameters, "
+               f"{net.params_bytes:,} bytes of fp32 gradients synchronised per iteration. "
+               f"**{dev.name}**: {dev.peak_gflops:,.0f} GFLOP/s "
                f"({dev.precision}), {dev.mem_bandwidth_gbs:,.0f} GB/s memory"
                + (" (used as GiB/s, as Paleo does)" if paleo else "")
                + f", {dev.clock_mhz:,.0f} MHz clock (the one-cycle floor); source: {dev.source}. "
@@ -378,6 +379,7 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
 
 
 @st.fragment
+@guarded("Throughput: breakdown")
 def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: bool) -> None:
     """The slowest layers (chart) and every layer (table) on one worker."""
     st.subheader(f"Per-layer breakdown (one worker, batch {hw.batch})")
@@ -409,16 +411,21 @@ def results_table(res: PaleoScaling, choice: NetChoice, hw: Hardware) -> None:
 
 
 # ---------------------------------------------------------------- page
-page_setup()
-st.title("Throughput")
-st.caption("Paleo (Qi, Sparks, Talwalkar, ICLR 2017): per-layer FLOPs and memory traffic on a device, "
-           "plus the gradient synchronisation over a network, give the time of one training "
-           "iteration, the throughput and the speed-up of data-parallel training over workers.")
-paleo_mode = mode_section()
-net_choice = model_section()
-hardware = hardware_section(paleo_mode)
-ppp_values = ppp_section()
-calibration_expander(net_choice, hardware, paleo_mode)
-result, net_choice = results_section(net_choice, hardware, ppp_values, paleo_mode)
-breakdown_section(net_choice, hardware, ppp_values[0], paleo_mode)
-results_table(result, net_choice, hardware)
+@guarded("The Throughput page")
+def main() -> None:
+    page_setup()
+    st.title("Throughput")
+    st.caption("Paleo (Qi, Sparks, Talwalkar, ICLR 2017): per-layer FLOPs and memory traffic on a device, "
+               "plus the gradient synchronisation over a network, give the time of one training "
+               "iteration, the throughput and the speed-up of data-parallel training over workers.")
+    paleo_mode = mode_section()
+    net_choice = model_section()
+    hardware = hardware_section(paleo_mode)
+    ppp_values = ppp_section()
+    calibration_expander(net_choice, hardware, paleo_mode)
+    result, net_choice = results_section(net_choice, hardware, ppp_values, paleo_mode)
+    breakdown_section(net_choice, hardware, ppp_values[0], paleo_mode)
+    results_table(result, net_choice, hardware)
+
+
+main()

@@ -8,7 +8,6 @@ frame with the columns of ``CALIBRATION_COLUMNS``.
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from core.curves import degenerate_reason
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.logs import depth_of, gpu_short_name
+from core.tables import file_bytes, read_csv_frame
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
@@ -29,6 +29,19 @@ COURSE_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "epoch_to_92acc", "
                   "loss_92acc", "epoch_steps")
 FIT_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",
                "epoch_to_target", "loss_at_target")
+
+
+#: why a run without a model name is left out
+NO_MODEL = "no model name (name the architecture, e.g. resnet20, in the file name or on the Logs page)"
+
+
+def _text(values: pd.Series, empty: str = "") -> list[str]:
+    """Cells as stripped text; missing or blank cells (NaN, None, "nan") become ``empty``."""
+    out = []
+    for v in values:
+        text = v.strip() if isinstance(v, str) else ""
+        out.append(text if text and text.lower() not in ("nan", "none") else empty)
+    return out
 
 
 def _never_to_nan(values: pd.Series) -> pd.Series:
@@ -44,7 +57,9 @@ def _exclusion(row: pd.Series) -> str:
         why = degenerate_reason(row["b0"], row["b1"], row["b2"])
         if why:
             reasons.append(why)
-    if not row["model"] or row["depth"] is None or (isinstance(row["depth"], float) and math.isnan(row["depth"])):
+    if not row["model"]:
+        reasons.append(NO_MODEL)
+    elif row["depth"] is None or (isinstance(row["depth"], float) and math.isnan(row["depth"])):
         reasons.append("depth unknown (name the model like resnet20)")
     return "; ".join(reasons)
 
@@ -69,8 +84,8 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
     cols = set(table.columns)
     if set(COURSE_COLUMNS) <= cols:
         out = pd.DataFrame({
-            "model": table["model"].astype(str), "gpu": table["gpu"].astype(str),
-            "split": table["split"].astype(str),
+            "model": _text(table["model"]), "gpu": _text(table["gpu"], "unknown"),
+            "split": _text(table["split"], "train"),
             "b0": table["b0"], "b1": table["b1"], "b2": table["b2"],
             "steps_per_epoch": table["epoch_steps"],
             "step_to_target": _never_to_nan(table["step_to_92acc"]),
@@ -81,8 +96,9 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
         out["dataset"] = dataset or "cifar10"
     elif set(FIT_COLUMNS) <= cols:
         out = table[list(FIT_COLUMNS)].copy()
-        out["model"] = out["model"].astype(str)
-        out["gpu"] = out["gpu"].fillna("unknown").astype(str)
+        out["model"] = _text(out["model"])
+        out["gpu"] = _text(out["gpu"], "unknown")
+        out["split"] = _text(out["split"], "train")
         for c in ("step_to_target", "epoch_to_target", "loss_at_target"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
         out["target_acc"] = table["target_acc"].astype(float) if "target_acc" in cols else target_acc
@@ -114,20 +130,25 @@ def read_fits_table(data: bytes | str | Path, *, source: str | None = None, data
     if isinstance(data, (str, Path)):
         path = Path(data)
         source = source or path.name
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise LogFormatError(source, f"cannot be read: {exc.strerror or exc}.") from None
+        data = file_bytes(path, source=source)
     source = source or "fits.csv"
-    try:
-        table = pd.read_csv(io.BytesIO(data), skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        raise LogFormatError(source, f"expected a CSV table of fitted runs; {str(exc).splitlines()[0]}.") from None
-    table.columns = [str(c).strip() for c in table.columns]
+    table = read_csv_frame(data, source, text_columns=("model", "gpu", "split", "file", "flags"))
     try:
         return normalise_fits(table, source=source, dataset=dataset)
     except InputError as exc:
         raise LogFormatError(source, str(exc).split(": ", 1)[1]) from None
+
+
+def unnamed_runs(fits: pd.DataFrame) -> list[int]:
+    """Positions (0-based rows of the calibration frame) of the runs left out for having no model name.
+
+    >>> t = normalise_fits(pd.DataFrame({"model": ["resnet20", float("nan")], "gpu": ["V100", "V100"],
+    ...     "split": "train", "b0": 1e-3, "b1": 1.0, "b2": 0.1, "steps_per_epoch": 391, "step_to_target": 900,
+    ...     "epoch_to_target": 3, "loss_at_target": 0.5}))
+    >>> unnamed_runs(t), t.loc[1, "excluded"].startswith("no model name")
+    ([1], True)
+    """
+    return [i for i, m in enumerate(fits["model"]) if not m]
 
 
 def usable(fits: pd.DataFrame, *, split: str | None = None) -> pd.DataFrame:

@@ -19,14 +19,16 @@ import pandas as pd
 from core.calibrate import (
     INTERVAL_METHOD,
     METHODS,
+    PREDICTION_COLUMNS,
+    THRESHOLDS,
     calibrate,
     leave_one_architecture_out,
     loao_summary,
     method_scores,
     read_fits_table,
     recommend_method,
+    unnamed_runs,
 )
-from core.calibrate.evaluate import PREDICTION_COLUMNS, THRESHOLDS
 from core.cli.common import complain, fraction, print_csv
 from core.errors import InputError, LogFormatError
 
@@ -62,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         fits = read_fits_table(args.fits, source=args.fits, dataset=args.dataset)
         _check_target(fits, args.target_acc, args.fits)
+        unnamed = unnamed_runs(fits)
+        if unnamed:   # named and left out: the rest is calibrated, the exit status says input was rejected
+            rows = ", ".join(str(i + 2) for i in unnamed[:10]) + (", ..." if len(unnamed) > 10 else "")
+            complain(f"{args.fits}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
+                     "architecture (e.g. resnet20) in the model column.")
         if args.loao:
             methods = list(METHODS) if args.method == "auto" else [args.method]
             tables = [leave_one_architecture_out(fits, split=args.split, method=m, threshold=args.threshold)
@@ -72,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                          f"{s['n_runs'].iloc[-1]} runs; per architecture: "
                          + ", ".join(f"{m} {v:.1f} %" for m, v in zip(s["model"][:-1], s["mape_pct"][:-1])))
             print_csv(pd.concat(tables, ignore_index=True)[LOAO_COLUMNS])
-            return 0
+            return 2 if unnamed else 0
         scores = method_scores(fits, split=args.split, holdout=args.holdout, threshold=args.threshold)
         method = recommend_method(scores) if args.method == "auto" else args.method
         cal = calibrate(fits, holdout=args.holdout, split=args.split, method=method, level=args.level,
@@ -96,4 +103,4 @@ def run(args: argparse.Namespace) -> int:
     columns = ["model", "gpu", "method", "b0", "b1", "b2", "b0_hat", "b1_hat", "b2_hat", "epoch_actual",
                "epoch_pred", "epoch_pred_low", "epoch_pred_high", "epoch_error_pct", *extra]
     print_csv(table[columns])
-    return 0
+    return 2 if unnamed else 0

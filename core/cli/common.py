@@ -8,6 +8,7 @@ import sys
 import pandas as pd
 
 from core.errors import InputError
+from core.untrusted import spreadsheet_safe
 
 
 def fraction(text: str) -> float:
@@ -58,9 +59,11 @@ def print_csv(table: pd.DataFrame, *, float_format: str | None = "%.6g", **to_cs
     """Write ``table`` as CSV to stdout, the one output path of every command.
 
     Missing values are empty cells; ``float_format=None`` writes floats in full (Paleo's table,
-    compared digit for digit with the original program's).
+    compared digit for digit with the original program's); text cells that a spreadsheet would
+    run as a formula are neutralised (``core.untrusted.spreadsheet_safe``).
     """
-    table.to_csv(sys.stdout, index=False, float_format=float_format, na_rep="", lineterminator="\n", **to_csv)
+    spreadsheet_safe(table).to_csv(sys.stdout, index=False, float_format=float_format, na_rep="",
+                                   lineterminator="\n", **to_csv)
 
 
 def complain(message: str) -> None:

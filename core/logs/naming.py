@@ -1,8 +1,11 @@
 """Run metadata from file names: model, depth, device, split.
 
 The course names its logs ``<model>_<GPU name>[_val].csv`` (``resnet56_Quadro RTX 8000_val.csv``);
-Pollux traces are ``<job>/validation-<global batch>.csv``.  Everything parsed here is a
-default the user can edit in the dashboard.
+Pollux traces are ``<job>/validation-<global batch>.csv``.  A name is parsed only as far as it
+matches one of these patterns: a model must name a layered architecture (``resnet20``) or
+stand before a device name (``bert_Tesla V100.csv``); anything else (``metrics.csv``, a
+TensorBoard export ``run-version_0-tag-train_loss.csv``) leaves the fields empty for the user
+to fill in.  Everything parsed here is a default the user can edit in the dashboard.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ _GPU_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"K80", "K80"),
     (r"L4\b", "L4"),
 )
+
+#: words that make the part after the first "_" a device name
+_DEVICE_WORDS = r"(gpu|cpu|tesla|nvidia|quadro|geforce|rtx|radeon|amd|intel|xeon|epyc|processor|apple|tpu|cuda)"
 
 _DEPTH_PATTERN = (r"(?:resnet|resnext|preactresnet|wrn|wide_?resnet|vgg|densenet|mlp|cnn|convnet|"
                   r"layers?|depth)[-_ ]?(\d+)")
@@ -51,10 +57,10 @@ def depth_of(model: str | None) -> int | None:
     Only names of layered architectures count, so a data set name such as ``cifar10`` has
     no depth.
 
-    >>> depth_of("resnet56"), depth_of("ResNet-18"), depth_of("vgg16"), depth_of("cifar10")
-    (56, 18, 16, None)
+    >>> depth_of("resnet56"), depth_of("ResNet-18"), depth_of("vgg16"), depth_of("cifar10"), depth_of(float("nan"))
+    (56, 18, 16, None, None)
     """
-    if not model:
+    if not isinstance(model, str) or not model:
         return None
     m = re.search(_DEPTH_PATTERN, model, flags=re.IGNORECASE)
     return int(m.group(1)) if m else None
@@ -68,7 +74,7 @@ def gpu_short_name(gpu: str | None) -> str | None:
     >>> gpu_short_name("NVIDIA A100-PCIE-40GB"), gpu_short_name("Quadro RTX 8000")
     ('A100', 'RTX 8000')
     """
-    if gpu is None:
+    if not isinstance(gpu, str):
         return None
     for pattern, short in _GPU_PATTERNS:
         if re.search(pattern, gpu, flags=re.IGNORECASE):
@@ -105,6 +111,21 @@ def parse_run_name(name: str) -> RunMeta:
     if len(parts) > 1 and parts[-1].lower() in _SPLIT_SUFFIXES:
         split = _SPLIT_SUFFIXES[parts[-1].lower()]
         parts = parts[:-1]
-    model = parts[0] or None
+    model = parts[0].strip() or None
     gpu = "_".join(parts[1:]).strip() or None
+    if gpu is not None and not is_device_name(gpu):
+        gpu = None                 # "run-version_0-tag-train_loss": not <model>_<GPU>
+        model = model if depth_of(model) is not None else None
+    elif gpu is None and depth_of(model) is None:
+        model = None               # "metrics.csv": no architecture in the name
     return RunMeta(model=model, depth=depth_of(model), gpu=gpu, split=split)
+
+
+def is_device_name(text: str) -> bool:
+    """Whether ``text`` names a device (a known GPU type, or words such as GPU, Tesla, Xeon, CPU).
+
+    >>> is_device_name("Quadro RTX 8000"), is_device_name("Intel Xeon Processor"), is_device_name("0-tag-train_loss")
+    (True, True, False)
+    """
+    return (any(re.search(pattern, text, flags=re.IGNORECASE) for pattern, _ in _GPU_PATTERNS)
+            or re.search(rf"\b{_DEVICE_WORDS}", text, flags=re.IGNORECASE) is not None)

@@ -16,7 +16,6 @@ Every error is a :class:`core.errors.LogFormatError` whose message starts with t
 from __future__ import annotations
 
 import hashlib
-import io
 import math
 import re
 from collections.abc import Mapping
@@ -28,12 +27,20 @@ import pandas as pd
 
 from core.errors import LogFormatError
 from core.logs.naming import RunMeta, gpu_short_name, parse_run_name
+from core.tables import (
+    MAX_BAD_ROW_SHARE,
+    MAX_BYTES,
+    as_utf8,
+    decode_head,
+    file_bytes,
+    head_text,
+    read_csv_columns,
+    separator,
+)
 
 #: largest log accepted, the same as ``server.maxUploadSize`` in ``.streamlit/config.toml``
-MAX_LOG_BYTES = 200 * 1024 * 1024
+MAX_LOG_BYTES = MAX_BYTES
 ROLES = ("epoch", "step", "loss", "acc", "time")
-#: share of rows that may be unusable (NaN, inf, text) before the file is refused
-MAX_BAD_ROW_SHARE = 0.5
 
 # Column-name patterns per role, most specific first (matched on lower-cased, stripped names).
 _ROLE_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -157,77 +164,20 @@ class RunLog:
 
 
 # --------------------------------------------------------------------------- bytes → table
-def _decode_head(data: bytes, source: str, max_bytes: int) -> str:
-    """Refuse what is not a CSV text; return the start of the text (for sniffing the format).
-
-    Only the first 64 KiB are decoded here; the rest is checked by the parser (a column of
-    numbers is ASCII) or decoded in full when it falls back to pandas.
-    """
-    if len(data) > max_bytes:
-        raise LogFormatError(source, f"expected at most {max_bytes / 2**20:.0f} MB; got "
-                             f"{len(data) / 2**20:.1f} MB. Thin the log (keep every n-th step) "
-                             "or split it into several files.")
-    if not data or data.isspace():
-        raise LogFormatError(source, "the file is empty; expected a CSV header and rows.")
-    head = data[:65536]
-    if head.startswith(b"PK\x03\x04"):
-        raise LogFormatError(source, "expected a CSV text file; got a ZIP archive (an Excel "
-                             ".xlsx file?). Save it as CSV (comma-separated) first.")
-    nul = head.find(b"\x00")
-    if nul >= 0:
-        raise LogFormatError(source, f"expected a CSV text file; got binary data (a NUL byte at "
-                             f"position {nul}). Export the log as CSV.")
-    if len(data) <= 65536:
-        return _decode(data, source)
-    cut = head
-    while cut and (cut[-1] & 0xC0) == 0x80:  # do not split a multi-byte character
-        cut = cut[:-1]
-    return _decode(cut[:-1] if cut and cut[-1] >= 0xC0 else cut, source)
-
-
-def _decode(data: bytes, source: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise LogFormatError(source, f"expected UTF-8 text; got the byte 0x{data[exc.start]:02x} "
-                             f"at position {exc.start}. Save the file as UTF-8 CSV.") from None
-
-
-def _separator(text: str) -> str:
-    first = _head(text).split("\n", 1)[0]
-    if "," in first:
-        return ","
-    for sep in ("\t", ";"):
-        if sep in first:
-            return sep
-    return ","
-
-
-def _head(text: str) -> str:
-    """The start of the text without leading whitespace (never copies the whole file)."""
-    head = text[:65536].lstrip()
-    return head if head or len(text) <= 65536 else text.lstrip()[:65536]
-
-
-def _read_table(data: bytes, text: str, source: str) -> dict[str, np.ndarray]:
+def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[str, np.ndarray]:
     """Parse the CSV into ``{column name: values}`` (names stripped, duplicates numbered).
 
-    pyarrow's reader first (fast, tolerant of spaces after commas); pandas' when pyarrow
-    refuses the file (its messages are the ones users see).
+    pyarrow's reader only, in bounded work: a row with more fields than the header stops the
+    parse at that row (the message names it and both counts), rows with fewer fields are
+    skipped with a flag (a log cut off while being written ends in one).
     """
-    start = _head(text)[:1]
+    start = head_text(text)[:1]
     if start in {"{", "["}:
         raise LogFormatError(source, "expected a CSV with a header row; got JSON. Export the "
                              "metrics as CSV (TensorBoard and W&B both offer 'Download CSV').")
     if start == "<":
         raise LogFormatError(source, "expected a CSV with a header row; got HTML or XML.")
-    sep = _separator(text)
-    try:
-        names, arrays = _read_with_pyarrow(data, sep)
-    except Exception:  # noqa: BLE001 - any pyarrow refusal: let pandas parse it or word the error
-        frame = _read_with_pandas(_decode(data, source), sep, source)
-        names = list(frame.columns)
-        arrays = [frame.iloc[:, i].to_numpy() for i in range(frame.shape[1])]
+    names, arrays, short = read_csv_columns(data, source, sep=separator(text))
     columns = [str(c).strip() for c in names]
     seen: dict[str, int] = {}
     for i, c in enumerate(columns):  # duplicated names become name.1, name.2 (as pandas does)
@@ -239,33 +189,15 @@ def _read_table(data: bytes, text: str, source: str) -> dict[str, np.ndarray]:
     if len(columns) < 2:
         raise LogFormatError(source, "expected a CSV with at least a step and a loss column; got "
                              f"one column {columns[0]!r}. Is it comma-separated?")
-    if len(arrays[0]) == 0:
+    n = len(arrays[0])
+    if short:
+        if len(short) > MAX_BAD_ROW_SHARE * (n + len(short)):
+            raise LogFormatError(source, f"expected {len(columns)} fields per row as in the header; "
+                                 f"{len(short):,} rows have fewer (first: line {short[0]}). Check the separator.")
+        flags.append(f"skipped {len(short)} row(s) with fewer fields than the header (first: line {short[0]})")
+    if n == 0:
         raise LogFormatError(source, "the file has a header but no data rows.")
     return dict(zip(columns, arrays))
-
-
-def _read_with_pyarrow(data: bytes, sep: str) -> tuple[list[str], list[np.ndarray]]:
-    import pyarrow.csv as pacsv
-
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    import pyarrow as pa
-
-    table = pacsv.read_csv(io.BytesIO(data), parse_options=pacsv.ParseOptions(delimiter=sep),
-                           convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
-    if any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in table.schema):
-        raise ValueError("a column is not UTF-8 text")  # the pandas path words the error
-    return list(table.column_names), [col.to_numpy() for col in table.columns]
-
-
-def _read_with_pandas(text: str, sep: str, source: str) -> pd.DataFrame:
-    try:
-        return pd.read_csv(io.StringIO(text), sep=sep, skipinitialspace=True, low_memory=False)
-    except pd.errors.EmptyDataError:
-        raise LogFormatError(source, "expected a CSV header and rows; got no columns.") from None
-    except (pd.errors.ParserError, ValueError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise LogFormatError(source, f"expected a well-formed CSV; {detail}.") from None
 
 
 # --------------------------------------------------------------------------- roles
@@ -603,9 +535,10 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
                                         or steps_per_epoch < 1):
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
-    data = bytes(data)
-    text = _decode_head(data, source, max_bytes)
-    table = _read_table(data, text, source)
+    data = as_utf8(bytes(data), source, max_bytes)
+    text = decode_head(data, source)
+    flags: list[str] = []
+    table = _read_table(data, text, source, flags)
     columns = list(table)
     meta = parse_run_name(source)
     if split is not None:
@@ -616,7 +549,6 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
                                                               or (roles and "loss" in roles))):
         raise LogFormatError(source, f"expected a loss column (loss, train_loss, Value, ...); got "
                              f"{', '.join(columns)}. Name the loss column under 'Column roles'.")
-    flags: list[str] = []
     cols: dict[str, np.ndarray] = {}
     text_counts: dict[str, int] = {}
     n_rows = len(next(iter(table.values())))
@@ -652,15 +584,7 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
     """Read a log from disk (``source`` is the file name; see :func:`read_log`)."""
     path = Path(path)
     source = kwargs.pop("source", path.name)
-    try:
-        size = path.stat().st_size
-        max_bytes = kwargs.get("max_bytes", MAX_LOG_BYTES)
-        if size > max_bytes:
-            raise LogFormatError(source, f"expected at most {max_bytes / 2**20:.0f} MB; got "
-                                 f"{size / 2**20:.1f} MB. Thin the log or split it.")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise LogFormatError(source, f"cannot be read: {exc.strerror or exc}.") from None
+    data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
     return read_log(data, source, **kwargs)
 
 

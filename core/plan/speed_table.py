@@ -22,7 +22,6 @@ sync_time``) therefore reads as an all-reduce trace: ``p = 0``, ``w = num_replic
 
 from __future__ import annotations
 
-import io
 import os
 from typing import IO, Union
 
@@ -30,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError, LogFormatError
+from core.tables import file_bytes, read_csv_frame
 
 COLUMNS: tuple[str, ...] = ("p", "w", "global_batch", "steps_per_s")
 P_NAMES = ("p", "n_ps", "num_ps")
@@ -187,15 +187,8 @@ def read_speed_table(file: SpeedSource, *, global_batch: float | None = None,
     if source is None:
         source = os.path.basename(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "<input>"
     _check_global_batch(global_batch, source)
-    try:
-        handle = io.BytesIO(file) if isinstance(file, bytes) else file
-        df = pd.read_csv(handle, skipinitialspace=True)
-    except FileNotFoundError:
-        raise LogFormatError(source, "expected a readable CSV file; got no such file. "
-                             "Check the path.") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise LogFormatError(source, f"expected a CSV table; got unreadable content "
-                             f"({type(err).__name__}: {err}). Save the table as CSV.") from None
+    data = file if isinstance(file, (bytes, bytearray)) else file_bytes(file, source=source)
+    df = read_csv_frame(bytes(data), source)
     try:
         return _normalise(df, global_batch)
     except _Problem as problem:

@@ -17,7 +17,6 @@ synchronisation). :func:`core.scaling.measured.scaling_analysis` works on the ca
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pandas as pd
 
 from core.datasets import DATA_DIR
 from core.errors import InputError, LogFormatError
+from core.tables import file_bytes, read_csv_frame
 from core.validation import check_scalar
 
 #: columns of the canonical table returned by :func:`parse_scaling_table`
@@ -123,12 +123,7 @@ def parse_scaling_table(data: bytes | pd.DataFrame, *, source: str = "<input>",
 def read_scaling_table(path: str | Path, *, n_samples: int | None = None) -> pd.DataFrame:
     """:func:`parse_scaling_table` on a file; errors name the file."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise LogFormatError(path.name, f"expected a readable CSV file; got {err.strerror}. "
-                             "Check the path.") from err
-    return parse_scaling_table(data, source=path.name, n_samples=n_samples)
+    return parse_scaling_table(file_bytes(path), source=path.name, n_samples=n_samples)
 
 
 def read_pollux_trace(job_dir: str | Path, *, n_samples: int | None = None) -> pd.DataFrame:
@@ -163,12 +158,7 @@ def _read_frame(data: bytes | pd.DataFrame, source: str) -> pd.DataFrame:
         filled = np.flatnonzero(frame.notna().any(axis=1).to_numpy())
         frame = frame.iloc[:filled[-1] + 1 if len(filled) else 0]   # an editor's unfilled last rows
     elif isinstance(data, (bytes, bytearray)):
-        try:
-            frame = pd.read_csv(io.BytesIO(bytes(data)), skipinitialspace=True,
-                                dtype={"placement": str, " placement": str})
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-            raise LogFormatError(source, f"expected a CSV table; got unreadable text "
-                                 f"({err}). Save the table as CSV with a header row.") from err
+        frame = read_csv_frame(bytes(data), source, text_columns=("placement", " placement"))
     else:
         raise InputError(f"data: expected CSV bytes or a pandas DataFrame; got "
                         f"{type(data).__name__}. Read the file with read_scaling_table(path).")

@@ -14,7 +14,9 @@ memory does not grow with every distinct upload.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +30,8 @@ from core.errors import LogFormatError
 from core.export import figure_html, figure_png
 from core.logs import RunLog, read_log
 from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
+from core.untrusted import escape_markdown as plain
+from core.untrusted import spreadsheet_safe
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -282,11 +286,38 @@ def builtin_set_labels() -> dict[str, str]:
     return {k: v[0] for k, v in BUILTIN_LOG_SETS.items()}
 
 
+# ---------------------------------------------------------------- the page boundary
+_LOG = logging.getLogger("planner.pages")
+
+
+def guarded(where: str) -> Callable:
+    """Decorator: an unexpected error in a page (or a fragment) becomes one line on the page.
+
+    Every expected problem is a ``core`` error the page already shows; anything else is a bug,
+    and a user should see what failed in one sentence, never a traceback (the traceback goes
+    to the server's log). Streamlit's own control flow (``st.stop``, ``st.rerun``) is a
+    ``BaseException`` and passes through.
+    """
+    def wrap(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - the boundary: nothing below may show a traceback
+                _LOG.exception("%s failed", where)
+                detail = " ".join(str(exc).split()) or type(exc).__name__
+                st.error(plain(f"{where} could not finish: {detail[:300]}. The details are in the server log."),
+                         icon=":material/error:")
+                return None
+        return run
+    return wrap
+
+
 # ---------------------------------------------------------------- rendering helpers
 def show_errors(errors) -> None:
     """One ``st.error`` per rejected file (the message starts with the file name)."""
     for _name, message in errors:
-        st.error(message, icon=":material/error:")
+        st.error(plain(message), icon=":material/error:")
 
 
 @st.cache_resource(**SHARED)
@@ -334,9 +365,9 @@ def _png_or_note(fig: go.Figure) -> bytes:
 
 
 def table_download(table: pd.DataFrame, *, key: str, file_name: str, label: str = "Table (CSV)") -> None:
-    """A CSV download of ``table``."""
-    st.download_button(label, data=table.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
-                       on_click="ignore", icon=":material/table:")
+    """A CSV download of ``table``; text cells cannot run as spreadsheet formulas (``core.untrusted``)."""
+    st.download_button(label, data=lambda: spreadsheet_safe(table).to_csv(index=False), file_name=file_name,
+                       mime="text/csv", key=key, on_click="ignore", icon=":material/table:")
 
 
 def target_slider(*, key: str) -> float:

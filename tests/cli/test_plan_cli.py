@@ -82,7 +82,7 @@ def test_steps_interval_adds_columns(capsys):
     (["--steps", "100", "--calibrate-step-time", "0.9"], r"^--calibrate-step-time: expected SECONDS@P,W"),
     (["--steps", "100", "--mode", "allreduce"], r"no all-reduce θ"),
     (["--steps", "100", "--theta", "1,1,1,1,1"], r"^--batch: expected the global batch M"),
-    (["--steps", "100", "--theta", "fit:/nonexistent/speeds.csv"], r"speeds.csv: expected a readable CSV"),
+    (["--steps", "100", "--theta", "fit:/nonexistent/speeds.csv"], r"speeds.csv: cannot be read: No such file"),
 ])
 def test_bad_input_gives_one_stderr_line_and_exit_2(argv, message, capsys):
     assert main(["plan", *argv]) == 2

@@ -47,7 +47,7 @@ def test_reads_a_pollux_trace_folder(capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["missing.csv", "--params", "10"], "missing.csv: expected a readable CSV file"),
+    (["missing.csv", "--params", "10"], "missing.csv: cannot be read: No such file or directory."),
     (["{table}", "--params", "ten"], "cluster.csv: --params: expected a whole number; got 'ten'."),
     (["{table}", "--params", "0"], "cluster.csv: n_params: expected an int >= 1; got 0."),
     (["{table}", "--params", "10", "--link-gbps", "-5"],

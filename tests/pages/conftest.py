@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import streamlit.testing.v1.app_test as app_test_module
@@ -42,6 +43,12 @@ def open_page(page: str | None = None, *, timeout: float = 120, via_app: bool = 
         at = AppTest.from_file(str(APP.parent / page), default_timeout=timeout).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def shown(markdown: str) -> str:
+    """The text a browser shows for a message the app escaped (``core.untrusted.escape_markdown``):
+    user-supplied text is Markdown-escaped on the page, so AppTest sees the backslashes."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def chart_specs(at: AppTest) -> list[dict]:

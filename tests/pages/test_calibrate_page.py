@@ -6,13 +6,13 @@ import pytest
 
 from core.calibrate import METHODS, calibrate, method_scores, read_fits_table, recommend_method
 from core.datasets import course_fits_path
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, shown
 
 FITS = read_fits_table(course_fits_path(), source="course table")
 
 
 def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {shown(m.label): m.value for m in at.metric}
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +24,14 @@ def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
     at = open_page("pages/calibrate.py")
     assert at.title[0].value == "Calibrate"
     best = recommend_method(scores)
-    text = " ".join(m.value for m in at.markdown)
+    text = " ".join(shown(m.value) for m in at.markdown)
     assert f"Recommended method: {METHODS[best].label}" in text
     assert f"{scores.set_index('method').loc['course', 'loao_mape_pct']:.1f} % for the course baseline" in text
     cal = calibrate(FITS, holdout="resnet50", method=best)
-    shown = metrics(at)
+    values = metrics(at)
     for _, row in cal.predictions.iterrows():
-        assert shown[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
-    assert any("hardware-independent" in i.value for i in at.info)
+        assert values[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
+    assert any("hardware-independent" in shown(i.value) for i in at.info)
     assert len(chart_specs(at)) == 6  # epochs, parameters, curves, 2 loss errors, method scores
 
 
@@ -41,10 +41,10 @@ def test_each_method_renders_the_core_prediction(method):
     at.selectbox(key="cal_method").set_value(method).run()
     assert not at.exception
     cal = calibrate(FITS, holdout="resnet50", method=method)
-    shown = metrics(at)
+    values = metrics(at)
     for _, row in cal.predictions.iterrows():
-        assert shown[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
-        assert f"vs actual {row['epoch_actual']:.0f}" in str(at.metric[list(shown).index(row["gpu"])].proto.delta)
+        assert values[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
+        assert f"vs actual {row['epoch_actual']:.0f}" in str(at.metric[list(values).index(row["gpu"])].proto.delta)
     names = [t["name"] for t in chart_specs(at)[0]["data"]]  # epochs chart: actual + two routes
     assert names[0] == "actual" and method in names
 
@@ -73,7 +73,7 @@ def test_bad_uploaded_fits_table_is_named():
     at.radio(key="cal_source").set_value("upload").run()
     at.file_uploader(key="cal_upload").set_value(("odd.csv", b"x,y\n1,2\n", "text/csv")).run()
     assert not at.exception
-    assert at.error[0].value.startswith("odd.csv: expected the course's columns")
+    assert shown(at.error[0].value).startswith("odd.csv: expected the course's columns")
 
 
 def test_send_prediction_to_plan():
@@ -98,4 +98,4 @@ def test_held_out_runs_short_of_the_target_are_extrapolated_with_the_logs_family
     assert not at.exception
     names = [t["name"] for t in chart_specs(at)[0]["data"]]
     assert names[:2] == ["actual", "extrapolated from its log"]
-    assert any("a reference, not a measurement" in c.value for c in at.caption)
+    assert any("a reference, not a measurement" in shown(c.value) for c in at.caption)

@@ -9,7 +9,7 @@ import pytest
 
 from core.logs.reader import read_log_file
 from core.runs.analysis import analyse_run, fits_table
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILTIN = sorted((ROOT / "data" / "logs").glob("*.csv"))
@@ -57,7 +57,7 @@ def test_upload_adds_a_run_and_a_bad_file_is_named_while_others_stay():
     assert row["b0"] == pytest.approx(0.02, rel=1e-3) and row["depth"] == 99
     # epoch-end accuracy 0.6 + 0.07*e > 0.92 first at e = 5 -> step 100
     assert row["epoch_to_target"] == 5 and row["step_to_target"] == 100
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("garbage.csv: expected a CSV text file; got binary data")
 
 
@@ -79,7 +79,7 @@ def test_first_row_criterion_is_stated_and_fires_no_later():
     at = open_page()
     epoch_level = shown_table(at)["epoch_to_target"]
     at.radio(key="logs_criterion").set_value("first-row").run()
-    assert any("first row" in c.value for c in at.caption)
+    assert any("first row" in shown(c.value) for c in at.caption)
     both = pd.concat([shown_table(at)["epoch_to_target"], epoch_level], axis=1).dropna()
     assert (both.iloc[:, 0] <= both.iloc[:, 1]).all() and len(both) >= 10
 
@@ -108,7 +108,7 @@ def test_no_runs_shows_one_message():
     at = open_page()
     at.sidebar.multiselect(key="builtin_sets_widget").set_value([]).run()
     assert not at.exception
-    assert at.info and "No runs loaded" in at.info[0].value
+    assert at.info and "No runs loaded" in shown(at.info[0].value)
 
 
 def test_prediction_from_the_first_epochs_is_cores():
@@ -124,10 +124,10 @@ def test_prediction_from_the_first_epochs_is_cores():
     log = next(lg for lg in logs if lg.source == run)
     f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=0.92, family="weibull")
     p = f.prediction
-    shown = {m.label: m.value for m in at.metric}
-    assert shown["Predicted epoch at target"] == f"{p.epoch:.0f}"
-    assert shown["80 % interval"].startswith(f"{p.epoch_low:.0f} – ")
-    assert shown["What the whole log shows"] == "epoch 15"
+    values = {shown(m.label): m.value for m in at.metric}
+    assert values["Predicted epoch at target"] == f"{p.epoch:.0f}"
+    assert values["80 % interval"].startswith(f"{p.epoch_low:.0f} – ")
+    assert values["What the whole log shows"] == "epoch 15"
     assert at.session_state["curve_family"] == "weibull"  # shared with the Plan and Calibrate pages
     # the backtest of every family runs on request only, and shows core's numbers
     n_tables = len(at.dataframe)

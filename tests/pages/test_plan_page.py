@@ -23,7 +23,7 @@ from core.plan import (
 )
 from core.plan import typed_steps as core_typed_steps
 from core.runs import analyse_run
-from tests.pages.conftest import APP, chart_specs, open_page
+from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"
 DEFAULT_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
@@ -57,7 +57,7 @@ def trace(spec: dict, name: str) -> dict:
 
 
 def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {shown(m.label): m.value for m in at.metric}
 
 
 def shown_grid(at) -> pd.DataFrame:
@@ -130,11 +130,11 @@ def test_typed_theta_and_steps_give_the_optimum_worked_out_by_hand():
 def test_paper_theta_warns_of_paper_units_and_calibration_switches_to_hours(builtin_steps):
     at = open_page(PAGE)
     at.toggle(key="plan_calibrate").set_value(False).run()
-    assert any("paper units" in w.value for w in at.warning)
+    assert any("paper units" in shown(w.value) for w in at.warning)
     assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (paper units)"
     # no hours and no money in paper units: the table leaves them empty, the cost section says why
     assert shown_grid(at)["time_h"].isna().all() and shown_grid(at)["cost"].isna().all()
-    assert any("Cost needs time in hours" in i.value for i in at.info) and len(chart_specs(at)) == 1
+    assert any("Cost needs time in hours" in shown(i.value) for i in at.info) and len(chart_specs(at)) == 1
     at.toggle(key="plan_calibrate").set_value(True).run()
     at.number_input(key="plan_cal_step_time").set_value(0.906).run()
     assert not at.warning
@@ -153,10 +153,10 @@ def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
     at.file_uploader(key="plan_speed_upload").set_value([
         ("bad_speeds.csv", b"w,steps_per_s\n0,1.0\n2,1.5\n", "text/csv")]).run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert errors == ["bad_speeds.csv: expected w integers >= 1; got 0 in row 1. Fix or remove that row."]
     assert at.selectbox(key="plan_speed_table").value == "built-in: Pollux cifar10/scalability.csv"
-    assert any("MAPE 12.53 %" in c.value for c in at.caption)          # docs/plan.md, cifar10
+    assert any("MAPE 12.53 %" in shown(c.value) for c in at.caption)          # docs/plan.md, cifar10
     names = [t["name"] for t in figure(at)["data"]]
     assert names[:3] == ["p = 0 range", "p = 0", "best w"]
     assert names[3:] == ["Paleo ring all-reduce (V100, ethernet)"]   # seconds: Paleo is drawn too
@@ -178,7 +178,7 @@ def test_uploaded_ps_table_is_fitted_and_offers_sync_and_async():
     best = best_workers(plan_grid(truth, 50_000, ps=(2, 4), workers=range(1, 33)))["w"].tolist()
     typed_steps(at, 50_000)
     assert trace(figure(at), "best w")["x"] == best
-    assert any("MAPE 0.00 %" in c.value for c in at.caption)
+    assert any("MAPE 0.00 %" in shown(c.value) for c in at.caption)
 
 
 def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
@@ -232,9 +232,9 @@ def test_fitted_method_on_a_run_that_reached_the_target_uses_the_other_runs():
     at.selectbox(key="plan_run").set_value(run).run()
     assert metrics(at)["Steps to target"] == "945"               # measured: epoch 15's last step
     at.radio(key="plan_run_method").set_value("fitted").run()
-    assert "4 other train run(s)" in " ".join(c.value for c in at.caption)
+    assert "4 other train run(s)" in " ".join(shown(c.value) for c in at.caption)
     at.number_input(key="plan_loss_threshold").set_value(0.5).run()
-    assert any("threshold typed in: L = 0.5" in c.value for c in at.caption)
+    assert any("threshold typed in: L = 0.5" in shown(c.value) for c in at.caption)
 
 
 def test_no_runs_loaded_falls_back_to_typed_steps():

@@ -28,7 +28,7 @@ from core.scaling import (
     scaling_analysis,
     sync_schedule,
 )
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/scaling.py"
 TABS = ["Parameter-server rounds", "Sync vs async", "Measured scaling", "Batch size"]
@@ -63,7 +63,7 @@ def fake_models(monkeypatch):
 
 
 def metric(at, label: str) -> str:
-    hits = [m.value for m in at.metric if m.label == label]
+    hits = [m.value for m in at.metric if shown(m.label) == label]
     assert len(hits) == 1, (label, [m.label for m in at.metric])
     return hits[0]
 
@@ -130,7 +130,7 @@ def test_each_section_renders_on_the_defaults(no_models):
 def bound_text_shown(at) -> bool:
     from core.scaling.sync_async import STALENESS_BOUND_SOURCES, STALENESS_BOUND_TEXT
 
-    captions = " ".join(c.value for c in at.caption)
+    captions = " ".join(shown(c.value) for c in at.caption)
     return (any(i.value == STALENESS_BOUND_TEXT for i in at.info)
             and all(src in captions for src in STALENESS_BOUND_SOURCES))
 
@@ -173,7 +173,7 @@ def test_more_machines_and_a_global_batch_follow_core():
     assert metric(at, "Crossover m*") == str(crossover_machines(g))
     assert metric(at, "Total time") == f"{ps_rounds(g).total_time_s:,.6g} s"
     # 128 over 20 workers is not even: core's flag is shown as it is
-    assert [w.value for w in at.warning] == list(ps_rounds(g).flags)
+    assert [shown(w.value) for w in at.warning] == list(ps_rounds(g).flags)
 
 
 # the course's worked case: 76,800 samples, minibatch 1,536, 10 epochs, 6 machines, 1.5/4/1.5 s, 0.015 s
@@ -187,12 +187,12 @@ def test_rounds_radio_switches_between_per_epoch_and_continuous_rounds():
     assert at.radio(key="scaling_ps_rounds").value == "per-epoch"
     # 50 minibatches an epoch, 9 rounds each (the 9th with 2 workers): 90 rounds, 10 * (8*7.09 + 7.03)
     assert metric(at, "Rounds") == "90" and metric(at, "Total time") == "637.5 s"
-    assert "7.03 s for the last round of an epoch (2 workers); 9 rounds" in " ".join(c.value for c in at.caption)
+    assert "7.03 s for the last round of an epoch (2 workers); 9 rounds" in " ".join(shown(c.value) for c in at.caption)
     at.radio(key="scaling_ps_rounds").set_value("continuous").run()
     assert not at.exception and not at.error
     # 500 minibatches: 83 full rounds of 7.09 s and one of 2 workers, 7.03 s
     assert metric(at, "Rounds") == "84" and metric(at, "Total time") == "595.5 s"
-    captions = " ".join(c.value for c in at.caption)
+    captions = " ".join(shown(c.value) for c in at.caption)
     assert "7.03 s for the last round of the run (2 workers); 8.40 rounds and 59.55 s an epoch on average" in captions
     job = PSJob(76_800, batch=1536, epochs=10, machines=6, broadcast_s=1.5, compute_s=4.0, gather_s=1.5,
                 aggregate_s=0.015, rounds="continuous")
@@ -219,8 +219,8 @@ def test_editing_a_worker_changes_both_schedules_as_core_says():
     assert metric(at, "Sync finishes") == f"{sync.finish_s:,.6g} s"
     assert metric(at, "Async finishes") == f"{async_.finish_s:,.6g} s"
     assert metric(at, "Stale gradients") == f"{async_.n_stale} of 6"
-    shown = table(at, "scaling_async_table")
-    assert shown["staleness"].tolist() == async_.updates["staleness"].tolist()
+    found = table(at, "scaling_async_table")
+    assert found["staleness"].tolist() == async_.updates["staleness"].tolist()
     fig = spec(at, "Synchronous vs asynchronous updates")
     assert trace(fig, "sync step completes")["x"] == pytest.approx(list(sync.step_end_s))
     assert trace(fig, "update applied")["text"] == [f"τ={s}" for s in async_.updates["staleness"]]
@@ -232,7 +232,7 @@ def test_a_bad_worker_table_is_named_and_the_rest_renders():
                                            "deleted_rows": []}
     at.run()
     assert not at.exception
-    assert [e.value for e in at.error] == [
+    assert [shown(e.value) for e in at.error] == [
         "worker table: expected start_s >= 0 (seconds) in every filled row; got -1.0 in row 2. Fix that cell."]
     assert "Synchronous vs asynchronous updates" not in [s["layout"]["title"]["text"] for s in chart_specs(at)]
     assert metric(at, "Rounds") == "49" and metric(at, "Warm-up steps") == "245"
@@ -247,14 +247,14 @@ def test_builtin_cifar10_trace_shows_core_rows_with_the_default_filters():
     # over 40 fastest comparisons, so the per-GPU batch filter starts on the smallest batch (32)
     assert at.selectbox(key="scaling_filter_batch").value == 32
     expected = filter_rows(result, batch_per_gpu=32, fastest_only=True).rows
-    shown = table(at, "scaling_speedup_table")
-    assert shown["config"].tolist() == expected["config"].tolist()
-    assert shown["speedup"].to_numpy() == pytest.approx(expected["speedup"].to_numpy(), rel=1e-12)
+    found = table(at, "scaling_speedup_table")
+    assert found["config"].tolist() == expected["config"].tolist()
+    assert found["speedup"].to_numpy() == pytest.approx(expected["speedup"].to_numpy(), rel=1e-12)
     split = table(at, "scaling_split_table")
     assert split["achieved_GB_per_s"].to_numpy() == pytest.approx(expected["achieved_GB_per_s"].to_numpy(),
                                                                   rel=1e-12, nan_ok=True)
     assert metric(at, "Nominal link") == "3.125 GB/s"                  # 25 Gb/s / 8
-    assert any("Strong scaling (same global batch): 12 comparisons" in i.value for i in at.info)
+    assert any("Strong scaling (same global batch): 12 comparisons" in shown(i.value) for i in at.info)
     eff = spec(at, "Parallel efficiency against GPUs")
     assert [t["name"] for t in eff["data"]][:2] == ["ideal", "break-even (speed-up 1)"]
 
@@ -268,14 +268,14 @@ def test_slower_than_one_gpu_placement_renders(no_models):
     at.selectbox(key="scaling_filter_global").set_value(64)
     at.run()
     assert not at.exception and not at.error
-    shown = table(at, "scaling_speedup_table").set_index("config")
-    slow = shown.loc["placement 11"]
+    found = table(at, "scaling_speedup_table").set_index("config")
+    slow = found.loc["placement 11"]
     assert slow["speedup"] == pytest.approx(0.5762, abs=5e-4) and slow["efficiency"] < 1 / 2
     assert slow["flags"].startswith("slower than the 1-GPU baseline")
     eff = trace(spec(at, "Parallel efficiency against GPUs"), "strong, global batch 64")
     assert min(eff["y"]) == pytest.approx(slow["efficiency"])
     split = trace(spec(at, "Where the time goes (estimate)"), "communication (estimate)")
-    assert len(split["y"]) == len(shown) == 2
+    assert len(split["y"]) == len(found) == 2
 
 
 def test_choosing_another_job_sets_its_dataset_size():
@@ -285,7 +285,7 @@ def test_choosing_another_job_sets_its_dataset_size():
     at.selectbox(key="scaling_job").set_value("bert").run()
     assert at.number_input(key="scaling_n_samples").value == 0            # unknown: per-step only
     assert not at.exception and not at.error
-    assert any("Per-epoch values need the dataset size" in i.value for i in at.info)
+    assert any("Per-epoch values need the dataset size" in shown(i.value) for i in at.info)
     assert "No per-epoch" not in str(spec(at, "Where the time goes (estimate)"))
 
 
@@ -295,18 +295,18 @@ def test_edited_table_gives_the_documented_cli_numbers():
     at.selectbox(key="scaling_link_preset").set_value("100 GbE").run()
     assert at.number_input(key="scaling_link_gbps").value == 100.0
     assert at.number_input(key="scaling_n_samples").value == 50_000
-    shown = table(at, "scaling_split_table")
+    found = table(at, "scaling_split_table")
     speed = table(at, "scaling_speedup_table")
     first = speed.iloc[0]
     # docs/scaling.md: 120/70 = 1.714; 44.7 MB over 0.0256 s = 1.75 GB/s of 12.5 GB/s (14 %)
     assert (first["scaling"], first["gpus"], first["batch_per_gpu"]) == ("strong", 2, 64)
     assert first["speedup"] == pytest.approx(1.71429, rel=1e-5)
-    assert shown.iloc[0]["achieved_GB_per_s"] == pytest.approx(1.74761, rel=1e-5)
-    assert shown.iloc[0]["link_utilisation"] == pytest.approx(0.139809, rel=1e-5)
+    assert found.iloc[0]["achieved_GB_per_s"] == pytest.approx(1.74761, rel=1e-5)
+    assert found.iloc[0]["link_utilisation"] == pytest.approx(0.139809, rel=1e-5)
     assert metric(at, "Nominal link") == "12.5 GB/s"
     expected = scaling_analysis(parse_scaling_table(CLUSTER, n_samples=50_000), n_params=11_173_962,
                                 link_gbps=100.0).rows
-    assert shown["communication_est_s"].to_numpy() == pytest.approx(expected["communication_est_s"].to_numpy())
+    assert found["communication_est_s"].to_numpy() == pytest.approx(expected["communication_est_s"].to_numpy())
 
 
 def test_a_typed_bandwidth_switches_the_preset_to_custom():
@@ -319,11 +319,11 @@ def test_a_typed_bandwidth_switches_the_preset_to_custom():
 def test_a_bad_upload_is_named_and_every_other_section_renders():
     at = open_page(PAGE)
     at.radio(key="scaling_source").set_value("upload").run()
-    assert any("Upload a CSV" in i.value for i in at.info)
+    assert any("Upload a CSV" in shown(i.value) for i in at.info)
     at.file_uploader(key="scaling_upload").set_value([("cluster_bad.csv", b"gpu,batch,time\n1,2,3\n",
                                                        "text/csv")]).run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("cluster_bad.csv: expected columns gpus, batch_per_gpu")
     others_render(at)
     assert "Speed-up against GPUs" not in [s["layout"]["title"]["text"] for s in chart_specs(at)]
@@ -334,7 +334,7 @@ def test_an_upload_with_nothing_to_compare_is_named():
     at.radio(key="scaling_source").set_value("upload").run()
     at.file_uploader(key="scaling_upload").set_value([("one_gpu.csv", b"gpus,batch_per_gpu,epoch_time_s\n1,64,10\n",
                                                        "text/csv")]).run()
-    errors = [e.value for e in at.error]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("one_gpu.csv: table: expected rows at two or more GPU counts")
     others_render(at)
 
@@ -359,11 +359,11 @@ def test_model_selectbox_fills_the_parameter_count_when_core_models_exists(fake_
     at.radio(key="scaling_source").set_value("edit").run()
     at.selectbox(key="scaling_model").set_value("resnet8").run()
     assert at.number_input(key="scaling_params").value == 78_042
-    shown = table(at, "scaling_split_table")
+    found = table(at, "scaling_split_table")
     # 2 GPUs: 2 * 1/2 * 78042 * 4 bytes = 312,168 bytes per all-reduce
-    assert shown.iloc[0]["allreduce_bytes_per_step"] == pytest.approx(312_168)
-    assert shown["allreduce_bytes_per_step"].tolist() == pytest.approx(
-        [allreduce_bytes(78_042, int(g)) for g in shown["gpus"]])
+    assert found.iloc[0]["allreduce_bytes_per_step"] == pytest.approx(312_168)
+    assert found["allreduce_bytes_per_step"].tolist() == pytest.approx(
+        [allreduce_bytes(78_042, int(g)) for g in found["gpus"]])
     at.number_input(key="scaling_params").set_value(1000).run()         # typing goes back to typed in
     assert at.selectbox(key="scaling_model").value == "(typed in)"
 

@@ -18,7 +18,7 @@ from core.paleo import (
     worker_counts,
 )
 from tests.conftest import SHARED
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/throughput.py"
 DEFAULTS = dict(device="V100", network="ethernet", batch_size=128, workers=worker_counts(32),
@@ -26,7 +26,7 @@ DEFAULTS = dict(device="V100", network="ethernet", batch_size=128, workers=worke
 
 
 def metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {shown(m.label): m.value for m in at.metric}
 
 
 def traces(at, title_start: str) -> dict[str, dict]:
@@ -67,7 +67,7 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
     assert list(layers) == ["compute", "memory"] and len(layers["compute"]["y"]) == 15
     table = at.dataframe[1].value                            # results table = PaleoScaling.to_frame()
     pd.testing.assert_frame_equal(table.reset_index(drop=True), res.to_frame())
-    captions = " ".join(c.value for c in at.caption)
+    captions = " ".join(shown(c.value) for c in at.caption)
     assert "Modern mode" in captions and "NVIDIA Tesla V100 datasheet" in captions
 
 
@@ -80,7 +80,7 @@ def test_paleo_compatible_alexnet_on_k80_reproduces_the_validation_sample():
     # options are shown as "K80: 5,600 GFLOP/s, 480 GB/s", "ethernet: 10 Gbit/s"
     assert [o.split(":")[0] for o in at.selectbox(key="tp_device").options] == list(PALEO_DEVICES)
     assert [o.split(":")[0] for o in at.selectbox(key="tp_network").options] == list(PALEO_NETWORKS)
-    assert "device V100 → K80" in at.info[0].value
+    assert "device V100 → K80" in shown(at.info[0].value)
     at.selectbox(key="tp_model").set_value("alex_v2")
     at.select_slider(key="tp_max_workers").set_value(8).run()
     assert not at.exception
@@ -112,7 +112,7 @@ def test_switching_to_paleo_mode_resets_modern_only_choices():
     assert at.selectbox(key="tp_network").value == "ethernet"
     assert at.toggle(key="tp_overlap").value is False and at.toggle(key="tp_overlap").disabled
     assert at.multiselect(key="tp_n_ps").disabled
-    note = at.info[0].value
+    note = shown(at.info[0].value)
     assert "device H100 → K80" in note and "network nvlink4 → ethernet" in note and "overlap off" in note
     assert_shows(at, simulate(load_net("resnet50"), **{**DEFAULTS, "device": "K80"}, paleo_compatible=True))
     at.toggle(key="tp_paleo").set_value(False).run()           # back: K80 is valid in both modes
@@ -143,8 +143,8 @@ def test_bad_upload_is_named_and_the_page_keeps_the_chosen_model(name, data, pro
     at.file_uploader(key="tp_upload").set_value((name, data, "application/json")).run()
     assert not at.exception
     assert len(at.error) == 1
-    assert at.error[0].value.startswith(f"{name}: ") and problem in at.error[0].value
-    assert "The page shows resnet50 instead." in at.error[0].value
+    assert shown(at.error[0].value).startswith(f"{name}: ") and problem in shown(at.error[0].value)
+    assert "The page shows resnet50 instead." in shown(at.error[0].value)
     assert_shows(at, simulate(load_net("resnet50"), **DEFAULTS))
 
 
@@ -160,7 +160,7 @@ def test_upload_the_faithful_mode_cannot_price_falls_back_to_the_chosen_model():
     at.toggle(key="tp_paleo").set_value(True).run()
     assert not at.exception
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = shown(at.error[0].value)
     assert message.startswith("skip.json: layer 'conv': expected a convolution whose gradient Paleo can model")
     assert message.endswith("The page shows resnet50 instead.")
     assert_shows(at, simulate(load_net("resnet50"), **{**DEFAULTS, "device": "K80"}, paleo_compatible=True))
@@ -209,12 +209,12 @@ def test_a_step_faster_than_peak_is_fitted_with_its_flag():
     cal = calibrate_ppp(load_net("resnet50"), 100.0, device="V100", batch_size=128)
     assert cal.ppp_comp > 1 and cal.flags
     assert at.number_input(key="tp_ppp_comp").value == pytest.approx(cal.ppp_comp, rel=1e-12)
-    assert [w.value for w in at.warning] == list(cal.flags)
+    assert [shown(w.value) for w in at.warning] == list(cal.flags)
 
 
 def test_fitting_without_a_measurement_says_so():
     at = open_page(PAGE)
     at.button(key="tp_fit_ppp").click().run()
     assert not at.exception
-    assert at.error[0].value.startswith("Measured step time: expected a time in ms > 0; got none.")
+    assert shown(at.error[0].value).startswith("Measured step time: expected a time in ms > 0; got none.")
     assert at.number_input(key="tp_ppp_comp").value == 1.0

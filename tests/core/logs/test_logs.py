@@ -180,7 +180,7 @@ BAD = [
     (b"   \n\n", "empty"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary data"),
     (b"PK\x03\x04\x14\x00\x06\x00", "ZIP archive"),
-    ("epoch,step,loss\n1,1,0.5\n".encode("utf-16"), "binary data|UTF-8"),
+    ("epoch,step,loss\n1,1,0.5\n".encode("utf-16-le"), "UTF-16 text without a byte-order mark"),
     (b"epoch,step,loss,acc\n1,1,\xe9t\xe9,0.5\n", "expected UTF-8 text; got the byte 0xe9"),
     (b'{"epoch": 1, "loss": 0.5}\n', "got JSON"),
     (b"just some words\nno commas here\n", "expected a CSV with at least a step and a loss column"),
@@ -194,7 +194,7 @@ BAD = [
     (b"epoch,step,loss,acc\n1,1,-0.5,0.5\n1,2,0.4,0.6\n", "expected loss >= 0 in column 'loss'; found 1 negative"),
     (b"epoch,step,loss,acc\n1,-1,0.5,0.5\n1,2,0.4,0.6\n", "expected step >= 0"),
     (b"epoch,step,loss,acc\n1,1,0.5,150\n1,2,0.4,160\n", "expected accuracy in \\[0, 1\\]"),
-    (b"a,b\n1,2,3,4\n5,6,7,8,9\n", "well-formed CSV"),
+    (b"a,b\n1,2,3,4\n5,6,7,8,9\n", "expected 2 fields per row as in the header; line 2 has 4"),
 ]
 
 

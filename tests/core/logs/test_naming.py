@@ -9,7 +9,10 @@ from core.logs.naming import depth_of, gpu_short_name, parse_run_name
     ("resnet56_NVIDIA A100-PCIE-40GB_val.csv", ("resnet56", 56, "NVIDIA A100-PCIE-40GB", "val")),
     ("resnet18_Quadro RTX 8000.csv", ("resnet18", 18, "Quadro RTX 8000", "train")),
     ("resnet20_Intel Xeon Processor.csv", ("resnet20", 20, "Intel Xeon Processor", "train")),
-    ("metrics.csv", ("metrics", None, None, "train")),
+    ("metrics.csv", (None, None, None, "train")),                       # no architecture: left empty
+    ("run-version_0-tag-train_loss.csv", (None, None, None, "train")),  # a TensorBoard export
+    ("resnet99.csv", ("resnet99", 99, None, "train")),
+    ("bert_Tesla V100-SXM2-16GB.csv", ("bert", None, "Tesla V100-SXM2-16GB", "train")),
     ("vgg16_V100_train.csv", ("vgg16", 16, "V100", "train")),
     ("cifar10/validation-512.csv", ("cifar10", None, None, "val")),
 ])
