@@ -30,6 +30,7 @@ from pages.shared.common import (
     EDITS,
     FAMILY,
     ROUTE,
+    UPLOAD_REFUSALS,
     LoadedRuns,
     chart,
     guarded,
@@ -237,6 +238,7 @@ def main() -> None:
                "scalar exports, or per-epoch metric traces. Files stay loaded across pages.")
     upload_section()
     page_setup()  # after the uploader, so the sidebar lists the files just stored
+    show_errors((None, m) for m in st.session_state.get(UPLOAD_REFUSALS, []))
     target, criterion, log_x, log_y = options_section()
     runs = load_runs(target_acc=target, criterion=criterion)
     show_errors(runs.errors)

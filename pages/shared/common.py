@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -53,8 +54,9 @@ ROUTE = "curve_route"
 HASH_FUNCS: dict[type, Callable] = {RunLog: RunLog.fingerprint, RunAnalysis: lambda a: a.key}
 #: every cache: at most this many entries, each kept at most an hour
 CACHE = dict(show_spinner=False, max_entries=256, ttl=3600, hash_funcs=HASH_FUNCS)
-#: frozen results shared as they are (never mutated by a page)
-SHARED = CACHE
+#: frozen results shared as they are (never mutated by a page); small ones only: what an upload
+#: turns into stays in its session (``_session_memo``)
+SHARED = dict(CACHE, max_entries=64, ttl=600)
 
 
 def init_state() -> None:
@@ -100,12 +102,24 @@ def page_setup() -> None:
 
 # ---------------------------------------------------------------- uploads
 UPLOADER = "logs_upload"       # the Logs page's uploader; its key carries a generation number
+UPLOAD_REFUSALS = "upload_refusals"   # messages about uploads the session cap refused
+#: what one session may hold: uploaded bytes and files (a user gets a message past them)
+MAX_SESSION_UPLOAD_BYTES = 400 * 2**20
+MAX_SESSION_FILES = 200
 UPLOADER_GENERATION = "logs_upload_generation"
 
 
 def uploader_key() -> str:
-    """The Logs page uploader's current key (a new key empties the widget)."""
-    return f"{UPLOADER}_{st.session_state.setdefault(UPLOADER_GENERATION, 0)}"
+    """The Logs page uploader's current key (a new key empties the widget).
+
+    Call it when the uploader is drawn: a widget emptied by a page switch (Streamlit clears a
+    page's widgets when another page is shown) forgets which names it showed, so a later change
+    of the widget never removes files the user did not remove.
+    """
+    key = f"{UPLOADER}_{st.session_state.setdefault(UPLOADER_GENERATION, 0)}"
+    if not st.session_state.get(key):
+        st.session_state["_uploader_names"] = []
+    return key
 
 
 def sync_uploads() -> None:
@@ -120,17 +134,32 @@ def sync_uploads() -> None:
         if name not in names:
             store.pop(name, None)
             digests.pop(name, None)
+    refused = []
+    held = sum(len(b) for n, b in store.items() if n not in names)
     for f in current:
-        store[f.name] = data = f.getvalue()
+        data = f.getvalue()
+        if held + len(data) > MAX_SESSION_UPLOAD_BYTES or len(store) - (f.name in store) >= MAX_SESSION_FILES:
+            refused.append(f"{f.name}: not loaded: this session already holds {held / 2**20:.0f} MB of uploads "
+                           f"(at most {MAX_SESSION_UPLOAD_BYTES / 2**20:.0f} MB and {MAX_SESSION_FILES} files). "
+                           "Remove some files first.")
+            store.pop(f.name, None)
+            digests.pop(f.name, None)
+            continue
+        held += len(data)
+        store[f.name] = data
         digests[f.name] = (id(data), content_digest(data))
+    st.session_state[UPLOAD_REFUSALS] = refused
     st.session_state["_uploader_names"] = names
+    _forget_uploads({d for _, d in digests.values()})
 
 
 def clear_uploads() -> None:
     """Forget every uploaded log and empty the uploader (its key changes)."""
     st.session_state[UPLOADS] = {}
     st.session_state[DIGESTS] = {}
+    st.session_state[UPLOAD_REFUSALS] = []
     st.session_state["_uploader_names"] = []
+    _forget_uploads(set())
     st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
 
 
@@ -152,24 +181,56 @@ def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
 
 
 @st.cache_resource(**SHARED)
-def _read(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
-          steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
+def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
+                  steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
+    """A built-in log (shared by every session: a few known files)."""
+    return _read(_data, name, roles, steps_per_epoch, split)
+
+
+def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | LogFormatError:
     """The log, or the error that refused it: a rejected file is read once, not on every rerun."""
     try:
-        return read_log(_data, name, roles=dict(roles) if roles else None, steps_per_epoch=steps_per_epoch,
+        return read_log(data, name, roles=dict(roles) if roles else None, steps_per_epoch=steps_per_epoch,
                         split=split)
     except LogFormatError as exc:
         return exc
 
 
-@st.cache_resource(**SHARED)
+@st.cache_resource(**{**SHARED, "max_entries": 4096})
 def _fit(log: RunLog, family: str) -> RunFit:
+    """The fitted loss curve of a log (a small result: nothing of the log is kept)."""
     return fit_run(log, family=family)
 
 
-@st.cache_resource(**SHARED)
+def _session_memo(name: str, key, compute: Callable, *, max_items: int):
+    """``compute()`` remembered in this session (least recently used dropped past ``max_items``).
+
+    What an upload turns into (its parsed log, its analyses) lives in the session that uploaded
+    it, not in a cache shared by every session: it goes when the file is removed or the session
+    ends, so memory does not grow with every distinct upload of every user.
+    """
+    memo = st.session_state.setdefault(f"_memo_{name}", OrderedDict())
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    value = memo[key] = compute()
+    while len(memo) > max_items:
+        memo.popitem(last=False)
+    return value
+
+
+def _forget_uploads(keep: set[str]) -> None:
+    """Drop the session's parsed uploads whose content digest is not in ``keep``."""
+    memo = st.session_state.get("_memo_logs", {})
+    for key in [k for k in memo if k[0] not in keep]:
+        del memo[key]
+    st.session_state.pop("_memo_analyses", None)
+
+
 def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> RunAnalysis:
-    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family, fitted=_fit(log, family))
+    return _session_memo("analyses", (log.fingerprint(), target_acc, criterion, family),
+                         lambda: analyse_run(log, target_acc=target_acc, criterion=criterion, family=family,
+                                             fitted=_fit(log, family)), max_items=512)
 
 
 @dataclass(frozen=True)
@@ -230,9 +291,13 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _log_of(name: str, data: bytes, digest: str) -> RunLog | LogFormatError:
+def _log_of(name: str, data: bytes, digest: str, origin: str) -> RunLog | LogFormatError:
     roles, spe, split, meta = _edit_args(name)
-    log = _read(digest, data, name, roles, spe, split)
+    if origin == "built-in":
+        log = _read_builtin(digest, data, name, roles, spe, split)
+    else:
+        log = _session_memo("logs", (digest, name, roles, spe, split),
+                            lambda: _read(data, name, roles, spe, split), max_items=MAX_SESSION_FILES)
     if isinstance(log, RunLog) and meta:
         log = log.with_meta(**dict(meta))
     return log
@@ -241,8 +306,8 @@ def _log_of(name: str, data: bytes, digest: str) -> RunLog | LogFormatError:
 def load_logs() -> tuple[list[RunLog], list[tuple[str, str]]]:
     """Every readable log in play (with the user's edits) and ``(file, message)`` for the others."""
     logs, errors = [], []
-    for name, data, digest, _origin in all_log_files():
-        log = _log_of(name, data, digest)
+    for name, data, digest, origin in all_log_files():
+        log = _log_of(name, data, digest, origin)
         if isinstance(log, LogFormatError):
             errors.append((name, str(log)))
         else:
@@ -261,9 +326,9 @@ def loaded_log(name: str) -> RunLog:
 
     Raises ``LogFormatError`` when the file is refused and ``KeyError`` when none has that name.
     """
-    for n, data, digest, _ in all_log_files():
+    for n, data, digest, origin in all_log_files():
         if n == name:
-            log = _log_of(name, data, digest)
+            log = _log_of(name, data, digest, origin)
             if isinstance(log, LogFormatError):
                 raise log
             return log
