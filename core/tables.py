@@ -165,11 +165,21 @@ def read_csv_columns(data: bytes, source: str, *, sep: str | None = None, text_c
         invalid.append(row)
         return "error" if row.actual_columns > row.expected_columns else "skip"
 
-    try:
-        table = pacsv.read_csv(
-            io.BytesIO(data), parse_options=pacsv.ParseOptions(delimiter=sep, invalid_row_handler=on_invalid),
+    def parse(block_size: int | None = None):
+        invalid.clear()
+        return pacsv.read_csv(
+            io.BytesIO(data), read_options=pacsv.ReadOptions(block_size=block_size) if block_size else None,
+            parse_options=pacsv.ParseOptions(delimiter=sep, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(
                 strings_can_be_null=True, column_types={c: pa.string() for c in text_columns}))
+
+    try:
+        try:
+            table = parse()
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc):
+                raise
+            table = parse(block_size=len(data) + 1)   # a line longer than a block: one block (at most max_bytes)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         wide = [r for r in invalid if r.actual_columns > r.expected_columns]
         if wide:
@@ -210,7 +220,7 @@ def read_csv_frame(data: bytes, source: str, *, max_bytes: int = MAX_BYTES,
     n = len(columns[0]) if columns else 0
     if short and len(short) > MAX_BAD_ROW_SHARE * (n + len(short)):
         raise LogFormatError(source, f"expected {len(names)} fields per row as in the header; "
-                             f"{len(short):,} rows have fewer (first: line {short[0]}). Check the separator.")
+                             f"{len(short):,} row(s) have fewer (first: line {short[0]}). Check the separator.")
     frame = pd.DataFrame({str(name).strip(): col for name, col in zip(names, columns)})
     for c in frame.columns:
         if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]):

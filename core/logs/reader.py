@@ -193,7 +193,7 @@ def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[s
     if short:
         if len(short) > MAX_BAD_ROW_SHARE * (n + len(short)):
             raise LogFormatError(source, f"expected {len(columns)} fields per row as in the header; "
-                                 f"{len(short):,} rows have fewer (first: line {short[0]}). Check the separator.")
+                                 f"{len(short):,} row(s) have fewer (first: line {short[0]}). Check the separator.")
         flags.append(f"skipped {len(short)} row(s) with fewer fields than the header (first: line {short[0]})")
     if n == 0:
         raise LogFormatError(source, "the file has a header but no data rows.")
@@ -291,7 +291,7 @@ def _numeric(table: dict[str, np.ndarray], col: str | None, n: int) -> tuple[np.
 
 def _first_bad(values: np.ndarray, mask: np.ndarray) -> str:
     i = int(np.flatnonzero(mask)[0])
-    return f"{values[i]!r} at data row {i + 1}"
+    return f"{float(values[i]):g} at data row {i + 1}"
 
 
 def _validate_values(source: str, roles: ColumnRoles, cols: dict[str, np.ndarray],
