@@ -55,6 +55,7 @@ from pages.shared.common import (
     load_runs,
     page_setup,
     plain,
+    shared_fits,
     table_download,
     target_slider,
 )
@@ -103,7 +104,8 @@ def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
                   route: str) -> pd.DataFrame:
-    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target, family=family, route=route)
+    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target, family=family, route=route,
+                                 cache=shared_fits())
 
 
 # ---------------------------------------------------------------- sections

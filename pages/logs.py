@@ -38,6 +38,7 @@ from pages.shared.common import (
     loaded_log,
     page_setup,
     plain,
+    shared_fits,
     show_errors,
     sync_uploads,
     table_download,
@@ -56,17 +57,18 @@ MIN_PREDICTION_EPOCHS = 4
 # ---------------------------------------------------------------- cached core calls
 @st.cache_data(**CACHE)
 def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str) -> Forecast:
-    return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route)
+    return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route,
+                                    cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
 def _convergence(log: RunLog, target: float, family: str, route: str):
-    return convergence_of_prediction(log, target_acc=target, family=family, route=route)
+    return convergence_of_prediction(log, target_acc=target, family=family, route=route, cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
 def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
-    return family_scores(list(logs), fractions=(0.5,), target_acc=target, route=route)
+    return family_scores(list(logs), fractions=(0.5,), target_acc=target, route=route, cache=shared_fits())
 
 
 # ---------------------------------------------------------------- sections

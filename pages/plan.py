@@ -61,6 +61,7 @@ from pages.shared.common import (
     load_runs,
     page_setup,
     plain,
+    shared_fits,
     show_errors,
     store_files,
     table_download,
@@ -122,7 +123,8 @@ def _model(source: str, mode: str, global_batch: float, theta: tuple[float, ...]
 @st.cache_data(**CACHE)
 def _run_steps(run: RunAnalysis, others: tuple[RunAnalysis, ...], method: str, loss_threshold: float | None,
                family: str, route: str) -> StepsEstimate:
-    return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=family, route=route)
+    return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=family, route=route,
+                          cache=shared_fits())
 
 
 @st.cache_data(**CACHE)

@@ -30,7 +30,7 @@ import numpy as np
 from core.calibrate import Calibration
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.prediction import TargetPrediction, forecast_epoch_at_target
+from core.prediction import FitCache, TargetPrediction, forecast_epoch_at_target
 from core.runs import RunAnalysis, predict_step_at_loss
 from core.validation import check_scalar
 
@@ -253,7 +253,7 @@ def run_methods(run: RunAnalysis) -> dict[str, str]:
 
 def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: str = "auto",
                    loss_threshold: float | None = None, family: str = "auto", route: str = "accuracy",
-                   level: float = DEFAULT_LEVEL, seed: int = 0) -> StepsEstimate:
+                   level: float = DEFAULT_LEVEL, seed: int = 0, cache: FitCache | None = None) -> StepsEstimate:
     """Steps to target from one logged run: measured where it reached the target, else fitted or extrapolated.
 
     Parameters
@@ -275,6 +275,8 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     level : float, default=0.8
         Coverage of the interval.
     seed : int, default=0
+    cache : FitCache, optional
+        Fits to reuse for the "family" method (a page shares one between its predictions).
 
     Returns
     -------
@@ -309,7 +311,7 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     if method == "family":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
                                             target_acc=run.crossing.target_acc, family=family, route=route,
-                                            level=level)
+                                            level=level, cache=cache)
         return steps_from_target_prediction(forecast.prediction, steps_per_epoch=run.log.steps_per_epoch,
                                             label=name)
     c = run.crossing

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,17 +133,28 @@ class FitCache:
     """Fits by (family, data digest): a backtest refits the same first epochs many times.
 
     Keys are the content of the data, so a cached fit is exactly the fit that would be made.
-    ``None`` is cached for a fit that failed (or had too few points).
+    ``None`` is cached for a fit that failed (or had too few points).  ``max_fits`` bounds it
+    (least recently used fits go first; 0: no bound), so one cache can be shared by every
+    prediction a server makes; it is safe to share between threads.
     """
 
     max_points: int = PREDICTION_MAX_POINTS
-    fits: dict = field(default_factory=dict)
+    max_fits: int = 0
+    fits: OrderedDict = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def fit(self, series: EpochSeries, family: str) -> FitResult | None:
         key = (family, series.key())
-        if key not in self.fits:
-            self.fits[key] = _quiet_fit(series, family, self.max_points)
-        return self.fits[key]
+        with self._lock:
+            if key in self.fits:
+                self.fits.move_to_end(key)
+                return self.fits[key]
+        result = _quiet_fit(series, family, self.max_points)      # outside the lock: fits run in parallel
+        with self._lock:
+            self.fits[key] = result
+            while self.max_fits and len(self.fits) > self.max_fits:
+                self.fits.popitem(last=False)
+        return result
 
 
 def _quiet_fit(series: EpochSeries, family: str, max_points: int) -> FitResult | None:

@@ -76,7 +76,7 @@ def summary_line(summary: pd.DataFrame, *, family: str, level: float = DEFAULT_L
 # --------------------------------------------------------------------------- for the pages
 def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float] = (0.5,),
                   target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
-                  route: str = "accuracy", calibration: str = "self") -> pd.DataFrame:
+                  route: str = "accuracy", calibration: str = "self", cache: FitCache | None = None) -> pd.DataFrame:
     """Each family's backtest error and coverage over ``logs`` (for a family selector).
 
     One row per family of ``AUTO_FAMILIES`` and for ``"auto"``: ``n_scored``,
@@ -87,7 +87,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
     if sfx is None:
         raise InputError(f"route: expected 'accuracy' or 'loss'; got {route!r}.")
     rows = []
-    cache = FitCache()  # "auto" reuses every family's fits
+    cache = cache if cache is not None else FitCache()  # "auto" reuses every family's fits
     for family in (*AUTO_FAMILIES, "auto"):
         table = backtest_logs(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
                               family=family, calibration=calibration, cache=cache)
@@ -102,7 +102,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
 
 def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC,
                               family: str = "auto", route: str = "accuracy", min_epochs: int = 2,
-                              level: float = DEFAULT_LEVEL) -> pd.DataFrame:
+                              level: float = DEFAULT_LEVEL, cache: FitCache | None = None) -> pd.DataFrame:
     """The prediction made after each number of epochs seen (``min_epochs`` .. last but one).
 
     Columns: ``epochs_seen, family, status, epoch_pred, epoch_low, epoch_high, epoch_raw,
@@ -111,7 +111,7 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
     target = check_target_acc(target_acc)
     crossing = find_target_crossing(log, target)
     actual = crossing.epoch if crossing.reached else None
-    cache = FitCache()
+    cache = cache if cache is not None else FitCache()
     rows = []
     for n in range(max(1, int(min_epochs)), n_epochs(log)):
         p = predict_epoch_at_target(first_epochs(log, n), target_acc=target, family=family,
@@ -130,7 +130,8 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
 
 
 def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, target_acc: float = DEFAULT_TARGET_ACC,
-                          family: str = "auto", route: str = "accuracy") -> pd.DataFrame:
+                          family: str = "auto", route: str = "accuracy", cache: FitCache | None = None
+                          ) -> pd.DataFrame:
     """Runs of ``model`` (``split``) whose logs end before the target, extrapolated by ``family``.
 
     Each such log is predicted from all its epochs, with the interval widened as learned from
@@ -140,7 +141,7 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
     """
     target = check_target_acc(target_acc)
     logs = list(logs)
-    cache = FitCache()
+    cache = cache if cache is not None else FitCache()
     rows = []
     for log in logs:
         if log.meta.model != model or log.meta.split != split or not log.has_acc:

@@ -30,6 +30,7 @@ from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
 from core.logs import RunLog, read_log
+from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
 from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
@@ -231,6 +232,13 @@ def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> Run
     return _session_memo("analyses", (log.fingerprint(), target_acc, criterion, family),
                          lambda: analyse_run(log, target_acc=target_acc, criterion=criterion, family=family,
                                              fitted=_fit(log, family)), max_items=512)
+
+
+@st.cache_resource(show_spinner=False)
+def shared_fits() -> FitCache:
+    """One cache of learning-curve fits for every prediction the server makes (bounded, thread-safe):
+    a new upload refits only itself, never the runs every session already has."""
+    return FitCache(max_fits=20_000)
 
 
 @dataclass(frozen=True)

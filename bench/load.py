@@ -1,0 +1,121 @@
+"""Eight browser sessions upload one log each at the same time: how long until each sees its
+fitted curve, and until its page has finished.
+
+Run ``python bench/load.py`` (``--sessions N``); it starts its own server on 127.0.0.1 and drives
+Debian's Chromium (one browser, one context per session).  Prints one line per session and the
+median and worst; the goal of issue 15 is ≤ 10 s for each of eight concurrent uploads (and
+≤ 1.5 s for the first chart of one upload alone, printed by ``--sessions 1``).
+The same function backs tests/e2e/test_load_e2e.py (which asserts no error and no cross-talk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
+
+
+def session_log(folder: Path, i: int) -> Path:
+    """A distinct course-format log per session (its own name and curve)."""
+    rows = ["epoch, step, loss, acc"]
+    b0 = 0.01 * (i + 1)
+    for e in range(1, 11):
+        for s in range(1, 51):
+            k = (e - 1) * 50 + s
+            rows.append(f"{e}, {s}, {1 / (b0 * k + 0.5) + 0.05:.6f}, {min(0.99, 0.55 + 0.04 * e):.4f}")
+    path = folder / f"resnet{200 + i}_session{i}.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+async def _one(browser, url: str, log: Path, start: asyncio.Event) -> dict:
+    from playwright.async_api import expect
+
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    await page.goto(url)
+    app = page.get_by_test_id("stApp")
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=180_000)
+    await expect(page.get_by_text("Fitted runs (12)")).to_be_visible(timeout=180_000)
+    await start.wait()                                   # every session uploads at the same moment
+    t0 = time.perf_counter()
+    await page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(log))
+    await expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=180_000)
+    shown = time.perf_counter() - t0
+    await page.wait_for_timeout(150)
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=180_000)
+    done = time.perf_counter() - t0
+    text = await app.inner_text()
+    errors = await page.get_by_test_id("stException").count() + await page.get_by_test_id(
+        "stAlertContentError").count()
+    await context.close()
+    return {"log": log.name, "table_s": shown, "done_s": done, "text": text, "errors": errors}
+
+
+async def run_sessions(url: str, logs: list[Path]) -> list[dict]:
+    """Open one browser context per log, then upload all logs at once; per session: the times, the
+    page's text (to check that no session shows another's upload) and its count of errors."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(_one(browser, url, log, start)) for log in logs]
+        await asyncio.sleep(0)
+        # wait until every session has loaded the page, then release them together
+        while not all(t.done() for t in tasks):
+            await asyncio.sleep(2)
+            if not start.is_set():
+                start.set()
+        await browser.close()
+        return [t.result() for t in tasks]
+
+
+def main() -> None:
+    import subprocess
+    import urllib.request
+
+    from tests.e2e.conftest import _free_port
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=8)
+    args = parser.parse_args()
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                               "--server.address", "127.0.0.1", "--server.port", str(port),
+                               "--server.fileWatcherType", "none"], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.2)
+        with tempfile.TemporaryDirectory() as tmp:
+            logs = [session_log(Path(tmp), i) for i in range(args.sessions)]
+            results = asyncio.run(run_sessions(f"http://127.0.0.1:{port}", logs))
+        for r in results:
+            print(f"{r['log']:<28} fitted row shown after {r['table_s']:5.2f} s, page finished after "
+                  f"{r['done_s']:5.2f} s, errors {r['errors']}")
+        done = [r["done_s"] for r in results]
+        table = [r["table_s"] for r in results]
+        print(f"{len(results)} concurrent sessions: fitted row median {statistics.median(table):.2f} s (worst "
+              f"{max(table):.2f} s); page finished median {statistics.median(done):.2f} s (worst {max(done):.2f} s); "
+              f"goal: each <= 10 s")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
