@@ -29,8 +29,35 @@ def _ensure_kaleido_server() -> None:
         _KALEIDO_STARTED = True
 
 
-def figure_png(fig: go.Figure, *, width: int = 1000, height: int = 520, scale: float = 2.0) -> bytes:
+def legend_entries(fig: go.Figure) -> int:
+    """How many entries the figure's legend shows (one per legend group, traces with a name).
+
+    >>> legend_entries(go.Figure([go.Scatter(name="a", legendgroup="g"), go.Scatter(name="b", legendgroup="g"),
+    ...                           go.Scatter(name="c", showlegend=False), go.Scatter(name="d")]))
+    2
+    """
+    seen = set()
+    for trace in fig.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        seen.add(trace.legendgroup or f"_{trace.name}")
+    return len(seen)
+
+
+def png_height(fig: go.Figure, height: int = 520) -> int:
+    """A PNG height that shows every legend entry (about 21 px each, plus margins).
+
+    >>> png_height(go.Figure([go.Scatter(name=str(i)) for i in range(29)]))
+    729
+    """
+    return max(height, 120 + 21 * legend_entries(fig))
+
+
+def figure_png(fig: go.Figure, *, width: int = 1000, height: int | None = None, scale: float = 2.0) -> bytes:
     """The figure as PNG bytes, rendered by kaleido in Debian's headless Chromium.
+
+    ``height`` defaults to :func:`png_height`: tall enough for the whole legend (a chart of 29
+    runs once lost half of its legend in the PNG).
 
     Raises
     ------
@@ -39,4 +66,4 @@ def figure_png(fig: go.Figure, *, width: int = 1000, height: int = 520, scale: f
     """
     _ensure_kaleido_server()
     with _KALEIDO_LOCK:
-        return fig.to_image(format="png", width=width, height=height, scale=scale)
+        return fig.to_image(format="png", width=width, height=height or png_height(fig), scale=scale)

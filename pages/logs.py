@@ -24,7 +24,7 @@ from core.prediction import (
     n_epochs,
     showcase_log,
 )
-from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs
+from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
 from pages.shared.common import (
     CACHE,
     EDITS,
@@ -112,9 +112,12 @@ def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool)
     if view not in OVERLAYS:
         st.caption(plain(shown[0].log.label))
     fits_key = tuple((a.log.fingerprint(), a.fit.values if a.fit else None) for a in shown)  # not the target
-    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4, inputs=fits_key,
+    scales = step_scales(runs.analyses)                         # val logs on their training run's steps
+    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
+          step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
           key="logs_loss_chart", file_stem="loss_curves")
-    chart(accuracy_figure, shown, target_acc=target, log_x=log_x, key="logs_acc_chart", file_stem="accuracy")
+    chart(accuracy_figure, shown, target_acc=target, log_x=log_x, step_scale=scales, key="logs_acc_chart",
+          file_stem="accuracy")
     return view
 
 

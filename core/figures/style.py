@@ -41,8 +41,21 @@ _register_template()
 
 
 def color(i: int) -> str:
-    """The i-th colour of the shared sequence (cycles)."""
+    """The i-th colour of the shared sequence (cycles; :func:`dash_of` tells the cycles apart)."""
     return COLORS[i % len(COLORS)]
+
+
+#: line styles of the successive cycles of COLORS: 48 runs get 48 distinct (colour, dash) pairs
+DASHES: tuple[str, ...] = ("solid", "dot", "dashdot")
+
+
+def dash_of(i: int) -> str:
+    """The line style of the i-th trace: solid for the first 16, then dotted, then dash-dotted.
+
+    >>> [dash_of(i) for i in (0, 15, 16, 32, 48)]
+    ['solid', 'solid', 'dot', 'dashdot', 'solid']
+    """
+    return DASHES[(i // len(COLORS)) % len(DASHES)]
 
 
 def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> go.Figure:

@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 import numpy as np
 import pandas as pd
@@ -59,7 +58,7 @@ from core.prediction.predict import (
     predict_epoch_at_target,
     widen,
 )
-from core.runs import check_target_acc, epoch_summary, find_target_crossing
+from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
 
 #: the contract columns of ``python -m core backtest``, in order
 BACKTEST_COLUMNS: tuple[str, ...] = (
@@ -119,13 +118,6 @@ def resolve_target(log: RunLog, target_acc: float | None = DEFAULT_TARGET_ACC,
                              "final accuracy; the log has none. Give an absolute target (target_acc) instead.")
         return rel * final, f"{rel:g} × final accuracy {final:.4g}"
     return check_target_acc(target_acc), "absolute"
-
-
-def run_key(log: RunLog) -> tuple:
-    """Which training run a log belongs to: its folder, model, device and batch (not its split)."""
-    m = log.meta
-    folder = str(PurePosixPath(log.source.replace("\\", "/")).parent)
-    return (folder, m.model, m.gpu, m.global_batch, m.depth)
 
 
 # --------------------------------------------------------------------------- one run

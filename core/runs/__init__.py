@@ -5,6 +5,7 @@ Modules: ``targets`` (where accuracy passed the target; where a fitted curve rea
 """
 
 from core.runs.analysis import (
+    EXTRA_COLUMNS,
     FIT_TABLE_COLUMNS,
     RunAnalysis,
     RunFit,
@@ -14,7 +15,9 @@ from core.runs.analysis import (
     fit_run,
     fits_table,
     loss_curves,
+    run_key,
     select_runs,
+    step_scales,
     thin_indices,
 )
 from core.runs.targets import (
@@ -28,7 +31,8 @@ from core.runs.targets import (
 )
 
 __all__ = [
-    'COVARIANCE_INTERVAL', 'CRITERIA', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit', 'StepPrediction',
-    'TargetCrossing', 'analyse_run', 'check_target_acc', 'epoch_summary', 'find_target_crossing', 'fit_files',
-    'fit_run', 'fits_table', 'loss_curves', 'predict_step_at_loss', 'select_runs', 'thin_indices',
+    'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
+    'StepPrediction', 'TargetCrossing', 'analyse_run', 'check_target_acc', 'epoch_summary',
+    'find_target_crossing', 'fit_files', 'fit_run', 'fits_table', 'loss_curves', 'predict_step_at_loss',
+    'run_key', 'select_runs', 'step_scales', 'thin_indices',
 ]

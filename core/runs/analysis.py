@@ -7,9 +7,11 @@ Calibrate page reads the same table (see ``core.calibrate``).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 import numpy as np
 import pandas as pd
@@ -183,6 +185,54 @@ def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]
     if view in ("__train__", "__val__"):
         return [a for a in analyses if a.log.meta.split == view.strip("_")]
     return [a for a in analyses if a.log.source == view]
+
+
+def run_key(log: RunLog) -> tuple:
+    """Which training run a log belongs to: its folder, model, device and batch (not its split).
+
+    A train log and its ``_val`` twin share a key; a name that says nothing parsable (``metrics.csv``)
+    is its own run, keyed by the file name without a split suffix.
+
+    >>> from core.logs import read_log
+    >>> csv = b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n"
+    >>> run_key(read_log(csv, "resnet20_V100.csv")) == run_key(read_log(csv, "resnet20_V100_val.csv"))
+    True
+    >>> run_key(read_log(csv, "metrics.csv")) == run_key(read_log(csv, "other.csv"))
+    False
+    """
+    m = log.meta
+    path = PurePosixPath(log.source.replace("\\", "/"))
+    folder = str(path.parent)
+    if m.model is None and m.gpu is None:
+        stem = re.sub(r"_(val|valid|validation|test|train)$", "", path.stem, flags=re.IGNORECASE)
+        return (folder, stem, None, m.global_batch, None)
+    return (folder, m.model, m.gpu, m.global_batch, m.depth)
+
+
+def step_scales(analyses: Iterable[RunAnalysis]) -> dict[str, float]:
+    """Per log, the factor that puts its steps on its training run's step axis.
+
+    A validation log counts its own (fewer) steps per epoch; drawn beside the training log it
+    must use the training run's steps: ``train steps per epoch / val steps per epoch`` when the
+    training twin (same ``run_key``) and both step counts are known, else 1.
+
+    >>> from core.logs import read_log
+    >>> rows = lambda n: "epoch,step,loss\\n" + "".join(f"{e},{s},{1 / (e * n + s)}\\n" for e in (1, 2, 3)
+    ...                                               for s in range(1, n + 1))
+    >>> train, val = (analyse_run(read_log(rows(n).encode(), name)) for n, name in
+    ...               ((8, "resnet20_V100.csv"), (2, "resnet20_V100_val.csv")))
+    >>> step_scales([train, val])
+    {'resnet20_V100.csv': 1.0, 'resnet20_V100_val.csv': 4.0}
+    """
+    analyses = list(analyses)
+    train = {run_key(a.log): a.log.steps_per_epoch for a in analyses if a.log.meta.split == "train"}
+    out = {}
+    for a in analyses:
+        spe, own = train.get(run_key(a.log)), a.log.steps_per_epoch
+        split = a.log.meta.split
+        out[a.log.source] = float(spe) / own if split != "train" and spe and own and a.log.granularity == "step" \
+            else 1.0
+    return out
 
 
 def loss_curves(analyses: Iterable[RunAnalysis], *, model: str, split: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
