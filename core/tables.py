@@ -28,6 +28,8 @@ MAX_BYTES = 200 * 1024 * 1024
 #: MAX_BYTES only with rows of under ten bytes)
 MAX_COLUMNS = 1000
 MAX_LINES = 20_000_000
+#: files larger than this are parsed on Arrow's thread pool (smaller ones on the calling thread)
+THREADED_BYTES = 16 * 2**20
 #: share of rows that may be unusable (short, NaN, inf, text) before a file is refused
 MAX_BAD_ROW_SHARE = 0.5
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -167,8 +169,12 @@ def read_csv_columns(data: bytes, source: str, *, sep: str | None = None, text_c
 
     def parse(block_size: int | None = None):
         invalid.clear()
+        # Arrow's thread pool only for large files: a pool that is never started cannot outlive the
+        # interpreter (Arrow's native threads torn down at exit can abort a process, apache/arrow#34314)
+        options = pacsv.ReadOptions(use_threads=len(data) > THREADED_BYTES, **({"block_size": block_size}
+                                                                                if block_size else {}))
         return pacsv.read_csv(
-            io.BytesIO(data), read_options=pacsv.ReadOptions(block_size=block_size) if block_size else None,
+            io.BytesIO(data), read_options=options,
             parse_options=pacsv.ParseOptions(delimiter=sep, invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(
                 strings_can_be_null=True, column_types={c: pa.string() for c in text_columns}))

@@ -8,6 +8,7 @@ lazily, so ``python -m core fit`` does not pay for importing torch.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 
@@ -50,4 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m core {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    return int(module.run(args) or 0)
+    status = int(module.run(args) or 0)
+    # Collect what still holds native (Arrow) resources while their libraries are alive, and flush
+    # the output, before the interpreter's own teardown (apache/arrow#34314: a native thread torn
+    # down at exit can abort the process after its work is done).
+    gc.collect()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
