@@ -67,7 +67,7 @@ from core.paleo.devices import (
 )
 from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS, Figure, GpuSpec, get_gpu
 from core.paleo.layers import Layer, Net
-from core.paleo.mlperf import MlperfThroughput, read_mlperf_throughput
+from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
 from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
 from core.paleo.profile import (
     MeasuredProfile,
@@ -89,6 +89,8 @@ from core.paleo.roofline import (
 )
 from core.paleo.simulate import (
     BREAKDOWN_COLUMNS,
+    SCALINGS,
+    batch_split,
     default_schemes,
     layer_breakdown,
     simulate,
@@ -116,7 +118,8 @@ __all__ = [
     "GpuSpec", "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
     "Network", "Op", "PPPCalibration", "PaleoHeadline", "PaleoScaling", "ProfileComparison", "Roof",
     "RooflineStep", "StepPrediction", "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
-    "apply_cost", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp", "calibrate_transfer",
+    "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
+    "calibrate_transfer", "check_transfer", "TransferCheck",
     "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",
     "get_gpu", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",
     "load_workload", "measure_profile", "net_from_model", "networks_for", "parse_spec", "predict_step",

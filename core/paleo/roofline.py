@@ -30,7 +30,7 @@ import pandas as pd
 
 from core.errors import InputError
 from core.paleo.devices import DEVICES, Device
-from core.paleo.gpus import GPUS, GpuSpec, check_precision, get_gpu
+from core.paleo.gpus import GpuSpec, check_precision, get_gpu
 from core.paleo.workload import KINDS, MATRIX_KINDS, PHASES, Workload
 from core.validation import check_scalar
 
@@ -100,7 +100,8 @@ def roof_for(device: str | GpuSpec | Device | Roof, precision: str) -> Roof:
     own = _DEVICE_PRECISION.get(device.precision, "fp32")
     if own != precision:
         raise InputError(f"device: expected {own} for {device.name} (one peak, {own.upper()}); got {precision!r}. "
-                         f"For other precisions pick a training GPU ({', '.join(list(GPUS)[3::4])}, ...).")
+                         "For other precisions pick a training GPU (A100_PCIE_80GB, H100_SXM, ...; "
+                         "python -m core paleo --list).")
     peak = device.peak_gflops / 1e3
     return Roof(device.name, precision, peak, peak, float(device.mem_bandwidth_gbs), device.source)
 

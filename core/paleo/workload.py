@@ -195,7 +195,7 @@ def _free_kind(layer: Layer) -> str | None:
     return "norm" if any(t in kind for t in _NORM_TYPES) else "elementwise"
 
 
-def _net_rows(net: Net, batch_size: int) -> list[tuple]:
+def _net_rows(net: Net, batch_size: int, free_layers: bool) -> list[tuple]:
     """``(layer, op, kind, phase, flops, elements, fp32)`` rows of Paleo's layer list at one batch."""
     rows: list[tuple] = []
     costed = {"conv2d": "conv", "innerproduct": "matmul", "pool2d": "pool", "dropout": "elementwise"}
@@ -206,7 +206,7 @@ def _net_rows(net: Net, batch_size: int) -> list[tuple]:
                 rows.append((layer.name, layer.type, costed[layer.kind], phase, c.flops, c.bytes / BYTES_FLOAT, 0))
             continue
         kind = _free_kind(layer)
-        if kind is None:
+        if kind is None or not free_layers:
             continue
         n_in = sum(math.prod(s) for s in layer.inputs) or math.prod(layer.output)
         n_out = math.prod(layer.output)
@@ -218,7 +218,7 @@ def _net_rows(net: Net, batch_size: int) -> list[tuple]:
     return rows
 
 
-def workload_from_net(net: Net) -> Workload:
+def workload_from_net(net: Net, *, free_layers: bool = True) -> Workload:
     """The workload of Paleo's layer list (modern mode's FLOPs and bytes per layer).
 
     Convolutions, inner products, pools and dropout are counted as the modern cost model
@@ -227,6 +227,7 @@ def workload_from_net(net: Net) -> Workload:
     dY, dX (and X for normalisations) backward; the update is SGD with momentum in FP32.
     Activations fused into a layer in Paleo's specs (ReLU) are not separate layers and are
     not counted: the torch trace (:func:`core.paleo.torch_work.trace_workload`) counts them.
+    ``free_layers=False`` leaves out the layers Paleo prices at zero, as Paleo does.
 
     Examples
     --------
@@ -235,6 +236,7 @@ def workload_from_net(net: Net) -> Workload:
     >>> w.flops(128, phase="forward") / 128 / 1e9      # PALEO_MODEL.md section 7: 1.475 GFLOP/img
     1.47...
     """
-    ops = linear_ops(_net_rows(net, 1), _net_rows(net, 2), 1, 2, net.name)
+    ops = linear_ops(_net_rows(net, 1, free_layers), _net_rows(net, 2, free_layers), 1, 2, net.name)
+    free = "free layers by type" if free_layers else "free layers left out, as Paleo"
     return Workload(name=net.name, source=net.source, ops=ops, n_params=net.n_params,
-                    counted="Paleo layer list (modern mode's FLOPs and bytes; free layers by type)")
+                    counted=f"Paleo layer list (modern mode's FLOPs and bytes; {free})")
