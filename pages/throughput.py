@@ -2,7 +2,8 @@
 
 Every number comes from the ``core.paleo`` facade (``simulate``, ``layer_breakdown``,
 ``calibrate_ppp``, ``settings_for_mode``, ``PaleoScaling.headline``) through the small cached
-wrappers below; every chart from ``core.figures.paleo``. The page reads widgets, calls those
+wrappers below; every chart from ``core.figures.paleo``.  The transfer to other GPUs and the
+measured per-layer profile are the sections of ``pages/shared/transfer.py``. The page reads widgets, calls those
 wrappers and renders, one section function each, called from the short page block at the end;
 docs/paleo.md has the model.
 """
@@ -38,6 +39,7 @@ from core.paleo import (
     worker_counts,
 )
 from pages.shared.common import chart, content_digest, page_setup, table_download
+from pages.shared.transfer import profile_section, transfer_section
 
 DEFAULT_NET = "resnet50"
 MAX_WORKER_OPTIONS = worker_counts(1024)
@@ -422,3 +424,5 @@ calibration_expander(net_choice, hardware, paleo_mode)
 result, net_choice = results_section(net_choice, hardware, ppp_values, paleo_mode)
 breakdown_section(net_choice, hardware, ppp_values[0], paleo_mode)
 results_table(result, net_choice, hardware)
+transfer_section(net_choice.key, net_choice.ref, net_choice.label)
+profile_section(net_choice.model)

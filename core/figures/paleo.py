@@ -40,6 +40,7 @@ COMPARISON_METRICS = {
     "step_time_s": ("step_time_s", "step_low_s", "step_high_s", "time per step (s)"),
     "cost_per_epoch": ("cost_per_epoch", "cost_low", "cost_high", "cost per epoch (price units)"),
 }
+_METRIC_TITLES = {"images_per_s": "images/s", "step_time_s": "time per step", "cost_per_epoch": "cost per epoch"}
 
 
 def _schemes(result: PaleoScaling, schemes: Sequence[str] | None) -> tuple[str, ...]:
@@ -189,7 +190,7 @@ def device_comparison_figure(comparison: DeviceComparison, *, metric: str = "ima
     """
     value, low, high, axis = COMPARISON_METRICS[metric]
     frame = comparison.to_frame()
-    title = f"{comparison.workload}: {axis.split(' (')[0]} per device, calibrated on a measured step"
+    title = f"{comparison.workload}: {_METRIC_TITLES[metric]} on each device, calibrated on a measured step"
     frame = frame[frame[value].notna()]
     if frame.empty:
         return empty_figure(title, "no device to show" if metric != "cost_per_epoch" else "no device has a price")

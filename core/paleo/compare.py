@@ -79,12 +79,15 @@ class DeviceComparison:
         In the order asked.
     skipped : tuple of (str, str)
         Devices left out and why (e.g. no BF16 unit).
+    calibration : TransferCalibration or None
+        How the step times were calibrated.
     """
 
     workload: str
     samples_per_epoch: int
     rows: tuple[DeviceRow, ...]
     skipped: tuple[tuple[str, str], ...] = ()
+    calibration: TransferCalibration | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """One row per device, columns :data:`COMPARISON_COLUMNS`."""
@@ -156,7 +159,7 @@ def compare_devices(workload: Workload, calibration: TransferCalibration, device
                               cost_per_epoch=costs[0], cost_low=costs[1], cost_high=costs[2],
                               measured_step_s=measured.get((roof.name, precision, int(batch_size)))))
     return DeviceComparison(workload=workload.name, samples_per_epoch=int(samples_per_epoch), rows=tuple(rows),
-                            skipped=tuple(skipped))
+                            skipped=tuple(skipped), calibration=calibration)
 
 
 # ---------------------------------------------------------------- the command line's scaling tables

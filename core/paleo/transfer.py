@@ -391,14 +391,15 @@ def calibrate_transfer(measurements: Sequence[Measurement], *, prior: Efficienci
 def _flags(eff: Efficiencies, fitted: Sequence[FittedMeasurement]) -> tuple[str, ...]:
     flags = []
     for resource, values in (("compute", eff.compute), ("memory", eff.memory)):
-        for kind, v in zip(KINDS, values):
-            if v > EFFICIENCY_MAX:
-                flags.append(f"{kind} {resource} efficiency {v:.2f} is above 1: the measured step is faster than "
-                             "the datasheet allows for these ops (fused kernels, a lower precision or a smaller "
-                             "batch than stated?).")
-            elif v < LOW_EFFICIENCY:
-                flags.append(f"{kind} {resource} efficiency {v:.3f} is below {LOW_EFFICIENCY}: the measured step is "
-                             "over 20x the roofline; check the units (seconds), the device and the batch.")
+        high = [f"{k} {v:.3g}" for k, v in zip(KINDS, values) if v > EFFICIENCY_MAX]
+        low = [f"{k} {v:.3g}" for k, v in zip(KINDS, values) if v < LOW_EFFICIENCY]
+        if high:
+            flags.append(f"{resource} efficiencies above 1 ({', '.join(high)}): the measured step is faster than "
+                         "the datasheet allows for these ops (fused kernels, a lower precision or a smaller batch "
+                         "than stated?).")
+        if low:
+            flags.append(f"{resource} efficiencies below {LOW_EFFICIENCY} ({', '.join(low)}): the measured step is "
+                         "over 20x the roofline; check the units (seconds), the device, the batch and the model.")
     for m in fitted:
         if abs(m.error_pct) > 10:
             flags.append(f"{m.label or m.device}: the calibrated model is {m.error_pct:+.0f} % off this measurement.")
