@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from core.errors import InputError, LogFormatError
 from core.paleo.gpus import get_gpu
-from core.paleo.roofline import Efficiencies, roofline_step
+from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, roofline_step
 from core.paleo.transfer import Measurement, TransferCalibration, calibrate_transfer, predict_step
 from core.paleo.workload import KINDS, Workload
 
@@ -184,7 +184,8 @@ def _steady(runs: Sequence[MlperfThroughput], what: str) -> tuple[float, int]:
 
 def check_transfer(source_runs: Sequence[MlperfThroughput], target_runs: Sequence[MlperfThroughput],
                    workload: Workload, paleo_workload: Workload, *, source: str, target: str,
-                   precision: str = "fp16") -> TransferCheck:
+                   precision: str = "fp16", prior: Efficiencies = DEFAULT_EFFICIENCIES,
+                   form: str = "max") -> TransferCheck:
     """Calibrate on ``source_runs`` (GPU ``source``), predict ``target``'s per-accelerator throughput.
 
     Parameters
@@ -200,6 +201,8 @@ def check_transfer(source_runs: Sequence[MlperfThroughput], target_runs: Sequenc
         Training GPU names (:data:`core.paleo.gpus.GPUS`).
     precision : str, default="fp16"
         MLPerf's ResNet-50 submissions train in FP16 (``--dtype float16``).
+    prior, form
+        Of the roofline (:func:`~core.paleo.transfer.calibrate_transfer`).
 
     Notes
     -----
@@ -210,7 +213,8 @@ def check_transfer(source_runs: Sequence[MlperfThroughput], target_runs: Sequenc
     source_img_s, source_batch = _steady(source_runs, "source_runs")
     target_img_s, target_batch = _steady(target_runs, "target_runs")
     calibration = calibrate_transfer([Measurement(workload, source, precision, source_batch,
-                                                  source_batch / source_img_s, label=f"{source} (MLPerf)")])
+                                                  source_batch / source_img_s, label=f"{source} (MLPerf)")],
+                                     prior=prior, form=form)
     p = predict_step(calibration, workload, target, precision=precision, batch_size=target_batch)
     a, b = get_gpu(source), get_gpu(target)
     one_ppp = Efficiencies((1.0,) * len(KINDS), (1.0,) * len(KINDS))

@@ -11,7 +11,9 @@ workload does) and records:
   node (``autograd::engine::evaluate_function: ...Backward0``) belongs to the layer of the
   forward op with the same autograd sequence number; the optimizer step to
   ``"optimizer step"``.  On CPU a layer's time is its ops' CPU time; on CUDA their kernels'
-  device time;
+  device time.  Each profiled step runs in a ``record_function("step::<i>")`` range, and a
+  layer's time is the **median over the steps** (a shared machine's interference hits a
+  step, not all of them); the profiled step time is the median of those ranges;
 * the device as a roof: the rate of a 2048 x 2048 FP32 matrix product and the bandwidth of a
   64 M-element FP32 copy (read + write), timed the same way.
 
@@ -22,12 +24,14 @@ for the same events plus device times, and untested.
 
 from __future__ import annotations
 
+import bisect
 import platform
 import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -38,6 +42,7 @@ from core.paleo.workload import UPDATE_LAYER
 from core.validation import check_scalar
 
 LAYER_PREFIX = "layer::"
+STEP_PREFIX = "step::"
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 DEVICES = ("cpu", "cuda")
 
@@ -81,12 +86,28 @@ def measure_rates(device: str = "cpu", *, repeat: int = 5) -> tuple[float, float
     return 2 * n ** 3 / gemm_s / 1e9, 2 * elements * 4 / copy_s / 1e9
 
 
-def _layer_times(events, steps: int, cuda: bool) -> tuple[LayerTime, ...]:
-    """Per-layer forward and backward seconds per step from the profiler's events (module docstring)."""
+def _step_of(events) -> tuple[list[float], list[float]]:
+    """Start and end times (µs) of the ``step::<i>`` ranges, in order."""
+    steps = sorted((e.time_range.start, e.time_range.end) for e in events if e.name.startswith(STEP_PREFIX))
+    return [a for a, _ in steps], [b for _, b in steps]
+
+
+def _layer_times(events, cuda: bool) -> tuple[tuple[LayerTime, ...], float]:
+    """Per-layer forward and backward seconds (median over the profiled steps) and the median profiled step.
+
+    Each op is put in the step whose ``step::<i>`` range holds its start (module docstring for the layers).
+    """
     def spent(e) -> float:
         return (e.device_time_total if cuda else e.cpu_time_total) / 1e6
 
-    forward, backward = defaultdict(float), defaultdict(float)
+    starts, ends = _step_of(events)
+    n_steps = len(starts)
+
+    def step_index(e) -> int:
+        return max(0, bisect.bisect_right(starts, e.time_range.start) - 1)
+
+    forward = defaultdict(lambda: np.zeros(n_steps))
+    backward = defaultdict(lambda: np.zeros(n_steps))
     layer_of_seq: dict[int, str] = {}
     order: list[str] = []
     for e in events:
@@ -96,16 +117,19 @@ def _layer_times(events, steps: int, cuda: bool) -> tuple[LayerTime, ...]:
             forward[order[-1]] += 0.0
         if parent is not None and parent.name.startswith(LAYER_PREFIX) and not e.name.startswith(LAYER_PREFIX):
             layer = parent.name[len(LAYER_PREFIX):]
-            forward[layer] += spent(e)
+            forward[layer][step_index(e)] += spent(e)
             if e.sequence_nr >= 0:
                 layer_of_seq.setdefault(e.sequence_nr, layer)
     for e in events:
-        if e.name.startswith(BACKWARD_PREFIX) and e.sequence_nr >= 0 and e.cpu_parent is None:
-            backward[layer_of_seq.get(e.sequence_nr, LOSS_LAYER)] += spent(e)
+        top = e.cpu_parent is None or e.cpu_parent.name.startswith(STEP_PREFIX)
+        if e.name.startswith(BACKWARD_PREFIX) and e.sequence_nr >= 0 and top:
+            backward[layer_of_seq.get(e.sequence_nr, LOSS_LAYER)][step_index(e)] += spent(e)
     names = [*order, *(k for k in backward if k not in forward)]
-    update = [n for n in names if n == UPDATE_LAYER]
-    names = [n for n in names if n != UPDATE_LAYER] + update
-    return tuple(LayerTime(n, forward.get(n, 0.0) / steps, backward.get(n, 0.0) / steps) for n in names)
+    names = [n for n in names if n != UPDATE_LAYER] + [n for n in names if n == UPDATE_LAYER]
+    zero = np.zeros(n_steps)
+    layers = tuple(LayerTime(n, float(np.median(forward.get(n, zero))), float(np.median(backward.get(n, zero))))
+                   for n in names)
+    return layers, float(np.median(np.subtract(ends, starts))) / 1e6
 
 
 def measure_profile(model_name: str, *, batch_size: int, device: str = "cpu", steps: int = 5, warmup: int = 2,
@@ -173,15 +197,14 @@ def measure_profile(model_name: str, *, batch_size: int, device: str = "cpu", st
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
         try:
             with profile(activities=activities) as prof:
-                start = time.perf_counter()
-                for _ in range(steps):
-                    step()
-                _sync(device)
-                profiled_s = (time.perf_counter() - start) / steps
+                for i in range(steps):
+                    with record_function(f"{STEP_PREFIX}{i}"):
+                        step()
+                        _sync(device)
         finally:
             for h in handles:
                 h.remove()
-        layers = _layer_times(prof.events(), steps, device == "cuda")
+        layers, profiled_s = _layer_times(prof.events(), device == "cuda")
         gemm_gflops, copy_gbs = measure_rates(device)
     finally:
         torch.set_num_threads(before)
