@@ -354,8 +354,8 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
               help="Images per iteration ÷ iteration time, with no communication.")
     k3.metric("Naive bound, 1 worker (images/s)", f"{one.naive_peak_img_s:,.1f}",
               help=f"Device FLOP/s ÷ FLOPs per image: {res.peak_gflops:,.0f} GFLOP/s ÷ "
-                   f"{res.flops_per_image:,.4g} FLOPs (forward + backward) per image; no memory traffic, "
-                   "no communication, PPP 1.")
+                   f"{res.flops_per_image:,.4g} FLOPs (forward + backward; 2 per multiply-add) per image; no memory "
+                   "traffic, no communication, PPP 1.")
     k4.metric(f"Fastest at {last.workers} workers (images/s)", f"{head.fastest_throughput_img_s:,.1f}",
               delta=f"{head.fastest_scheme}: {head.fastest_speedup:,.2f}× speed-up", delta_color="off",
               help="The exact scheme (every worker gets the average of all gradients) with the highest "
@@ -394,9 +394,10 @@ def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: b
                                 **{c: st.column_config.NumberColumn(format="scientific")
                                    for c in ("fwd_flops", "bwd_flops")}})
     table_download(breakdown, key="tp_layers_csv", file_name=f"layers_{stem}.csv", label="Layer table (CSV)")
-    st.caption("Compute = FLOPs ÷ (peak × PPP); memory = bytes read and written ÷ (bandwidth × PPP); each term "
-               "has a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) cost nothing. Sort by a "
-               "column by clicking its header.")
+    st.caption("Compute = FLOPs (2 per multiply-add, as torch's counter and NVIDIA's peaks count; ptflops, thop and "
+               "fvcore print multiply-adds, half as many) ÷ (peak × PPP); memory = bytes read and written ÷ "
+               "(bandwidth × PPP); each term has a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) "
+               "cost nothing. Sort by a column by clicking its header.")
 
 
 def results_table(res: PaleoScaling, choice: NetChoice, hw: Hardware) -> None:
