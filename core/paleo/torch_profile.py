@@ -15,7 +15,7 @@ workload does) and records:
   layer's time is the **median over the steps** (a shared machine's interference hits a
   step, not all of them); the profiled step time is the median of those ranges;
 * the device as a roof: the rate of a 2048 x 2048 FP32 matrix product and the bandwidth of a
-  64 M-element FP32 copy (read + write), timed the same way.
+  16 M-element FP32 copy (64 MB read, 64 MB written), timed the same way.
 
 This is a measurement: it reads the clock and sets torch's thread count (restored after).
 The CUDA path could not be run in the session that wrote it (no GPU was lent): it is written
@@ -75,8 +75,8 @@ def _median_s(fn, device: str, repeat: int) -> float:
 
 
 def measure_rates(device: str = "cpu", *, repeat: int = 5) -> tuple[float, float]:
-    """``(GFLOP/s of a 2048² FP32 matrix product, GB/s of a 64 M-element FP32 copy)`` on ``device``."""
-    n, elements = 2048, 64 * 2 ** 20
+    """``(GFLOP/s of a 2048² FP32 matrix product, GB/s of a 16 M-element FP32 copy)`` on ``device``."""
+    n, elements = 2048, 16 * 2 ** 20
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     src, dst = torch.randn(elements, device=device), torch.empty(elements, device=device)
     a @ b

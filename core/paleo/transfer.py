@@ -323,7 +323,10 @@ def _interval(ms, prior, form, fit, requested, eff, dof, residuals) -> tuple[lis
     if len(ms) >= 2:
         for i in range(len(ms)):
             rest = ms[:i] + ms[i + 1:]
-            alternatives.append(_fit(rest, prior, form, requested if requested != "per-kind" else "auto")[1])
+            try:
+                alternatives.append(_fit(rest, prior, form, requested)[1])
+            except InputError:        # too few measurements left for the factors asked: as many as they pin
+                alternatives.append(_fit(rest, prior, form, "auto")[1])
         notes.append("the leave-one-out refits")
     band = 1.0
     if dof > 0:

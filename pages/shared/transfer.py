@@ -12,6 +12,7 @@ page.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core.datasets import builtin_profiles
@@ -75,8 +76,16 @@ def _comparison(key: tuple, _ref: tuple, device: str, precision: str, batch: int
 
 
 @st.cache_resource(show_spinner="Comparing the profile with the estimates …", max_entries=16, ttl=3600)
-def _profile_comparison(profile: MeasuredProfile) -> ProfileComparison:
-    return compare_profile(profile, load_workload(profile.net), load_net(profile.net))
+def _profile_comparison(key: tuple, _profile: MeasuredProfile) -> ProfileComparison:
+    """``key`` (name and step times) stands for the profile: hashing the profile itself costs more."""
+    return compare_profile(_profile, load_workload(_profile.net), load_net(_profile.net))
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+def _profile_tables(key: tuple, _profile: MeasuredProfile) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-kind totals and the CSV report of a profile's comparison."""
+    comparison = _profile_comparison(key, _profile)
+    return comparison.by_kind(), profile_report(_profile, comparison)
 
 
 @st.cache_data(show_spinner=False, ttl=3600)
@@ -217,7 +226,8 @@ def profile_section(model: str) -> None:
                         format_func=lambda n: n if n in measured else f"{n} (shipped in data/paleo/profiles)")
     try:
         profile = measured[name] if name in measured else _builtin_profile(name)
-        comparison = _profile_comparison(profile)
+        key = (name, profile.step_time_s, profile.profiled_step_s)
+        comparison = _profile_comparison(key, profile)
     except (InputError, LogFormatError) as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -232,9 +242,9 @@ def profile_section(model: str) -> None:
               help="The same for Paleo's layer list (modern mode), its PPP fitted on the step.")
     top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_prof_top")
     stem = f"profile_{profile.net.removeprefix(TORCH_PREFIX)}_{profile.device}_b{profile.batch_size}"
-    chart(profile_comparison_figure, comparison, top=top, key="tp_prof_chart", file_stem=stem, inputs=(profile,))
-    st.dataframe(comparison.by_kind(), key="tp_prof_kinds", hide_index=True)
-    report = profile_report(profile, comparison)
+    chart(profile_comparison_figure, comparison, top=top, key="tp_prof_chart", file_stem=stem, inputs=key)
+    kinds, report = _profile_tables(key, profile)
+    st.dataframe(kinds, key="tp_prof_kinds", hide_index=True)
     table_download(report, key="tp_prof_csv", file_name=f"{stem}.csv", label="Profile and estimates (CSV)")
     st.caption(f"Device as a roof: {profile.roof.source}. The measurement ran on "
                f"{profile.device_label} with torch {profile.torch_version}.")

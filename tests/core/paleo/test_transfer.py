@@ -129,3 +129,13 @@ def test_flags_for_faster_than_peak():
 def test_bad_input_is_refused(measurements, kwargs, pattern):
     with pytest.raises(InputError, match=pattern):
         calibrate_transfer(measurements, **kwargs)
+
+
+def test_two_factors_on_two_measurements_interval_from_the_leave_one_out_refits():
+    truth = DEFAULT_EFFICIENCIES.scaled(0.8, 1.1)
+    cal = calibrate_transfer([_measure(truth, MIXED, R1), _measure(truth, MIXED, R2)], fit="compute-memory")
+    assert cal.dof == 0 and dict(cal.factors) == pytest.approx({"compute": 0.8, "memory": 1.1}, rel=1e-6)
+    # each refit on one measurement is a common factor; the exact fit sits between them on the third device
+    assert len(cal.alternatives) == 2 and cal.interval_note == "Interval from the leave-one-out refits."
+    p = predict_step(cal, MIXED, R3, precision="fp16", batch_size=8)
+    assert p.low_s <= p.time_s <= p.high_s and p.low_s < p.high_s
