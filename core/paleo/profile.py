@@ -67,12 +67,12 @@ class MeasuredProfile:
     threads : int
         Torch's intra-op threads during the measurement.
     steps : int
-        Profiled steps; each layer's time is its median over them.
+        Profiled steps; layer times are averaged over the faster half of them.
     step_time_s : float
         Median wall time of one step without the profiler.
     profiled_step_s : float
-        Median wall time of a profiled step (the layer times plus what no layer owns, and the
-        profiler's own overhead).
+        Mean wall time of the faster half of the profiled steps (the layer times plus what no
+        layer owns, and the profiler's own overhead).
     roof : Roof
         The device measured as a roof: a large FP32 matrix product's rate and a large copy's bandwidth.
     layers : tuple of LayerTime

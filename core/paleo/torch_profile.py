@@ -11,9 +11,10 @@ workload does) and records:
   node (``autograd::engine::evaluate_function: ...Backward0``) belongs to the layer of the
   forward op with the same autograd sequence number; the optimizer step to
   ``"optimizer step"``.  On CPU a layer's time is its ops' CPU time; on CUDA their kernels'
-  device time.  Each profiled step runs in a ``record_function("step::<i>")`` range, and a
-  layer's time is the **median over the steps** (a shared machine's interference hits a
-  step, not all of them); the profiled step time is the median of those ranges;
+  device time.  Each profiled step runs in a ``record_function("step::<i>")`` range; the
+  layer times and the profiled step are **averaged over the faster half of the steps**
+  (interference on a shared machine only ever slows a step down; averaging over the same
+  steps keeps the layers adding up to the step);
 * the device as a roof: the rate of a 2048 x 2048 FP32 matrix product and the bandwidth of a
   16 M-element FP32 copy (64 MB read, 64 MB written), timed the same way.
 
@@ -93,7 +94,7 @@ def _step_of(events) -> tuple[list[float], list[float]]:
 
 
 def _layer_times(events, cuda: bool) -> tuple[tuple[LayerTime, ...], float]:
-    """Per-layer forward and backward seconds (median over the profiled steps) and the median profiled step.
+    """Per-layer forward and backward seconds and the profiled step, averaged over the faster half of the steps.
 
     Each op is put in the step whose ``step::<i>`` range holds its start (module docstring for the layers).
     """
@@ -127,9 +128,11 @@ def _layer_times(events, cuda: bool) -> tuple[tuple[LayerTime, ...], float]:
     names = [*order, *(k for k in backward if k not in forward)]
     names = [n for n in names if n != UPDATE_LAYER] + [n for n in names if n == UPDATE_LAYER]
     zero = np.zeros(n_steps)
-    layers = tuple(LayerTime(n, float(np.median(forward.get(n, zero))), float(np.median(backward.get(n, zero))))
+    totals = sum((forward.get(n, zero) + backward.get(n, zero) for n in names), zero)
+    kept = np.argsort(totals, kind="stable")[:(n_steps + 1) // 2]      # the faster half of the steps
+    layers = tuple(LayerTime(n, float(forward.get(n, zero)[kept].mean()), float(backward.get(n, zero)[kept].mean()))
                    for n in names)
-    return layers, float(np.median(np.subtract(ends, starts))) / 1e6
+    return layers, float(np.mean(np.subtract(ends, starts)[kept])) / 1e6
 
 
 def measure_profile(model_name: str, *, batch_size: int, device: str = "cpu", steps: int = 5, warmup: int = 2,
