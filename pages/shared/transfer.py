@@ -18,7 +18,6 @@ import streamlit as st
 from core.datasets import builtin_profiles
 from core.errors import InputError, LogFormatError
 from core.figures.paleo import COMPARISON_METRICS, device_comparison_figure, profile_comparison_figure
-from core.models import MODEL_NAMES
 from core.paleo import (
     GPUS,
     IMAGENET_TRAIN_SAMPLES,
@@ -33,6 +32,7 @@ from core.paleo import (
     calibrate_transfer,
     compare_devices,
     compare_profile,
+    list_nets,
     load_net,
     load_workload,
     measure_profile,
@@ -205,7 +205,7 @@ def profile_section(model: str) -> None:
                "Paleo's estimate (its PPP fitted on the measured step) and the roofline's (its efficiencies "
                "scaled by one factor on the same step): both add up to the measured layers, so what differs is "
                "where each model puts the time. Paleo prices batch norm, ReLU and residual additions at zero.")
-    torch_model = model.removeprefix(TORCH_PREFIX) if model.removeprefix(TORCH_PREFIX) in MODEL_NAMES else None
+    torch_model = model.removeprefix(TORCH_PREFIX) if model in list_nets()["models"] else None
     with st.expander("Measure on this machine", icon=":material/timer:", expanded=False):
         if torch_model is None:
             st.caption("Choose a torch model above (torch:…) to measure it; Paleo specs cannot be run.")
