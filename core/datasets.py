@@ -62,3 +62,12 @@ def builtin_speed_tables(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]
 def course_fits_path(*, data_dir: Path = DATA_DIR) -> Path:
     """The course's table of 36 fitted CIFAR-10 ResNet runs."""
     return data_dir / "cifar10_resnet_optimus_fits.csv"
+
+
+def builtin_profiles(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
+    """``(name, path)`` of the measured per-layer profiles shipped in ``data/paleo/profiles``.
+
+    >>> [name for name, _ in builtin_profiles()]
+    ['resnet20_cpu_b32.csv']
+    """
+    return [(p.name, p) for p in sorted((data_dir / "paleo" / "profiles").glob("*.csv"))]

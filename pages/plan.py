@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.datasets import builtin_datasets_by_file, builtin_speed_tables
-from core.errors import FitWarning, LogFormatError, PlannerError
+from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
@@ -67,10 +67,12 @@ from pages.shared.common import (
     table_download,
     target_slider,
 )
+from pages.shared.transfer import TRANSFERRED_STEPS
 
 MODE_LABELS = {"sync": "synchronous (Eq. 4)", "async": "asynchronous (Eq. 3)",
                "allreduce": "all-reduce, no PS"}
-THETA_LABELS = {"paper": "the paper's θ", "table": "fitted on a speed table", "typed": "typed in (seconds)"}
+THETA_LABELS = {"paper": "the paper's θ", "table": "fitted on a speed table", "typed": "typed in (seconds)",
+                "transfer": "step time from a GPU transfer"}
 STEPS_SOURCES = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
                  "typed": "a number typed in"}
 METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
@@ -221,12 +223,15 @@ def _mode_radio(modes: tuple[str, ...]) -> str:
 def speed_section(global_batch: float) -> SpeedModel | None:
     """The speed model from the chosen θ source; None (with the reason shown) when there is none."""
     source = st.radio("θ from", list(THETA_LABELS), format_func=THETA_LABELS.get, key="plan_theta_source",
-                      help="\n\n".join(f"**{THETA_LABELS[k]}**: {v}" for k, v in THETA_SOURCES.items()))
+                      help="\n\n".join(f"**{THETA_LABELS[k]}**: {v}" for k, v in THETA_SOURCES.items())
+                      + f"\n\n**{THETA_LABELS['transfer']}**: {TRANSFER_HELP}")
     try:
         if source == "paper":
             return _paper_model(global_batch)
         if source == "table":
             return _table_model(global_batch)
+        if source == "transfer":
+            return _transfer_model(global_batch)
         return _typed_model(global_batch)
     except PlannerError as err:
         st.error(plain(str(err)), icon=":material/error:")
@@ -249,6 +254,29 @@ def _paper_model(global_batch: float) -> SpeedModel:
         w = c3.number_input("at w", min_value=1, value=w0, step=1, key="plan_cal_w")
         step_time = (float(step), int(p), int(w))
     return _model("paper", mode, global_batch, None, None, None, step_time)
+
+
+TRANSFER_HELP = ("the paper's θ scaled to the step time the Throughput page's transfer estimated for one GPU "
+                 "(calibrated on your measured step), taken as the step time at the (p, w) given")
+
+
+def _transfer_model(global_batch: float) -> SpeedModel:
+    """The paper's θ in seconds from a step time the Throughput page transferred to another GPU."""
+    comparison = st.session_state.get(TRANSFERRED_STEPS)
+    if comparison is None:
+        raise InputError("Step time from a GPU transfer: expected one sent from the Throughput page; got none. "
+                         "On Throughput, calibrate a transfer and press *Use these step times on the Plan page*.")
+    mode = _mode_radio(("sync", "async"))
+    devices = [row.prediction.device for row in comparison.rows]
+    keep_valid_choice("plan_transfer_device", devices)
+    c1, c2, c3 = st.columns([2, 1, 1])
+    device = c1.selectbox("GPU", devices, key="plan_transfer_device")
+    p = c2.number_input("at p", min_value=1, value=2, step=1, key="plan_transfer_p")
+    w = c3.number_input("at w", min_value=1, value=1, step=1, key="plan_transfer_w")
+    step = comparison.step_time_s(device)
+    st.caption(f"{comparison.workload} on {device}: {step:.4g} s per step (estimate of the Throughput page's "
+               f"transfer; {TRANSFER_HELP}).")
+    return _model("paper", mode, global_batch, None, None, None, (float(step), int(p), int(w)))
 
 
 def _table_model(global_batch: float) -> SpeedModel:

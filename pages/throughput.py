@@ -2,7 +2,8 @@
 
 Every number comes from the ``core.paleo`` facade (``simulate``, ``layer_breakdown``,
 ``calibrate_ppp``, ``settings_for_mode``, ``PaleoScaling.headline``) through the small cached
-wrappers below; every chart from ``core.figures.paleo``. The page reads widgets, calls those
+wrappers below; every chart from ``core.figures.paleo``.  The transfer to other GPUs and the
+measured per-layer profile are the sections of ``pages/shared/transfer.py``. The page reads widgets, calls those
 wrappers and renders, one section function each, called from the short page block at the end;
 docs/paleo.md has the model.
 """
@@ -38,6 +39,7 @@ from core.paleo import (
     worker_counts,
 )
 from pages.shared.common import chart, content_digest, guarded, page_setup, plain, table_download
+from pages.shared.transfer import profile_section, transfer_section
 
 DEFAULT_NET = "resnet50"
 MAX_WORKER_OPTIONS = worker_counts(1024)
@@ -353,8 +355,8 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
               help="Images per iteration ÷ iteration time, with no communication.")
     k3.metric("Naive bound, 1 worker (images/s)", f"{one.naive_peak_img_s:,.1f}",
               help=f"Device FLOP/s ÷ FLOPs per image: {res.peak_gflops:,.0f} GFLOP/s ÷ "
-                   f"{res.flops_per_image:,.4g} FLOPs (forward + backward) per image; no memory traffic, "
-                   "no communication, PPP 1.")
+                   f"{res.flops_per_image:,.4g} FLOPs (forward + backward; 2 per multiply-add) per image; no memory "
+                   "traffic, no communication, PPP 1.")
     k4.metric(f"Fastest at {last.workers} workers (images/s)", f"{head.fastest_throughput_img_s:,.1f}",
               delta=f"{head.fastest_scheme}: {head.fastest_speedup:,.2f}× speed-up", delta_color="off",
               help="The exact scheme (every worker gets the average of all gradients) with the highest "
@@ -394,9 +396,10 @@ def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: b
                                 **{c: st.column_config.NumberColumn(format="scientific")
                                    for c in ("fwd_flops", "bwd_flops")}})
     table_download(breakdown, key="tp_layers_csv", file_name=f"layers_{stem}.csv", label="Layer table (CSV)")
-    st.caption("Compute = FLOPs ÷ (peak × PPP); memory = bytes read and written ÷ (bandwidth × PPP); each term "
-               "has a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) cost nothing. Sort by a "
-               "column by clicking its header.")
+    st.caption("Compute = FLOPs (2 per multiply-add, as torch's counter and NVIDIA's peaks count; ptflops, thop and "
+               "fvcore print multiply-adds, half as many) ÷ (peak × PPP); memory = bytes read and written ÷ "
+               "(bandwidth × PPP); each term has a one-clock-cycle floor. Free layers (ReLU, batch norm, concat, …) "
+               "cost nothing. Sort by a column by clicking its header.")
 
 
 def results_table(res: PaleoScaling, choice: NetChoice, hw: Hardware) -> None:
@@ -426,6 +429,8 @@ def main() -> None:
     result, net_choice = results_section(net_choice, hardware, ppp_values, paleo_mode)
     breakdown_section(net_choice, hardware, ppp_values[0], paleo_mode)
     results_table(result, net_choice, hardware)
+    transfer_section(net_choice.key, net_choice.ref, net_choice.label)
+    profile_section(net_choice.model)
 
 
 main()

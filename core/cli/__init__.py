@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("core.cli.plan_cmd", "time and cost to target over parameter servers and workers"),
     "fit-speed": ("core.cli.fit_speed_cmd", "fit the Optimus speed model θ to measured speeds"),
     "paleo": ("core.cli.paleo_cmd", "Paleo per-iteration time and throughput over workers"),
+    "profile": ("core.cli.profile_cmd", "a torch model's measured per-layer times beside Paleo's estimate"),
     "ps-rounds": ("core.cli.ps_rounds_cmd", "parameter-server round model: rounds, time, crossover"),
     "scaling": ("core.cli.scaling_cmd", "speed-up, efficiency and all-reduce bandwidth from measured times"),
     "backtest": ("core.cli.backtest_cmd", "predict the epoch at target from the first part of logs"),

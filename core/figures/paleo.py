@@ -7,7 +7,11 @@ Trace names are fixed so pages and tests can index ``fig.data``:
   scheme order, then :data:`NAIVE_BOUND`;
 * :func:`paleo_speedup_figure`: one trace per scheme, then :data:`LINEAR`;
 * :func:`layer_breakdown_figure`: :data:`COMPUTE` then :data:`MEMORY` (stacked bars of
-  forward + backward time of the slowest layers, slowest on top).
+  forward + backward time of the slowest layers, slowest on top);
+* :func:`device_comparison_figure`: :data:`ESTIMATE` (bars with the interval as error
+  bars, one per device) then :data:`MEASURED` (markers on the devices calibrated on);
+* :func:`profile_comparison_figure`: :data:`MEASURED`, :data:`ROOFLINE`, :data:`PALEO`
+  (grouped horizontal bars of the layers that took longest when measured).
 """
 
 from __future__ import annotations
@@ -18,12 +22,25 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.figures.style import base_layout, color, empty_figure
+from core.paleo.compare import DeviceComparison
+from core.paleo.profile import UNATTRIBUTED, ProfileComparison
 from core.paleo.results import PaleoScaling
 
 NAIVE_BOUND = "naive peak bound"
 LINEAR = "linear speed-up"
 COMPUTE = "compute"
 MEMORY = "memory"
+ESTIMATE = "estimate (interval)"
+MEASURED = "measured"
+ROOFLINE = "roofline, calibrated"
+PALEO = "Paleo, PPP calibrated"
+#: what :func:`device_comparison_figure` can draw: (row field, its interval's fields, axis title)
+COMPARISON_METRICS = {
+    "images_per_s": ("images_per_s", "images_per_s_low", "images_per_s_high", "images/s on one device"),
+    "step_time_s": ("step_time_s", "step_low_s", "step_high_s", "time per step (s)"),
+    "cost_per_epoch": ("cost_per_epoch", "cost_low", "cost_high", "cost per epoch (price units)"),
+}
+_METRIC_TITLES = {"images_per_s": "images/s", "step_time_s": "time per step", "cost_per_epoch": "cost per epoch"}
 
 
 def _schemes(result: PaleoScaling, schemes: Sequence[str] | None) -> tuple[str, ...]:
@@ -146,4 +163,74 @@ def layer_breakdown_figure(frame: pd.DataFrame, *, top: int = 15, title: str | N
     ])
     base_layout(fig, title=title, x_title="time per iteration (ms)", y_title="layer")
     fig.update_layout(barmode="stack")
+    return fig
+
+
+def device_comparison_figure(comparison: DeviceComparison, *, metric: str = "images_per_s") -> go.Figure:
+    """One bar per device with the calibrated estimate and its interval; the measurement where there is one.
+
+    Parameters
+    ----------
+    comparison : DeviceComparison
+        From :func:`core.paleo.compare_devices`.
+    metric : {"images_per_s", "step_time_s", "cost_per_epoch"}, default="images_per_s"
+        Devices without a price have no cost bar.
+
+    Examples
+    --------
+    >>> from core.paleo import Measurement, Op, Roof, Workload, calibrate_transfer, compare_devices
+    >>> w = Workload("toy", "hand", (Op("c", "convolution", "conv", "forward", 0, 1e11, 0, 1e7),), 0, "hand")
+    >>> slow, fast = Roof("slow", "fp16", 100, 10, 1000, "hand"), Roof("fast", "fp16", 200, 20, 1000, "hand")
+    >>> cal = calibrate_transfer([Measurement(w, slow, "fp16", 10, 0.03)])
+    >>> fig = device_comparison_figure(compare_devices(w, cal, [slow, fast], precision="fp16", batch_size=10))
+    >>> [t.name for t in fig.data], list(fig.data[0].x), [round(y) for y in fig.data[0].y]
+    (['estimate (interval)', 'measured'], ['slow', 'fast'], [333, 667])
+    >>> list(fig.data[1].x), [round(y) for y in fig.data[1].y]       # measured on the slow device
+    (['slow'], [333])
+    """
+    value, low, high, axis = COMPARISON_METRICS[metric]
+    frame = comparison.to_frame()
+    title = f"{comparison.workload}: {_METRIC_TITLES[metric]} on each device, calibrated on a measured step"
+    frame = frame[frame[value].notna()]
+    if frame.empty:
+        return empty_figure(title, "no device to show" if metric != "cost_per_epoch" else "no device has a price")
+    y = frame[value].astype(float)
+    fig = go.Figure(go.Bar(
+        x=list(frame["device"]), y=list(y), name=ESTIMATE, marker_color=color(0),
+        error_y=dict(type="data", symmetric=False, array=list(frame[high].astype(float) - y),
+                     arrayminus=list(y - frame[low].astype(float)), color="#333")))
+    measured = frame[frame["measured_step_s"].notna()]
+    scale = {"images_per_s": lambda r: r.batch_size / r.measured_step_s, "step_time_s": lambda r: r.measured_step_s,
+             "cost_per_epoch": lambda r: r.cost_per_epoch * r.measured_step_s / r.step_time_s}[metric]
+    fig.add_trace(go.Scatter(x=list(measured["device"]), y=[scale(r) for r in measured.itertuples()], name=MEASURED,
+                             mode="markers", marker=dict(symbol="diamond", size=12, color=color(3))))
+    base_layout(fig, title=title, x_title="device", y_title=axis)
+    return fig
+
+
+def profile_comparison_figure(comparison: ProfileComparison, *, top: int = 15) -> go.Figure:
+    """Measured forward + backward time of the ``top`` slowest layers beside both calibrated estimates.
+
+    Examples
+    --------
+    >>> from core.datasets import builtin_profiles
+    >>> from core.paleo import compare_profile, load_net, load_workload, read_profile
+    >>> name, path = builtin_profiles()[0]
+    >>> p = read_profile(path.read_bytes(), name)
+    >>> fig = profile_comparison_figure(compare_profile(p, load_workload(p.net), load_net(p.net)), top=5)
+    >>> [t.name for t in fig.data], len(fig.data[0].y)
+    (['measured', 'roofline, calibrated', 'Paleo, PPP calibrated'], 5)
+    """
+    title = (f"{comparison.net} on {comparison.device_label}, batch {comparison.batch_size}: "
+             f"slowest {top} layers, measured and estimated")
+    frame = comparison.to_frame()
+    frame = frame[frame["layer"] != UNATTRIBUTED]
+    if frame.empty:
+        return empty_figure(title, "no layer measured")
+    rows = frame.nlargest(top, "measured_ms").iloc[::-1]
+    fig = go.Figure([go.Bar(y=list(rows["layer"]), x=list(rows[col].fillna(0.0)), name=name, orientation="h",
+                            marker_color=color(i)) for i, (name, col) in
+                     enumerate(((MEASURED, "measured_ms"), (ROOFLINE, "roofline_ms"), (PALEO, "paleo_ms")))])
+    base_layout(fig, title=title, x_title="forward + backward time per step (ms)", y_title="layer")
+    fig.update_layout(barmode="group")
     return fig

@@ -9,6 +9,12 @@ per-iteration time, throughput and speed-up over workers.  Two modes:
 * the default modern mode adds current GPUs and networks, ring all-reduce, parameter
   servers, overlap, and fixes the units and the backward count (``core.paleo.cost``).
 
+Beside Paleo, the transfer model: a per-op roofline with efficiencies per kind of op
+(``roofline``), calibrated on measured step times and predicting another GPU with an
+interval (``transfer``, ``compare``), over the work of a training step counted op by op
+(``workload``; ``torch_work`` traces a torch model), and a measured per-layer profile beside
+both models (``profile``; ``torch_profile`` measures it).
+
 Typical use::
 
     from core.paleo import load_net, simulate
@@ -19,8 +25,10 @@ Typical use::
 Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``,
 ``cost`` (per-layer model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table),
 ``ppp`` (PPP presets; PPP from a measured step), ``results`` (``PaleoScaling`` and its
-rows), ``torch_bridge`` (torch modules; imported only when used, so ``import core.paleo``
-does not import torch).
+rows), ``gpus`` (training GPUs: peaks per precision with sources), ``workload``,
+``roofline``, ``transfer``, ``compare``, ``profile``, ``mlperf`` (per-GPU throughput of an
+MLPerf log); ``torch_bridge``, ``torch_work`` and ``torch_profile`` import torch and are
+imported only when used, so ``import core.paleo`` does not import torch.
 """
 
 from __future__ import annotations
@@ -29,6 +37,15 @@ from pathlib import Path
 
 from core.errors import InputError
 from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
+from core.paleo.compare import (
+    IMAGENET_TRAIN_SAMPLES,
+    DeviceComparison,
+    DeviceRow,
+    TransferScaling,
+    calibrate_at_workers,
+    compare_devices,
+    transfer_scaling,
+)
 from core.paleo.cost import LayerCost, apply_cost, layer_cost
 from core.paleo.devices import (
     DEFAULT_DEVICES,
@@ -48,11 +65,32 @@ from core.paleo.devices import (
     networks_for,
     settings_for_mode,
 )
+from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS, Figure, GpuSpec, get_gpu
 from core.paleo.layers import Layer, Net
+from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
 from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
+from core.paleo.profile import (
+    MeasuredProfile,
+    ProfileComparison,
+    compare_profile,
+    profile_report,
+    read_profile,
+)
 from core.paleo.results import PaleoHeadline, PaleoScaling, PPPCalibration, WorkerEstimate
+from core.paleo.roofline import (
+    DEFAULT_EFFICIENCIES,
+    FORMS,
+    Efficiencies,
+    Roof,
+    RooflineStep,
+    roof_for,
+    roofline_layers,
+    roofline_step,
+)
 from core.paleo.simulate import (
     BREAKDOWN_COLUMNS,
+    SCALINGS,
+    batch_split,
     default_schemes,
     layer_breakdown,
     simulate,
@@ -60,18 +98,34 @@ from core.paleo.simulate import (
     worker_counts,
 )
 from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
+from core.paleo.transfer import (
+    FITS,
+    Measurement,
+    StepPrediction,
+    TransferCalibration,
+    calibrate_transfer,
+    predict_step,
+)
+from core.paleo.workload import KINDS, Op, Workload, workload_from_net
 
 TORCH_PREFIX = "torch:"
 
 __all__ = [
-    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_NETWORK", "DEVICES",
-    "MODERN_DEVICES", "MODERN_NETWORKS", "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS",
-    "PALEO_SCHEMES", "PPP_PRESETS", "RING", "TORCH_PREFIX", "Device", "Layer", "LayerCost",
-    "ModeSettings", "Net", "Network", "PPPCalibration", "PaleoHeadline", "PaleoScaling",
-    "WorkerEstimate", "apply_cost", "builtin_spec_names", "calibrate_ppp", "comm_time_ms",
-    "default_schemes", "devices_for", "get_device", "get_network", "layer_breakdown", "layer_cost",
-    "link_time_ms", "list_nets", "load_net", "net_from_model", "networks_for", "parse_spec",
-    "ps_scheme", "read_spec_file", "settings_for_mode", "simulate", "step_time_ms", "worker_counts",
+    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
+    "DEVICES", "FITS", "FORMS", "GPUS", "IMAGENET_TRAIN_SAMPLES", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
+    "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "PRECISIONS",
+    "PRECISION_TEXT", "RING", "TORCH_PREFIX", "Device", "DeviceComparison", "DeviceRow", "Efficiencies", "Figure",
+    "GpuSpec", "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
+    "Network", "Op", "PPPCalibration", "PaleoHeadline", "PaleoScaling", "ProfileComparison", "Roof",
+    "RooflineStep", "StepPrediction", "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
+    "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
+    "calibrate_transfer", "check_transfer", "TransferCheck",
+    "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",
+    "get_gpu", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",
+    "load_workload", "measure_profile", "net_from_model", "networks_for", "parse_spec", "predict_step",
+    "profile_report", "ps_scheme", "read_mlperf_throughput", "read_profile", "read_spec_file", "roof_for",
+    "roofline_layers", "roofline_step", "settings_for_mode", "simulate", "step_time_ms", "transfer_scaling",
+    "worker_counts", "workload_from_net",
 ]
 
 
@@ -83,6 +137,51 @@ def net_from_model(model_name: str, batch_size: int = 1) -> Net:
     from core.paleo.torch_bridge import net_from_model as _from_model
 
     return _from_model(model_name, batch_size)
+
+
+def _is_model_ref(text: str) -> bool:
+    """Whether :func:`load_net` would read ``text`` as a torch model rather than a spec."""
+    from core.models import MODEL_NAMES
+
+    if text.endswith(".json") and Path(text).is_file():
+        return False
+    if text.removesuffix(".json") in builtin_spec_names():
+        return False
+    return text.removeprefix(TORCH_PREFIX) in MODEL_NAMES
+
+
+def load_workload(ref: str | Path | Net) -> Workload:
+    """The op-by-op work of one training step, for the roofline and the transfer.
+
+    A torch model (``torch:<model>``, or a bare model name no spec has) is traced aten op by
+    aten op (:func:`core.paleo.torch_work.workload_from_model`, imports torch); a spec (or a
+    :class:`Net`) gives its Paleo layer list's work (:func:`workload_from_net`).  Names resolve
+    as in :func:`load_net`.
+
+    Examples
+    --------
+    >>> w = load_workload("alex_v2")
+    >>> w.counted.startswith("Paleo layer list"), w.n_params
+    (True, 50303912)
+    """
+    if isinstance(ref, Net):
+        return workload_from_net(ref)
+    text = str(ref)
+    if _is_model_ref(text):
+        from core.paleo.torch_work import workload_from_model
+
+        return workload_from_model(text.removeprefix(TORCH_PREFIX))
+    return workload_from_net(load_net(ref))
+
+
+def measure_profile(model_name: str, **options) -> MeasuredProfile:
+    """Time a :mod:`core.models` architecture's training step layer by layer (imports torch).
+
+    See :func:`core.paleo.torch_profile.measure_profile` for the options.
+    """
+    from core.paleo.torch_profile import measure_profile as _measure
+
+    return _measure(model_name.removeprefix(TORCH_PREFIX), **options)
 
 
 def list_nets(*, loadable_only: bool = False) -> dict[str, tuple[str, ...]]:

@@ -48,13 +48,16 @@ class LayerCost:
     total_ms : float
         ``comp_ms + mem_ms``, accumulated in Paleo's order.
     flops : float
-        Floating-point operations counted.
+        Floating-point operations counted (2 per multiply-add).
+    bytes : float
+        Device-memory bytes read and written that ``mem_ms`` prices (4 per element).
     """
 
     comp_ms: float = 0.0
     mem_ms: float = 0.0
     total_ms: float = 0.0
     flops: float = 0.0
+    bytes: float = 0.0
 
     @property
     def lowerbound_ms(self) -> float:
@@ -63,10 +66,11 @@ class LayerCost:
 
     def __add__(self, other: LayerCost) -> LayerCost:
         return LayerCost(self.comp_ms + other.comp_ms, self.mem_ms + other.mem_ms,
-                         self.total_ms + other.total_ms, self.flops + other.flops)
+                         self.total_ms + other.total_ms, self.flops + other.flops,
+                         self.bytes + other.bytes)
 
 
-_ZERO = LayerCost(0, 0, 0, 0)
+_ZERO = LayerCost(0, 0, 0, 0, 0)
 
 
 def _prod(shape) -> int:
@@ -104,7 +108,7 @@ class _Model:
         mem = 0
         for i, n_bytes in enumerate(byte_counts):
             mem = self.tm(n_bytes) if i == 0 else mem + self.tm(n_bytes)
-        return LayerCost(comp, mem, comp + mem, flops)
+        return LayerCost(comp, mem, comp + mem, flops, float(sum(byte_counts)))
 
     # ------------------------------------------------------------------ convolution
     def gemm(self, inputs, filters, pad, out, holes_inputs=0.0, holes_filters=0.0) -> LayerCost:
@@ -289,4 +293,4 @@ def apply_cost(params_bytes: int, device: Device, *, ppp_comp: float = 1.0,
     flops = 2 * (params_bytes // BYTES_FLOAT)
     comp = model.tc(flops)
     mem = 3 * model.tm(params_bytes)
-    return LayerCost(comp, mem, comp + mem, flops)
+    return LayerCost(comp, mem, comp + mem, flops, 3.0 * params_bytes)

@@ -135,11 +135,15 @@ MODERN_NETWORKS: dict[str, Network] = {
     "infiniband_edr": Network("infiniband_edr", 100, "InfiniBand EDR 4x, 100 Gb/s (IBTA)"),
     "infiniband_hdr": Network("infiniband_hdr", 200, "InfiniBand HDR 4x, 200 Gb/s (IBTA)"),
     "infiniband_ndr": Network("infiniband_ndr", 400, "InfiniBand NDR 4x, 400 Gb/s (IBTA)"),
+    "infiniband_xdr": Network("infiniband_xdr", 800, "InfiniBand XDR 4x, 800 Gb/s (ConnectX-8 / Quantum-X800; "
+                              "third-party copies of the NVIDIA product pages)"),
     "pcie4": Network("pcie4", 32 * 8, "PCIe 4.0 x16, 32 GB/s per direction (PCI-SIG)"),
     "pcie5": Network("pcie5", 64 * 8, "PCIe 5.0 x16, 64 GB/s per direction (PCI-SIG)"),
     "nvlink2": Network("nvlink2", 150 * 8, _NVLINK.format(gpu="V100 (SXM2)", total=300)),
     "nvlink3": Network("nvlink3", 300 * 8, _NVLINK.format(gpu="A100 (SXM4)", total=600)),
     "nvlink4": Network("nvlink4", 450 * 8, _NVLINK.format(gpu="H100 (SXM5)", total=900)),
+    "nvlink5": Network("nvlink5", 900 * 8, _NVLINK.format(gpu="HGX B200", total=1800)
+                       + " (18 links x 100 GB/s, NVIDIA NVLink page)"),
 }
 
 NETWORKS: dict[str, Network] = {**PALEO_NETWORKS, **MODERN_NETWORKS}

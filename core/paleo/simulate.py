@@ -105,6 +105,43 @@ def _check_simulation(batch_size, workers, scaling, ppp_comp, ppp_comm, n_ps, *,
                          "never overlaps compute and communication; drop one of the two.")
 
 
+def batch_split(batch_size: int, n: int, scaling: str) -> tuple[int, int]:
+    """``(per-worker batch, images per iteration)`` at ``n`` workers: weak ``(B, B·n)``, strong ``(ceil(B/n), B)``.
+
+    >>> batch_split(128, 3, "weak"), batch_split(128, 3, "strong")
+    ((128, 384), (43, 128))
+    """
+    if scaling == "weak":
+        return batch_size, batch_size * n
+    return int(math.ceil(batch_size / n)), batch_size
+
+
+def worker_estimate(n: int, *, effective: int, per_worker: int, fwd_ms: float, bwd_ms: float, apply_ms: float,
+                    comm_ms: dict[str, float], overlap: bool, naive_img_s: float) -> WorkerEstimate:
+    """One worker count's row: ``comp = fwd + bwd + apply``; total per scheme ``comp + comm`` (or with
+    ``overlap`` ``fwd + max(bwd, comm) + apply``); throughput ``effective / total``; no speed-up yet.
+
+    >>> row = worker_estimate(2, effective=256, per_worker=128, fwd_ms=30.0, bwd_ms=60.0, apply_ms=10.0,
+    ...                       comm_ms={"RingAllReduce": 28.0}, overlap=False, naive_img_s=1e4)
+    >>> row.time_comp_ms, row.total_ms["RingAllReduce"], row.throughput_img_s["RingAllReduce"]
+    (100.0, 128.0, 2000.0)
+    """
+    comp = fwd_ms + bwd_ms + apply_ms
+    if overlap:
+        total = {s: fwd_ms + max(bwd_ms, c) + apply_ms for s, c in comm_ms.items()}
+    else:
+        total = {s: comp + c for s, c in comm_ms.items()}
+    throughput = {s: effective / total[s] * 1000 for s in comm_ms}
+    return WorkerEstimate(n, effective, per_worker, 1, fwd_ms, bwd_ms, apply_ms, comp, dict(comm_ms), total,
+                          throughput, {}, naive_img_s)
+
+
+def with_speedups(one: WorkerEstimate, rows: Sequence[WorkerEstimate]) -> tuple[WorkerEstimate, ...]:
+    """``rows`` with each scheme's speed-up over the one-worker row ``one``."""
+    return tuple(replace(r, speedup={s: r.throughput_img_s[s] / one.throughput_img_s[s] for s in r.throughput_img_s})
+                 for r in rows)
+
+
 def worker_counts(max_workers: int) -> tuple[int, ...]:
     """Worker counts 1, 2, 4, 8, ... up to ``max_workers`` (included even when not a power of 2).
 
@@ -205,26 +242,14 @@ def simulate(net: Net, *, device: str | Device = "V100", network: str | Network 
     flops_per_image = (ref.fwd_flops + ref.bwd_flops) / batch_size
 
     def estimate(n: int) -> WorkerEstimate:
-        per_worker = batch_size if scaling == "weak" else int(math.ceil(batch_size / n))
-        effective = batch_size * n if scaling == "weak" else batch_size
+        per_worker, effective = batch_split(batch_size, n, scaling)
         t = passes(per_worker)
-        comp = t.fwd_ms + t.bwd_ms + apply_ms
         comm = {s: comm_time_ms(s, n, net.params_bytes, network, ppp_comm) for s in schemes}
-        if overlap:
-            total = {s: t.fwd_ms + max(t.bwd_ms, c) + apply_ms for s, c in comm.items()}
-        else:
-            total = {s: comp + c for s, c in comm.items()}
-        throughput = {s: effective / total[s] * 1000 for s in schemes}
         naive = n * device.peak_gflops * 1e9 / flops_per_image
-        return WorkerEstimate(n, effective, per_worker, 1, t.fwd_ms, t.bwd_ms, apply_ms, comp,
-                              comm, total, throughput, {}, naive)
+        return worker_estimate(n, effective=effective, per_worker=per_worker, fwd_ms=t.fwd_ms, bwd_ms=t.bwd_ms,
+                               apply_ms=apply_ms, comm_ms=comm, overlap=overlap, naive_img_s=naive)
 
-    one = estimate(1)
-    rows = []
-    for n in workers:
-        est = estimate(n)
-        speedup = {s: est.throughput_img_s[s] / one.throughput_img_s[s] for s in schemes}
-        rows.append(replace(est, speedup=speedup))
+    rows = with_speedups(estimate(1), [estimate(n) for n in workers])
     return PaleoScaling(
         net=net.name, net_source=net.source, device=device.name, network=network.name,
         network_gbps=network.gbps, scaling=scaling, batch_size=batch_size, ppp_comp=ppp_comp,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from core.paleo import load_net, simulate, worker_counts
@@ -30,4 +31,29 @@ def test_choose_another_device_and_download_the_throughput_chart(page: Page, app
     got = download(page, page, "Chart (PNG)", png)
     assert got.suggested_filename == "throughput_resnet50_A100_ethernet_weak_b128.png"
     assert png.read_bytes()[:8] == PNG_MAGIC
+    no_exception(page)
+
+
+def test_transfer_a_typed_step_and_download_its_table(page: Page, app_url, tmp_path):
+    import pandas as pd
+
+    from core.paleo import Measurement, calibrate_transfer, compare_devices, load_workload
+
+    goto_page(page, app_url, "Throughput")
+    expect(page.get_by_text("The GPU you don't have yet", exact=False)).to_be_visible(timeout=90_000)
+    step = page.get_by_role("spinbutton", name="Measured time per step (s)")
+    step.fill("0.252")                                   # twice MLPerf's A100 PCIe step
+    step.press("Enter")
+    wait_idle(page)
+    csv = tmp_path / "transfer.csv"
+    got = download(page, page.locator(".st-key-tp_tr_csv"), "Table (CSV)", csv)
+    assert got.suggested_filename == "transfer_resnet50_A100_PCIE_80GB_fp16_b408.csv"
+    shown = pd.read_csv(csv)
+    workload = load_workload("resnet50")
+    cal = calibrate_transfer([Measurement(workload, "A100_PCIE_80GB", "fp16", 408, 0.252)])
+    want = compare_devices(workload, cal, ["A100_PCIE_80GB", "H100_SXM", "A100_SXM4_80GB", "L40S"],
+                           precision="fp16", batch_size=408).to_frame()
+    assert shown.device.tolist() == want.device.tolist()
+    assert shown.step_time_s.tolist() == pytest.approx(want.step_time_s.tolist(), rel=1e-9)
+    assert shown.step_time_s[0] == pytest.approx(0.252)
     no_exception(page)

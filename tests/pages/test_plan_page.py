@@ -303,3 +303,27 @@ def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
     p = forecast_epoch_at_target(log, logs, target_acc=0.92, family="auto").prediction
     # epoch × 63 steps per epoch
     assert metrics(at)["Steps to target"] == f"{p.epoch * 63:,.0f}"
+
+
+def test_step_time_from_a_gpu_transfer_scales_the_paper_theta(builtin_steps):
+    from core.paleo import Measurement, calibrate_transfer, compare_devices, load_workload
+    from pages.shared.transfer import TRANSFERRED_STEPS
+
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("transfer").run()
+    assert not at.exception and shown(at.error[0].value).startswith(
+        "Step time from a GPU transfer: expected one sent from the Throughput page; got none.")
+    # what the Throughput page sends: a DeviceComparison (core.paleo.compare_devices)
+    workload = load_workload("resnet50")
+    cal = calibrate_transfer([Measurement(workload, "A100_PCIE_80GB", "fp16", 408, 0.126)])
+    at.session_state[TRANSFERRED_STEPS] = compare_devices(workload, cal, ["A100_PCIE_80GB", "H100_SXM"],
+                                                          precision="fp16", batch_size=408)
+    at.run()
+    at.selectbox(key="plan_transfer_device").set_value("H100_SXM")
+    at.number_input(key="plan_transfer_p").set_value(2)
+    at.number_input(key="plan_transfer_w").set_value(4).run()
+    assert not at.exception and not at.error
+    step = at.session_state[TRANSFERRED_STEPS].step_time_s("H100_SXM")
+    grid = shown_grid(at).set_index(["p", "w"])
+    # the paper's θ scaled so that one step at p = 2, w = 4 takes the H100's transferred step time
+    assert grid.loc[(2, 4), "time_s"] == pytest.approx(builtin_steps.steps * step)

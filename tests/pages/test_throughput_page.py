@@ -5,18 +5,26 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.figures.paleo import LINEAR, NAIVE_BOUND
+from core.datasets import builtin_profiles
+from core.figures.paleo import ESTIMATE, LINEAR, MEASURED, NAIVE_BOUND, PALEO, ROOFLINE
 from core.paleo import (
     NETS_DIR,
     PALEO_DEVICES,
     PALEO_NETWORKS,
     PALEO_SCHEMES,
     PPP_PRESETS,
+    Measurement,
     calibrate_ppp,
+    calibrate_transfer,
+    compare_devices,
+    compare_profile,
     load_net,
+    load_workload,
+    read_profile,
     simulate,
     worker_counts,
 )
+from pages.shared.transfer import TRANSFERRED_STEPS
 from tests.conftest import SHARED
 from tests.pages.conftest import chart_specs, open_page, shown
 
@@ -62,7 +70,8 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
     best = res.fastest_scheme(32, exact_only=True)
     assert metrics(at)["Fastest at 32 workers (images/s)"] == f"{last.throughput_img_s[best]:,.1f}"
     assert best in at.metric[3].proto.delta
-    assert len(chart_specs(at)) == 3                        # throughput, speed-up, layers
+    # throughput, speed-up, layers, then the transfer and the measured profile
+    assert len(chart_specs(at)) == 5
     layers = traces(at, "Slowest 15 layers")
     assert list(layers) == ["compute", "memory"] and len(layers["compute"]["y"]) == 15
     table = at.dataframe[1].value                            # results table = PaleoScaling.to_frame()
@@ -195,7 +204,7 @@ def test_ppp_fitted_from_a_measured_step_is_shown_and_used():
     cal = calibrate_ppp(load_net("alex_v2"), 50.0, device="V100", batch_size=128)
     assert at.number_input(key="tp_ppp_comp").value == pytest.approx(cal.ppp_comp, rel=1e-12)
     assert f"Fitted PPP compute **{cal.ppp_comp:.4f}**" in at.success[0].value
-    assert not cal.flags and not at.warning
+    assert not cal.flags and not any("PPP" in w.value for w in at.warning)
     res = simulate(load_net("alex_v2"), **{**DEFAULTS, "ppp_comp": cal.ppp_comp})
     assert_shows(at, res)
     # the fitted PPP reproduces the measurement: one worker's iteration = 50 ms
@@ -218,3 +227,63 @@ def test_fitting_without_a_measurement_says_so():
     assert not at.exception
     assert shown(at.error[0].value).startswith("Measured step time: expected a time in ms > 0; got none.")
     assert at.number_input(key="tp_ppp_comp").value == 1.0
+
+
+# ---------------------------------------------------------------- transfer and measured profile
+def _comparison(*, precision="fp16", batch=408, step_s=0.126, targets=("H100_SXM", "A100_SXM4_80GB", "L40S"),
+                prices=None):
+    workload = load_workload("resnet50")
+    cal = calibrate_transfer([Measurement(workload, "A100_PCIE_80GB", precision, batch, step_s)])
+    return compare_devices(workload, cal, ("A100_PCIE_80GB", *targets), precision=precision, batch_size=batch,
+                           prices=prices)
+
+
+def test_transfer_opens_on_the_mlperf_example_and_shows_the_core_comparison():
+    at = open_page(PAGE)
+    want = _comparison()
+    shown = at.dataframe[2].value.reset_index(drop=True)
+    pd.testing.assert_frame_equal(shown, want.to_frame(), check_dtype=False)
+    bars = traces(at, "resnet50: images/s on each device")
+    assert bars[ESTIMATE]["x"] == ["A100_PCIE_80GB", "H100_SXM", "A100_SXM4_80GB", "L40S"]
+    assert bars[ESTIMATE]["y"] == pytest.approx([r.prediction.images_per_s for r in want.rows], rel=1e-12)
+    assert bars[MEASURED]["y"] == pytest.approx([408 / 0.126])                  # the measurement, on device A
+    assert "Interval from the compute/memory split" in " ".join(c.value for c in at.caption)
+
+
+def test_transfer_skips_a_gpu_without_the_precision_and_prices_an_epoch():
+    at = open_page(PAGE)
+    at.selectbox(key="tp_tr_precision").set_value("bf16")
+    at.multiselect(key="tp_tr_targets").set_value(["H100_SXM", "V100_SXM2"]).run()
+    at.number_input(key="tp_tr_price_H100_SXM").set_value(4.0)
+    at.radio(key="tp_tr_metric").set_value("cost_per_epoch").run()
+    assert not at.exception
+    assert [shown(w.value) for w in at.warning][0].startswith(
+        "V100_SXM2 left out: precision: expected one of fp32, fp16")
+    want = _comparison(precision="bf16", targets=("H100_SXM", "V100_SXM2"), prices={"H100_SXM": 4.0})
+    table = at.dataframe[2].value.reset_index(drop=True)
+    assert table.device.tolist() == ["A100_PCIE_80GB", "H100_SXM"]
+    assert table.cost_per_epoch.iloc[1] == pytest.approx(want.rows[1].cost_per_epoch, rel=1e-12)
+    # 1,281,167 images at the H100's estimated images/s, times 4 per hour
+    assert want.rows[1].cost_per_epoch == pytest.approx(1_281_167 / want.rows[1].prediction.images_per_s / 3600 * 4)
+    cost = traces(at, "resnet50: cost per epoch on each device")
+    assert cost[ESTIMATE]["x"] == ["H100_SXM"]
+
+
+def test_transfer_is_sent_to_the_plan_page():
+    at = open_page(PAGE)
+    at.button(key="tp_tr_send").click().run()
+    assert not at.exception
+    sent = at.session_state[TRANSFERRED_STEPS]
+    assert sent.step_time_s("H100_SXM") == pytest.approx(_comparison().step_time_s("H100_SXM"), rel=1e-12)
+
+
+def test_the_shipped_profile_is_shown_beside_both_estimates():
+    at = open_page(PAGE)
+    name, path = builtin_profiles()[0]
+    profile = read_profile(path.read_bytes(), name)
+    cmp = compare_profile(profile, load_workload(profile.net), load_net(profile.net))
+    values = metrics(at)
+    assert values["Time the roofline misplaces"] == f"{cmp.misplaced_share['roofline']:.0%}"
+    assert values["Time Paleo misplaces"] == f"{cmp.misplaced_share['paleo']:.0%}"
+    bars = traces(at, "torch:resnet20 on")
+    assert list(bars) == [MEASURED, ROOFLINE, PALEO] and len(bars[MEASURED]["y"]) == 15
