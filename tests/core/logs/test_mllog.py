@@ -27,7 +27,7 @@ noise[12:00] :::MLLOG {"namespace": "", "time_ms": 4000, "key": "tracked_stats",
 :::MLLOG {"namespace": "", "time_ms": 7000, "key": "tracked_stats", "value": {"throughput": 3000.0}}
 :::MLLOG {"namespace": "", "time_ms": 10000, "key": "eval_accuracy", "value": 0.70, "metadata": {"epoch_num": 4}}
 :::MLLOG {"namespace": "", "time_ms": 11000, "key": "tracked_stats", "value": {"throughput": 2000.0}}
-:::MLLOG {"namespace": "", "time_ms": 12000, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "success"}}
+:::MLLOG {"time_ms": 12000, "event_type": "INTERVAL_END", "key": "run_stop", "metadata": {"status": "success"}}
 """
 
 
