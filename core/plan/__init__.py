@@ -86,6 +86,7 @@ from core.plan.speed_select import (
 )
 from core.plan.speed_table import (
     has_parameter_servers,
+    read_speed_csv,
     read_speed_table,
 )
 from core.plan.steps import (
@@ -110,8 +111,8 @@ __all__ = [
     'display_time', 'fit_batch_scaling', 'fit_pollux_speed', 'fit_speed', 'fit_speed_model', 'goodput',
     'greedy_allocation', 'has_parameter_servers', 'loss_threshold_from_runs', 'measure_batch_run',
     'measure_batch_runs', 'noise_batch_scaling', 'optimus_speed', 'paleo_net_for', 'paleo_time_to_target',
-    'paper_speed_model', 'pareto_frontier', 'plan_grid', 'pollux_step_time', 'read_speed_table', 'run_batch',
-    'run_methods', 'samples_to_target', 'scale_to_step_time', 'statistical_efficiency', 'steps_from_calibration',
-    'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline', 'time_to_target_s',
-    'typed_batch_scaling', 'typed_steps',
+    'paper_speed_model', 'pareto_frontier', 'plan_grid', 'pollux_step_time', 'read_speed_csv', 'read_speed_table',
+    'run_batch', 'run_methods', 'samples_to_target', 'scale_to_step_time', 'statistical_efficiency',
+    'steps_from_calibration', 'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline',
+    'time_to_target_s', 'typed_batch_scaling', 'typed_steps',
 ]

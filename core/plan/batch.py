@@ -324,7 +324,7 @@ class BatchScaling:
         batch of ``batches`` (``predicted``).
         """
         rows = []
-        for r in self.used:
+        for r in sorted(self.used, key=lambda r: (r.global_batch, r.source)):
             rows.append(dict(global_batch=r.global_batch, epochs_to_target=r.epochs_to_target,
                              samples_to_target=r.samples_to_target, steps_to_target=r.steps_to_target,
                              **self._band(r.global_batch), source="measured", file=r.source))

@@ -156,6 +156,50 @@ def normalise_speed_table(table: pd.DataFrame, *, global_batch: float | None = N
         raise InputError(f"{source}: {problem}.") from None
 
 
+def read_speed_csv(file: SpeedSource, *, global_batch: float | None = None, source: str | None = None) -> pd.DataFrame:
+    """Read a CSV of measured speeds and check it; return it as it is (every column kept).
+
+    What Pollux's model needs beyond the normalised columns (``num_nodes``) stays in the
+    frame; :func:`read_speed_table` is this, normalised.
+
+    Raises
+    ------
+    LogFormatError
+        As :func:`read_speed_table`.
+
+    Examples
+    --------
+    >>> read_speed_csv(b"num_nodes,num_replicas,local_bsz,step_time\\n2,8,32,0.5\\n").columns.tolist()
+    ['num_nodes', 'num_replicas', 'local_bsz', 'step_time']
+    """
+    source = _source_name(file, source)
+    df = _read_csv(file, global_batch, source)
+    try:
+        _normalise(df, global_batch)
+    except _Problem as problem:
+        raise LogFormatError(source, f"{problem}.") from None
+    return df
+
+
+def _source_name(file: SpeedSource, source: str | None) -> str:
+    if source is not None:
+        return source
+    return os.path.basename(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "<input>"
+
+
+def _read_csv(file: SpeedSource, global_batch: float | None, source: str) -> pd.DataFrame:
+    _check_global_batch(global_batch, source)
+    try:
+        handle = io.BytesIO(file) if isinstance(file, bytes) else file
+        return pd.read_csv(handle, skipinitialspace=True)
+    except FileNotFoundError:
+        raise LogFormatError(source, "expected a readable CSV file; got no such file. "
+                             "Check the path.") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise LogFormatError(source, f"expected a CSV table; got unreadable content "
+                             f"({type(err).__name__}: {err}). Save the table as CSV.") from None
+
+
 def read_speed_table(file: SpeedSource, *, global_batch: float | None = None,
                      source: str | None = None) -> pd.DataFrame:
     """Read a CSV of measured speeds (path, bytes or file object) and normalise it.
@@ -184,18 +228,8 @@ def read_speed_table(file: SpeedSource, *, global_batch: float | None = None,
     >>> read_speed_table(b"p,w,M,steps_per_s\\n2,4,128,0.5\\n").to_dict("records")
     [{'p': 2, 'w': 4, 'global_batch': 128.0, 'steps_per_s': 0.5}]
     """
-    if source is None:
-        source = os.path.basename(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "<input>"
-    _check_global_batch(global_batch, source)
-    try:
-        handle = io.BytesIO(file) if isinstance(file, bytes) else file
-        df = pd.read_csv(handle, skipinitialspace=True)
-    except FileNotFoundError:
-        raise LogFormatError(source, "expected a readable CSV file; got no such file. "
-                             "Check the path.") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise LogFormatError(source, f"expected a CSV table; got unreadable content "
-                             f"({type(err).__name__}: {err}). Save the table as CSV.") from None
+    source = _source_name(file, source)
+    df = _read_csv(file, global_batch, source)
     try:
         return _normalise(df, global_batch)
     except _Problem as problem:
