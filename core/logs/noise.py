@@ -19,8 +19,8 @@ The gradient noise scale (McCandlish et al. 2018, ``B_simple``) is then
 
 ``B0`` is not in the file.  A per-epoch AdaptDL trace ends epoch ``e`` when its ``progress``
 (scale-invariant iterations, in steps of ``B0`` samples) reaches ``e · N / B0``, so
-``B0 = N / progress per epoch`` when the data-set size ``N`` is known (CIFAR-10:
-50,000 / 390.6 = 128; ImageNet: 1,281,167 / 6,405.8 = 200).
+``B0 = N / progress per epoch`` (averaged over the trace's epochs) when the data-set size
+``N`` is known (CIFAR-10: 50,000 / 390.6 = 128; ImageNet: 1,281,167 / 6,405.8 = 200).
 """
 
 from __future__ import annotations
@@ -67,13 +67,15 @@ class GradientNoise:
     def base_batch(self, samples_per_epoch: float | None) -> float | None:
         """``B0 = N / progress per epoch`` (rounded), or None without ``progress`` or ``N``.
 
-        >>> g = GradientNoise("t.csv", np.array([1, 2]), progress=np.array([390.6, 781.3]))
-        >>> g.base_batch(50_000)
+        >>> g = GradientNoise("t.csv", np.array([1, 2]), progress=np.array([393.2, 781.3]))
+        >>> g.base_batch(50_000)          # 50000 / (781.3 / 2)
         128.0
         """
         if self.progress is None or not samples_per_epoch or len(self.progress) == 0:
             return None
-        per_epoch = float(self.progress[0])
+        # each epoch ends on the first step past e·N/B0, so the overshoot is at most one step's
+        # progress: over all the epochs of the trace the average is the exact N/B0
+        per_epoch = float(self.progress[-1]) / len(self.progress)
         return float(round(samples_per_epoch / per_epoch)) if per_epoch > 0 else None
 
     def scale(self, base_batch: float | None = None) -> np.ndarray:
@@ -141,8 +143,10 @@ def read_gradient_noise(data: bytes, source: str) -> GradientNoise | None:
         v = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
         if not np.isfinite(v).all() or (v < 0).any():
             i = int(np.flatnonzero(~np.isfinite(v) | (v < 0))[0])
+            bad = frame[name].iloc[i]
             raise LogFormatError(source, f"expected finite numbers >= 0 in column {name!r}; got "
-                                 f"{frame[name].iloc[i]!r} in data row {i + 1}. Fix or remove that row.")
+                                 f"{bad.item() if hasattr(bad, 'item') else bad!r} in data row {i + 1}. "
+                                 "Fix or remove that row.")
         values[name] = v
     progress = columns.get("progress")
     prog = pd.to_numeric(frame[progress], errors="coerce").to_numpy(dtype=float) if progress is not None else None
