@@ -134,7 +134,8 @@ class BatchRun:
     """One run's samples, steps and epochs to target at its global batch.
 
     ``reached`` is False (and the counts None) when the run never passed the target, or
-    when it was aborted; ``note`` says why it is left out of a fit.
+    when it was aborted; ``note`` says why it is left out of a fit.  ``samples_per_s`` is the
+    throughput the log says (an MLLOG ``tracked_stats``), None when it says none.
     """
 
     source: str
@@ -144,6 +145,7 @@ class BatchRun:
     steps_to_target: float | None = None
     epochs_to_target: float | None = None
     note: str = ""
+    samples_per_s: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -186,19 +188,21 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
     (1280.0, 20.0, 2.0)
     """
     batch = run_batch(log, global_batch)
+    speed = log.meta.throughput
     if ABORTED_FLAG in log.flags:
-        return BatchRun(log.source, batch, False, note="aborted run (run_stop status 'aborted'): left out")
+        return BatchRun(log.source, batch, False, note="aborted run (run_stop status 'aborted'): left out",
+                        samples_per_s=speed)
     crossing = find_target_crossing(log, target_acc, criterion="epoch")
     if not crossing.reached:
         why = "no accuracy column" if not log.has_acc else f"never reached {target_acc:g}"
-        return BatchRun(log.source, batch, False, note=f"{why}: left out")
+        return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed)
     samples = float(crossing.step) * batch
     n = samples_per_epoch or log.meta.samples_per_epoch
     if n:
         epochs = samples / float(n)
     else:
         epochs = None if log.fmt == "metric-trace" or crossing.epoch is None else float(crossing.epoch)
-    return BatchRun(log.source, batch, True, samples, samples / batch, epochs)
+    return BatchRun(log.source, batch, True, samples, samples / batch, epochs, samples_per_s=speed)
 
 
 def measure_batch_runs(logs: Sequence[RunLog], *, target_acc: float, batches: Sequence[float] | None = None,

@@ -246,3 +246,64 @@ def best_configuration(grid: pd.DataFrame) -> pd.Series:
         raise InputError("best_configuration: expected a non-empty grid; got 0 rows. Build it with batch_plan_grid.")
     order = grid.assign(_n=grid["p"] + grid["w"]).sort_values(["time_s", "_n", "global_batch"], kind="mergesort")
     return order.drop(columns="_n").iloc[0]
+
+
+#: columns of :func:`goodput_curves`
+GOODPUT_COLUMNS: tuple[str, ...] = ("label", "kind", "global_batch", "samples_per_s", "efficiency", "goodput")
+
+
+def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = (), batches=None,
+                   measured: bool = True) -> pd.DataFrame:
+    """Throughput, statistical efficiency and goodput against the global batch.
+
+    Parameters
+    ----------
+    batch : BatchScaling
+        Gives the efficiency ``E_min/E(M)`` (and the measured runs).
+    speed : SpeedModel or PolluxSpeedModel, optional
+        With ``workers``: one curve per worker count, throughput ``M·f(p, w, M)`` (``p`` = 0
+        for all-reduce, else 1) at ``batches`` (default: 60 batches spaced geometrically
+        over the runs' range widened ×4 both ways, at least one sample per worker).
+    measured : bool, default=True
+        Also one point per run whose log gives its throughput (``kind`` "measured"; each
+        run on its own system).
+
+    Returns
+    -------
+    DataFrame
+        ``GOODPUT_COLUMNS``; ``kind`` is "model" or "measured", ``label`` "w = 8" or "runs".
+
+    Examples
+    --------
+    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.plan.speed import SpeedModel
+    >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002))
+    >>> c = goodput_curves(typed_batch_scaling(1e5, 1000), speed=speed, workers=[4], batches=[256])
+    >>> c[["label", "samples_per_s", "goodput"]].round(2).values.tolist()     # 256 / 0.122 s; × 1/1.256
+    [['w = 4', 2098.36, 1670.67]]
+    """
+    parts = []
+    if speed is not None and workers:
+        used = [r.global_batch for r in batch.used] or [1.0]
+        grid = np.asarray(batches, dtype=float) if batches is not None else \
+            np.geomspace(min(used) / 4, max(used) * 4, 60)
+        p = 0 if speed.mode == "allreduce" else 1
+        for w in workers:
+            m = grid[grid >= w]
+            if m.size == 0:
+                continue
+            thr = m * np.asarray(speed.steps_per_s_at(p, w, m), dtype=float)
+            parts.append(pd.DataFrame({"label": f"w = {w}", "kind": "model", "global_batch": m,
+                                       "samples_per_s": thr}))
+    if measured:
+        runs = [r for r in batch.runs if r.samples_per_s]
+        if runs:
+            parts.append(pd.DataFrame({"label": "runs", "kind": "measured",
+                                       "global_batch": [r.global_batch for r in runs],
+                                       "samples_per_s": [r.samples_per_s for r in runs]}))
+    if not parts:
+        return pd.DataFrame(columns=list(GOODPUT_COLUMNS))
+    out = pd.concat(parts, ignore_index=True)
+    out["efficiency"] = batch.efficiency(out["global_batch"].to_numpy(dtype=float))
+    out["goodput"] = out["samples_per_s"] * out["efficiency"]
+    return out[list(GOODPUT_COLUMNS)]
