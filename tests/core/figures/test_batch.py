@@ -9,6 +9,7 @@ from core.figures.batch import SAMPLES_TRACES, batch_samples_figure, efficiency_
 from core.figures.plan import tta_vs_workers_figure
 from core.plan import (
     BatchRun,
+    BatchScaling,
     ScalingRule,
     SpeedModel,
     batch_plan_grid,
@@ -39,7 +40,7 @@ def test_samples_figure_draws_the_runs_the_fit_and_its_two_parameters():
 
 
 def test_samples_figure_without_interval_or_finite_noise_scale_leaves_those_traces_out():
-    fig = batch_samples_figure(typed_batch_scaling(1e6, float("inf")))
+    fig = batch_samples_figure(BatchScaling(1e6, float("inf"), "typed"))   # no cost of a larger batch measured
     assert [t.name for t in fig.data] == ["fitted E(B)", "measured", "E_min"]
 
 
