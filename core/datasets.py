@@ -32,7 +32,8 @@ class BatchRunSet:
 
     ``set_key`` is a key of :data:`BUILTIN_LOG_SETS`, ``prefix`` picks its files (a Pollux
     job), ``target_acc`` is the accuracy the job is usually taken to, and
-    ``samples_per_epoch`` the training-set size when the logs do not say it.
+    ``samples_per_epoch`` the training-set size when the logs do not say it; ``speed_table``
+    the job's measured speeds relative to ``data/``, when there are some.
     """
 
     label: str
@@ -40,6 +41,11 @@ class BatchRunSet:
     prefix: str
     target_acc: float
     samples_per_epoch: int | None
+    speed_table: str | None = None
+
+    def speed_table_path(self, *, data_dir: Path = DATA_DIR) -> Path | None:
+        """The job's measured speeds (a Pollux ``scalability.csv``), when the set has one."""
+        return None if self.speed_table is None else data_dir / self.speed_table
 
 
 #: the built-in batch-scaling examples: MNIST-1D (made here), Pollux, MLPerf
@@ -47,9 +53,9 @@ BATCH_RUN_SETS: dict[str, BatchRunSet] = {
     "mnist1d_batch": BatchRunSet("MNIST-1D ResNet-14, 7 global batches (CPU, made here)", "mnist1d_batch", "",
                                  0.92, None),
     "pollux_cifar10": BatchRunSet("Pollux CIFAR-10 ResNet-18, 6 global batches", "pollux", "cifar10/", 0.93,
-                                  50_000),
+                                  50_000, "pollux_traces/cifar10/scalability.csv"),
     "pollux_imagenet": BatchRunSet("Pollux ImageNet ResNet-50, 7 global batches", "pollux", "imagenet/", 0.74,
-                                   1_281_167),
+                                   1_281_167, "pollux_traces/imagenet/scalability.csv"),
     "mlperf": BatchRunSet("MLPerf v3.0 ResNet-50 on ImageNet, 13 systems", "mlperf", "", 0.759, None),
 }
 

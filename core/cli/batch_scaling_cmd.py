@@ -32,10 +32,9 @@ import pandas as pd
 
 from core.cli.common import complain, fraction, parse_number, print_csv
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, LogFormatError
-from core.logs import read_log_file
-from core.logs.noise import read_gradient_noise
-from core.plan import TUNED_NOTE, batch_scaling, crossing_row, measure_batch_runs
+from core.errors import InputError
+from core.logs import read_log_files
+from core.plan import TUNED_NOTE, batch_study
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
                   "steps_high", "source")
@@ -79,39 +78,32 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         complain(str(exc))
         return 2
-    logs, given, noise, rejected = [], [], {}, 0
+    files, given, rejected = [], [], 0
     for i, path in enumerate(args.logs):
         try:
-            log = read_log_file(path, source=path)
             with open(path, "rb") as handle:
-                stats = read_gradient_noise(handle.read(), path)
-        except (LogFormatError, OSError) as exc:
-            complain(str(exc))
+                files.append((path, handle.read()))
+            given.append(None if batches is None else batches[i])
+        except OSError as exc:
+            complain(f"{path}: cannot be read: {exc.strerror or exc}.")
             rejected += 1
-            continue
-        logs.append(log)
-        given.append(None if batches is None else batches[i])
-        if stats is not None:
-            noise[path] = stats
-    epoch_size = per_epoch[0] if per_epoch else None
-    try:
-        runs = measure_batch_runs(logs, target_acc=args.target_acc, batches=None if batches is None else given,
-                                  samples_per_epoch=epoch_size)
-    except InputError as exc:
-        complain(str(exc))
+    read = read_log_files(files)
+    for _source, message in read.errors:
+        complain(message)
+    rejected += len(read.errors)
+    kept = {log.source for log in read.logs}
+    study = batch_study(read.logs, target_acc=args.target_acc, noise=read.noise, level=args.level,
+                        batches=None if batches is None else [b for (src, _), b in zip(files, given) if src in kept],
+                        samples_per_epoch=per_epoch[0] if per_epoch else None,
+                        base_batch=noise_batch[0] if noise_batch else None)
+    for _source, message in study.errors:
+        complain(message)
+    for r in study.left_out:
+        complain(f"{r.source}: {r.note}")
+    if study.model is None:
+        complain(study.problem)
         return 2
-    for r in runs:
-        if not r.reached:
-            complain(f"{r.source}: {r.note}")
-    rows = {log.source: crossing_row(log, args.target_acc) for log in logs}
-    try:
-        model = batch_scaling(runs, noise=noise, rows={k: v for k, v in rows.items() if v is not None},
-                              base_batch=noise_batch[0] if noise_batch else None, level=args.level,
-                              samples_per_epoch=epoch_size)
-    except (InputError, LogFormatError) as exc:
-        complain(str(exc))
-        return 2
-    table = pd.DataFrame(model.table(predict), columns=list(OUTPUT_COLUMNS))
+    table = pd.DataFrame(study.model.table(predict), columns=list(OUTPUT_COLUMNS))
     print_csv(table)
-    complain(f"{model.summary()}. {TUNED_NOTE}")
-    return 2 if rejected else 0
+    complain(f"{study.model.summary()}. {TUNED_NOTE}")
+    return 2 if rejected or study.errors else 0

@@ -2,9 +2,14 @@
 
 Modules: ``reader`` (bytes → validated ``RunLog``: formats, column roles, steps and epochs),
 ``mllog`` (MLCommons MLLOG logs, the MLPerf result files; ``read_log`` hands them over),
+``noise`` (gradient-noise-scale columns), ``files`` (several files at once, each one's error kept),
 ``naming`` (model, depth, device and batch from a file name).
 """
 
+from core.logs.files import (
+    LogFiles,
+    read_log_files,
+)
 from core.logs.mllog import (
     ABORTED_FLAG,
     is_mllog,
@@ -30,7 +35,7 @@ from core.logs.reader import (
 )
 
 __all__ = [
-    'ABORTED_FLAG', 'ColumnRoles', 'MAX_LOG_BYTES', 'ROLES', 'RunLog', 'RunMeta', 'depth_of', 'detect_format',
-    'detect_roles', 'epoch_of_step', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'parse_run_name',
-    'read_log', 'read_log_file', 'read_mllog',
+    'ABORTED_FLAG', 'ColumnRoles', 'LogFiles', 'MAX_LOG_BYTES', 'ROLES', 'RunLog', 'RunMeta', 'depth_of',
+    'detect_format', 'detect_roles', 'epoch_of_step', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog',
+    'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
 ]

@@ -17,8 +17,10 @@ from core.plan.batch import (
     TUNED_NOTE,
     BatchRun,
     BatchScaling,
+    BatchStudy,
     anchored_batch_scaling,
     batch_scaling,
+    batch_study,
     crossing_row,
     fit_batch_scaling,
     goodput,
@@ -39,6 +41,7 @@ from core.plan.goodput import (
     batch_plan_grid,
     best_configuration,
     goodput_curves,
+    plan_with_rule,
 )
 from core.plan.grid import (
     COST_LATEX,
@@ -97,6 +100,7 @@ from core.plan.steps import (
     StepsEstimate,
     loss_threshold_from_runs,
     run_methods,
+    steps_from_batch_scaling,
     steps_from_calibration,
     steps_from_run,
     steps_from_target_prediction,
@@ -104,17 +108,18 @@ from core.plan.steps import (
 )
 
 __all__ = [
-    'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'COST_LATEX', 'Configuration', 'DeadlineChoice',
-    'EFFICIENCY_LATEX', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS', 'METHODS', 'MODEL_CHOICES', 'MODES',
-    'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX', 'SCALING_RULES', 'SOURCES',
+    'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'BatchStudy', 'COST_LATEX', 'Configuration',
+    'DeadlineChoice', 'EFFICIENCY_LATEX', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS', 'METHODS', 'MODEL_CHOICES',
+    'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX', 'SCALING_RULES', 'SOURCES',
     'STEPS_LATEX', 'ScalingRule', 'SpeedFit', 'SpeedModel', 'StepsEstimate', 'THETA_NAMES', 'THETA_SOURCES',
     'TIME_LATEX', 'TIME_RULE_LATEX', 'TUNED_NOTE', 'anchored_batch_scaling', 'batch_plan_grid', 'batch_scaling',
-    'best_configuration', 'best_workers', 'build_speed_model', 'cheapest_config', 'configuration_cost',
+    'batch_study', 'best_configuration', 'best_workers', 'build_speed_model', 'cheapest_config', 'configuration_cost',
     'crossing_row', 'default_speed_mode', 'display_time', 'fit_batch_scaling', 'fit_pollux_speed', 'fit_speed',
     'fit_speed_model', 'goodput', 'goodput_curves', 'greedy_allocation', 'has_parameter_servers',
     'loss_threshold_from_runs', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'optimus_speed',
-    'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid', 'pollux_step_time',
-    'read_speed_csv', 'read_speed_table', 'run_batch', 'run_methods', 'samples_to_target', 'scale_to_step_time',
-    'statistical_efficiency', 'steps_from_calibration', 'steps_from_run', 'steps_from_target_prediction',
-    'steps_to_target', 'suggest_deadline', 'time_to_target_s', 'typed_batch_scaling', 'typed_steps',
+    'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid', 'plan_with_rule',
+    'pollux_step_time', 'read_speed_csv', 'read_speed_table', 'run_batch', 'run_methods', 'samples_to_target',
+    'scale_to_step_time', 'statistical_efficiency', 'steps_from_batch_scaling', 'steps_from_calibration',
+    'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline', 'time_to_target_s',
+    'typed_batch_scaling', 'typed_steps',
 ]

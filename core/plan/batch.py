@@ -603,3 +603,58 @@ def crossing_row(log: RunLog, target_acc: float) -> int | None:
     acc = log.frame["acc"].to_numpy(dtype=float)
     hits = np.flatnonzero(acc > target_acc)
     return int(hits[0]) + 1 if hits.size else None
+
+
+@dataclass(frozen=True)
+class BatchStudy:
+    """What a set of runs says about batch scaling: the model, or why there is none.
+
+    ``runs`` are every run measured (reached or left out, with notes); ``model`` is None
+    when nothing could be fitted and ``problem`` says why; ``errors`` are ``(source,
+    message)`` for runs whose batch could not be told.
+    """
+
+    runs: tuple[BatchRun, ...]
+    model: BatchScaling | None = None
+    problem: str = ""
+    errors: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def left_out(self) -> tuple[BatchRun, ...]:
+        return tuple(r for r in self.runs if not r.reached)
+
+
+def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, GradientNoise] | None = None,
+                batches: Sequence[float] | None = None, samples_per_epoch: float | None = None,
+                level: float = DEFAULT_LEVEL, base_batch: float | None = None) -> BatchStudy:
+    """Measure every run and fit the batch-scaling model; refusals are kept, not raised.
+
+    The one call of the batch-size view and of ``python -m core batch-scaling``: each log
+    gives a :class:`BatchRun` (:func:`measure_batch_run`; a log whose batch cannot be told
+    is named in ``errors``), then :func:`batch_scaling` (a fit, or one run's noise scale).
+
+    Examples
+    --------
+    >>> from core.logs import read_log
+    >>> logs = [read_log(f"progress,iteration,metric\\n1,{s},0.5\\n2,{2 * s},0.95\\n".encode(), f"j/validation-{b}.csv")
+    ...         for b, s in ((100, 500), (400, 200), (1600, 125))]
+    >>> study = batch_study(logs, target_acc=0.9)
+    >>> [r.samples_to_target for r in study.runs]            # 1000·100, 400·400, 250·1600
+    [100000.0, 160000.0, 400000.0]
+    >>> round(study.model.e_min), round(study.model.b_noise)  # the line 80,000 + 200·B: B_noise = 80000/200
+    (80000, 400)
+    """
+    measured, errors = [], []
+    for i, log in enumerate(logs):
+        try:
+            measured.append(measure_batch_run(log, target_acc=target_acc, samples_per_epoch=samples_per_epoch,
+                                              global_batch=None if batches is None else batches[i]))
+        except InputError as exc:
+            errors.append((log.source, str(exc)))
+    rows = {log.source: crossing_row(log, target_acc) for log in logs}
+    try:
+        model = batch_scaling(measured, noise=noise, rows={k: v for k, v in rows.items() if v is not None},
+                              base_batch=base_batch, level=level, samples_per_epoch=samples_per_epoch)
+    except (InputError, LogFormatError) as exc:
+        return BatchStudy(tuple(measured), None, str(exc), tuple(errors))
+    return BatchStudy(tuple(measured), model, "", tuple(errors))

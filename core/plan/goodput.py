@@ -33,8 +33,9 @@ import pandas as pd
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.plan.batch import BatchScaling
-from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost
+from core.plan.batch import BatchScaling, anchored_batch_scaling
+from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost, plan_grid
+from core.plan.steps import StepsEstimate
 from core.validation import check_scalar
 
 #: the scaling rules, for pages and ``--help``
@@ -307,3 +308,47 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
     out["efficiency"] = batch.efficiency(out["global_batch"].to_numpy(dtype=float))
     out["goodput"] = out["samples_per_s"] * out["efficiency"]
     return out[list(GOODPUT_COLUMNS)]
+
+
+def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_batch: float,
+                   batch: BatchScaling | None = None, b_noise: float | None = None, ps: Sequence[int] | None = None,
+                   workers: Sequence[int] = range(1, DEFAULT_MAX_WORKERS + 1), price_worker: float = 1.0,
+                   price_ps: float = 1.0) -> tuple[pd.DataFrame, BatchScaling | None]:
+    """The plan of a page: the plain grid when nothing varies with the batch, else the rule's grid.
+
+    The one home of "which plan": with the ``fixed`` rule and no batch model, the steps stay
+    ``steps.steps`` (:func:`core.plan.grid.plan_grid`, the speed at ``anchor_batch``).
+    Otherwise steps follow ``S(M)`` from ``batch`` (a batch-scaling fit), or from a model
+    anchored at ``steps`` measured at ``anchor_batch`` with a typed ``b_noise``
+    (:func:`core.plan.batch.anchored_batch_scaling`).
+
+    Returns
+    -------
+    (DataFrame, BatchScaling or None)
+        The grid (:func:`batch_plan_grid` columns when the batch varies) and the batch model used.
+
+    Raises
+    ------
+    InputError
+        A rule that grows the batch without a batch model or ``b_noise``.
+
+    Examples
+    --------
+    >>> from core.plan.speed import SpeedModel
+    >>> from core.plan.steps import typed_steps
+    >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
+    >>> grid, model = plan_with_rule(speed, typed_steps(490.625), ScalingRule("per-worker", per_worker_batch=64),
+    ...                              anchor_batch=256, b_noise=1000, workers=[4])
+    >>> round(model.e_min), round(float(grid["time_s"][0]), 2)     # 490.625·256/1.256 = 1e5; 490.625·0.122
+    (100000, 59.86)
+    """
+    if batch is None and rule.rule == "fixed":
+        return plan_grid(speed.with_global_batch(rule.global_batch), steps.steps, ps=ps, workers=workers,
+                         steps_interval=steps.interval, price_worker=price_worker, price_ps=price_ps), None
+    if batch is None:
+        if b_noise is None:
+            raise InputError(f"scaling rule {rule.rule!r}: expected a batch-scaling model or a noise scale "
+                             "B_noise; got neither. Type B_noise, or take the steps from a batch-scaling fit.")
+        batch = anchored_batch_scaling(steps.steps, anchor_batch, b_noise)
+    return batch_plan_grid(speed, batch, rule, ps=ps, workers=workers, price_worker=price_worker,
+                           price_ps=price_ps), batch
