@@ -162,8 +162,8 @@ def run_batch(log: RunLog, global_batch: float | None = None) -> float:
     batch = global_batch if global_batch is not None else log.meta.global_batch
     if batch is None:
         raise InputError(f"{log.source}: expected the run's global batch; got none (the log does not say it and "
-                         "its name has no -<batch> suffix). Give it (--batch B,... in file order), or name the "
-                         "file <name>-<batch>.csv.")
+                         "its name has no -<batch> suffix). Name the file <name>-<batch>.csv, or give the batches "
+                         "(batch-scaling --batch B,... in file order).")
     return check_scalar(batch, f"{log.source}: global batch", float, min_val=0, include_boundaries="neither",
                         fix="Give samples per optimiser step")
 

@@ -22,7 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
+from core.datasets import BUILTIN_LOG_SETS, batch_run_files, builtin_log_files
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
@@ -144,6 +144,17 @@ def store_files(files, *, state_key: str) -> list[str]:
 @st.cache_resource(**SHARED)
 def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
     files = ((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+    return tuple((name, data, content_digest(data)) for name, data in files)
+
+
+def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    """``(name, bytes, digest)`` of a built-in batch-scaling run set (``core.datasets.BATCH_RUN_SETS``)."""
+    return _batch_set_bytes(key)
+
+
+@st.cache_resource(**SHARED)
+def _batch_set_bytes(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    files = ((name, path.read_bytes()) for name, path in batch_run_files(key))
     return tuple((name, data, content_digest(data)) for name, data in files)
 
 
