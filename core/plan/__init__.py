@@ -93,6 +93,7 @@ from core.plan.speed_table import (
     has_parameter_servers,
     read_speed_csv,
     read_speed_table,
+    speed_table_from_logs,
 )
 from core.plan.steps import (
     RUN_METHODS,
@@ -119,7 +120,7 @@ __all__ = [
     'loss_threshold_from_runs', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'optimus_speed',
     'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid', 'plan_with_rule',
     'pollux_step_time', 'read_speed_csv', 'read_speed_table', 'run_batch', 'run_methods', 'samples_to_target',
-    'scale_to_step_time', 'statistical_efficiency', 'steps_from_batch_scaling', 'steps_from_calibration',
-    'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline', 'time_to_target_s',
-    'typed_batch_scaling', 'typed_steps',
+    'scale_to_step_time', 'speed_table_from_logs', 'statistical_efficiency', 'steps_from_batch_scaling',
+    'steps_from_calibration', 'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline',
+    'time_to_target_s', 'typed_batch_scaling', 'typed_steps',
 ]

@@ -473,11 +473,13 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     else:
         flags.append("two runs: the line passes through both, no interval (add a run at a third batch)")
     a, slope = float(a), float(slope)
+    if slope * max(batches) <= 1e-9 * a:       # rounding: runs needing the same samples at every batch
+        slope = 0.0
     b_noise = a / slope if slope > 0 else math.inf
     if slope == 0:
         flags.append("no cost of larger batches measured (samples to target do not grow with the batch): "
                      "B_noise beyond the batches measured")
-    if b_noise > 4 * max(batches):
+    if math.isfinite(b_noise) and b_noise > 4 * max(batches):
         flags.append(f"B_noise ({b_noise:,.0f}) is beyond 4× the largest batch measured ({max(batches):,.0f}): "
                      "the curve's bend is extrapolated")
     n_used = len({r.source for r in used})

@@ -252,3 +252,35 @@ def has_parameter_servers(table: pd.DataFrame) -> bool:
     columns = {str(c).strip().lower(): c for c in table.columns}
     found = [columns[n] for n in P_NAMES if n in columns]
     return bool(found) and bool((pd.to_numeric(table[found[0]], errors="coerce") >= 1).any())
+
+
+def speed_table_from_logs(logs) -> tuple[pd.DataFrame, tuple[tuple[str, str], ...]]:
+    """A measured-speed table from runs that log their throughput (MLLOG ``tracked_stats``).
+
+    One row per run: ``num_nodes``, ``w`` (accelerators, from the platform name), ``global_batch``
+    and ``samples_per_s`` (the median logged throughput), as :func:`normalise_speed_table`
+    and Pollux's model read them; runs without a throughput, device count or batch are
+    returned as ``(source, reason)``.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b'''
+    ... :::MLLOG {"key": "submission_platform", "value": "2xBOXx4GPU", "time_ms": 0}
+    ... :::MLLOG {"key": "global_batch_size", "value": 256, "time_ms": 0}
+    ... :::MLLOG {"key": "tracked_stats", "value": {"throughput": 1000.0}, "time_ms": 1}
+    ... :::MLLOG {"key": "eval_accuracy", "value": 0.5, "time_ms": 2, "metadata": {"epoch_num": 1}}
+    ... ''', "r.txt")
+    >>> table, skipped = speed_table_from_logs([log])
+    >>> table.to_dict("records"), skipped
+    ([{'num_nodes': 2, 'w': 8, 'global_batch': 256.0, 'samples_per_s': 1000.0}], ())
+    """
+    rows, skipped = [], []
+    for log in logs:
+        meta = log.meta
+        missing = [what for what, value in (("throughput", meta.throughput), ("device count", meta.n_devices),
+                                            ("global batch", meta.global_batch)) if not value]
+        if missing:
+            skipped.append((log.source, f"no {', '.join(missing)} in the log"))
+            continue
+        rows.append({"num_nodes": meta.n_nodes or 1, "w": meta.n_devices, "global_batch": float(meta.global_batch),
+                     "samples_per_s": float(meta.throughput)})
+    return pd.DataFrame(rows, columns=["num_nodes", "w", "global_batch", "samples_per_s"]), tuple(skipped)
