@@ -17,7 +17,7 @@ import streamlit as st
 from core.datasets import BATCH_RUN_SETS, builtin_datasets_by_file, builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
-from core.logs import parse_run_name, read_log_files
+from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.plan import (
     COST_LATEX,
@@ -32,13 +32,11 @@ from core.plan import (
     TUNED_NOTE,
     Allocation,
     BatchScaling,
-    BatchStudy,
     DeadlineChoice,
     ScalingRule,
     SpeedFit,
     SpeedModel,
     StepsEstimate,
-    batch_study,
     best_workers,
     build_speed_model,
     cheapest_config,
@@ -59,6 +57,7 @@ from core.plan import (
 )
 from core.runs import RunAnalysis
 from pages.shared.common import (
+    BATCH_SOURCES,
     CACHE,
     CALIBRATED_STEPS,
     FAMILY,
@@ -66,9 +65,9 @@ from pages.shared.common import (
     SHARED,
     SPEED_UPLOADS,
     LoadedRuns,
-    batch_set_files,
     chart,
     keep_valid_choice,
+    load_batch_study,
     load_runs,
     page_setup,
     show_errors,
@@ -85,7 +84,6 @@ STEPS_SOURCES = {"run": "a run on the Logs page", "calibrate": "the Calibrate pa
 FAMILY_LABELS = {"optimus": "Optimus", "pollux": "Pollux", "auto": "both: the smaller leave-one-out error"}
 RULE_LABELS = {"fixed": "fixed global batch M", "per-worker": "fixed per-worker batch m (M = w·m)",
                "best": "best M per w (largest goodput)"}
-BATCH_SET_LABELS = {k: v.label for k, v in BATCH_RUN_SETS.items()}
 METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
                  "family": "curve family (set on Logs)"}
 #: starting values of the typed-in θ (seconds): the paper's θ at 0.02 s per paper unit, and
@@ -132,13 +130,6 @@ def _speed_fit(family: str, mode: str, global_batch: float, table_name: str, tab
         warnings.simplefilter("ignore", FitWarning)  # the model's flags say the same
         return fit_speed(_speed_table(table_data, table_name), model=family, mode=mode,
                          global_batch=global_batch, source=table_name)
-
-
-@st.cache_resource(**SHARED)
-def _batch_study(key: str, target_acc: float) -> BatchStudy:
-    read = read_log_files(tuple((n, b) for n, b, _ in batch_set_files(key)))
-    entry = BATCH_RUN_SETS[key]
-    return batch_study(read.logs, target_acc=target_acc, noise=read.noise, samples_per_epoch=entry.samples_per_epoch)
 
 
 @st.cache_data(**CACHE)
@@ -241,23 +232,29 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
 
 
 def _on_batch_set() -> None:
-    st.session_state["plan_batch_target"] = BATCH_RUN_SETS[st.session_state["plan_batch_set"]].target_acc
+    entry = BATCH_RUN_SETS.get(st.session_state["plan_batch_set"])
+    if entry is not None:
+        st.session_state["plan_batch_target"] = entry.target_acc
 
 
 def _steps_from_batch(global_batch: float) -> tuple[StepsEstimate, BatchScaling]:
-    """Steps at the planned global batch from a built-in batch-scaling set (Scaling page, Batch size tab)."""
+    """Steps at the planned global batch from runs at several batches (Scaling page, Batch size tab)."""
     st.session_state.setdefault("plan_batch_set", next(iter(BATCH_RUN_SETS)))
-    st.session_state.setdefault("plan_batch_target", BATCH_RUN_SETS[st.session_state["plan_batch_set"]].target_acc)
+    st.session_state.setdefault("plan_batch_target", BATCH_RUN_SETS[next(iter(BATCH_RUN_SETS))].target_acc)
     c1, c2 = st.columns([2, 1])
-    key = c1.selectbox("Runs", list(BATCH_SET_LABELS), format_func=BATCH_SET_LABELS.get, key="plan_batch_set",
+    key = c1.selectbox("Runs", list(BATCH_SOURCES), format_func=BATCH_SOURCES.get, key="plan_batch_set",
                        on_change=_on_batch_set, help="Runs of one job at several global batches (see the Scaling "
-                                                     "page, Batch size tab).")
+                                                     "page, Batch size tab); loaded runs give their batch in the "
+                                                     "log or a -<batch> file-name suffix.")
     target = c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
                              key="plan_batch_target")
-    study = _batch_study(key, float(target))
-    if study.model is None:
-        raise InputError(study.problem)
-    return steps_from_batch_scaling(study.model, global_batch, label=BATCH_SET_LABELS[key]), study.model
+    entry = BATCH_RUN_SETS.get(key)
+    study, errors, _ = load_batch_study(key, target_acc=float(target),
+                                        samples_per_epoch=entry.samples_per_epoch if entry else None)
+    if study is None or study.model is None:
+        raise InputError(study.problem if study is not None else "batch scaling: expected loaded runs; got none. "
+                         "Load runs on the Logs page or pick a built-in set.")
+    return steps_from_batch_scaling(study.model, global_batch, label=BATCH_SOURCES[key]), study.model
 
 
 def _typed_steps() -> StepsEstimate:

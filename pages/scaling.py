@@ -16,7 +16,6 @@ import pandas as pd
 import streamlit as st
 
 from core.datasets import BATCH_RUN_SETS
-from core.defaults import DEFAULT_LEVEL
 from core.errors import LogFormatError, PlannerError
 from core.figures.batch import batch_samples_figure, efficiency_goodput_figure
 from core.figures.scaling import (
@@ -29,13 +28,10 @@ from core.figures.scaling import (
     ps_timeline_figure,
     sync_async_figure,
 )
-from core.logs import read_log_files
 from core.plan import (
     TUNED_NOTE,
     BatchScaling,
-    BatchStudy,
     PolluxSpeedModel,
-    batch_study,
     fit_pollux_speed,
     goodput_curves,
     read_speed_csv,
@@ -76,13 +72,13 @@ from core.scaling import (
     sync_schedule,
 )
 from pages.shared.common import (
+    BATCH_SOURCES,
     CACHE,
     SHARED,
-    all_log_files,
-    batch_set_files,
     chart,
     frame_key,
     keep_valid_choice,
+    load_batch_study,
     page_setup,
     show_errors,
     table_download,
@@ -110,10 +106,6 @@ ROUND_LABELS = {"per-epoch": "new round each epoch", "continuous": "rounds run a
 LAST_ROUND = {"per-epoch": "the last round of an epoch", "continuous": "the last round of the run"}
 PER_EPOCH_NOTE = {"per-epoch": "", "continuous": " on average"}
 ALL = "all"
-#: the batch-size view's run sets: the built-in ones, then whatever the Logs page has loaded
-LOADED = "loaded"
-BATCH_SOURCES = {**{k: v.label for k, v in BATCH_RUN_SETS.items()},
-                 LOADED: "Runs loaded on the Logs page (sidebar sets and uploads)"}
 #: above this many comparisons the per-GPU batch filter starts on one batch, so bars stay legible
 MAX_DEFAULT_ROWS = 40
 SPEEDUP_COLUMNS = ["scaling", "config", "gpus", "nodes", "batch_per_gpu", "global_batch",
@@ -547,15 +539,6 @@ def measured_section() -> None:
 
 # ---------------------------------------------------------------- 4. batch size
 @st.cache_resource(**SHARED)
-def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
-                 samples_per_epoch: int | None) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
-    read = read_log_files(_files)
-    study = batch_study(read.logs, target_acc=target_acc, noise=read.noise, samples_per_epoch=samples_per_epoch,
-                        level=DEFAULT_LEVEL)
-    return study, read.errors
-
-
-@st.cache_resource(**SHARED)
 def _set_speed(key: str) -> PolluxSpeedModel | PlannerError:
     entry = BATCH_RUN_SETS[key]
     try:
@@ -577,13 +560,6 @@ def _on_batch_source() -> None:
     if entry is not None:
         st.session_state["scaling_batch_target"] = entry.target_acc
         st.session_state["scaling_batch_samples"] = entry.samples_per_epoch or 0
-
-
-def _batch_files(source: str) -> tuple[tuple[tuple[str, bytes], ...], str]:
-    """The chosen runs as ``(name, bytes)`` and a digest of their content (the cache key)."""
-    files = batch_set_files(source) if source in BATCH_RUN_SETS else \
-        tuple((n, b, d) for n, b, d, _ in all_log_files())
-    return tuple((n, b) for n, b, _ in files), "|".join(d for _, _, d in files)
 
 
 def _batch_metrics(model: BatchScaling) -> None:
@@ -629,11 +605,10 @@ def batch_scaling_section() -> None:
                                 help="Turns samples into epochs; 0: from the logs (MLLOG train_samples).")
     predict = c[3].number_input("Predict at batch", min_value=0, value=0, step=1024, key="scaling_batch_predict",
                                 help="0: none.")
-    files, digest = _batch_files(source)
-    if not files:
+    study, errors, digest = load_batch_study(source, target_acc=float(target), samples_per_epoch=int(samples) or None)
+    if study is None:
         st.info("No runs loaded: pick a built-in set, or load runs on the Logs page.", icon=":material/info:")
         return
-    study, errors = _batch_study(source, digest, files, float(target), int(samples) or None)
     show_errors(errors + study.errors)
     for run in study.left_out:
         st.caption(f":material/block: {run.source}: {run.note}")

@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
-from scipy import stats
 from scipy.optimize import nnls
+from scipy.special import stdtrit
 
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
@@ -309,7 +309,7 @@ class BatchScaling:
         c = np.asarray(self.cov, dtype=float)
         mean = np.asarray(self.samples(b), dtype=float)
         var = c[0, 0] + 2 * b * c[0, 1] + b * b * c[1, 1] + (self.sigma_rel * mean) ** 2
-        t = stats.t.ppf((1 + self.level) / 2, self.nfree)
+        t = stdtrit(self.nfree, (1 + self.level) / 2)      # Student's t quantile
         half = t * np.sqrt(np.maximum(var, 0.0))
         return np.maximum(mean - half, 0.0), mean + half
 
@@ -492,7 +492,7 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
 
 def _intervals(a: float, slope: float, cov: np.ndarray, level: float, nfree: int):
     """((E_min low, B_noise low), (E_min high, B_noise high)) from the line's covariance."""
-    t = float(stats.t.ppf((1 + level) / 2, nfree))
+    t = float(stdtrit(nfree, (1 + level) / 2))
     se_a, se_b = math.sqrt(max(cov[0, 0], 0.0)), math.sqrt(max(cov[1, 1], 0.0))
     e_lo, e_hi = max(a - t * se_a, 0.0), a + t * se_a
     if slope <= 0 or slope - t * se_b <= 0:

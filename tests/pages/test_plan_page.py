@@ -366,3 +366,13 @@ def test_both_speed_families_are_fitted_and_the_better_one_planned():
     fits = next(d.value for d in at.dataframe if "loo_mape_pct" in d.value.columns)
     assert fits["family"].tolist() == ["optimus", "pollux"] and fits["chosen"].tolist() == [False, True]
     assert any(c.value.startswith("Speed model: pollux (lower leave-one-out MAPE") for c in at.caption)
+
+
+def test_a_batch_fit_of_loaded_runs_without_their_batches_says_what_is_missing():
+    at = open_page(PAGE)
+    at.radio(key="plan_steps_source").set_value("batch").run()
+    at.selectbox(key="plan_batch_set").set_value("loaded").run()      # the built-in MNIST-1D depth logs
+    assert not at.exception
+    assert any("expected runs of one job at two or more global batches that reached the target; got 0 run(s)"
+               in e.value for e in at.error)
+    assert any("Nothing to plan" in i.value for i in at.info)
