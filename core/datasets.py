@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 #: the repository's data folder
@@ -12,11 +13,63 @@ BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mnist1d": ("MNIST-1D ResNets, per-step train + val logs (CPU)", ("logs/*.csv",)),
     "pollux": ("Pollux CIFAR-10 / ImageNet validation accuracy per epoch",
                ("pollux_traces/cifar10/validation-*.csv", "pollux_traces/imagenet/validation-*.csv")),
+    "mnist1d_batch": ("MNIST-1D ResNet-14 at seven global batches, linear LR rule (CPU, MLLOG)",
+                      ("batch_logs/*.txt",)),
+    "mlperf": ("MLPerf Training v3.0 ResNet-50, 13 systems (MLLOG)", ("mlperf_v3.0_resnet50/*/*/result_*.txt",)),
 }
+#: sets whose files are named ``<folder>/<file>`` (the file names alone repeat)
+_FOLDER_NAMED = ("pollux", "mlperf")
 
 
 #: what each built-in set trained on (picks parameter counts in ``core.calibrate``)
-BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other"}
+BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other", "mnist1d_batch": "mnist1d",
+                                    "mlperf": "other"}
+
+
+@dataclass(frozen=True)
+class BatchRunSet:
+    """Runs of one job at several global batches, for the batch-size view (``core.plan.batch``).
+
+    ``set_key`` is a key of :data:`BUILTIN_LOG_SETS`, ``prefix`` picks its files (a Pollux
+    job), ``target_acc`` is the accuracy the job is usually taken to, and
+    ``samples_per_epoch`` the training-set size when the logs do not say it; ``speed_table``
+    the job's measured speeds relative to ``data/``, when there are some.
+    """
+
+    label: str
+    set_key: str
+    prefix: str
+    target_acc: float
+    samples_per_epoch: int | None
+    speed_table: str | None = None
+
+    def speed_table_path(self, *, data_dir: Path = DATA_DIR) -> Path | None:
+        """The job's measured speeds (a Pollux ``scalability.csv``), when the set has one."""
+        return None if self.speed_table is None else data_dir / self.speed_table
+
+
+#: the built-in batch-scaling examples: MNIST-1D (made here), Pollux, MLPerf
+BATCH_RUN_SETS: dict[str, BatchRunSet] = {
+    "mnist1d_batch": BatchRunSet("MNIST-1D ResNet-14, 7 global batches (CPU, made here)", "mnist1d_batch", "",
+                                 0.92, None),
+    "pollux_cifar10": BatchRunSet("Pollux CIFAR-10 ResNet-18, 6 global batches", "pollux", "cifar10/", 0.93,
+                                  50_000, "pollux_traces/cifar10/scalability.csv"),
+    "pollux_imagenet": BatchRunSet("Pollux ImageNet ResNet-50, 7 global batches", "pollux", "imagenet/", 0.74,
+                                   1_281_167, "pollux_traces/imagenet/scalability.csv"),
+    "mlperf": BatchRunSet("MLPerf v3.0 ResNet-50 on ImageNet, 13 systems", "mlperf", "", 0.759, None),
+}
+
+
+def batch_run_files(key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
+    """``(source name, path)`` of the runs of a :data:`BATCH_RUN_SETS` entry.
+
+    >>> [name for name, _ in batch_run_files("pollux_cifar10")][:3]
+    ['cifar10/validation-128.csv', 'cifar10/validation-256.csv', 'cifar10/validation-512.csv']
+    """
+    if key not in BATCH_RUN_SETS:
+        raise KeyError(f"batch run set: expected one of {', '.join(BATCH_RUN_SETS)}; got {key!r}")
+    entry = BATCH_RUN_SETS[key]
+    return [(n, p) for n, p in builtin_log_files(entry.set_key, data_dir=data_dir) if n.startswith(entry.prefix)]
 
 
 def builtin_datasets_by_file(*, data_dir: Path = DATA_DIR) -> dict[str, str]:
@@ -28,7 +81,8 @@ def builtin_datasets_by_file(*, data_dir: Path = DATA_DIR) -> dict[str, str]:
 def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
     """``(source name, path)`` of the logs in a built-in set, in a stable order.
 
-    Pollux traces are named ``<job>/validation-<batch>.csv`` so that the job is the model.
+    Pollux traces are named ``<job>/validation-<batch>.csv`` so that the job is the model;
+    MLPerf logs ``<system>/result_<n>.txt``.
     """
     if set_key not in BUILTIN_LOG_SETS:
         raise KeyError(f"built-in log set: expected one of {', '.join(BUILTIN_LOG_SETS)}; got {set_key!r}")
@@ -36,7 +90,7 @@ def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[
     for pattern in BUILTIN_LOG_SETS[set_key][1]:
         paths = sorted(data_dir.glob(pattern), key=_natural_key)
         for p in paths:
-            name = f"{p.parent.name}/{p.name}" if set_key == "pollux" else p.name
+            name = f"{p.parent.name}/{p.name}" if set_key in _FOLDER_NAMED else p.name
             files.append((name, p))
     return files
 

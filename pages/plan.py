@@ -14,50 +14,61 @@ import warnings
 import pandas as pd
 import streamlit as st
 
-from core.datasets import builtin_datasets_by_file, builtin_speed_tables
+from core.datasets import BATCH_RUN_SETS, builtin_datasets_by_file, builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.plan import (
     COST_LATEX,
-    FORMULAS_LATEX,
+    FAMILIES,
     PAPER_GLOBAL_BATCH,
+    SCALING_RULES,
     SOURCES,
     THETA_NAMES,
     THETA_SOURCES,
     TIME_LATEX,
+    TIME_RULE_LATEX,
+    TUNED_NOTE,
     Allocation,
+    BatchScaling,
     DeadlineChoice,
+    ScalingRule,
+    SpeedFit,
     SpeedModel,
     StepsEstimate,
     best_workers,
     build_speed_model,
     cheapest_config,
     display_time,
+    fit_speed,
     greedy_allocation,
     has_parameter_servers,
     paleo_net_for,
     paleo_time_to_target,
     pareto_frontier,
-    plan_grid,
-    read_speed_table,
+    plan_with_rule,
+    read_speed_csv,
     run_methods,
+    steps_from_batch_scaling,
     steps_from_run,
     suggest_deadline,
     typed_steps,
 )
 from core.runs import RunAnalysis
 from pages.shared.common import (
+    BATCH_SOURCES,
     CACHE,
     CALIBRATED_STEPS,
     FAMILY,
     ROUTE,
+    SHARED,
     SPEED_UPLOADS,
     LoadedRuns,
     chart,
     guarded,
     keep_valid_choice,
+    load_batch_study,
     load_runs,
     page_setup,
     plain,
@@ -74,7 +85,10 @@ MODE_LABELS = {"sync": "synchronous (Eq. 4)", "async": "asynchronous (Eq. 3)",
 THETA_LABELS = {"paper": "the paper's θ", "table": "fitted on a speed table", "typed": "typed in (seconds)",
                 "transfer": "step time from a GPU transfer"}
 STEPS_SOURCES = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
-                 "typed": "a number typed in"}
+                 "typed": "a number typed in", "batch": "a batch-scaling fit (runs at several batches)"}
+FAMILY_LABELS = {"optimus": "Optimus", "pollux": "Pollux", "auto": "both: the smaller leave-one-out error"}
+RULE_LABELS = {"fixed": "fixed global batch M", "per-worker": "fixed per-worker batch m (M = w·m)",
+               "best": "best M per w (largest goodput)"}
 METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
                  "family": "curve family (set on Logs)"}
 #: starting values of the typed-in θ (seconds): the paper's θ at 0.02 s per paper unit, and
@@ -95,6 +109,10 @@ ASSUMPTIONS = (
     "asynchronous training every worker's update counts as a step, so steps taken from a synchronous run make "
     "the asynchronous time a lower bound (stale updates learn less per step). Time = steps / f(p, w); cost "
     "= time in hours × (w × worker price + p × PS price). See docs/plan.md.")
+RULE_ASSUMPTIONS = (
+    "**Assumptions.** The global batch follows the scaling rule, and steps to target follow it: S(M) = "
+    "E_min·(1 + M/B_noise)/M (McCandlish et al. 2018) from the batch-scaling model; time = S(M(w)) / f(p, w, M(w)); "
+    "cost = time in hours × (w × worker price + p × PS price). " + TUNED_NOTE + " See docs/plan.md.")
 
 
 # ---------------------------------------------------------------- cached core calls
@@ -106,9 +124,26 @@ def _builtin_speed_bytes() -> dict[str, bytes]:
 @st.cache_data(**CACHE)
 def _speed_table(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
     try:
-        return read_speed_table(data, source=name)
+        return read_speed_csv(data, source=name)
     except LogFormatError as exc:      # remembered: a bad table is read once
         return exc
+
+
+@st.cache_resource(**{**SHARED, "show_spinner": "Fitting the speed families (leave-one-out) …"})
+def _speed_fit(family: str, mode: str, global_batch: float, table_name: str, table_data: bytes) -> SpeedFit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitWarning)  # the model's flags say the same
+        return fit_speed(_speed_table(table_data, table_name), model=family, mode=mode,
+                         global_batch=global_batch, source=table_name)
+
+
+@st.cache_data(**CACHE)
+def _rule_grid(model, estimate: StepsEstimate, rule: ScalingRule, batch: BatchScaling | None,
+               b_noise: float | None, ps: tuple[int, ...] | None, max_workers: int, price_worker: float,
+               price_ps: float) -> tuple[pd.DataFrame, BatchScaling | None]:
+    return plan_with_rule(model, estimate, rule, anchor_batch=rule.global_batch or model.global_batch or 1.0,
+                          batch=batch, b_noise=b_noise, ps=ps, workers=range(1, max_workers + 1),
+                          price_worker=price_worker, price_ps=price_ps)
 
 
 @st.cache_data(**CACHE)
@@ -130,13 +165,6 @@ def _run_steps(run: RunAnalysis, others: tuple[RunAnalysis, ...], method: str, l
 
 
 @st.cache_data(**CACHE)
-def _grid(model: SpeedModel, steps: float, interval: tuple[float, float] | None, ps: tuple[int, ...] | None,
-          max_workers: int, price_worker: float, price_ps: float) -> pd.DataFrame:
-    return plan_grid(model, steps, ps=ps, workers=range(1, max_workers + 1), steps_interval=interval,
-                     price_worker=price_worker, price_ps=price_ps)
-
-
-@st.cache_data(**CACHE)
 def _allocation(model: SpeedModel, steps: float, budget: int, price_worker: float, price_ps: float) -> Allocation:
     return greedy_allocation(model, steps, budget=budget, price_worker=price_worker, price_ps=price_ps)
 
@@ -155,29 +183,33 @@ def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...],
 
 
 # ---------------------------------------------------------------- steps to target
-def steps_section(runs: LoadedRuns) -> StepsEstimate | None:
-    """Steps to target from the chosen source; None (with the reason shown) when there is none."""
+def steps_section(runs: LoadedRuns, global_batch: float) -> tuple[StepsEstimate | None, BatchScaling | None]:
+    """Steps to target from the chosen source and, for a batch-scaling fit, its model; None (with the reason
+    shown) when there is none."""
     show_errors(runs.errors)
     handed_over = st.session_state.get(CALIBRATED_STEPS)
     sources = [s for s in STEPS_SOURCES if (s != "run" or runs.analyses) and (s != "calibrate" or handed_over)]
     keep_valid_choice("plan_steps_source", sources)
     source = st.radio("Steps to target from", sources, format_func=STEPS_SOURCES.get, key="plan_steps_source")
+    batch = None
     try:
         if source == "run":
             estimate = _steps_from_run(runs)
         elif source == "calibrate":
             estimate = handed_over
+        elif source == "batch":
+            estimate, batch = _steps_from_batch(global_batch)
         else:
             estimate = _typed_steps()
     except PlannerError as err:
         st.error(plain(str(err)), icon=":material/error:")
-        return None
+        return None, None
     st.metric("Steps to target", f"{estimate.steps:,.0f}",
               help="Training steps (not epochs), at the batch size of the source.")
     st.caption(plain(estimate.note))
     for flag in estimate.flags:
         st.caption(f":material/info: {plain(flag)}")
-    return estimate
+    return estimate, batch
 
 
 def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
@@ -203,6 +235,32 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
             help="The fitted curve is inverted where it falls to L. Blank: the mean loss at which the "
                  "other loaded runs (same split) first passed the target; never this run's own.")
     return _run_steps(chosen, runs.analyses, method, threshold, family, route)
+
+
+def _on_batch_set() -> None:
+    entry = BATCH_RUN_SETS.get(st.session_state["plan_batch_set"])
+    if entry is not None:
+        st.session_state["plan_batch_target"] = entry.target_acc
+
+
+def _steps_from_batch(global_batch: float) -> tuple[StepsEstimate, BatchScaling]:
+    """Steps at the planned global batch from runs at several batches (Scaling page, Batch size tab)."""
+    st.session_state.setdefault("plan_batch_set", next(iter(BATCH_RUN_SETS)))
+    st.session_state.setdefault("plan_batch_target", BATCH_RUN_SETS[next(iter(BATCH_RUN_SETS))].target_acc)
+    c1, c2 = st.columns([2, 1])
+    key = c1.selectbox("Runs", list(BATCH_SOURCES), format_func=BATCH_SOURCES.get, key="plan_batch_set",
+                       on_change=_on_batch_set, help="Runs of one job at several global batches (see the Scaling "
+                                                     "page, Batch size tab); loaded runs give their batch in the "
+                                                     "log or a -<batch> file-name suffix.")
+    target = c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
+                             key="plan_batch_target")
+    entry = BATCH_RUN_SETS.get(key)
+    study, errors, _ = load_batch_study(key, target_acc=float(target),
+                                        samples_per_epoch=entry.samples_per_epoch if entry else None)
+    if study is None or study.model is None:
+        raise InputError(study.problem if study is not None else "batch scaling: expected loaded runs; got none. "
+                         "Load runs on the Logs page or pick a built-in set.")
+    return steps_from_batch_scaling(study.model, global_batch, label=BATCH_SOURCES[key]), study.model
 
 
 def _typed_steps() -> StepsEstimate:
@@ -304,11 +362,23 @@ def _table_model(global_batch: float) -> SpeedModel:
         st.rerun()
     name, data = usable[label]
     has_ps = has_parameter_servers(_speed_table(data, name))
-    model = _model("table", _mode_radio(("sync", "async") if has_ps else ("allreduce",)), global_batch, None,
-                   name, data, None)
-    st.caption(f"NNLS fit on {model.n_points} measured points: MAPE {model.mape_pct:.2f} % of the speeds. "
-               + ("" if has_ps else "The table has no parameter servers: all-reduce model, p ignored."))
-    return model
+    mode = _mode_radio(("sync", "async") if has_ps else ("allreduce",))
+    families = ["optimus"] if has_ps else list(FAMILY_LABELS)
+    keep_valid_choice("plan_speed_family", families)
+    family = st.radio("Speed model", families, format_func=FAMILY_LABELS.get, key="plan_speed_family",
+                      horizontal=True, help="\n\n".join(f"**{FAMILY_LABELS[k]}**: {v}" for k, v in FAMILIES.items())
+                      + "\n\nBoth: each is refitted without each point in turn; the one that predicts the left-out "
+                        "points better is used (docs/plan.md). Pollux's model has no parameter servers.")
+    if family == "optimus":
+        model = _model("table", mode, global_batch, None, name, data, None)
+        st.caption(f"NNLS fit on {model.n_points} measured points: MAPE {model.mape_pct:.2f} % of the speeds. "
+                   + ("" if has_ps else "The table has no parameter servers: all-reduce model, p ignored."))
+        return model
+    fit = _speed_fit(family, mode, float(global_batch), name, data)
+    st.caption(plain(fit.note))
+    st.dataframe(fit.table(), key="plan_speed_fits", hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("mape_pct", "loo_mape_pct")})
+    return fit.model
 
 
 def _typed_model(global_batch: float) -> SpeedModel:
@@ -331,6 +401,37 @@ def cluster_section() -> tuple[int, int]:
     return int(max_workers), int(global_batch)
 
 
+def rule_section(global_batch: int, *, fitted: bool) -> tuple[ScalingRule | None, float | None]:
+    """How the global batch follows the workers, and the noise scale a typed-in rule needs (None: no plan)."""
+    rule = st.radio("Global batch as workers are added", list(RULE_LABELS), format_func=RULE_LABELS.get,
+                    key="plan_scaling_rule",
+                    help="\n\n".join(f"**{RULE_LABELS[k]}**: {v}" for k, v in SCALING_RULES.items()))
+    try:
+        if rule == "fixed":
+            return ScalingRule("fixed", global_batch=global_batch), None
+        if rule == "per-worker":
+            m = st.number_input("Per-worker batch m", min_value=1, value=32, step=1, key="plan_per_worker_batch")
+            chosen = ScalingRule("per-worker", per_worker_batch=m)
+        else:
+            c1, c2 = st.columns(2)
+            low = c1.number_input("Smallest M", min_value=1, value=32, step=32, key="plan_batch_min")
+            high = c2.number_input("Largest M", min_value=1, value=8192, step=1024, key="plan_batch_max")
+            chosen = ScalingRule("best", batch_min=low, batch_max=high)
+    except PlannerError as err:
+        st.error(plain(str(err)), icon=":material/error:")
+        return None, None
+    if fitted:
+        return chosen, None
+    b_noise = st.number_input("Noise scale B_noise (samples)", min_value=1.0, value=2000.0, step=100.0,
+                              format="%.0f", key="plan_b_noise",
+                              help="Where a larger batch starts to cost samples: E(B) = E_min·(1 + B/B_noise). "
+                                   "Measure it on the Scaling page (Batch size tab) or with python -m core "
+                                   "batch-scaling, or take the steps from a batch-scaling fit.")
+    st.caption(f"The steps to target are taken as measured at M = {global_batch:,} and scaled to each batch by "
+               "S(M) = E_min·(1 + M/B_noise)/M.")
+    return chosen, float(b_noise)
+
+
 def prices_section(allreduce: bool) -> tuple[tuple[int, ...], float, float]:
     """Parameter-server counts and prices."""
     ps = st.multiselect("Parameter servers to compare", options=list(range(1, 9)), default=[2, 4],
@@ -345,9 +446,13 @@ def prices_section(allreduce: bool) -> tuple[tuple[int, ...], float, float]:
 
 
 def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int, global_batch: int,
-                  seconds: bool) -> pd.DataFrame | None:
+                  seconds: bool, fixed_batch: bool = True) -> pd.DataFrame | None:
     """Paleo's estimated time to target for the same p and w (dashed curves), or None."""
     with st.expander("Paleo estimate beside Optimus", expanded=seconds, icon=":material/speed:"):
+        if not fixed_batch:
+            st.caption(":material/info: Paleo's estimate here keeps the global batch and the steps fixed; it is "
+                       "drawn under the fixed-M rule only.")
+            return None
         if not seconds:
             st.caption(":material/info: Paleo estimates seconds; the Optimus times are in paper units. "
                        "Turn on *Calibrate to seconds* to compare them.")
@@ -392,16 +497,18 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
 
 
-def theta_panel(model: SpeedModel, estimate: StepsEstimate) -> None:
+def theta_panel(model: SpeedModel, estimate: StepsEstimate, rule: ScalingRule | None = None) -> None:
     """The formula and θ in use, printed next to the headline chart."""
     st.markdown("**Model in use**")
-    for latex in (FORMULAS_LATEX[model.mode], TIME_LATEX, COST_LATEX):
+    for latex in (model.formula_latex, TIME_RULE_LATEX if rule is not None else TIME_LATEX, COST_LATEX):
         st.latex(r"\small " + latex)
     unit = "s" if model.time_unit == "s" else "paper units"
-    rows = "\n".join(f"| θ{n.removeprefix('theta')} | {v:.4g} |" for n, v in model.params.items())
-    st.markdown(f"| θ | value ({unit}) |\n|---|---|\n{rows}")
+    rows = "\n".join(f"| {'θ' + n.removeprefix('theta') if n.startswith('theta') else n} | {v:.4g} |"
+                     for n, v in model.named_params.items())
+    st.markdown(f"| {model.family} | value ({unit}) |\n|---|---|\n{rows}")
     batch = "not set" if model.global_batch is None else f"{model.global_batch:g}"
-    st.caption(f"M = {batch} samples per step · {MODE_LABELS[model.mode]} · steps: {SOURCES[estimate.source]}")
+    batch_text = rule.label if rule is not None else f"M = {batch} samples per step"
+    st.caption(f"{batch_text} · {MODE_LABELS[model.mode]} · steps: {SOURCES[estimate.source]}")
     if model.mape_pct is not None:
         st.caption(f"Fit: MAPE {model.mape_pct:.2f} % on {model.n_points} points.")
     with st.expander("Model report"):
@@ -409,34 +516,38 @@ def theta_panel(model: SpeedModel, estimate: StepsEstimate) -> None:
 
 
 def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate,
-                     paleo: pd.DataFrame | None, *, allreduce: bool) -> None:
+                     paleo: pd.DataFrame | None, *, allreduce: bool, rule: ScalingRule,
+                     batch: BatchScaling | None) -> None:
     """Time to target against workers for each p, the best w marked, beside the θ in use."""
     time_column, unit = display_time(grid)
     st.subheader("Time to target against workers")
     left, right = st.columns([2, 1], gap="medium")
     with left:
         chart(tta_vs_workers_figure, grid, best=best, extra=paleo,
-                                    title=f"Time to target against workers ({estimate.label})",
-              key="plan_tta_chart", file_stem="time_to_target")
+              title=f"Time to target against workers ({estimate.label}; {rule.label})",
+              steps_axis=batch is not None, key="plan_tta_chart", file_stem="time_to_target")
     with right:
-        theta_panel(model, estimate)
+        theta_panel(model, estimate, rule if batch is not None else None)
     for col, row in zip(st.columns(max(len(best), 3)), best.itertuples()):
         span = ""
-        if estimate.interval:
-            level = f"{estimate.level * 100:.0f} % " if estimate.level else ""
+        if hasattr(row, time_column + "_low"):
+            level = f"{estimate.level * 100:.0f} % " if estimate.level and batch is None else ""
             span = (f" ({level}interval {_fmt(getattr(row, time_column + '_low'))} to "
-                    f"{_fmt(getattr(row, time_column + '_high'))})")
+                    f"{_fmt(getattr(row, time_column + '_high'))}{', both fits' if batch is not None else ''})")
         col.metric("Best w (all-reduce)" if allreduce else f"Best w for p = {row.p}", f"w = {row.w}",
                    help="The fastest number of workers (ties: fewer).")
         cost = f"; cost {_fmt(row.cost)}" if pd.notna(row.cost) else ""
-        col.caption(f"{_fmt(getattr(row, time_column))} {unit}{span}{cost}")
-    st.markdown(ASSUMPTIONS + (" Fitted θ are a planning estimate good to about their MAPE on average, not per "
-                               "point." if model.mape_pct is not None else ""))
+        at = f" at M = {row.global_batch:,.0f}, {row.steps:,.0f} steps" if batch is not None else ""
+        col.caption(f"{_fmt(getattr(row, time_column))} {unit}{at}{span}{cost}")
+    st.markdown((RULE_ASSUMPTIONS if batch is not None else ASSUMPTIONS)
+                + (" Fitted θ are a planning estimate good to about their MAPE on average, not per "
+                   "point." if model.mape_pct is not None else ""))
 
 
 @st.fragment
 @guarded("Plan: cost")
-def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float]) -> None:
+def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float],
+                 fixed_steps: bool = True) -> None:
     """The time/cost plane: the cheapest configuration under a deadline and Optimus's greedy allocation."""
     st.subheader("Time and cost")
     if model.time_unit != "s":
@@ -449,24 +560,33 @@ def cost_section(grid: pd.DataFrame, model: SpeedModel, estimate: StepsEstimate,
         typed = st.number_input("Deadline (hours)", min_value=0.0, value=None, format="%.4g",
                                 key="plan_deadline_hours", placeholder="auto: twice the fastest time, rounded")
         choice: DeadlineChoice = cheapest_config(grid, deadline=typed or suggest_deadline(grid))
-        budget = st.number_input("Task budget p + w (greedy allocation)", min_value=2, max_value=256, value=16,
-                                 step=1, key="plan_budget",
-                                 help="Optimus's greedy: start at 1 worker + 1 PS, add whichever of a worker or a "
-                                      "PS shortens the time most, until no gain or the budget is spent.")
-        allocation = _allocation(model, estimate.steps, int(budget), *prices)
         st.metric(f"Cheapest within {_fmt(choice.deadline)} {choice.unit}",
                   f"p = {choice.p}, w = {choice.w}" if choice.met else "none", help=choice.message)
         st.caption(choice.message)
-        g, o = allocation.greedy, allocation.optimum
-        st.metric(f"Greedy allocation, {allocation.budget} tasks", f"p = {g.p}, w = {g.w}",
-                  delta=f"{allocation.gap_pct:.1f} % slower than the optimum" if allocation.gap_pct > 0 else "optimal",
-                  delta_color="inverse" if allocation.gap_pct > 0 else "off",
-                  delta_arrow="auto" if allocation.gap_pct > 0 else "off",
-                  help="Optimus's greedy allocation for one job, beside the exhaustive optimum over p + w <= budget.")
-        st.caption(f"Stopped: {allocation.stop_reason}; exhaustive optimum within the budget: p = {o.p}, w = {o.w}.")
+        allocation = _greedy_section(model, estimate, prices) if fixed_steps else None
+        if not fixed_steps:
+            st.caption(":material/info: Optimus's greedy allocation adds workers at fixed steps to target; it is "
+                       "shown when the steps do not change with the batch. The frontier covers every (w, M) here.")
     with plane:
         chart(time_cost_figure, grid, frontier=pareto_frontier(grid), choice=choice, allocation=allocation,
               key="plan_cost_chart", file_stem="time_and_cost")
+
+
+def _greedy_section(model: SpeedModel, estimate: StepsEstimate, prices: tuple[float, float]) -> Allocation:
+    """Optimus's greedy allocation for a task budget, beside the exhaustive optimum."""
+    budget = st.number_input("Task budget p + w (greedy allocation)", min_value=2, max_value=256, value=16,
+                             step=1, key="plan_budget",
+                             help="Optimus's greedy: start at 1 worker + 1 PS, add whichever of a worker or a "
+                                  "PS shortens the time most, until no gain or the budget is spent.")
+    allocation = _allocation(model, estimate.steps, int(budget), *prices)
+    g, o = allocation.greedy, allocation.optimum
+    st.metric(f"Greedy allocation, {allocation.budget} tasks", f"p = {g.p}, w = {g.w}",
+              delta=f"{allocation.gap_pct:.1f} % slower than the optimum" if allocation.gap_pct > 0 else "optimal",
+              delta_color="inverse" if allocation.gap_pct > 0 else "off",
+              delta_arrow="auto" if allocation.gap_pct > 0 else "off",
+              help="Optimus's greedy allocation for one job, beside the exhaustive optimum over p + w <= budget.")
+    st.caption(f"Stopped: {allocation.stop_reason}; exhaustive optimum within the budget: p = {o.p}, w = {o.w}.")
+    return allocation
 
 
 def table_section(grid: pd.DataFrame) -> None:
@@ -483,7 +603,8 @@ def main() -> None:
     page_setup()
     st.title("Plan")
     st.caption("How long to the target, and at what cost, with w workers and p parameter servers: steps to "
-               "target divided by the Optimus speed f(p, w) (Peng et al., EuroSys 2018).")
+               "target divided by the speed f(p, w) (Optimus, Peng et al., EuroSys 2018; or Pollux's model, OSDI "
+               "2021), with the global batch fixed or growing with the workers (then the steps follow it).")
     steps_col, speed_col, cluster_col = st.columns(3, gap="large")
     with cluster_col:
         max_workers, global_batch = cluster_section()
@@ -496,24 +617,32 @@ def main() -> None:
     with steps_col:
         st.markdown("#### Steps to target")
         target = target_slider(key="plan_target_acc")
-        estimate = steps_section(load_runs(target_acc=target))
+        estimate, fitted_batch = steps_section(load_runs(target_acc=target), float(global_batch))
+    with cluster_col:
+        rule, b_noise = rule_section(global_batch, fitted=fitted_batch is not None)
 
-    if model is None or estimate is None:
+    if model is None or estimate is None or rule is None:
         st.info("Nothing to plan until both the steps to target and the speed model are set (see above).")
         st.stop()
     if not allreduce and not ps:
         st.info("Choose at least one number of parameter servers to compare.")
         st.stop()
-    grid = _grid(model, estimate.steps, estimate.interval, None if allreduce else ps, max_workers, price_worker,
-                 price_ps)
+    try:
+        grid, batch_model = _rule_grid(model, estimate, rule, fitted_batch, b_noise, None if allreduce else ps,
+                                       max_workers, price_worker, price_ps)
+    except PlannerError as err:
+        st.error(plain(str(err)), icon=":material/error:")
+        st.stop()
     if model.time_unit == "paper units":
         st.warning("The paper's θ have no published time unit: times below are in **paper units**, comparable "
                    "with each other only, and there is no cost. Turn on *Calibrate to seconds* with one measured "
                    "step time to get hours.", icon=":material/warning:")
     paleo = paleo_section(steps=estimate, ps=() if allreduce else ps, max_workers=max_workers,
-                          global_batch=global_batch, seconds=model.time_unit == "s")
-    headline_section(grid, best_workers(grid), model, estimate, paleo, allreduce=allreduce)
-    cost_section(grid, model, estimate, (price_worker, price_ps))
+                          global_batch=global_batch, seconds=model.time_unit == "s", fixed_batch=rule.rule == "fixed")
+    headline_section(grid, best_workers(grid), model, estimate, paleo, allreduce=allreduce, rule=rule,
+                     batch=batch_model)
+    cost_section(grid, model, estimate, (price_worker, price_ps),
+                 fixed_steps=batch_model is None or rule.rule == "fixed")
     table_section(grid)
 
 

@@ -1,13 +1,16 @@
-"""``python -m core fit-speed SPEED_CSV``: fit the Optimus speed model θ by NNLS, print θ and MAPE.
+"""``python -m core fit-speed SPEED_CSV``: fit a speed model to measured speeds, print its parameters and MAPE.
 
 Examples::
 
     python -m core fit-speed data/pollux_traces/cifar10/scalability.csv
     python -m core fit-speed speeds.csv --mode sync --batch 128
+    python -m core fit-speed data/pollux_traces/ncf/scalability.csv --model auto
 
-The table's columns are documented in ``core.plan.speed_table`` and docs/plan.md. Without
-``--mode``, a table with no parameter servers (no p column, or p = 0) is fitted as
-all-reduce and any other as synchronous.
+``--model optimus`` (default) fits the Optimus θ by NNLS; ``pollux`` fits Pollux's throughput
+model; ``auto`` fits both, prints both reports and keeps the one with the smaller
+leave-one-out MAPE (``core.plan.speed_select``). The table's columns are documented in
+``core.plan.speed_table`` and docs/plan.md. Without ``--mode``, a table with no parameter
+servers (no p column, or p = 0) is fitted as all-reduce and any other as synchronous.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.cli.common import positive_int
 from core.errors import PlannerError
-from core.plan import MODES, default_speed_mode, fit_speed_model, read_speed_table
+from core.plan import MODEL_CHOICES, MODES, default_speed_mode, fit_speed, fit_speed_model, read_speed_csv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,16 +29,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sync, async or allreduce (default: allreduce without PS, else sync)")
     parser.add_argument("--batch", type=float, default=None, metavar="M",
                         help="global batch M for rows without one (and to plan with)")
+    parser.add_argument("--model", choices=MODEL_CHOICES, default="optimus",
+                        help="speed family: optimus (default), pollux, or auto (both, the smaller "
+                             "leave-one-out error wins)")
+    parser.add_argument("--gpus-per-node", type=positive_int, default=None, metavar="G",
+                        help="Pollux: GPUs per node, for tables without a num_nodes column")
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.speed_csv
     try:
-        table = read_speed_table(path, global_batch=args.batch, source=path)
+        table = read_speed_csv(path, global_batch=args.batch, source=path)
         mode = args.mode or default_speed_mode(table)
-        model = fit_speed_model(table, mode=mode, global_batch=args.batch, source=path)
+        if args.model == "optimus":
+            report = fit_speed_model(table, mode=mode, global_batch=args.batch, source=path).report()
+        else:
+            report = fit_speed(table, model=args.model, mode=mode, global_batch=args.batch,
+                               gpus_per_node=args.gpus_per_node, source=path).report()
     except PlannerError as err:
         print(str(err), file=sys.stderr)
         return 2
-    print(model.report())
+    print(report)
     return 0

@@ -9,6 +9,18 @@ Examples::
 
 Columns: ``mode,p,w,steps_per_s,time_s,cost,time_h,time_unit`` (then
 ``time_s_low,time_s_high,cost_low,cost_high`` with ``--steps-interval``).
+
+When the batch grows with the workers (``core.plan.goodput``), steps to target come from a
+batch-scaling model ``--batch-model E_MIN,B_NOISE`` (samples to target at a small batch and
+the noise scale; ``python -m core batch-scaling`` measures them) instead of ``--steps``:
+
+    python -m core plan --batch-model 2.7e6,2100 --per-worker-batch 64 --mode allreduce \
+        --theta fit:data/pollux_traces/cifar10/scalability.csv --model auto --workers 1:64
+
+``--per-worker-batch m`` plans ``M = w·m``; ``--best-batch LO:HI`` the global batch with the
+shortest time for each w within the bounds; with ``--batch M`` alone every w keeps ``M``.
+With ``--batch-model`` and either rule the columns ``global_batch,steps`` follow the usual
+ones (and ``steps_low,steps_high`` nothing: a typed model has no interval).
 """
 
 from __future__ import annotations
@@ -18,10 +30,21 @@ import sys
 
 from core.cli.common import print_csv
 from core.errors import PlannerError
-from core.plan import MODES, SpeedModel, build_speed_model, plan_grid, read_speed_table
+from core.plan import (
+    MODEL_CHOICES,
+    MODES,
+    ScalingRule,
+    SpeedModel,
+    batch_plan_grid,
+    build_speed_model,
+    plan_grid,
+    read_speed_csv,
+    typed_batch_scaling,
+)
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
+BATCH_OUTPUT = ("global_batch", "steps")
 
 
 class _BadArgument(Exception):
@@ -29,8 +52,8 @@ class _BadArgument(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--steps", type=float, required=True, metavar="N",
-                        help="training steps to the target (steps, not epochs)")
+    parser.add_argument("--steps", type=float, default=None, metavar="N",
+                        help="training steps to the target (steps, not epochs); or --batch-model")
     parser.add_argument("--batch", type=float, default=None, metavar="M",
                         help="global batch M, samples per step (default 128 for --theta paper)")
     parser.add_argument("--ps", default=None, metavar="LIST",
@@ -48,6 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price per worker-hour (default 1)")
     parser.add_argument("--price-ps", type=float, default=1.0, metavar="Y",
                         help="price per PS-hour (default 1)")
+    parser.add_argument("--model", choices=MODEL_CHOICES, default="optimus",
+                        help="speed family fitted with --theta fit:CSV: optimus (default), pollux or auto")
+    parser.add_argument("--batch-model", default=None, metavar="E_MIN,B_NOISE",
+                        help="steps to target vary with the global batch: S(M) = E_MIN·(1 + M/B_NOISE)/M")
+    parser.add_argument("--per-worker-batch", type=float, default=None, metavar="m",
+                        help="with --batch-model: the global batch grows with the workers, M = w·m")
+    parser.add_argument("--best-batch", default=None, metavar="LO:HI",
+                        help="with --batch-model: for each w the global batch in [LO, HI] with the shortest time")
 
 
 def _ints(text: str, option: str) -> list[int]:
@@ -90,9 +121,9 @@ def build_model(args: argparse.Namespace) -> SpeedModel:
         return build_speed_model("paper", mode=args.mode, global_batch=args.batch, step_time=step_time)
     if spec.startswith("fit:"):
         path = spec[4:]
-        table = read_speed_table(path, global_batch=args.batch, source=path)
+        table = read_speed_csv(path, global_batch=args.batch, source=path)
         return build_speed_model("table", mode=args.mode, global_batch=args.batch, table=table, table_name=path,
-                                 step_time=step_time)
+                                 step_time=step_time, family=args.model)
     theta = tuple(_floats(spec, "--theta"))
     try:
         return build_speed_model("typed", mode=args.mode, global_batch=args.batch, theta=theta, step_time=step_time)
@@ -102,20 +133,62 @@ def build_model(args: argparse.Namespace) -> SpeedModel:
         raise
 
 
+def _rule(args: argparse.Namespace) -> ScalingRule | None:
+    """The scaling rule the options ask for (None: the plain plan, steps fixed)."""
+    if args.per_worker_batch is not None and args.best_batch is not None:
+        raise _BadArgument("--per-worker-batch: expected one scaling rule; got it with --best-batch. Keep one.")
+    growing = args.per_worker_batch is not None or args.best_batch is not None
+    if growing and args.batch_model is None:
+        raise _BadArgument(f"{'--per-worker-batch' if args.per_worker_batch is not None else '--best-batch'}: "
+                           "expected --batch-model E_MIN,B_NOISE (steps to target change with the batch); got "
+                           "none. Measure it with python -m core batch-scaling.")
+    if args.per_worker_batch is not None:
+        return ScalingRule("per-worker", per_worker_batch=args.per_worker_batch)
+    if args.best_batch is not None:
+        low, _, high = args.best_batch.partition(":")
+        bounds = _floats(f"{low},{high}", "--best-batch") if high else []
+        if len(bounds) != 2:
+            raise _BadArgument(f"--best-batch: expected LO:HI; got {args.best_batch!r}. Write e.g. 64:8192.")
+        return ScalingRule("best", batch_min=bounds[0], batch_max=bounds[1])
+    return None
+
+
+def _steps_source(args: argparse.Namespace) -> None:
+    if (args.steps is None) == (args.batch_model is None):
+        raise _BadArgument("--steps: expected --steps N or --batch-model E_MIN,B_NOISE (one of them); got "
+                           f"{'both' if args.steps is not None else 'neither'}. Give one.")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
+        _steps_source(args)
+        rule = _rule(args)
         model = build_model(args)
-        if model.mode != "async" and model.global_batch is None:
+        if rule is None and model.mode != "async" and model.global_batch is None:
             raise _BadArgument(f"--batch: expected the global batch M (samples per step) for mode "
                                f"{model.mode!r}; got none. Pass --batch M.")
         interval = tuple(_floats(args.steps_interval, "--steps-interval")) if args.steps_interval else None
-        grid = plan_grid(model, args.steps, ps=_ints(args.ps, "--ps") if args.ps else None,
-                         workers=_ints(args.workers, "--workers"), steps_interval=interval,
-                         price_worker=args.price_worker, price_ps=args.price_ps)
+        batch_model = None
+        if args.batch_model is not None:
+            values = _floats(args.batch_model, "--batch-model")
+            if len(values) != 2:
+                raise _BadArgument(f"--batch-model: expected E_MIN,B_NOISE; got {args.batch_model!r}. "
+                                   "Write e.g. 2.7e6,2100.")
+            batch_model = typed_batch_scaling(*values)
+        ps = _ints(args.ps, "--ps") if args.ps else None
+        workers = _ints(args.workers, "--workers")
+        if rule is not None:
+            grid = batch_plan_grid(model, batch_model, rule, ps=ps, workers=workers,
+                                   price_worker=args.price_worker, price_ps=args.price_ps)
+        else:
+            steps = args.steps if batch_model is None else batch_model.steps(model.global_batch or 1.0)
+            grid = plan_grid(model, steps, ps=ps, workers=workers, steps_interval=interval,
+                             price_worker=args.price_worker, price_ps=args.price_ps)
     except (PlannerError, _BadArgument) as err:
         print(str(err), file=sys.stderr)
         return 2
-    columns = list(OUTPUT_COLUMNS) + (list(INTERVAL_OUTPUT) if interval else [])
+    columns = list(OUTPUT_COLUMNS) + (list(BATCH_OUTPUT) if rule is not None else []) \
+        + (list(INTERVAL_OUTPUT) if interval and rule is None else [])
     print_csv(grid[columns])
     if model.time_unit == "paper units":
         print("note: paper θ have no published time unit; time_s is in paper units. "

@@ -8,6 +8,7 @@ never an exception.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -35,7 +36,8 @@ def _note(fig: go.Figure, text: str) -> None:
 
 
 def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = None,
-                          extra: pd.DataFrame | None = None, title: str = TTA_TITLE) -> go.Figure:
+                          extra: pd.DataFrame | None = None, title: str = TTA_TITLE,
+                          steps_axis: bool = False) -> go.Figure:
     """Time to target (y) against workers (x), one smooth line per parameter-server count.
 
     Parameters
@@ -50,6 +52,10 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         ``p, w, time_h, label``; one dashed line per ``label`` in the colour of its p.
         Left out, with a note, when the grid is in paper units (no common unit).
     title : str, default="Time to target against workers"
+    steps_axis : bool, default=False
+        With a grid of :func:`core.plan.goodput.batch_plan_grid` (columns ``global_batch``
+        and ``steps``): the steps to target each w needs, on a second y axis at the right,
+        and the batch ``M`` in every hover.
 
     Returns
     -------
@@ -57,8 +63,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         Traces in this order: for each p ascending, ``"p = {p} range"`` (only with an
         interval) then ``"p = {p}"`` (lines); then ``"best w"`` (markers with the text
         ``"w = …"``, one point per row of ``best``, when given); then one trace per ``extra``
-        label, named by the label. x axis "workers w", y axis "time to target (hours)"
-        or "time to target (paper units)".
+        label, named by the label; then, with ``steps_axis``, ``"steps to target"`` (dotted,
+        right axis; one ``"steps to target, p = {p}"`` per p when they differ between p).
+        x axis "workers w", y axis "time to target (hours)" or "time to target (paper units)".
 
     Examples
     --------
@@ -84,14 +91,38 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
                 x=list(part["w"]) + list(part["w"])[::-1], y=list(part[high]) + list(part[low])[::-1],
                 fill="toself", fillcolor=_rgba(c, 0.18), line=dict(width=0), mode="lines",
                 name=f"p = {p} range", hoverinfo="skip"))
+        batch = steps_axis and {"global_batch", "steps"} <= set(part.columns)
         fig.add_trace(go.Scatter(
             x=part["w"], y=part[column], mode="lines", name=f"p = {p}",
             line=dict(color=c, width=2.5, shape="spline", smoothing=0.6),
-            hovertemplate=f"p = {p}, w = %{{x}}<br>%{{y:.3g}} {unit}<extra></extra>"))
+            customdata=part[["global_batch", "steps"]] if batch else None,
+            hovertemplate=f"p = {p}, w = %{{x}}<br>%{{y:.3g}} {unit}"
+                          + ("<br>M = %{customdata[0]:,.0f}, %{customdata[1]:,.0f} steps" if batch else "")
+                          + "<extra></extra>"))
     if best is not None and len(best):
         _add_best(fig, best, column, unit, colors)
     _add_extra(fig, extra, unit, colors)
-    return base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
+    base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
+    if steps_axis and {"global_batch", "steps"} <= set(grid.columns):
+        _add_steps(fig, grid, colors)     # after the axis titles: base_layout titles every y axis
+    return fig
+
+
+def _add_steps(fig: go.Figure, grid: pd.DataFrame, colors: dict[int, str]) -> None:
+    """Steps to target per w on a right-hand axis (one line, or one per p when they differ)."""
+    parts = list(grid.sort_values(["p", "w"]).groupby("p", sort=True))
+    same = all(np.allclose(part["steps"].to_numpy(), parts[0][1]["steps"].to_numpy())
+               and len(part) == len(parts[0][1]) for _, part in parts)
+    for p, part in parts[:1] if same else parts:
+        name = "steps to target" if same else f"steps to target, p = {p}"
+        fig.add_trace(go.Scatter(
+            x=part["w"], y=part["steps"], mode="lines", name=name, yaxis="y2",
+            line=dict(color="#555" if same else colors[int(p)], dash="dot", width=1.5),
+            customdata=part["global_batch"],
+            hovertemplate="w = %{x}: %{y:,.0f} steps at M = %{customdata:,.0f}<extra></extra>"))
+    fig.update_layout(yaxis2=dict(title_text="steps to target", overlaying="y", side="right", showgrid=False,
+                                  rangemode="tozero"),
+                      margin=dict(r=70))
 
 
 def _add_best(fig: go.Figure, best: pd.DataFrame, column: str, unit: str, colors: dict[int, str]) -> None:

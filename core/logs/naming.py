@@ -39,13 +39,27 @@ _SPLIT_SUFFIXES = {"val": "val", "valid": "val", "validation": "val", "test": "v
 
 @dataclass(frozen=True)
 class RunMeta:
-    """What a log's file name says about the run (each field may be unknown: ``None``)."""
+    """What a log's file name (or, for an MLLOG log, the log itself) says about the run.
+
+    Each field may be unknown: ``None``.  The fields after ``global_batch`` come only from
+    logs that describe themselves (MLCommons MLLOG, :mod:`core.logs.mllog`):
+    ``samples_per_epoch`` (``train_samples``), ``status`` (``run_stop``: "success" or
+    "aborted"), ``system`` (submitter and platform), ``n_nodes`` and ``n_devices`` (read from
+    the platform name where it says them) and ``throughput`` (median of the logged
+    ``tracked_stats`` throughput, samples per second).
+    """
 
     model: str | None
     depth: int | None
     gpu: str | None
     split: str  # "train" or "val"
     global_batch: int | None = None
+    samples_per_epoch: int | None = None
+    status: str | None = None
+    system: str | None = None
+    n_nodes: int | None = None
+    n_devices: int | None = None
+    throughput: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -90,12 +104,20 @@ def parse_run_name(name: str) -> RunMeta:
     name : str
         The file name, optionally with folders (``cifar10/validation-128.csv``).
 
+    A stem ending in ``-<digits>`` carries the run's global batch, as Pollux's traces do
+    (``validation-128.csv``): ``resnet20_V100_val-512.csv`` is ResNet-20 on a V100,
+    validation split, global batch 512.
+
     Examples
     --------
-    >>> parse_run_name("resnet56_NVIDIA A100-PCIE-40GB_val.csv")
-    RunMeta(model='resnet56', depth=56, gpu='NVIDIA A100-PCIE-40GB', split='val', global_batch=None)
+    >>> m = parse_run_name("resnet56_NVIDIA A100-PCIE-40GB_val.csv")
+    >>> m.model, m.depth, m.gpu, m.split, m.global_batch
+    ('resnet56', 56, 'NVIDIA A100-PCIE-40GB', 'val', None)
     >>> parse_run_name("cifar10/validation-128.csv").global_batch
     128
+    >>> m = parse_run_name("resnet20_Tesla V100-SXM2-16GB_val-512.csv")
+    >>> m.gpu, m.split, m.global_batch
+    ('Tesla V100-SXM2-16GB', 'val', 512)
     """
     path = PurePosixPath(name.replace("\\", "/"))
     stem = path.name
@@ -106,6 +128,10 @@ def parse_run_name(name: str) -> RunMeta:
         parent = path.parent.name or None
         return RunMeta(model=parent, depth=depth_of(parent), gpu=None, split="val",
                        global_batch=int(pollux.group(1)))
+    batch = re.search(r"-(\d+)$", stem)
+    global_batch = None
+    if batch and int(batch.group(1)) > 0:
+        global_batch, stem = int(batch.group(1)), stem[:batch.start()]
     split = "train"
     parts = stem.split("_")
     if len(parts) > 1 and parts[-1].lower() in _SPLIT_SUFFIXES:
@@ -118,7 +144,7 @@ def parse_run_name(name: str) -> RunMeta:
         model = model if depth_of(model) is not None else None
     elif gpu is None and depth_of(model) is None:
         model = None               # "metrics.csv": no architecture in the name
-    return RunMeta(model=model, depth=depth_of(model), gpu=gpu, split=split)
+    return RunMeta(model=model, depth=depth_of(model), gpu=gpu, split=split, global_batch=global_batch)
 
 
 def is_device_name(text: str) -> bool:

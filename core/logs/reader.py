@@ -532,6 +532,9 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    if len(data) <= max_bytes and b":::MLLOG" in data:   # an MLCommons MLLOG log (MLPerf result file)
+        from core.logs.mllog import read_mllog
+        return read_mllog(bytes(data), source, split=split, steps_per_epoch=steps_per_epoch)
     if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
                                         or steps_per_epoch < 1):
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
@@ -585,6 +588,8 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
     path = Path(path)
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
+    if source == path.name and path.parent.name and b":::MLLOG" in data:
+        source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
     return read_log(data, source, **kwargs)
 
 

@@ -159,6 +159,11 @@ class SpeedModel:
         Number of measured points the fit used.
     flags : tuple of str, default=()
         Caveats a page can show as they are.
+    loo_mape_pct : float or None, default=None
+        Leave-one-out MAPE of the speeds (:func:`core.plan.speed_select.fit_speed`).
+    time_band : (float, float) or None, default=None
+        Factors on a step's time that cover the leave-one-out misses at ``level``.
+    level : float or None, default=None
 
     Examples
     --------
@@ -179,6 +184,12 @@ class SpeedModel:
     mape_pct: float | None = None
     n_points: int | None = None
     flags: tuple[str, ...] = ()
+    loo_mape_pct: float | None = None
+    time_band: tuple[float, float] | None = None
+    level: float | None = None
+
+    #: which speed family this is (``core.plan.pollux_speed.PolluxSpeedModel`` is "pollux")
+    family = "optimus"
 
     def __post_init__(self) -> None:
         _check_mode(self.mode, "SpeedModel")
@@ -218,6 +229,39 @@ class SpeedModel:
         return FORMULAS[self.mode]
 
     @property
+    def formula_latex(self) -> str:
+        """The equation in use, in LaTeX."""
+        return FORMULAS_LATEX[self.mode]
+
+    @property
+    def named_params(self) -> dict[str, float]:
+        """``params``, under the name both speed families share."""
+        return self.params
+
+    def steps_per_s_at(self, p, w, global_batch):
+        """Steps per second at ``(p, w)`` with global batch ``M`` per point (broadcast), not the model's own.
+
+        >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002))
+        >>> [round(float(1 / f), 9) for f in m.steps_per_s_at(0, [8, 16], [256, 512])]   # M/w = 32 both times
+        [0.098, 0.114]
+        """
+        return self.with_global_batch(1.0).steps_per_s(p, w) if self.mode == "async" else \
+            optimus_speed(self.mode, *self._checked(p, w), theta=self.theta, global_batch=global_batch)
+
+    def _checked(self, p, w) -> tuple[np.ndarray, np.ndarray]:
+        p_arr, w_arr = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
+        if not np.all(np.isfinite(w_arr)) or np.any(w_arr < 1):
+            raise InputError(f"SpeedModel.steps_per_s: expected w >= 1 workers; got {w!r}. "
+                             "Count workers from 1.")
+        p_min = 0 if self.mode == "allreduce" else 1
+        if not np.all(np.isfinite(p_arr)) or np.any(p_arr < p_min):
+            raise InputError(f"SpeedModel.steps_per_s: expected p >= {p_min} parameter servers "
+                             f"for mode {self.mode!r}; got {p!r}. "
+                             + ("Use mode 'allreduce' for training without a PS."
+                                if p_min else "Use p = 0."))
+        return p_arr, w_arr
+
+    @property
     def params(self) -> dict[str, float]:
         """``{"theta0": …, …}`` in the stored order."""
         return dict(zip(self.theta_names, self.theta))
@@ -237,16 +281,7 @@ class SpeedModel:
         InputError
             On ``w < 1``, ``p < 1`` in a PS mode, or no ``global_batch`` where M is needed.
         """
-        p_arr, w_arr = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
-        if not np.all(np.isfinite(w_arr)) or np.any(w_arr < 1):
-            raise InputError(f"SpeedModel.steps_per_s: expected w >= 1 workers; got {w!r}. "
-                             "Count workers from 1.")
-        p_min = 0 if self.mode == "allreduce" else 1
-        if not np.all(np.isfinite(p_arr)) or np.any(p_arr < p_min):
-            raise InputError(f"SpeedModel.steps_per_s: expected p >= {p_min} parameter servers "
-                             f"for mode {self.mode!r}; got {p!r}. "
-                             + ("Use mode 'allreduce' for training without a PS."
-                                if p_min else "Use p = 0."))
+        p_arr, w_arr = self._checked(p, w)
         m = 1.0 if self.mode == "async" else self._batch("steps_per_s")
         return optimus_speed(self.mode, p_arr, w_arr, theta=self.theta, global_batch=m)
 
@@ -271,10 +306,11 @@ class SpeedModel:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python types only (JSON-ready), θ under their names."""
-        return {"mode": self.mode, "formula": self.formula, **self.params,
+        return {"family": self.family, "mode": self.mode, "formula": self.formula, **self.params,
                 "global_batch": self.global_batch, "time_unit": self.time_unit,
                 "source": self.source, "mape_pct": self.mape_pct, "n_points": self.n_points,
-                "flags": list(self.flags)}
+                "loo_mape_pct": self.loo_mape_pct, "time_band": list(self.time_band) if self.time_band else None,
+                "level": self.level, "flags": list(self.flags)}
 
     def report(self) -> str:
         """Fixed sections: model, θ, fit statistics, flags (lmfit ``fit_report`` layout)."""
@@ -289,6 +325,8 @@ class SpeedModel:
             lines.append("    not fitted")
         else:
             lines += [f"    points: {self.n_points}", f"    MAPE of speeds: {self.mape_pct:.2f} %"]
+            if self.loo_mape_pct is not None:
+                lines.append(f"    leave-one-out MAPE of speeds: {self.loo_mape_pct:.2f} %")
         lines.append("[[Flags]]")
         lines += [f"    {flag}" for flag in self.flags] or ["    none"]
         return "\n".join(lines)
@@ -330,7 +368,8 @@ def scale_to_step_time(model: SpeedModel, step_time_s: float, p: int, w: int) ->
 
     Every variant has ``1/f`` linear in θ, so multiplying all θ by
     ``c = step_time_s · f(p, w)`` makes ``1/f(p, w) = step_time_s`` exactly and keeps the
-    shape of the curve (the best w, ratios between configurations, the fit's MAPE).
+    shape of the curve (the best w, ratios between configurations, the fit's MAPE).  Pollux's
+    step time is homogeneous of degree 1 in its time terms, so they are scaled alike (γ kept).
 
     Parameters
     ----------
@@ -354,10 +393,13 @@ def scale_to_step_time(model: SpeedModel, step_time_s: float, p: int, w: int) ->
     step_time_s = check_scalar(step_time_s, "scale_to_step_time: step_time_s", float, min_val=0,
                                include_boundaries="neither", fix="Give the measured seconds per step")
     factor = float(step_time_s) * float(model.steps_per_s(p, w))
-    theta = tuple(t * factor for t in model.theta)
     flags = tuple(f for f in model.flags if not f.startswith("paper θ: time unit unknown"))
     source = (f"{model.source}; " if model.source else "") + (
         f"calibrated to {step_time_s:g} s per step at p = {p}, w = {w}")
+    if model.family == "pollux":   # every time term scales; the p-norm is homogeneous of degree 1, γ stays
+        params = tuple(v * factor for v in model.params[:-1]) + (model.params[-1],)
+        return dataclasses.replace(model, params=params, source=source, flags=flags)
+    theta = tuple(t * factor for t in model.theta)
     return dataclasses.replace(model, theta=theta, time_unit="s", source=source, flags=flags)
 
 
@@ -371,7 +413,8 @@ THETA_SOURCES: dict[str, str] = {
 
 def build_speed_model(source: str, *, mode: str, global_batch: float | None = None,
                       theta: tuple[float, ...] | None = None, table: pd.DataFrame | None = None,
-                      table_name: str = "table", step_time: tuple[float, int, int] | None = None) -> SpeedModel:
+                      table_name: str = "table", step_time: tuple[float, int, int] | None = None,
+                      family: str = "optimus"):
     """The speed model a plan uses, from one of ``THETA_SOURCES``, scaled to a measured step if given.
 
     The one home of "choose a speed model": the Plan page and ``python -m core plan`` both
@@ -386,7 +429,11 @@ def build_speed_model(source: str, *, mode: str, global_batch: float | None = No
     theta : tuple of float, optional
         The typed θ (``source="typed"``), in seconds.
     table : DataFrame, optional
-        Measured speeds (``source="table"``), fitted by :func:`fit_speed_model`.
+        Measured speeds (``source="table"``), fitted by :func:`fit_speed_model` (``family``
+        "optimus"), Pollux's model, or the better of both by leave-one-out error
+        (:func:`core.plan.speed_select.fit_speed`).
+    family : {"optimus", "pollux", "auto"}, default="optimus"
+        The speed family fitted to a table (the paper's and typed θ are Optimus's).
     table_name : str
         The table's name, in messages and provenance.
     step_time : (seconds, p, w), optional
@@ -406,7 +453,12 @@ def build_speed_model(source: str, *, mode: str, global_batch: float | None = No
     elif source == "table":
         if table is None:
             raise InputError(f"{table_name}: expected a table of measured speeds; got none. Upload or choose one.")
-        model = fit_speed_model(table, mode=mode, global_batch=global_batch, source=table_name)
+        if family == "optimus":
+            model = fit_speed_model(table, mode=mode, global_batch=global_batch, source=table_name)
+        else:
+            from core.plan.speed_select import fit_speed  # the chooser builds on this module
+
+            model = fit_speed(table, model=family, mode=mode, global_batch=global_batch, source=table_name).model
     else:
         if theta is None:
             raise InputError(f"θ: expected {len(THETA_NAMES.get(mode, ()))} values for mode {mode!r}; got none.")

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError, LogFormatError
-from core.tables import file_bytes, read_csv_frame
+from core.tables import MAX_BYTES, file_bytes, read_csv_frame
 
 COLUMNS: tuple[str, ...] = ("p", "w", "global_batch", "steps_per_s")
 P_NAMES = ("p", "n_ps", "num_ps")
@@ -156,6 +156,51 @@ def normalise_speed_table(table: pd.DataFrame, *, global_batch: float | None = N
         raise InputError(f"{source}: {problem}.") from None
 
 
+def read_speed_csv(file: SpeedSource, *, global_batch: float | None = None, source: str | None = None) -> pd.DataFrame:
+    """Read a CSV of measured speeds and check it; return it as it is (every column kept).
+
+    What Pollux's model needs beyond the normalised columns (``num_nodes``) stays in the
+    frame; :func:`read_speed_table` is this, normalised.
+
+    Raises
+    ------
+    LogFormatError
+        As :func:`read_speed_table`.
+
+    Examples
+    --------
+    >>> read_speed_csv(b"num_nodes,num_replicas,local_bsz,step_time\\n2,8,32,0.5\\n").columns.tolist()
+    ['num_nodes', 'num_replicas', 'local_bsz', 'step_time']
+    """
+    source = _source_name(file, source)
+    df = _read_csv(file, global_batch, source)
+    try:
+        _normalise(df, global_batch)
+    except _Problem as problem:
+        raise LogFormatError(source, f"{problem}.") from None
+    return df
+
+
+def _source_name(file: SpeedSource, source: str | None) -> str:
+    if source is not None:
+        return source
+    return os.path.basename(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "<input>"
+
+
+def _read_csv(file: SpeedSource, global_batch: float | None, source: str) -> pd.DataFrame:
+    """The table's bytes read in bounded work (``core.tables``): a path, bytes or a file object."""
+    _check_global_batch(global_batch, source)
+    if isinstance(file, (bytes, bytearray)):
+        data = bytes(file)
+    elif isinstance(file, (str, os.PathLike)):
+        data = file_bytes(file, source=source)
+    else:
+        data = file.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise LogFormatError(source, f"expected at most {MAX_BYTES / 2**20:.0f} MB; got more. Thin the table.")
+    return read_csv_frame(data, source)
+
+
 def read_speed_table(file: SpeedSource, *, global_batch: float | None = None,
                      source: str | None = None) -> pd.DataFrame:
     """Read a CSV of measured speeds (path, bytes or file object) and normalise it.
@@ -184,11 +229,8 @@ def read_speed_table(file: SpeedSource, *, global_batch: float | None = None,
     >>> read_speed_table(b"p,w,M,steps_per_s\\n2,4,128,0.5\\n").to_dict("records")
     [{'p': 2, 'w': 4, 'global_batch': 128.0, 'steps_per_s': 0.5}]
     """
-    if source is None:
-        source = os.path.basename(os.fspath(file)) if isinstance(file, (str, os.PathLike)) else "<input>"
-    _check_global_batch(global_batch, source)
-    data = file if isinstance(file, (bytes, bytearray)) else file_bytes(file, source=source)
-    df = read_csv_frame(bytes(data), source)
+    source = _source_name(file, source)
+    df = _read_csv(file, global_batch, source)
     try:
         return _normalise(df, global_batch)
     except _Problem as problem:
@@ -211,3 +253,35 @@ def has_parameter_servers(table: pd.DataFrame) -> bool:
     columns = {str(c).strip().lower(): c for c in table.columns}
     found = [columns[n] for n in P_NAMES if n in columns]
     return bool(found) and bool((pd.to_numeric(table[found[0]], errors="coerce") >= 1).any())
+
+
+def speed_table_from_logs(logs) -> tuple[pd.DataFrame, tuple[tuple[str, str], ...]]:
+    """A measured-speed table from runs that log their throughput (MLLOG ``tracked_stats``).
+
+    One row per run: ``num_nodes``, ``w`` (accelerators, from the platform name), ``global_batch``
+    and ``samples_per_s`` (the median logged throughput), as :func:`normalise_speed_table`
+    and Pollux's model read them; runs without a throughput, device count or batch are
+    returned as ``(source, reason)``.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b'''
+    ... :::MLLOG {"key": "submission_platform", "value": "2xBOXx4GPU", "time_ms": 0}
+    ... :::MLLOG {"key": "global_batch_size", "value": 256, "time_ms": 0}
+    ... :::MLLOG {"key": "tracked_stats", "value": {"throughput": 1000.0}, "time_ms": 1}
+    ... :::MLLOG {"key": "eval_accuracy", "value": 0.5, "time_ms": 2, "metadata": {"epoch_num": 1}}
+    ... ''', "r.txt")
+    >>> table, skipped = speed_table_from_logs([log])
+    >>> table.to_dict("records"), skipped
+    ([{'num_nodes': 2, 'w': 8, 'global_batch': 256.0, 'samples_per_s': 1000.0}], ())
+    """
+    rows, skipped = [], []
+    for log in logs:
+        meta = log.meta
+        missing = [what for what, value in (("throughput", meta.throughput), ("device count", meta.n_devices),
+                                            ("global batch", meta.global_batch)) if not value]
+        if missing:
+            skipped.append((log.source, f"no {', '.join(missing)} in the log"))
+            continue
+        rows.append({"num_nodes": meta.n_nodes or 1, "w": meta.n_devices, "global_batch": float(meta.global_batch),
+                     "samples_per_s": float(meta.throughput)})
+    return pd.DataFrame(rows, columns=["num_nodes", "w", "global_batch", "samples_per_s"]), tuple(skipped)

@@ -48,6 +48,7 @@ SOURCES: dict[str, str] = {
     "predicted": "the epoch at target extrapolated from a run's log by a curve family",
     "calibrate": "a held-out architecture predicted from the other architectures (Calibrate page)",
     "typed": "typed in",
+    "batch": "a batch-scaling fit of runs at several global batches, at the planned global batch",
 }
 
 
@@ -63,7 +64,7 @@ class StepsEstimate:
         A finite interval ``0 < low <= steps <= high``, or None when there is none.
     level : float or None
         Coverage of the interval (0.8 for a fitted curve), None when unknown or absent.
-    source : {"measured", "fitted", "predicted", "calibrate", "typed"}
+    source : {"measured", "fitted", "predicted", "calibrate", "typed", "batch"}
         ``SOURCES`` says what each means.
     label : str
         What the number is for (a run's file, the calibrated model and device).
@@ -395,3 +396,28 @@ def steps_from_target_prediction(prediction: TargetPrediction, *, steps_per_epoc
                          steps_low=None if low is None else float(low) * spe,
                          steps_high=None if high is None else float(high) * spe, level=level,
                          flags=tuple(flags))
+
+
+def steps_from_batch_scaling(model, global_batch: float, *, label: str) -> StepsEstimate:
+    """Steps to target at ``global_batch`` from a batch-scaling model (:mod:`core.plan.batch`).
+
+    ``S(M) = E_min·(1 + M/B_noise)/M`` with the model's interval at ``M`` when it has one.
+
+    Examples
+    --------
+    >>> from core.plan.batch import typed_batch_scaling
+    >>> steps_from_batch_scaling(typed_batch_scaling(1e6, 1000), 1000, label="job").steps   # 2e6 / 1000
+    2000.0
+    """
+    m = check_scalar(global_batch, "global batch", float, min_val=0, include_boundaries="neither",
+                     fix="Give samples per step")
+    steps = float(model.steps(m))
+    band = model.steps_interval(m)
+    low, high = (float(band[0]), float(band[1])) if band is not None else (None, None)
+    if low is not None and not (0 < low <= steps <= high):
+        low = high = None
+    span = f" ({model.level:.0%} interval {low:,.0f} to {high:,.0f})" if low is not None and model.level else ""
+    note = (f"{label}: S({m:,.0f}) = {steps:,.0f} steps{span} from E_min = {model.e_min:,.4g} samples and "
+            f"B_noise = {model.b_noise:,.4g} ({model.method}); each run assumed tuned for its batch.")
+    return StepsEstimate(steps, "batch", label, note, steps_low=low, steps_high=high,
+                         level=model.level if low is not None else None, flags=tuple(model.flags))

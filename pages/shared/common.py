@@ -20,20 +20,24 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
-from core.defaults import DEFAULT_TARGET_ACC
+from core.datasets import BATCH_RUN_SETS, BUILTIN_LOG_SETS, batch_run_files, builtin_log_files
+from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
-from core.logs import RunLog, read_log
+from core.logs import RunLog, read_log, read_log_files
 from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
 from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
+
+if TYPE_CHECKING:
+    from core.plan.batch import BatchStudy
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -178,6 +182,48 @@ def store_files(files, *, state_key: str) -> list[str]:
 @st.cache_resource(**SHARED)
 def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
     files = ((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+    return tuple((name, data, content_digest(data)) for name, data in files)
+
+
+#: the batch-scaling run sets a page offers: the built-in ones, then the runs loaded on the Logs page
+LOADED_RUNS = "loaded"
+BATCH_SOURCES: dict[str, str] = {**{k: v.label for k, v in BATCH_RUN_SETS.items()},
+                                 LOADED_RUNS: "Runs loaded on the Logs page (sidebar sets and uploads)"}
+
+
+def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    """``(name, bytes, digest)`` of a built-in batch-scaling run set, or of every loaded file (``LOADED_RUNS``)."""
+    if key == LOADED_RUNS:
+        return tuple((n, b, d) for n, b, d, _ in all_log_files())
+    return _batch_set_bytes(key)
+
+
+@st.cache_resource(**SHARED)
+def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
+                 samples_per_epoch: int | None) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
+    from core.plan.batch import batch_study  # only the batch-size views pay for core.plan
+
+    read = read_log_files(_files)
+    study = batch_study(read.logs, target_acc=target_acc, noise=read.noise, samples_per_epoch=samples_per_epoch,
+                        level=DEFAULT_LEVEL)
+    return study, read.errors
+
+
+def load_batch_study(source: str, *, target_acc: float, samples_per_epoch: int | None = None
+                     ) -> tuple[BatchStudy | None, tuple[tuple[str, str], ...], str]:
+    """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without files), the files
+    refused, and a digest of the files (a cache key for charts)."""
+    files = batch_set_files(source)
+    digest = "|".join(d for _, _, d in files)
+    if not files:
+        return None, (), digest
+    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target_acc, samples_per_epoch)
+    return study, errors, digest
+
+
+@st.cache_resource(**SHARED)
+def _batch_set_bytes(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    files = ((name, path.read_bytes()) for name, path in batch_run_files(key))
     return tuple((name, data, content_digest(data)) for name, data in files)
 
 

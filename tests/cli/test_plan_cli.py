@@ -91,3 +91,52 @@ def test_bad_input_gives_one_stderr_line_and_exit_2(argv, message, capsys):
     lines = out.err.strip().splitlines()
     assert len(lines) == 1
     assert re.search(message, lines[0]), lines[0]
+
+
+# ---------------------------------------------------------------- issue 11: the batch grows with the workers
+def test_per_worker_batch_with_a_batch_model_adds_global_batch_and_steps(capsys):
+    # typed θ all-reduce 1/f = 0.001·M/w + 0.05 + 0.002·w; E_min = 1e5, B_noise = 1000; m = 64
+    assert main(["plan", "--batch-model", "1e5,1000", "--per-worker-batch", "64", "--mode", "allreduce",
+                 "--theta", "0.001,0.05,0.002", "--workers", "1,4"]) == 0
+    df, err = _csv(capsys)
+    assert list(df.columns) == ["mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit",
+                                "global_batch", "steps"]
+    # w = 4: M = 256, S = 1e5·1.256/256 = 490.625 steps of 0.064 + 0.05 + 0.008 = 0.122 s → 59.856 s
+    row = df[df.w == 4].iloc[0]
+    assert (row.global_batch, row.steps) == (256, pytest.approx(490.625))
+    assert row.time_s == pytest.approx(59.85625, rel=1e-5)
+    assert err == ""
+
+
+def test_batch_model_with_a_fixed_batch_keeps_the_plain_columns(capsys):
+    assert main(["plan", "--batch-model", "1e5,1000", "--batch", "256", "--mode", "allreduce",
+                 "--theta", "0.001,0.05,0.002", "--workers", "4"]) == 0
+    df, _ = _csv(capsys)
+    assert list(df.columns) == ["mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit"]
+    # S(256) = 490.625 steps at every w; at w = 4 the step takes 0.122 s
+    assert df[df.w == 4].iloc[0].time_s == pytest.approx(490.625 * 0.122, rel=1e-5)
+
+
+def test_best_batch_is_no_slower_than_the_per_worker_rule(capsys):
+    common = ["--batch-model", "1e5,1000", "--mode", "allreduce", "--theta", "0.001,0.05,0.002", "--workers", "2,8"]
+    assert main(["plan", *common, "--best-batch", "64:4096"]) == 0
+    best, _ = _csv(capsys)
+    assert main(["plan", *common, "--per-worker-batch", "64"]) == 0
+    fixed, _ = _csv(capsys)
+    assert (best.time_s.to_numpy() <= fixed.time_s.to_numpy() + 1e-9).all()
+    assert ((best.global_batch >= 64) & (best.global_batch <= 4096)).all()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--steps", "100", "--per-worker-batch", "64"], r"^--per-worker-batch: expected --batch-model E_MIN,B_NOISE"),
+    (["--batch", "128"], r"^--steps: expected --steps N or --batch-model E_MIN,B_NOISE \(one of them\); got neither"),
+    (["--steps", "100", "--batch-model", "1e5,1000"], r"got both"),
+    (["--batch-model", "1e5", "--per-worker-batch", "8"], r"^--batch-model: expected E_MIN,B_NOISE"),
+    (["--batch-model", "1e5,1000", "--best-batch", "64"], r"^--best-batch: expected LO:HI"),
+    (["--batch-model", "1e5,-5", "--per-worker-batch", "8"], r"^B_noise: expected a finite number > 0; got -5.0"),
+])
+def test_bad_batch_options_give_one_stderr_line_and_exit_2(argv, message, capsys):
+    assert main(["plan", *argv]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1
+    assert re.search(message, out.err.strip()), out.err

@@ -241,7 +241,9 @@ def test_no_runs_loaded_falls_back_to_typed_steps():
     at = open_page(PAGE)
     at.sidebar.multiselect(key="builtin_sets_widget").set_value([]).run()
     assert not at.exception
-    assert at.radio(key="plan_steps_source").options == ["a number typed in"]
+    # the built-in batch-scaling fit needs no loaded run: it stays offered, after the typed number
+    assert at.radio(key="plan_steps_source").options == ["a number typed in",
+                                                         "a batch-scaling fit (runs at several batches)"]
     assert metrics(at)["Steps to target"] == "50,000" and chart_specs(at)
 
 
@@ -327,3 +329,74 @@ def test_step_time_from_a_gpu_transfer_scales_the_paper_theta(builtin_steps):
     grid = shown_grid(at).set_index(["p", "w"])
     # the paper's θ scaled so that one step at p = 2, w = 4 takes the H100's transferred step time
     assert grid.loc[(2, 4), "time_s"] == pytest.approx(builtin_steps.steps * step)
+
+
+# ---------------------------------------------------------------- issue 11: the batch follows the workers
+def test_the_scaling_rule_changes_the_plotted_times_as_the_formula_says():
+    at = open_page(PAGE)
+    typed_steps(at, 50_000)                                          # measured at the page's M = 128
+    fixed = trace(figure(at), "p = 2")
+    at.radio(key="plan_scaling_rule").set_value("per-worker").run()
+    at.number_input(key="plan_per_worker_batch").set_value(32)
+    at.number_input(key="plan_b_noise").set_value(2000.0).run()
+    assert not at.exception
+    grown = trace(figure(at), "p = 2")
+    w = grown["x"]
+    # at w = 4 the batch is 4·32 = 128, where the steps were measured: the same time as the fixed rule
+    assert grown["y"][w.index(4)] == pytest.approx(fixed["y"][w.index(4)], rel=1e-9)
+    # at w = 8: M = 256, E_min = 50000·128/(1 + 128/2000), S = E_min·(1 + 256/2000)/256 = 26,503.8 steps;
+    # a step at (2, 8) with M = 256 takes 0.0204·256/8 + 0.0556 + 0.0984·8/2 + 0.0004·2 = 1.1028 s
+    steps = 50_000 * 128 / 1.064 * 1.128 / 256
+    assert steps == pytest.approx(26_503.76, rel=1e-6)
+    assert grown["y"][w.index(8)] == pytest.approx(steps * 1.1028 / 3600, rel=1e-9)
+    # and the fixed rule at w = 8: 50,000 steps of 0.0204·16 + 0.0556 + 0.3936 + 0.0008 = 0.7764 s
+    assert fixed["y"][w.index(8)] == pytest.approx(50_000 * 0.7764 / 3600, rel=1e-9)
+    # the chart says the rule and shows the steps each w needs on its second axis
+    spec = figure(at)
+    assert "per-worker batch m = 32 (M = w·m)" in spec["layout"]["title"]["text"]
+    shown_steps = trace(spec, "steps to target")
+    assert shown_steps["y"][shown_steps["x"].index(8)] == pytest.approx(steps, rel=1e-9)
+    assert spec["layout"]["yaxis2"]["title"]["text"] == "steps to target"
+
+
+def test_steps_from_the_builtin_batch_fit_under_the_best_batch_rule_follow_core():
+    from core.datasets import batch_run_files
+    from core.logs import read_log_files
+    from core.plan import ScalingRule, batch_plan_grid, batch_study
+
+    at = open_page(PAGE)
+    at.radio(key="plan_steps_source").set_value("batch").run()
+    at.radio(key="plan_scaling_rule").set_value("best").run()
+    assert not at.exception and not at.error
+    assert "plan_b_noise" not in [n.key for n in at.number_input]     # the fit gives B_noise
+    read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files("mnist1d_batch")])
+    model = batch_study(read.logs, target_acc=0.92, noise=read.noise).model
+    grid = batch_plan_grid(CALIBRATED, model, ScalingRule("best", batch_min=32, batch_max=8192), ps=(2, 4),
+                           workers=range(1, 33), price_worker=2.5, price_ps=0.5)
+    spec = figure(at)
+    for p in (2, 4):
+        part = grid[grid["p"] == p]
+        assert trace(spec, f"p = {p}")["y"] == pytest.approx(part["time_h"].tolist(), rel=1e-9)
+        assert trace(spec, f"steps to target, p = {p}")["y"] == pytest.approx(part["steps"].tolist(), rel=1e-9)
+    # the S(M) of the default M = 128 is the steps metric: E_min·(1 + 128/B_noise)/128
+    assert metrics(at)["Steps to target"] == f"{model.steps(128):,.0f}"
+
+
+def test_both_speed_families_are_fitted_and_the_better_one_planned():
+    at = open_page(PAGE)
+    at.radio(key="plan_theta_source").set_value("table").run()
+    at.radio(key="plan_speed_family").set_value("auto").run()
+    assert not at.exception
+    fits = next(d.value for d in at.dataframe if "loo_mape_pct" in d.value.columns)
+    assert fits["family"].tolist() == ["optimus", "pollux"] and fits["chosen"].tolist() == [False, True]
+    assert any(shown(c.value).startswith("Speed model: pollux (lower leave-one-out MAPE") for c in at.caption)
+
+
+def test_a_batch_fit_of_loaded_runs_without_their_batches_says_what_is_missing():
+    at = open_page(PAGE)
+    at.radio(key="plan_steps_source").set_value("batch").run()
+    at.selectbox(key="plan_batch_set").set_value("loaded").run()      # the built-in MNIST-1D depth logs
+    assert not at.exception
+    assert any("expected runs of one job at two or more global batches that reached the target; got 0 run(s)"
+               in shown(e.value) for e in at.error)
+    assert any("Nothing to plan" in i.value for i in at.info)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.plan import TUNED_NOTE
 from core.scaling import (
     POLLUX_DIR,
     PSJob,
@@ -35,7 +36,8 @@ TABS = ["Parameter-server rounds", "Sync vs async", "Measured scaling", "Batch s
 CHARTS = ["Parameter-server rounds: the first rounds and the last", "Total time against worker machines",
           "Train locally, send the model back once", "Synchronous vs asynchronous updates",
           "Speed-up against GPUs", "Parallel efficiency against GPUs", "Where the time goes (estimate)",
-          "All-reduce bandwidth achieved", "Learning rate with gradual warm-up"]
+          "All-reduce bandwidth achieved", "Samples to target against the global batch",
+          "Statistical efficiency and goodput against the global batch", "Learning rate with gradual warm-up"]
 # The hand example of docs/scaling.md: 1000 samples, 32 a minibatch, 3 workers, 2 epochs,
 # broadcast 1 s, compute 5 s, gather 1 s, aggregate 0.5 s.
 HAND = dict(scaling_ps_samples=1000, scaling_ps_batch=32, scaling_ps_epochs=2, scaling_ps_machines=3,
@@ -380,3 +382,52 @@ def test_batch_size_helper_follows_core():
     assert lr["x"][:2] == [0, 785] and lr["y"][:2] == pytest.approx([0.1, 3.2])
     from core.scaling.batch_size import LARGE_BATCH_TEXT
     assert any(i.value == LARGE_BATCH_TEXT for i in at.info)
+
+
+# ---------------------------------------------------------------- 4b. batch scaling (issue 11)
+def _study(key: str, target: float, samples: int | None):
+    from core.datasets import batch_run_files
+    from core.logs import read_log_files
+    from core.plan import batch_study
+
+    read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files(key)])
+    return batch_study(read.logs, target_acc=target, noise=read.noise, samples_per_epoch=samples)
+
+
+def test_batch_view_opens_on_the_builtin_mnist1d_runs_with_the_core_fit():
+    at = open_page(PAGE)
+    model = _study("mnist1d_batch", 0.92, None).model
+    assert metric(at, "E_min (samples)") == f"{model.e_min:,.0f}"
+    assert metric(at, "B_noise") == f"{model.b_noise:,.0f}"
+    assert metric(at, "Fit error (MAPE)") == f"{model.mape_pct:.1f} %"
+    fig = spec(at, "Samples to target against the global batch")
+    measured = trace(fig, "measured")
+    assert measured["x"] == [16, 32, 64, 128, 256, 512, 1024]
+    used = sorted(model.used, key=lambda r: r.global_batch)
+    assert measured["y"] == pytest.approx([r.samples_to_target for r in used])
+    assert trace(fig, "B_noise")["x"] == pytest.approx([model.b_noise] * 2)
+    assert any(i.value == TUNED_NOTE for i in at.info)
+    # goodput of the runs' own (CPU) throughput
+    good = spec(at, "Statistical efficiency and goodput against the global batch")
+    runs = trace(good, "runs")
+    assert runs["y"] == pytest.approx([r.samples_per_s / (1 + r.global_batch / model.b_noise) for r in model.runs])
+
+
+def test_pollux_cifar10_sets_its_target_and_draws_goodput_from_its_speed_table():
+    at = open_page(PAGE)
+    at.selectbox(key="scaling_batch_source").set_value("pollux_cifar10").run()
+    assert at.number_input(key="scaling_batch_target").value == pytest.approx(0.93)
+    assert at.number_input(key="scaling_batch_samples").value == 50_000
+    model = _study("pollux_cifar10", 0.93, 50_000).model
+    assert metric(at, "B_noise") == f"{model.b_noise:,.0f}"
+    good = spec(at, "Statistical efficiency and goodput against the global batch")
+    assert [t["name"] for t in good["data"]][2:] == ["w = 4", "w = 16", "w = 64"]
+
+
+def test_mlperf_runs_name_the_aborted_one_and_fit_the_rest():
+    at = open_page(PAGE)
+    at.selectbox(key="scaling_batch_source").set_value("mlperf").run()
+    assert not at.exception and not at.error
+    assert any("dgxh100_n64_ngc23.04_mxnet/result_1.txt: aborted run" in shown(c.value) for c in at.caption)
+    model = _study("mlperf", 0.759, None).model
+    assert len(model.used) == 25 and metric(at, "E_min (samples)") == f"{model.e_min:,.0f}"
