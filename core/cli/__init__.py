@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ps-rounds": ("core.cli.ps_rounds_cmd", "parameter-server round model: rounds, time, crossover"),
     "scaling": ("core.cli.scaling_cmd", "speed-up, efficiency and all-reduce bandwidth from measured times"),
     "backtest": ("core.cli.backtest_cmd", "predict the epoch at target from the first part of logs"),
+    "predict": ("core.cli.predict_cmd", "epoch at target: prior, extrapolation of the first epochs, posterior"),
 }
 
 

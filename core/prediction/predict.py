@@ -19,6 +19,11 @@ the target (when they did, there is nothing to predict and ``status`` says "reac
 
 ``family="auto"`` chooses the family by a backtest **inside the observed epochs**; the same
 inner backtest corrects the family's drift and gives the interval (``core.prediction.intervals``).
+
+With a learning-rate ``schedule`` (``core.prediction.schedule``) the fit sees only the current
+phase (the epochs after the last drop), and a prediction that lands after the next drop is
+refused (``status="refused"``); under a decay still going on its interval opens down to the
+next epoch.  ``flags`` say what was done.
 """
 
 from __future__ import annotations
@@ -44,13 +49,14 @@ from core.prediction.intervals import (
     stretch,
     whole_epoch,
 )
+from core.prediction.schedule import MIN_PHASE_EPOCHS, Schedule, check_schedule
 from core.runs import check_target_acc, epoch_summary
 from core.validation import check_scalar
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
 AUTO_FAMILIES: tuple[str, ...] = ("optimus", "pow3", "exp3", "pow4", "mmf", "weibull")
-STATUSES = ("predicted", "reached", "unreachable", "not fitted")
+STATUSES = ("predicted", "reached", "unreachable", "not fitted", "refused")
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +76,9 @@ class TargetPrediction:
     status : str
         ``"predicted"``; ``"reached"`` (the observed epochs already passed the target);
         ``"unreachable"`` (the fitted curve never gets there: ``epoch`` is None, the
-        interval ``[n + 1, inf]``); ``"not fitted"`` (see ``reason``).
+        interval ``[n + 1, inf]``); ``"not fitted"`` (see ``reason``); ``"refused"`` (a
+        learning-rate drop lies between the observed epochs and the target, or too few
+        epochs since the last one: ``reason`` says which).
     epoch, epoch_low, epoch_high : float or None
         Predicted whole epoch and the ``level`` interval (``epoch_high`` is ``inf`` when
         the run may never get there); never before ``n + 1``.
@@ -96,6 +104,10 @@ class TargetPrediction:
         The inner-backtest score of every candidate family (lower is better).
     reason : str
         Why there is no prediction, or notes.
+    epoch_offset : float
+        The fit's epochs start after this one (the last learning-rate drop; 0: the whole log).
+    flags : tuple of str
+        What a learning-rate schedule changed, in words.
     """
 
     source: str
@@ -120,6 +132,8 @@ class TargetPrediction:
     reason: str = ""
     x_per_epoch: float = 1.0
     mid_epoch: bool = False
+    epoch_offset: float = 0.0
+    flags: tuple[str, ...] = ()
 
     @property
     def target_level(self) -> float | None:
@@ -136,7 +150,8 @@ class TargetPrediction:
                                              "n_epochs_observed", "status", "epoch", "epoch_low",
                                              "epoch_high", "epoch_raw", "corrected", "level",
                                              "inflation", "interval_method", "loss_threshold",
-                                             "steps_per_epoch", "reason")}
+                                             "steps_per_epoch", "reason", "epoch_offset")}
+        out["flags"] = list(self.flags)
         d = self.drift
         out.update(drift_median=d.median if d else None, drift_low=d.low if d else None,
                    drift_high=d.high if d else None, n_checks=d.n_checks if d else 0)
@@ -234,7 +249,8 @@ def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
 def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
                             route: str = "accuracy", loss_threshold: float | None = None,
                             inflation: float = 1.0, level: float = DEFAULT_LEVEL, correct: bool = True,
-                            cache: FitCache | None = None) -> TargetPrediction:
+                            cache: FitCache | None = None, schedule: Schedule | str | None = None
+                            ) -> TargetPrediction:
     """Predict, from all of ``log`` (the observed epochs), the epoch where it passes ``target_acc``.
 
     Parameters
@@ -257,6 +273,9 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
         interval stretched to contain it).
     cache : FitCache, optional
         Reuse fits of identical data (backtests).
+    schedule : Schedule or str, optional
+        The learning-rate schedule (``core.prediction.schedule``; text is parsed): fit within
+        the current phase, refuse across a future drop, flag a decay still going on.
 
     Returns
     -------
@@ -278,7 +297,12 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
     check_family(family)
     check_route(route)
     inflation = check_scalar(inflation, "inflation", float, min_val=0, include_boundaries="neither")
+    schedule = check_schedule(schedule)
     cache = cache or FitCache()
+    if schedule is not None and schedule.kind != "none":
+        return _with_schedule(log, schedule, target_acc=target_acc, family=family, route=route,
+                              loss_threshold=loss_threshold, inflation=inflation, level=level, correct=correct,
+                              cache=cache)
     n_obs = n_epochs(log)
     base = dict(source=log.source, route=route, family=family, target_acc=target_acc,
                 n_epochs_observed=n_obs, level=level, steps_per_epoch=log.steps_per_epoch,
@@ -305,6 +329,65 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
                                      reason=_note(drift, fit, y_target, raw)))
 
 
+def _with_schedule(log: RunLog, schedule: Schedule, **kwargs) -> TargetPrediction:
+    """:func:`predict_epoch_at_target` within the current phase of ``schedule``, then its future checked."""
+    n = n_epochs(log)
+    d = schedule.phase_start(n)
+    flags: list[str] = []
+    if _reached(log, kwargs["target_acc"]):
+        return predict_epoch_at_target(log, **kwargs)
+    if d > 0:
+        if n - d < MIN_PHASE_EPOCHS:
+            return TargetPrediction(
+                log.source, kwargs["route"], kwargs["family"], kwargs["target_acc"], n, "refused",
+                level=kwargs["level"], steps_per_epoch=log.steps_per_epoch,
+                reason=(f"only {n - d:g} epochs since the learning-rate drop after epoch {d:g} ({schedule.source}): "
+                        f"too few to fit the new phase (at least {MIN_PHASE_EPOCHS})"))
+        p = predict_epoch_at_target(epochs_after(log, d), **kwargs)
+        p = _shift(p, d, n)
+        flags.append(f"fitted on epochs {d + 1:g}–{n} only, after the learning-rate drop after epoch {d:g} "
+                     f"({schedule.source})")
+    else:
+        p = predict_epoch_at_target(log, **kwargs)
+    nxt = schedule.next_drop(n)
+    if p.status in ("predicted", "unreachable") and nxt is not None and (p.epoch is None or p.epoch > nxt):
+        where = "never reaches it before" if p.epoch is None else f"reaches it only at epoch {p.epoch:.0f}, after"
+        return replace(p, status="refused", epoch=None, epoch_low=None, epoch_high=None, flags=tuple(flags),
+                       reason=(f"the curve fitted on the current phase {where} the learning-rate drop after epoch "
+                               f"{nxt:g} ({schedule.source}); a smooth curve cannot know the jump a drop brings, "
+                               "so no extrapolation across it is given"))
+    if p.status == "predicted" and schedule.decaying_after(n):
+        flags.append(f"the learning rate keeps decaying until epoch {schedule.end_epoch:g} ({schedule.kind}, "
+                     f"{schedule.source}): runs usually speed up as it anneals, so the interval is opened down "
+                     "to the next epoch")
+        p = replace(p, epoch_low=float(n + 1))
+    return replace(p, flags=tuple(flags))
+
+
+def epochs_after(log: RunLog, d: float) -> RunLog:
+    """The log's epochs after epoch ``d``, renumbered from 1 (steps counted from the end of epoch ``d``).
+
+    A new ``RunLog``; ``log`` is not changed.
+    """
+    frame = log.frame
+    keep = (frame["epoch"] > d).fillna(False).to_numpy(dtype=bool)
+    before = frame.loc[~keep & frame["epoch"].notna().to_numpy(dtype=bool), "global_step"]
+    shift = float(before.max()) if len(before) else 0.0
+    part = frame.loc[keep].copy()
+    part["epoch"] = (part["epoch"] - int(d)).astype("Int64")
+    part["global_step"] = part["global_step"] - shift
+    return replace(log, frame=part.reset_index(drop=True))
+
+
+def _shift(p: TargetPrediction, d: float, n: int) -> TargetPrediction:
+    """A prediction made on the epochs after ``d``, back on the log's own epoch numbers."""
+    def add(v):
+        return None if v is None else float(v) + d
+
+    return replace(p, epoch=add(p.epoch), epoch_low=add(p.epoch_low), epoch_high=add(p.epoch_high),
+                   epoch_raw=add(p.epoch_raw), n_epochs_observed=n, epoch_offset=float(d))
+
+
 def widen(prediction: TargetPrediction, inflation: float) -> TargetPrediction:
     """The same prediction with its interval widened by ``inflation`` (no refit).
 
@@ -320,7 +403,7 @@ def widen(prediction: TargetPrediction, inflation: float) -> TargetPrediction:
 
 def _package(p: TargetPrediction) -> TargetPrediction:
     """Fill epoch, epoch_low, epoch_high from epoch_raw, drift, inflation and ``corrected``."""
-    if p.epoch_raw is None or p.drift is None:
+    if p.epoch_raw is None or p.drift is None or p.status == "refused":
         return p
     n, raw, d = p.n_epochs_observed, p.epoch_raw, p.drift
     first = n + 1.0
@@ -391,11 +474,12 @@ def prediction_curves(prediction: TargetPrediction, epochs) -> pd.DataFrame:
             out[col] = np.nan
         return out
     n = float(prediction.n_epochs_observed)
-    offset = 0.5 if prediction.mid_epoch else 0.0
+    offset = (0.5 if prediction.mid_epoch else 0.0) + prediction.epoch_offset
 
     def value(ce):
         with np.errstate(all="ignore"):
             v = fit.predict(np.maximum(ce - offset, 1e-9) * prediction.x_per_epoch)
+            v = np.where(ce > prediction.epoch_offset, v, np.nan)   # before the current phase: no curve
         return 1.0 - v if prediction.route == "accuracy" else v
 
     def warped(log_g):
