@@ -52,6 +52,7 @@ from core.plan.steps import (
     loss_threshold_from_runs,
     run_methods,
     steps_from_calibration,
+    steps_from_posterior,
     steps_from_run,
     steps_from_target_prediction,
     typed_steps,
@@ -64,6 +65,7 @@ __all__ = [
     'default_speed_mode', 'display_time', 'fit_speed_model', 'greedy_allocation', 'has_parameter_servers',
     'loss_threshold_from_runs', 'optimus_speed', 'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model',
     'pareto_frontier', 'plan_grid', 'read_speed_table', 'run_methods', 'scale_to_step_time',
-    'steps_from_calibration', 'steps_from_run', 'steps_from_target_prediction', 'suggest_deadline',
+    'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
+    'suggest_deadline',
     'time_to_target_s', 'typed_steps',
 ]

@@ -41,8 +41,21 @@ from core.prediction.predict import (
     showcase_log,
     widen,
 )
-from core.prediction.prior import Prior, prior_for_run, prior_from_calibration, prior_from_other_runs
-from core.prediction.schedule import POLLUX_SCHEDULES, Schedule, parse_schedule, pollux_schedule, resolve_schedule
+from core.prediction.prior import (
+    Prior,
+    prior_for_run,
+    prior_from_calibration,
+    prior_from_other_runs,
+    prior_source,
+)
+from core.prediction.schedule import (
+    POLLUX_SCHEDULES,
+    Schedule,
+    known_schedule,
+    parse_schedule,
+    pollux_schedule,
+    resolve_schedule,
+)
 from core.prediction.tables import (
     backtest_summary,
     convergence_of_prediction,
@@ -56,8 +69,10 @@ __all__ = [
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
     'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'first_epochs',
-    'forecast_epoch_at_target', 'inflation_from_other_runs', 'n_epochs', 'observed_epochs', 'parse_schedule',
+    'forecast_epoch_at_target', 'inflation_from_other_runs', 'known_schedule', 'n_epochs', 'observed_epochs',
+    'parse_schedule',
     'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
-    'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'priors_for_logs', 'resolve_schedule',
+    'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
+    'resolve_schedule',
     'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'widen',
 ]

@@ -27,11 +27,15 @@ from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
+from core.calibrate import Calibration, architectures, calibrate, normalise_fits, query_rows, usable
+from core.datasets import builtin_datasets_by_file
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
+from core.runs import analyse_run, find_target_crossing, fits_table
 from core.validation import check_scalar
 
 #: fewest other runs of the same job a per-job prior is made from
@@ -144,7 +148,7 @@ class Prior:
         return out
 
 
-def prior_from_calibration(calibration, *, gpu: str | None = None) -> Prior:
+def prior_from_calibration(calibration: Calibration, *, gpu: str | None = None) -> Prior:
     """The prior a :class:`core.calibrate.Calibration` gives for one GPU (the first one by default).
 
     The median is the predicted step at target over steps per epoch (continuous epochs); the
@@ -237,9 +241,22 @@ def same_job_runs(log: RunLog, others: Sequence[RunLog]) -> list[RunLog]:
             and o.meta.global_batch and o.meta.global_batch != m.global_batch]
 
 
+def prior_source(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC) -> str | None:
+    """Which prior :func:`prior_for_run` would try for ``log``: ``"other runs"`` (at least two other
+    batch sizes of the same job reached the target), ``"calibration"`` (at least three other
+    architectures of its split with a loss curve), or None — a quick check, nothing is fitted."""
+    others = [o for o in others if o.source != log.source]
+    job = same_job_runs(log, others)
+    if sum(find_target_crossing(o, target_acc).reached for o in job) >= MIN_JOB_RUNS:
+        return "other runs"
+    archs = {o.meta.model for o in others if o.meta.model and o.meta.model != log.meta.model and o.has_loss
+             and o.meta.split == log.meta.split}
+    return "calibration" if log.meta.model and len(archs) >= MIN_ARCHITECTURES else None
+
+
 def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC,
                   level: float = DEFAULT_LEVEL, datasets_by_file: dict[str, str] | None = None,
-                  method: str = "auto", fits=None) -> Prior:
+                  method: str = "auto", fits: pd.DataFrame | None = None) -> Prior:
     """The prior for ``log`` from the other loaded runs (module docstring); ``Prior.none`` when none.
 
     ``fits`` (a calibration frame, ``core.calibrate.read_fits_table``) adds fitted runs of other
@@ -247,8 +264,6 @@ def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = 
     (its val/train twin included, and the table's rows of it) are left out before anything is
     computed.
     """
-    from core.runs import find_target_crossing
-
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     others = [o for o in others if o.source != log.source]
     job = same_job_runs(log, others)
@@ -258,16 +273,12 @@ def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = 
         if len(done) >= MIN_JOB_RUNS:
             return prior_from_other_runs([c.epoch - 0.5 for _, c in done], level=level,
                                          labels=[f"batch {o.meta.global_batch}" for o, _ in done])
+    datasets = {**builtin_datasets_by_file(), **(datasets_by_file or {})}   # the built-in runs are known
     return _calibration_prior(log, others, target_acc=target_acc, level=level,
-                              datasets_by_file=datasets_by_file or {}, method=method, extra_fits=fits)
+                              datasets_by_file=datasets, method=method, extra_fits=fits)
 
 
 def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, method, extra_fits) -> Prior:
-    import pandas as pd
-
-    from core.calibrate import architectures, calibrate, normalise_fits, query_rows, usable
-    from core.runs import analyse_run, fits_table
-
     model = log.meta.model
     if not model:
         return Prior.none(f"{log.source}: the model is unknown (name the file <model>_<device>.csv)")

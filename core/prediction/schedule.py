@@ -38,6 +38,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import RunLog
+from core.runs import epoch_summary
 
 KINDS = {
     "step": "the rate drops by a factor after the given epochs",
@@ -190,6 +191,14 @@ def pollux_schedule(job: str) -> Schedule | None:
     return None if spec is None else parse_schedule(spec)
 
 
+def known_schedule(log: RunLog) -> Schedule | None:
+    """The documented schedule of ``log``'s job: a Pollux trace (``<job>/validation-<batch>.csv``) of
+    one of the six benchmark jobs; None for any other log."""
+    if log.fmt != "metric-trace" or not log.meta.global_batch:
+        return None
+    return pollux_schedule(log.meta.model or "")
+
+
 # --------------------------------------------------------------------------- from data
 def epoch_lr(log: RunLog) -> tuple[np.ndarray, np.ndarray]:
     """Per epoch: its number and its last learning rate (empty without an ``lr`` column)."""
@@ -264,8 +273,6 @@ def detect_drops(epochs, acc) -> tuple[float, ...]:
 
 def detected_schedule(log: RunLog) -> Schedule | None:
     """A step schedule from the drops :func:`detect_drops` finds in ``log``'s accuracy (None without any)."""
-    from core.runs import epoch_summary
-
     table = epoch_summary(log).dropna(subset=["acc"])
     drops = detect_drops(table["epoch"].to_numpy(float), table["acc"].to_numpy(float))
     return Schedule("step", drops=drops, source="detected from the curve") if drops else None
