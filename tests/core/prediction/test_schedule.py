@@ -8,7 +8,7 @@ import pytest
 from core.errors import InputError
 from core.logs import read_log, read_log_file
 from core.prediction import first_epochs, predict_epoch_at_target
-from core.prediction.predict import epochs_after
+from core.prediction.phases import epochs_after
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,
