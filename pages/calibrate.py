@@ -19,9 +19,12 @@ from core.calibrate import (
     calibrate,
     companion_method,
     hardware_independence,
+    holdout_outside,
     leave_one_architecture_out,
     loao_summary,
     method_scores,
+    nested_loao,
+    nested_summary,
     normalise_fits,
     parameter_predictions,
     read_fits_table,
@@ -101,6 +104,17 @@ def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str
     return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
 
 
+@st.cache_data(**CACHE)
+def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[str, ...]:
+    return holdout_outside(_fits, holdout, split=split)
+
+
+@st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
+                                           "the method and the interval chosen on the others …"})
+def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
+    return nested_loao(_fits, split=split, method="auto", threshold=threshold)
+
+
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
                   route: str) -> pd.DataFrame:
@@ -157,7 +171,7 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
     holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout",
                            index=archs.index("resnet50") if "resnet50" in archs else len(archs) - 1)
     scores = _scores(key, fits, split, holdout, threshold)
-    best = recommend_method(scores)
+    best = recommend_method(scores, outside=bool(_outside(key, fits, holdout, split)))
     choice = st.selectbox("Regression method", ["auto", *METHODS], key="cal_method",
                           format_func=lambda m: "Recommended (lowest leave-one-architecture-out error)"
                           if m == "auto" else METHODS[m].label)
@@ -166,7 +180,8 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
     st.markdown(f"**Recommended method: {METHODS[best].label}** — leave-one-architecture-out error "
                 f"{mape_of[best]:.1f} % on the calibration runs ({plain(holdout)} removed first), against "
                 f"{mape_of['course']:.1f} % for the course baseline and {mape_of['mean']:.1f} % for the mean of "
-                "the other architectures.")
+                "the other architectures. The recommendation comes from the methods on the architecture's features "
+                "(no GPU); outside the calibration set, only those that do not extrapolate a trend.")
     return holdout, method, scores, best
 
 
@@ -182,7 +197,11 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
         col.metric(plain(row["gpu"]), f"{row['epoch_pred']:.0f} epochs{band}" if pd.notna(row["epoch_pred"])
                    else "unreachable", delta=delta, delta_color="off")
     holdout = plain(cal.holdout)
-    st.caption(f"{cal.level * 100:.0f} % interval: {INTERVAL_METHOD}. "
+    where = st.info if cal.inside else st.warning
+    where(plain(cal.where()), icon=":material/my_location:" if cal.inside else ":material/explore_off:")
+    st.caption(f"{cal.level * 100:.0f} % interval: {INTERVAL_METHOD}; {holdout}'s nearest calibration "
+               f"architecture is {cal.distance:.2f} away (typical {cal.mean_distance:.2f}), so its interval is "
+               f"×{cal.difficulty:.2f} as wide as a typical one. "
                + (f"Loss threshold L = {cal.loss_threshold:.4f}, mean over {cal.threshold_runs} calibration runs "
                   f"({THRESHOLDS[cal.threshold]}); never taken from {holdout}." if cal.loss_threshold is not None
                   else "This method predicts the step at target directly (no loss threshold).")
@@ -253,9 +272,28 @@ def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, 
     st.caption("Every architecture of the chosen split is held out in turn (all architectures, this time including "
                f"{plain(cal.holdout)}) and predicted from the rest; MAPE of epochs to target, a prediction that never "
                "reaches L counted as 100 %.")
+    nested_section(key, fits, cal.split, threshold)
     if len(cal.excluded):
         with st.expander(f"Runs left out ({len(cal.excluded)})"):
             st.dataframe(cal.excluded, key="cal_excluded", hide_index=True)
+
+
+def nested_section(key: str, fits: pd.DataFrame, split: str, threshold: str) -> None:
+    """The whole procedure scored: each architecture's interval and whether it lies inside the calibration set."""
+    with st.expander("Nested leave-one-architecture-out: intervals, coverage, inside or outside",
+                     icon=":material/verified:"):
+        st.caption("Each architecture is held out in turn; the method (auto) and the interval are chosen on the "
+                   "other architectures alone, as for the prediction above; then the held-out runs are compared "
+                   "with the prediction. This is how well the page predicts an architecture it has not seen.")
+        if not st.toggle("Run it", key="cal_nested_on", help="Refits every method for every architecture."):
+            return
+        table = _nested(key, fits, split, threshold)
+        st.dataframe(nested_summary(table), key="cal_nested_summary", hide_index=True,
+                     column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
+                                    "coverage": st.column_config.NumberColumn(format="%.2f")})
+        st.dataframe(table, key="cal_nested_table", hide_index=True,
+                     column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
+        table_download(table, key="cal_nested_csv", file_name="nested_leave_one_architecture_out.csv")
 
 
 @st.fragment

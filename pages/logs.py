@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
+from core.datasets import builtin_datasets_by_file
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.logs import MAX_LOG_BYTES, ROLES, RunLog
@@ -18,10 +19,13 @@ from core.prediction import (
     AUTO_FAMILIES,
     ROUTES,
     Forecast,
+    Prior,
     convergence_of_prediction,
     family_scores,
     forecast_epoch_at_target,
+    known_schedule,
     n_epochs,
+    prior_for_run,
     showcase_log,
 )
 from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
@@ -30,6 +34,7 @@ from pages.shared.common import (
     EDITS,
     FAMILY,
     ROUTE,
+    SHARED,
     UPLOAD_REFUSALS,
     LoadedRuns,
     chart,
@@ -52,18 +57,28 @@ ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
 #: the fewest epochs a run needs before its first epochs can predict the rest
 MIN_PREDICTION_EPOCHS = 4
+SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
+                   "declared": "declared below"}
 
 
 # ---------------------------------------------------------------- cached core calls
+@st.cache_resource(**SHARED)
+def _prior(log: RunLog, others: tuple[RunLog, ...], target: float) -> Prior:
+    return prior_for_run(log, others, target_acc=target, datasets_by_file=builtin_datasets_by_file())
+
+
 @st.cache_data(**CACHE)
-def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str) -> Forecast:
+def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str,
+              schedule: str | None) -> Forecast:
     return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route,
-                                    cache=shared_fits())
+                                    prior=_prior(log, others, target), schedule=schedule, cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
-def _convergence(log: RunLog, target: float, family: str, route: str):
-    return convergence_of_prediction(log, target_acc=target, family=family, route=route, cache=shared_fits())
+def _convergence(log: RunLog, others: tuple[RunLog, ...], target: float, family: str, route: str,
+                 schedule: str | None):
+    return convergence_of_prediction(log, target_acc=target, family=family, route=route,
+                                     prior=_prior(log, others, target), schedule=schedule, cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
@@ -153,29 +168,67 @@ def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None
                           on_change=_set_shared, args=(FAMILY, "logs_pred_family"),
                           help="'auto' picks, per run, the family with the smallest error in a backtest inside "
                                "the observed epochs. The backtest of every family over the loaded runs is below.")
+    schedule = schedule_choice(run, log)
     total = n_epochs(log)
     n = st.slider("Predict from the first N epochs", min_value=1, max_value=total - 1, value=max(1, total // 2),
                   key=f"logs_pred_n_{run}")
-    forecast = _forecast(log, logs, int(n), target, family, route)
-    p = forecast.prediction
+    forecast = _forecast(log, logs, int(n), target, family, route, schedule)
     crossing = by_name[run].crossing
-    m1, m2, m3 = st.columns(3)
-    if p.status == "predicted":
-        hi = "never" if p.epoch_high == float("inf") else f"{p.epoch_high:.0f}"
-        m1.metric("Predicted epoch at target", f"{p.epoch:.0f}", help=p.reason or None)
-        m2.metric(f"{p.level * 100:.0f} % interval", f"{p.epoch_low:.0f} – {hi}")
-    else:
-        m1.metric("Predicted epoch at target", p.status, help=p.reason or None)
-        m2.metric(f"{p.level * 100:.0f} % interval", "—")
-    m3.metric("What the whole log shows", f"epoch {crossing.epoch}" if crossing.reached else "never reached")
-    st.caption(f"Family used: {p.family} ({route} route). Interval: {p.interval_method}; "
-               f"{forecast.interval_source}. The prediction sees the first N epochs only; the rest of the log is "
-               "drawn for comparison.")
-    chart(prediction_band_figure, log, p, actual_epoch=crossing.epoch if crossing.reached else None,
+    three_answers(forecast, crossing)
+    chart(prediction_band_figure, log, forecast.prediction, actual_epoch=crossing.epoch if crossing.reached else None,
+          prior=forecast.prior, posterior=forecast.posterior, schedule=forecast.schedule,
           key="logs_pred_chart", file_stem="prediction_from_first_epochs")
-    chart(prediction_convergence_figure, _convergence(log, target, family, route),
+    chart(prediction_convergence_figure, _convergence(log, logs, target, family, route, schedule),
           key="logs_pred_convergence_chart", file_stem="prediction_convergence")
     family_scores_section(logs, target=target, route=route)
+
+
+def schedule_choice(run: str, log: RunLog) -> str | None:
+    """The learning-rate schedule of the run: "auto", None (constant) or the declared text."""
+    known = known_schedule(log)
+    c1, c2 = st.columns([2, 2])
+    options = list(SCHEDULE_LABELS)
+    how = c1.selectbox("Learning-rate schedule", options, key=f"logs_pred_schedule_{run}",
+                       index=options.index("declared" if known is not None else "auto"),
+                       format_func=SCHEDULE_LABELS.get,
+                       help="A smooth curve cannot see a learning-rate drop coming: the fit uses the epochs after "
+                            "the last drop only, and a target beyond the next drop is not extrapolated.")
+    if how == "declared":
+        text = c2.text_input("Schedule", value=known.spec() if known is not None else "step:30,60",
+                             key=f"logs_pred_schedule_spec_{run}",
+                             help="step:30,60 (drops after epochs 30 and 60) · cosine:100 · poly:90 or poly:90:2 · "
+                                  "exp:100 · none. The Pollux jobs' schedules are filled in.")
+        return text or None
+    return None if how == "none" else "auto"
+
+
+def three_answers(forecast: Forecast, crossing) -> None:
+    """Prior, extrapolation and posterior side by side, and where each comes from."""
+    p, prior, post = forecast.prediction, forecast.prior, forecast.posterior
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Prior (other runs)", _epochs_text(prior.epoch if prior.available else None, *prior.interval()),
+              help=plain(prior.description))
+    m2.metric("Extrapolation (first N epochs)",
+              _epochs_text(p.epoch, p.epoch_low, p.epoch_high) if p.status == "predicted" else p.status,
+              help=plain(p.reason) if p.reason else None)
+    m3.metric("Posterior (both)", _epochs_text(post.epoch, post.epoch_low, post.epoch_high),
+              help=plain(post.description))
+    m4.metric("What the whole log shows", f"epoch {crossing.epoch}" if crossing.reached else "never reached")
+    st.caption(plain(f"Prior: {prior.description}. Extrapolation: {p.family} ({p.route} route), {p.interval_method}; "
+                     f"{forecast.interval_source}. Posterior: {post.description}. Intervals are {p.level:.0%}; "
+                     "each sees only the first N epochs of this run (the prior none of it); the rest of the log is "
+                     "drawn for comparison."
+                     + (f" Schedule: {forecast.schedule.describe()}." if forecast.schedule else "")))
+    for flag in dict.fromkeys((*p.flags, *post.flags)):
+        st.caption(":material/info: " + plain(flag))
+
+
+def _epochs_text(epoch, low, high) -> str:
+    if epoch is None or epoch != epoch:
+        return "—"
+    hi = "never" if high is None or high == float("inf") else f"{high:.0f}"
+    lo = f"{low:.0f}" if low is not None and low == low else "?"
+    return f"{epoch:.0f} ({lo} – {hi})"
 
 
 def family_scores_section(logs: tuple[RunLog, ...], *, target: float, route: str) -> None:

@@ -212,6 +212,10 @@ def steps_section(runs: LoadedRuns, global_batch: float) -> tuple[StepsEstimate 
     return estimate, batch
 
 
+#: how each way of taking steps from a run reads (the posterior appears for a partial run with a prior)
+RUN_METHOD_LABELS = {**METHOD_LABELS, "posterior": "posterior (other runs × its epochs)"}
+
+
 def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
     names = [a.log.source for a in runs.analyses]
     keep_valid_choice("plan_run", names)
@@ -220,12 +224,12 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
     c = chosen.crossing
     st.caption(plain(f"{run}: ") + (f"passed {c.target_acc:.2f} at step {c.step:,.0f}" if c.reached
                              else f"never passed {c.target_acc:.2f} in its log"))
-    methods = run_methods(chosen)
+    methods = run_methods(chosen, runs.analyses)
     keep_valid_choice("plan_run_method", methods)
     family, route = st.session_state[FAMILY], st.session_state[ROUTE]
     method = st.radio("Steps from", list(methods), key="plan_run_method", horizontal=True,
-                      format_func=METHOD_LABELS.get,
-                      help="\n\n".join(f"**{METHOD_LABELS[k]}**: {v}" for k, v in methods.items())
+                      format_func=RUN_METHOD_LABELS.get,
+                      help="\n\n".join(f"**{RUN_METHOD_LABELS[k]}**: {v}" for k, v in methods.items())
                            + f"\n\nCurve family in use: {family} ({route} route).")
     threshold = None
     if method == "fitted" or (method == "auto" and not c.reached):

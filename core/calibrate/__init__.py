@@ -1,19 +1,17 @@
 """Calibrate across architectures and GPUs: regress curve parameters, predict a held-out model.
 
-Modules: ``table`` (the fits table in one shape), ``methods`` (features and the scikit-learn
-methods), ``evaluate`` (held-out prediction, leave-one-architecture-out, method choice,
-hardware independence).
+Modules: ``table`` (the fits table in one shape), ``methods`` (features and the regression
+methods), ``limits`` (distance from the calibration set, "outside" flags, conformal
+intervals), ``evaluate`` (leave-one-architecture-out, method scores and choice, the
+``Calibration`` result), ``holdout`` (predict a held-out or unseen architecture), ``nested``
+(nested leave-one-architecture-out of the whole procedure), ``hardware`` (hardware independence).
 """
 
 from core.calibrate.evaluate import (
-    INTERVAL_METHOD,
     PREDICTION_COLUMNS,
     THRESHOLDS,
     Calibration,
-    HardwareIndependence,
-    calibrate,
     companion_method,
-    hardware_independence,
     leave_one_architecture_out,
     loao_summary,
     loss_threshold,
@@ -23,11 +21,23 @@ from core.calibrate.evaluate import (
     predicted_loss_errors,
     recommend_method,
 )
-from core.calibrate.methods import GPU_INDEX, METHODS, architecture_parameters, feature_frame
+from core.calibrate.hardware import HardwareIndependence, hardware_independence
+from core.calibrate.holdout import calibrate, holdout_outside, query_rows
+from core.calibrate.limits import INTERVAL_METHOD, FeatureSpace, outside_reasons
+from core.calibrate.methods import (
+    AUTO_METHODS,
+    GPU_INDEX,
+    METHODS,
+    architecture_parameters,
+    feature_frame,
+)
+from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
 from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
 
-__all__ = ["GPU_INDEX", "INTERVAL_METHOD", "METHODS", "PREDICTION_COLUMNS", "THRESHOLDS", "Calibration",
-           "HardwareIndependence", "architecture_parameters", "architectures", "calibrate", "companion_method",
-           "excluded_rows", "feature_frame", "hardware_independence", "leave_one_architecture_out", "loao_summary",
-           "loss_threshold", "mape", "method_scores", "normalise_fits", "parameter_predictions",
-           "predicted_loss_errors", "read_fits_table", "recommend_method", "unnamed_runs", "usable"]
+__all__ = ["AUTO_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "METHODS", "NESTED_COLUMNS", "PREDICTION_COLUMNS",
+           "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
+           "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",
+           "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",
+           "loss_threshold", "mape", "method_scores", "nested_loao", "nested_summary", "normalise_fits",
+           "outside_reasons", "parameter_predictions", "predicted_loss_errors", "query_rows", "read_fits_table",
+           "recommend_method", "unnamed_runs", "usable"]

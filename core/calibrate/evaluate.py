@@ -1,4 +1,7 @@
-"""Predict a held-out architecture, leave-one-architecture-out errors, method choice.
+"""Leave-one-architecture-out errors, method scores and choice, and the ``Calibration`` result.
+
+``core.calibrate.holdout`` makes a ``Calibration`` (the prediction of a held-out or unseen
+architecture); ``core.calibrate.nested`` scores the whole procedure, method choice included.
 
 Rules that keep the numbers honest:
 
@@ -8,11 +11,15 @@ Rules that keep the numbers honest:
   calibration curve passes through its own crossing; ``threshold="measured"`` averages the
   logged loss there (the course's choice: on per-step logs a single noisy batch, which
   biases L low and the predicted step high).
-* The method the page recommends is the one with the lowest leave-one-architecture-out
-  error on the calibration runs alone (the held-out architecture is removed first).
+* The method the page recommends (``method="auto"``) is the one of ``AUTO_METHODS`` with the
+  lowest leave-one-architecture-out error on the calibration runs alone (the held-out
+  architecture is removed first).  When the held-out architecture lies **outside** the
+  calibration set (``core.calibrate.limits.outside_reasons``), only methods that do not
+  follow a trend beyond the data compete: a trend that held between the calibration
+  architectures is exactly what cannot be checked where none of them is.
 * Intervals come from the leave-one-architecture-out residuals ``log(actual/predicted)``
-  of the same method on the calibration runs: the ``(1-level)/2`` and ``(1+level)/2``
-  quantiles, applied to the prediction (``INTERVAL_METHOD``).
+  of the same method on the calibration runs, weighted by the distance from the
+  calibration set (``core.calibrate.limits``, ``INTERVAL_METHOD``).
 * A prediction that never reaches L counts as a 100 % error when methods are scored.
 """
 
@@ -23,16 +30,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from core.calibrate.methods import METHODS, PARAM_TARGETS, check_method, fit_predict
-from core.calibrate.table import architectures, check_holdout, excluded_rows, usable
+from core.calibrate.limits import INTERVAL_METHOD
+from core.calibrate.methods import AUTO_METHODS, METHODS, PARAM_TARGETS, check_method, fit_predict
+from core.calibrate.table import architectures, usable
 from core.curves import optimus_loss, optimus_step_at_loss
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 
-INTERVAL_METHOD = ("leave-one-architecture-out residuals of the same method on the calibration "
-                   "runs (quantiles of log(actual/predicted) steps)")
 #: error counted for a prediction that never reaches the loss threshold
 UNREACHABLE_ERROR_PCT = 100.0
 PREDICTION_COLUMNS = ("model", "gpu", "method", "route", "b0", "b1", "b2", "b0_hat", "b1_hat", "b2_hat",
@@ -172,12 +177,25 @@ def method_scores(fits: pd.DataFrame, *, split: str = "train", holdout: str | No
     return pd.DataFrame(rows)
 
 
-def recommend_method(scores: pd.DataFrame) -> str:
-    """The method with the lowest leave-one-architecture-out MAPE (first listed on ties)."""
+def recommend_method(scores: pd.DataFrame, *, outside: bool = False) -> str:
+    """The method of ``AUTO_METHODS`` with the lowest leave-one-architecture-out MAPE (first listed on ties).
+
+    ``outside=True`` (the held-out architecture lies outside the calibration set) leaves out
+    the methods that follow a trend beyond the data (``Method.trend``).  When none of those
+    could be scored, the lowest-scored method of any kind; ``"course"`` when nothing could.
+
+    >>> s = pd.DataFrame({"method": ["arch-ridge", "arch-kernel", "course"], "loao_mape_pct": [9.0, 12.0, 5.0]})
+    >>> recommend_method(s), recommend_method(s, outside=True)
+    ('arch-ridge', 'arch-kernel')
+    """
     finite = scores[np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
-    if finite.empty:
+    pool = finite[finite["method"].isin(AUTO_METHODS)]
+    if outside:
+        pool = pool[[not METHODS[m].trend for m in pool["method"]]]
+    pool = pool if len(pool) else finite
+    if pool.empty:
         return "course"
-    return str(finite.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0])
+    return str(pool.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0])
 
 
 def companion_method(scores: pd.DataFrame, method: str) -> str | None:
@@ -209,113 +227,35 @@ class Calibration:
     residuals: tuple[float, ...]
     interval_method: str = INTERVAL_METHOD
     notes: tuple[str, ...] = field(default=())
+    outside: tuple[str, ...] = field(default=())
+    distance: float = math.nan
+    mean_distance: float = math.nan
+    interval_q: float = math.nan
+    chosen_by: str = ""
+    architectures: tuple[str, ...] = field(default=())
+
+    @property
+    def inside(self) -> bool:
+        """The held-out architecture lies inside the calibration set (no reason in ``outside``)."""
+        return not self.outside
+
+    @property
+    def difficulty(self) -> float:
+        """``1 + d/d̄``: how much wider than a typical calibration architecture's its interval is."""
+        if not (math.isfinite(self.distance) and math.isfinite(self.mean_distance) and self.mean_distance > 0):
+            return 1.0
+        return 1.0 + self.distance / self.mean_distance
+
+    def where(self) -> str:
+        """One sentence: inside the calibration set, or outside and why."""
+        if self.inside:
+            return (f"{self.holdout} lies inside the calibration set ({len(self.architectures)} architectures): "
+                    "every feature within their range, a block type they have.")
+        return f"{self.holdout} lies outside the calibration set: " + "; ".join(self.outside) + "."
 
     def table(self) -> pd.DataFrame:
         """The CLI/page table: ``PREDICTION_COLUMNS``."""
         return self.predictions[list(PREDICTION_COLUMNS)]
-
-
-def calibrate(fits: pd.DataFrame, *, holdout: str = "resnet50", split: str = "train",
-              method: str = "course", level: float = DEFAULT_LEVEL, threshold: str = "curve") -> Calibration:
-    """Predict every run of ``holdout`` (one per GPU) from the other architectures.
-
-    Parameters
-    ----------
-    fits : DataFrame
-        The calibration frame (``core.calibrate.table.normalise_fits``).
-    holdout : str
-        Architecture to predict; its runs are never used for anything but the comparison.
-    split : {"train", "val"}
-    method : str
-        A key of ``METHODS``.
-    level : float
-        Coverage of the interval (default 80 %).
-    threshold : {"curve", "measured"}
-        How the loss threshold L is taken from the calibration runs (``THRESHOLDS``).
-    """
-    check_method(method)
-    check_holdout(fits, holdout)
-    rows = usable(fits, split=split)
-    train, test = rows[rows["model"] != holdout], rows[rows["model"] == holdout]
-    if test.empty:
-        raise InputError(f"holdout: {holdout!r} has no usable run in split {split!r} (excluded: "
-                         f"{'; '.join(excluded_rows(fits, split=split).query('model == @holdout')['excluded'])}).")
-    pred = predict_holdout_rows(method, train, test, threshold=threshold)
-    notes = []
-    L, n_L = (loss_threshold(train, threshold=threshold) if METHODS[method].route == "params" else (None, 0))
-    residuals: tuple[float, ...] = ()
-    try:
-        loao = leave_one_architecture_out(fits, split=split, method=method, exclude=holdout,
-                                          threshold=threshold)
-        r = np.log(loao["step_actual"].to_numpy(float) / loao["step_pred"].to_numpy(float))
-        residuals = tuple(float(x) for x in r[np.isfinite(r)])
-    except InputError as exc:
-        notes.append(f"no interval: {exc}")
-    if len(residuals) >= 5:
-        lo, hi = np.quantile(residuals, [(1 - level) / 2, (1 + level) / 2])
-        pred["step_pred_low"] = pred["step_pred"] * math.exp(lo)
-        pred["step_pred_high"] = pred["step_pred"] * math.exp(hi)
-    else:
-        pred["step_pred_low"] = pred["step_pred_high"] = np.nan
-        if residuals:
-            notes.append(f"no interval: only {len(residuals)} leave-one-out residuals")
-    spe = pred["steps_per_epoch"].to_numpy(float)
-    pred["epoch_pred_low"] = _epochs(pred["step_pred_low"].to_numpy(float), spe)
-    pred["epoch_pred_high"] = _epochs(pred["step_pred_high"].to_numpy(float), spe)
-    pred["epoch_actual"] = pred["epoch_to_target"]
-    pred["step_actual"] = pred["step_to_target"]
-    pred["epoch_error_pct"] = _error_pct(pred["epoch_pred"], pred["epoch_actual"])
-    for p in PARAM_TARGETS:
-        pred[f"{p}_error_pct"] = _error_pct(pred[f"{p}_hat"], pred[p])
-    return Calibration(holdout=holdout, split=split, method=method, route=METHODS[method].route,
-                       loss_threshold=L, threshold_runs=n_L, threshold=threshold, level=level,
-                       predictions=pred.reset_index(drop=True),
-                       excluded=excluded_rows(fits, split=split), residuals=residuals, notes=tuple(notes))
-
-
-@dataclass(frozen=True)
-class HardwareIndependence:
-    """Is the number of epochs to target the same on every GPU? (two-way additive ANOVA)"""
-
-    n_models: int
-    n_gpus: int
-    within_model_sd: float  # mean over models of the SD of epochs across GPUs
-    across_model_sd: float  # SD of the per-model mean epochs
-    f_gpu: float
-    p_gpu: float
-    sentence: str
-
-
-def hardware_independence(fits: pd.DataFrame, *, split: str = "train") -> HardwareIndependence | None:
-    """Compare the spread of epochs-to-target across GPUs (same model) with that across models.
-
-    Uses the models measured on every GPU type present; returns ``None`` when fewer than two
-    models or two GPU types are complete.
-    """
-    rows = usable(fits, split=split)
-    rows = rows[rows["epoch_to_target"].notna()]
-    grid = rows.pivot_table(index="model", columns="gpu_short", values="epoch_to_target", aggfunc="mean")
-    grid = grid.dropna(axis=0, how="any")
-    m, g = grid.shape
-    if m < 2 or g < 2:
-        return None
-    y = grid.to_numpy(float)
-    grand = y.mean()
-    model_mean, gpu_mean = y.mean(axis=1), y.mean(axis=0)
-    ss_gpu = m * float(((gpu_mean - grand) ** 2).sum())
-    resid = y - model_mean[:, None] - gpu_mean[None, :] + grand
-    ss_res = float((resid**2).sum())
-    df_gpu, df_res = g - 1, (m - 1) * (g - 1)
-    f_gpu = (ss_gpu / df_gpu) / (ss_res / df_res) if ss_res > 0 else math.inf
-    p_gpu = float(stats.f.sf(f_gpu, df_gpu, df_res)) if math.isfinite(f_gpu) else 0.0
-    within = float(np.mean(y.std(axis=1, ddof=1)))
-    across = float(model_mean.std(ddof=1))
-    verdict = ("so convergence looks hardware-independent" if p_gpu >= 0.05 else
-               "so the GPU type does change the number of epochs here")
-    sentence = (f"Across the {g} GPU types the same model needs epochs to target that differ by "
-                f"{within:.1f} epochs (mean SD), against {across:.1f} epochs between the {m} models' "
-                f"means; the GPU effect has F = {f_gpu:.2f}, p = {p_gpu:.2f} (two-way ANOVA), {verdict}.")
-    return HardwareIndependence(m, g, within, across, float(f_gpu), p_gpu, sentence)
 
 
 def parameter_predictions(fits: pd.DataFrame, *, holdout: str, split: str = "train", method: str = "course",

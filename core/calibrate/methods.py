@@ -1,8 +1,9 @@
 """Features of a run and the regression methods that predict a held-out architecture.
 
-Features: the network's depth, log10 of its parameter count (from the torch definitions in
-``core.models``, when the architecture is known there), and the GPU type as a categorical
-feature.  Methods (all scikit-learn estimators):
+Features: the network's depth, log10 of its parameter count and of its forward FLOPs per
+sample, log2 of its first-stage width and its block type (``core.models.architecture_features``,
+when the architecture is known there), and the GPU type as a categorical feature.  Methods
+(all scikit-learn estimators but the kernel smoother):
 
 * ``course`` - the course's baseline, exactly: ``KernelRidge(alpha=1)`` (linear kernel) on
   ``[number of layers, GPU index]`` (RTX 8000 = 0, V100 = 1, A100 = 2) → ``[b0, b1, b2]``;
@@ -10,8 +11,16 @@ feature.  Methods (all scikit-learn estimators):
   GPU, predicting ``log b0``, ``b1`` and ``b2``;
 * ``gp`` - the same targets with a ``GaussianProcessRegressor`` (RBF + white noise);
 * ``direct-ridge`` / ``direct-gp`` - predict ``log(step to target)`` directly;
+* ``arch-kernel``, ``arch-gp``, ``arch-ridge`` - ``log(step to target)`` from the
+  architecture alone (depth, parameters, FLOPs, width, block type; no GPU: epochs to target
+  do not depend on it, ``hardware_independence``): a Gaussian-kernel smoother over the
+  nearest architectures, a Gaussian process, a ridge regression;
 * ``mean`` - the mean ``log(step to target)`` of the other architectures (a yardstick a
   method must beat to be worth anything).
+
+``AUTO_METHODS`` are the ones ``--method auto`` chooses from; a method with ``trend=True``
+follows a fitted trend beyond the data (it extrapolates), the others fall back towards the
+nearest known architectures or the mean (see ``core.calibrate.evaluate``).
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyRegressor
 from sklearn.exceptions import ConvergenceWarning
@@ -43,28 +52,54 @@ PARAM_TARGETS = ("b0", "b1", "b2")
 
 @dataclass(frozen=True)
 class Method:
-    """A calibration method: what it predicts and how."""
+    """A calibration method: what it predicts and how.
+
+    ``trend``: the method follows a fitted trend beyond the calibration data (linear models);
+    ``features``: ``"depth"`` (depth, log-parameters, GPU) or ``"architecture"``
+    (``ARCH_NUMERIC`` and the block type, no GPU).
+    """
 
     name: str
     label: str
     route: str  # "params" (b0, b1, b2 then invert at L) or "direct" (step at target)
     description: str
+    trend: bool = False
+    features: str = "depth"
 
 
 METHODS: dict[str, Method] = {
     "course": Method("course", "Course baseline: KernelRidge on [layers, GPU index]", "params",
-                     "KernelRidge(alpha=1.0, kernel='linear') on [depth, GPU index] → [b0, b1, b2], as the course did"),
+                     "KernelRidge(alpha=1.0, kernel='linear') on [depth, GPU index] → [b0, b1, b2], as the course did",
+                     trend=True),
     "ridge": Method("ridge", "Ridge per parameter (log b0)", "params",
-                    "Ridge(alpha=1) on standardised [depth, log10 params] + one-hot GPU → log b0, b1, b2"),
+                    "Ridge(alpha=1) on standardised [depth, log10 params] + one-hot GPU → log b0, b1, b2", trend=True),
     "gp": Method("gp", "Gaussian process per parameter (log b0)", "params",
                  "GaussianProcessRegressor(RBF + white noise) on the same features → log b0, b1, b2"),
     "direct-ridge": Method("direct-ridge", "Ridge on log(step to target)", "direct",
-                           "Ridge(alpha=1) on the same features → log(step to target)"),
+                           "Ridge(alpha=1) on the same features → log(step to target)", trend=True),
     "direct-gp": Method("direct-gp", "Gaussian process on log(step to target)", "direct",
                         "GaussianProcessRegressor on the same features → log(step to target)"),
+    "arch-kernel": Method("arch-kernel", "Nearest architectures (kernel smoother)", "direct",
+                          "Gaussian-kernel weighted mean of log(step to target), bandwidth 1 standardised unit, "
+                          "over [depth, log10 params, log10 FLOPs, log2 width] + one-hot block type",
+                          features="architecture"),
+    "arch-gp": Method("arch-gp", "Gaussian process on the architecture", "direct",
+                      "GaussianProcessRegressor(RBF + white noise) on [depth, log10 params, log10 FLOPs, "
+                      "log2 width] + one-hot block type → log(step to target)", features="architecture"),
+    "arch-ridge": Method("arch-ridge", "Ridge on the architecture", "direct",
+                         "Ridge(alpha=1) on [depth, log10 params, log10 FLOPs, log2 width] + one-hot block type "
+                         "→ log(step to target)", trend=True, features="architecture"),
     "mean": Method("mean", "Mean of the other architectures", "direct",
-                   "DummyRegressor(mean) of log(step to target): the yardstick"),
+                   "DummyRegressor(mean) of log(step to target): the yardstick", features="architecture"),
 }
+#: the methods ``--method auto`` chooses from (architecture features; the GPU is left out because
+#: epochs to target do not depend on it on the course data, see ``hardware_independence``)
+AUTO_METHODS: tuple[str, ...] = ("arch-kernel", "arch-gp", "arch-ridge", "mean")
+#: numeric architecture features (``core.models.architecture_features``) and the categorical one
+ARCH_NUMERIC: tuple[str, ...] = ("depth", "log10_params", "log10_flops", "log2_width")
+ARCH_CATEGORICAL = "block"
+#: bandwidth of the ``arch-kernel`` smoother, in standardised feature units
+KERNEL_BANDWIDTH = 1.0
 
 
 def check_method(name: str) -> Method:
@@ -90,14 +125,42 @@ def architecture_parameters(model: str, dataset: str = "cifar10") -> int | None:
     return int(parameter_count(name)) if name else None
 
 
+@lru_cache(maxsize=None)
+def _arch(model: str, dataset: str):
+    try:
+        from core.models import architecture_features, registry_name
+    except ImportError:  # pragma: no cover - torch missing
+        return None
+    name = registry_name(model, dataset)
+    return architecture_features(name) if name else None
+
+
 def feature_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """``depth``, ``log10_params`` (NaN where unknown) and ``gpu`` of each row."""
-    params = [architecture_parameters(str(m), str(d)) for m, d in zip(rows["model"], rows["dataset"])]
+    """Features of each row: ``depth``, ``log10_params``, ``log10_flops``, ``log2_width``,
+    ``block`` (NaN / None where the architecture is unknown to ``core.models``) and ``gpu``.
+
+    >>> rows = pd.DataFrame({"model": ["resnet20"], "dataset": ["cifar10"], "depth": [20], "gpu_short": ["V100"]})
+    >>> f = feature_frame(rows).iloc[0]
+    >>> round(float(f.log10_params), 3), float(f.log2_width), f.block     # 269,722 parameters, 16 channels
+    (5.431, 4.0, 'basic')
+    """
+    archs = [_arch(str(m), str(d)) for m, d in zip(rows["model"], rows["dataset"])]
     return pd.DataFrame({
         "depth": rows["depth"].astype(float).to_numpy(),
-        "log10_params": [math.log10(p) if p else math.nan for p in params],
+        "log10_params": [math.log10(a.n_params) if a else math.nan for a in archs],
+        "log10_flops": [math.log10(a.flops_per_sample) if a else math.nan for a in archs],
+        "log2_width": [math.log2(a.width) if a else math.nan for a in archs],
+        "block": [a.block if a else None for a in archs],
         "gpu": rows["gpu_short"].astype(str).to_numpy(),
     }, index=rows.index)
+
+
+def architecture_columns(train_x: pd.DataFrame, test_x: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(numeric, categorical) architecture features known for every row of both frames."""
+    both = pd.concat([train_x, test_x])
+    numeric = [c for c in ARCH_NUMERIC if both[c].notna().all()]
+    categorical = [ARCH_CATEGORICAL] if both[ARCH_CATEGORICAL].notna().all() else []
+    return numeric, categorical
 
 
 def gpu_index(gpus, known: dict[str, int] | None = None) -> np.ndarray:
@@ -116,10 +179,36 @@ def _numeric_columns(train_x: pd.DataFrame, test_x: pd.DataFrame) -> list[str]:
     return cols
 
 
-def _pipeline(regressor, numeric: list[str]) -> Pipeline:
-    pre = ColumnTransformer([("num", StandardScaler(), numeric),
-                             ("gpu", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["gpu"])])
-    return Pipeline([("features", pre), ("model", regressor)])
+def _pipeline(regressor, numeric: list[str], categorical: tuple[str, ...] = ("gpu",)) -> Pipeline:
+    parts = [("num", StandardScaler(), numeric)]
+    if categorical:
+        parts.append(("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), list(categorical)))
+    return Pipeline([("features", ColumnTransformer(parts)), ("model", regressor)])
+
+
+class KernelSmoother(RegressorMixin, BaseEstimator):
+    """Nadaraya-Watson regression: a Gaussian-kernel weighted mean of the training targets.
+
+    Far from every training point the weights flatten and the prediction falls back to the
+    mean of the nearest ones (it never follows a trend beyond the data).
+
+    >>> KernelSmoother(bandwidth=1.0).fit([[0.0], [2.0]], [1.0, 3.0]).predict([[1.0], [0.0]]).round(3)
+    array([2.   , 1.238])
+    """
+
+    def __init__(self, bandwidth: float = KERNEL_BANDWIDTH) -> None:
+        self.bandwidth = bandwidth
+
+    def fit(self, X, y):
+        self.X_fit_, self.y_fit_ = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        return self
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        d2 = ((X[:, None, :] - self.X_fit_[None, :, :]) ** 2).sum(axis=-1)
+        logw = -0.5 * d2 / self.bandwidth**2
+        w = np.exp(logw - logw.max(axis=1, keepdims=True))   # the nearest point always has weight 1
+        return (w @ self.y_fit_) / w.sum(axis=1)
 
 
 def _gp() -> GaussianProcessRegressor:
@@ -167,15 +256,20 @@ def fit_predict(method: str, train: pd.DataFrame, test: pd.DataFrame) -> pd.Data
             out["b0_hat"], out["b1_hat"], out["b2_hat"] = pred[:, 0], pred[:, 1], np.maximum(pred[:, 2], 0.0)
             return out
         x_train, x_test = feature_frame(train), feature_frame(test)
-        numeric = _numeric_columns(x_train, x_test)
+        if m.features == "architecture":
+            numeric, categorical = architecture_columns(x_train, x_test)
+        else:
+            numeric, categorical = _numeric_columns(x_train, x_test), ["gpu"]
         if method == "mean":
             reg = DummyRegressor(strategy="mean")
-        elif method in ("ridge", "direct-ridge"):
+        elif method in ("ridge", "direct-ridge", "arch-ridge"):
             reg = Ridge(alpha=1.0)
+        elif method == "arch-kernel":
+            reg = KernelSmoother()
         else:
             reg = _gp()
         for name, y in _targets(train, m.route).items():
-            est = clone(_pipeline(reg, numeric)).fit(x_train, y)
+            est = clone(_pipeline(reg, numeric, tuple(categorical))).fit(x_train, y)
             out[name] = est.predict(x_test)
     if m.route == "direct":
         return pd.DataFrame({"step_hat": np.exp(out["log_step"])}, index=test.index)

@@ -8,6 +8,13 @@ epoch_actual,error_pct,covered`` (accuracy route), then the extra columns of
 After the rows, a summary line goes to **stderr** (so stdout stays a clean CSV): per
 fraction, the median absolute error and the interval coverage of the scored rows.
 
+With ``--prior-from FITS_OR_LOGS...`` every row also holds the prior (from those files, never
+the log itself or its architecture: other batch sizes of the same job, else a calibration over
+the other architectures), the posterior and their errors (``core.prediction.combined.PRIOR_COLUMNS``),
+and a second summary line compares the three per observed fraction.  ``--schedule`` declares
+the learning-rate schedule (``step:30,60``, ``cosine:100``, ``poly:90``, ``exp:100``, ``none``;
+``auto``: an lr column, else drops detected in the observed epochs).
+
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are
 still backtested.  Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -16,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.common import complain, fraction, positive_int, print_csv
+from core.cli.common import complain, fraction, positive_int, print_csv, read_prior_sources, schedule_spec
 from core.curves import FAMILIES
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
@@ -26,8 +33,10 @@ from core.prediction import (
     DEFAULT_FRACTIONS,
     backtest_logs,
     backtest_summary,
+    prior_for_run,
     resolve_target,
     summary_line,
+    summary_of,
 )
 
 
@@ -70,6 +79,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
                         help="override the inferred steps per epoch")
     parser.add_argument("--no-extra", action="store_true", help="print only the contract columns")
+    parser.add_argument("--prior-from", nargs="+", default=None, metavar="FITS_OR_LOGS",
+                        help="fitted-runs tables and/or logs to make each log's prior from; adds the prior and "
+                             "posterior columns")
+    parser.add_argument("--schedule", type=schedule_spec, default=None,
+                        help="learning-rate schedule of the logs: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | "
+                             "none | auto (an lr column, else detected in the observed epochs); default: none")
+    parser.add_argument("--posterior-method", choices=("precision", "backtest"), default="precision",
+                        help="variances of the posterior: the two intervals' (precision, default) or the log errors "
+                             "of the other logs at the same fraction (backtest)")
+    parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
+                        help="what the runs trained on (parameter counts for a calibration prior)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,14 +110,38 @@ def run(args: argparse.Namespace) -> int:
                 complain(str(exc))
                 rejected += 1
         logs = kept
+    priors = None
+    if args.prior_from is not None:
+        others, fits, bad = read_prior_sources(args.prior_from, args)
+        rejected += bad
+        datasets = {lg.source: args.dataset for lg in [*logs, *others]} if args.dataset else None
+        priors = {lg.source: prior_for_run(lg, others, target_acc=args.target_acc, fits=fits,
+                                           datasets_by_file=datasets) for lg in logs}
     try:
         table = backtest_logs(logs, fractions=args.observe, target_acc=args.target_acc,
                               target_rel=args.target_rel, family=args.family,
                               calibration=args.calibration, loss_threshold=args.loss_threshold,
-                              correct=not args.no_correction)
+                              correct=not args.no_correction, schedule=args.schedule, priors=priors,
+                              posterior_method=args.posterior_method)
     except InputError as exc:
         complain(f"backtest: {exc}")
         return 2
     print_csv(table[list(BACKTEST_COLUMNS)] if args.no_extra else table)
     complain(summary_line(backtest_summary(table), family=args.family))
+    if priors is not None:
+        complain(_three_way_line(summary_of(table)))
     return 2 if rejected else 0
+
+
+def _three_way_line(summary) -> str:
+    """Per fraction: median |error| and coverage of the prior, the extrapolation and the posterior."""
+    def part(r):
+        med = "n/a" if r.n_answered == 0 else f"{r.median_abs_error_pct:.1f} %"
+        cov = "" if r.n_answered == 0 else f", {100 * r.coverage:.0f} % covered"
+        flagged = f", {r.n_flagged} without an answer" if r.n_flagged else ""
+        return f"{r.prediction} {med}{cov}{flagged}"
+
+    parts = []
+    for f, g in summary.groupby("observed_fraction", sort=True):
+        parts.append(f"f={f:g} ({int(g['n_scored'].iloc[0])} scored): " + "; ".join(part(r) for r in g.itertuples()))
+    return "summary [prior, extrapolation, posterior]: " + " | ".join(parts)

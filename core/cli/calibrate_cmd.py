@@ -3,9 +3,12 @@
 
 Prints one CSV row per held-out run (``model,gpu,method,b0,b1,b2,b0_hat,b1_hat,b2_hat,
 epoch_actual,epoch_pred,epoch_pred_low,epoch_pred_high,epoch_error_pct`` then extra columns),
-or with ``--loao`` the leave-one-architecture-out table (``model,gpu,method,epoch_actual,
-epoch_pred,epoch_error_pct``).  A summary (method choice, loss threshold, interval source,
-MAPEs) goes to stderr.  FITS_CSV is the course table or the output of ``python -m core fit``.
+or with ``--loao`` the nested leave-one-architecture-out table (``model,gpu,method,epoch_actual,
+epoch_pred,epoch_error_pct`` then ``epoch_pred_low,epoch_pred_high,covered,
+inside_calibration_set,outside_reason``): every architecture held out in turn, the method
+(``--method auto``) and the interval chosen on the others alone.  A summary (method choice,
+loss threshold, interval source, inside/outside the calibration set, MAPEs and coverage) goes
+to stderr.  FITS_CSV is the course table or the output of ``python -m core fit``.
 """
 
 from __future__ import annotations
@@ -19,20 +22,20 @@ import pandas as pd
 from core.calibrate import (
     INTERVAL_METHOD,
     METHODS,
+    NESTED_COLUMNS,
     PREDICTION_COLUMNS,
     THRESHOLDS,
     calibrate,
-    leave_one_architecture_out,
-    loao_summary,
+    holdout_outside,
     method_scores,
+    nested_loao,
+    nested_summary,
     read_fits_table,
     recommend_method,
     unnamed_runs,
 )
 from core.cli.common import complain, fraction, print_csv
 from core.errors import InputError, LogFormatError
-
-LOAO_COLUMNS = ["model", "gpu", "method", "epoch_actual", "epoch_pred", "epoch_error_pct"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,11 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="train", choices=["train", "val"])
     parser.add_argument("--method", default="course", choices=["auto", *METHODS],
                         help="regression method; auto = lowest leave-one-architecture-out error "
-                             "on the calibration runs (default: course)")
+                             "on the calibration runs among the architecture methods, trend-following "
+                             "ones left out when the held-out model lies outside the calibration set "
+                             "(default: course)")
     parser.add_argument("--threshold", default="curve", choices=sorted(THRESHOLDS),
                         help="how the loss threshold is taken from the calibration runs (default curve)")
     parser.add_argument("--level", type=fraction, default=0.8, help="interval coverage (default 0.8)")
-    parser.add_argument("--loao", action="store_true", help="print the leave-one-architecture-out table")
+    parser.add_argument("--loao", action="store_true",
+                        help="print the nested leave-one-architecture-out table (method and interval chosen "
+                             "on the other architectures), with coverage")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on, for parameter counts from core.models "
                              "(default: cifar10 for the course table, other for fit tables)")
@@ -70,28 +77,24 @@ def run(args: argparse.Namespace) -> int:
             complain(f"{args.fits}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
                      "architecture (e.g. resnet20) in the model column.")
         if args.loao:
-            methods = list(METHODS) if args.method == "auto" else [args.method]
-            tables = [leave_one_architecture_out(fits, split=args.split, method=m, threshold=args.threshold)
-                      for m in methods]
-            for table in tables:
-                s = loao_summary(table)
-                complain(f"{table['method'].iloc[0]}: LOAO MAPE {s['mape_pct'].iloc[-1]:.1f} % over "
-                         f"{s['n_runs'].iloc[-1]} runs; per architecture: "
-                         + ", ".join(f"{m} {v:.1f} %" for m, v in zip(s["model"][:-1], s["mape_pct"][:-1])))
-            print_csv(pd.concat(tables, ignore_index=True)[LOAO_COLUMNS])
+            table = nested_loao(fits, split=args.split, method=args.method, level=args.level,
+                                threshold=args.threshold)
+            _loao_summary(table, args.method, args.level)
+            print_csv(table[list(NESTED_COLUMNS)])
             return 2 if unnamed else 0
         scores = method_scores(fits, split=args.split, holdout=args.holdout, threshold=args.threshold)
-        method = recommend_method(scores) if args.method == "auto" else args.method
-        cal = calibrate(fits, holdout=args.holdout, split=args.split, method=method, level=args.level,
+        cal = calibrate(fits, holdout=args.holdout, split=args.split, method=args.method, level=args.level,
                         threshold=args.threshold)
     except (InputError, LogFormatError) as exc:
         complain(str(exc))
         return 2
-    best = recommend_method(scores)
+    method = cal.method
+    best = recommend_method(scores, outside=bool(holdout_outside(fits, args.holdout, split=args.split)))
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
     complain(f"method: {method} ({METHODS[method].description}); recommended by leave-one-architecture-out "
              f"on the calibration runs: {best} ({mape_of[best]:.1f} %), course baseline "
-             f"{mape_of.get('course', math.nan):.1f} %")
+             f"{mape_of.get('course', math.nan):.1f} %" + (f"; {cal.chosen_by}" if cal.chosen_by else ""))
+    complain(cal.where())
     if cal.loss_threshold is not None:
         complain(f"loss threshold L = {cal.loss_threshold:.4f} (mean over {cal.threshold_runs} calibration runs: "
                  f"{THRESHOLDS[cal.threshold]})")
@@ -104,3 +107,16 @@ def run(args: argparse.Namespace) -> int:
                "epoch_pred", "epoch_pred_low", "epoch_pred_high", "epoch_error_pct", *extra]
     print_csv(table[columns])
     return 2 if unnamed else 0
+
+
+def _loao_summary(table: pd.DataFrame, method: str, level: float) -> None:
+    s = nested_summary(table).set_index("model")
+    per = ", ".join(f"{m} {r.mape_pct:.1f} % ({r.method}, {_pct(r.coverage)} covered)"
+                    for m, r in s.drop(index="all").iterrows())
+    total = s.loc["all"]
+    complain(f"nested leave-one-architecture-out [{method}]: MAPE {total.mape_pct:.1f} % over {total.n_runs} runs, "
+             f"{level:.0%} interval coverage {_pct(total.coverage)}; per architecture: {per}")
+
+
+def _pct(v: float) -> str:
+    return "n/a" if not np.isfinite(v) else f"{100 * v:.0f} %"

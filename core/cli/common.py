@@ -1,4 +1,4 @@
-"""Small helpers shared by the command modules (argument parsing and CSV printing only)."""
+"""Small helpers shared by the command modules (argument parsing, reading the inputs, CSV printing)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pandas as pd
 
-from core.errors import InputError
+from core.errors import InputError, LogFormatError
 from core.untrusted import spreadsheet_safe
 
 
@@ -69,3 +69,40 @@ def print_csv(table: pd.DataFrame, *, float_format: str | None = "%.6g", **to_cs
 def complain(message: str) -> None:
     """One line on stderr."""
     print(message, file=sys.stderr)
+
+
+def schedule_spec(text: str) -> str:
+    """argparse type: a schedule (``step:30,60``, ``cosine:100``, ``poly:90[:2]``, ``exp:100``, ``none``) or auto."""
+    if text == "auto":
+        return text
+    from core.prediction.schedule import parse_schedule
+
+    try:
+        parse_schedule(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[1]) from None
+    return text
+
+
+def read_prior_sources(paths, args) -> tuple[list, pd.DataFrame | None, int]:
+    """Logs and fitted-runs tables of ``--prior-from`` (a table is tried first, then a log).
+
+    ``args`` gives ``dataset`` and ``steps_per_epoch``.  Returns ``(logs, tables or None, number
+    rejected)``; each refused file gets its ``<file>: <problem>`` line on stderr.
+    """
+    from core.calibrate import read_fits_table
+    from core.logs import read_log_file
+
+    logs, tables, rejected = [], [], 0
+    for path in paths:
+        try:
+            tables.append(read_fits_table(path, source=path, dataset=args.dataset))
+            continue
+        except LogFormatError:
+            pass
+        try:
+            logs.append(read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch))
+        except LogFormatError as exc:
+            complain(str(exc))
+            rejected += 1
+    return logs, (pd.concat(tables, ignore_index=True) if tables else None), rejected

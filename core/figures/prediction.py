@@ -11,9 +11,22 @@
 6. ``predicted epoch``: a marker on the target line with the interval as an error bar;
 7. ``actual epoch``: a marker where the whole log passed the target (empty when unknown).
 
+With a prior, a posterior or a schedule (``forecast_epoch_at_target``'s), five more follow:
+
+8. ``prior``: the prior's interval as a vertical band (epochs);
+9. ``posterior``: the posterior's interval as a vertical band;
+10. ``prior epoch`` and 11. ``posterior epoch``: markers on the target line with their intervals;
+12. ``schedule``: a dashed vertical line between the epochs where the learning rate changes
+    (each drop, or the end of a decay).
+
+So the three answers share one chart: the extrapolation as the band around its curve, the
+prior and the posterior as bands across the epoch axis.
+
 ``prediction_convergence_figure`` traces: ``interval`` (polygon), ``predicted``,
 ``actual`` (horizontal line) and ``epochs seen`` (the diagonal a prediction cannot be
-below).  Infinite interval ends ("may never get there") are drawn at the top of the axis.
+below); with prior and posterior columns (``convergence_of_prediction(..., prior=...)``) also
+``prior interval``, ``prior``, ``posterior interval``, ``posterior`` and ``schedule``.
+Infinite interval ends ("may never get there") are drawn at the top of the axis.
 """
 
 from __future__ import annotations
@@ -26,10 +39,13 @@ import plotly.graph_objects as go
 
 from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure
 from core.logs import RunLog
-from core.prediction import TargetPrediction, prediction_curves
+from core.prediction import Posterior, Prior, Schedule, TargetPrediction, prediction_curves
 from core.runs import epoch_summary
 
 BAND_FILL = "rgba(0, 114, 178, 0.18)"
+PRIOR_COLOR, PRIOR_FILL = "#CC79A7", "rgba(204, 121, 167, 0.16)"
+POSTERIOR_COLOR, POSTERIOR_FILL = "#009E73", "rgba(0, 158, 115, 0.22)"
+SCHEDULE_LINE = dict(color="#555555", width=1, dash="dash")
 UNSEEN_COLOR = "#888888"
 #: how far past the last epoch of interest the curves are drawn
 X_MARGIN = 1.25
@@ -41,7 +57,8 @@ def _finite_max(*values) -> float:
 
 
 def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_epoch: int | None = None,
-                           n_curve_points: int = 300) -> go.Figure:
+                           n_curve_points: int = 300, prior: Prior | None = None, posterior: Posterior | None = None,
+                           schedule: Schedule | None = None) -> go.Figure:
     """The prediction made from the first epochs against what the whole log shows.
 
     Parameters
@@ -56,6 +73,9 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_
         target), drawn when it lies after the observed epochs; None when it never did.
     n_curve_points : int, default 300
         Points of the drawn curves.
+    prior, posterior, schedule : optional
+        ``Forecast.prior``, ``Forecast.posterior``, ``Forecast.schedule``: drawn as traces 8-12
+        when any is given (module docstring).
     """
     table = epoch_summary(log)
     column = "acc" if prediction.route == "accuracy" else "loss"
@@ -68,8 +88,11 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_
     y_target = prediction.target_acc if prediction.route == "accuracy" else level
     actual = actual_epoch if actual_epoch is not None and actual_epoch > n else None
     last = table["epoch"].max()
-    high = prediction.epoch_high if prediction.epoch_high and prediction.epoch_high < 4 * last else None
-    x_max = X_MARGIN * _finite_max(last, prediction.epoch, high)
+    highs = [prediction.epoch_high, prior.high if prior is not None and prior.available else None,
+             posterior.epoch_high if posterior is not None else None]
+    highs = [h for h in highs if h and math.isfinite(h) and h < 4 * last]
+    x_max = X_MARGIN * _finite_max(last, prediction.epoch, *highs,
+                                   posterior.epoch if posterior is not None else None)
     curves = prediction_curves(prediction, np.linspace(0.5, x_max, n_curve_points))
     fig = go.Figure()
     band = curves.dropna(subset=["low", "high"])
@@ -91,12 +114,62 @@ def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_
     fig.add_trace(_epoch_marker(prediction, y_target, x_max))
     fig.add_trace(go.Scatter(x=[actual] if actual else [], y=[y_target] if actual else [], mode="markers",
                              name="actual epoch", marker=dict(color="#000000", size=11, symbol="x")))
+    if prior is not None or posterior is not None or schedule is not None:
+        y_lo, y_hi = float(table[column].min()), float(max(table[column].max(), y_target or 0))
+        for trace in _three_way_traces(prior, posterior, schedule, y_target, (y_lo, y_hi), x_max):
+            fig.add_trace(trace)
     what = "accuracy" if prediction.route == "accuracy" else "loss (epoch mean)"
     title = (f"{log.label}: target from the first {n} epochs ({prediction.family}, "
              f"{prediction.route} route)")
     base_layout(fig, title=title, x_title="epoch", y_title=what)
     fig.update_xaxes(range=[0, x_max])
     return fig
+
+
+def _x_band(lo: float | None, hi: float | None, y_range: tuple[float, float], x_max: float, *, name: str,
+            fill: str) -> go.Scatter:
+    """A vertical band from epoch ``lo`` to ``hi`` (``hi`` capped at ``x_max``; empty without ``lo``)."""
+    if lo is None or hi is None or not math.isfinite(lo):
+        return go.Scatter(x=[], y=[], mode="lines", name=name)
+    hi = min(hi, x_max) if math.isfinite(hi) else x_max
+    y0, y1 = y_range
+    return go.Scatter(x=[lo, hi, hi, lo, lo], y=[y0, y0, y1, y1, y0], mode="lines", fill="toself", fillcolor=fill,
+                      line=dict(width=0), name=name, hoverinfo="skip")
+
+
+def _point(epoch: float | None, lo: float | None, hi: float | None, y: float | None, x_max: float, *, name: str,
+           color: str, symbol: str, level: float) -> go.Scatter:
+    if epoch is None or y is None or not math.isfinite(epoch):
+        return go.Scatter(x=[], y=[], mode="markers", name=name)
+    top = hi if hi is not None and math.isfinite(hi) else x_max
+    low = lo if lo is not None else epoch
+    shown_hi = "never" if hi is None or not math.isfinite(hi) else f"{hi:g}"
+    return go.Scatter(x=[epoch], y=[y], mode="markers", name=name, marker=dict(color=color, size=11, symbol=symbol),
+                      error_x=dict(type="data", symmetric=False, array=[max(top - epoch, 0.0)],
+                                   arrayminus=[max(epoch - low, 0.0)], thickness=2, width=6, color=color),
+                      hovertemplate=f"{name} {epoch:g}<br>{level:.0%} interval {low:g} – {shown_hi}<extra></extra>")
+
+
+def _three_way_traces(prior, posterior, schedule, y_target, y_range, x_max) -> list[go.Scatter]:
+    """Traces 8-12: prior band, posterior band, their markers, the schedule's lines."""
+    p_lo = p_hi = p_mid = None
+    if prior is not None and prior.available:
+        lo, hi = prior.interval()
+        p_lo, p_hi, p_mid = (lo if lo > 0 else 0.5), hi, prior.epoch
+    q = posterior if posterior is not None and posterior.available else None
+    level = prior.level if prior is not None else (posterior.level if posterior is not None else 0.8)
+    xs: list = []
+    for d in (schedule.markers() if schedule is not None else ()):
+        xs += [d + 0.5, d + 0.5, None]
+    return [_x_band(p_lo, p_hi, y_range, x_max, name="prior", fill=PRIOR_FILL),
+            _x_band(q.epoch_low if q else None, q.epoch_high if q else None, y_range, x_max, name="posterior",
+                    fill=POSTERIOR_FILL),
+            _point(p_mid, p_lo, p_hi, y_target, x_max, name="prior epoch", color=PRIOR_COLOR, symbol="square",
+                   level=level),
+            _point(q.epoch if q else None, q.epoch_low if q else None, q.epoch_high if q else None, y_target, x_max,
+                   name="posterior epoch", color=POSTERIOR_COLOR, symbol="star", level=level),
+            go.Scatter(x=xs, y=[y_range[0], y_range[1], None] * (len(xs) // 3), mode="lines", name="schedule",
+                       line=SCHEDULE_LINE, hoverinfo="skip")]
 
 
 def _epoch_marker(p: TargetPrediction, y: float | None, x_max: float) -> go.Scatter:
@@ -124,7 +197,8 @@ def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
     low = frame["epoch_low"].to_numpy(dtype=float)
     high = frame["epoch_high"].to_numpy(dtype=float)
     actual = frame["epoch_actual"].dropna()
-    top = 1.2 * _finite_max(*pred, *high, *(actual.tolist()), x.max() + 1)
+    extra = [v for c in ("posterior_high", "prior_high") if c in frame for v in frame[c].to_numpy(dtype=float)]
+    top = 1.2 * _finite_max(*pred, *high, *extra, *(actual.tolist()), x.max() + 1)
 
     def cap(v):
         return np.where(np.isinf(v), top, v)
@@ -142,6 +216,20 @@ def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
                              name="actual", line=dict(color="#000000", dash="dash", width=1.5)))
     fig.add_trace(go.Scatter(x=[x.min(), x.max()], y=[x.min(), x.max()], mode="lines", name="epochs seen",
                              line=dict(color=UNSEEN_COLOR, width=1, dash="dot")))
+    if "posterior_epoch" in frame:
+        for what, color, fill in (("prior", PRIOR_COLOR, PRIOR_FILL), ("posterior", POSTERIOR_COLOR, POSTERIOR_FILL)):
+            mid, lo, hi = (frame[f"{what}_{c}"].to_numpy(dtype=float) for c in ("epoch", "low", "high"))
+            ok = ~np.isnan(lo) & ~np.isnan(hi)
+            fig.add_trace(go.Scatter(x=np.concatenate([x[ok], x[ok][::-1]]),
+                                     y=np.concatenate([cap(lo[ok]), cap(hi[ok])[::-1]]), mode="lines",
+                                     fill="toself", fillcolor=fill, line=dict(width=0), name=f"{what} interval",
+                                     hoverinfo="skip"))
+            fig.add_trace(go.Scatter(x=x, y=cap(mid), mode="lines+markers", name=what,
+                                     line=dict(color=color, width=2)))
+        drops = frame["schedule_change"].dropna().unique() if "schedule_change" in frame else []
+        xs = [v for d in drops for v in (d + 0.5, d + 0.5, None)]
+        fig.add_trace(go.Scatter(x=xs, y=[0, top, None] * len(drops), mode="lines", name="schedule",
+                                 line=SCHEDULE_LINE, hoverinfo="skip"))
     base_layout(fig, title="Predicted epoch at target against epochs seen",
                 x_title="epochs seen", y_title="epoch at target")
     fig.update_yaxes(range=[0, top * 1.02])

@@ -40,7 +40,7 @@ from core.tables import (
 
 #: largest log accepted, the same as ``server.maxUploadSize`` in ``.streamlit/config.toml``
 MAX_LOG_BYTES = MAX_BYTES
-ROLES = ("epoch", "step", "loss", "acc", "time")
+ROLES = ("epoch", "step", "loss", "acc", "time", "lr")
 
 # Column-name patterns per role, most specific first (matched on lower-cased, stripped names).
 _ROLE_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -55,6 +55,9 @@ _ROLE_PATTERNS: dict[str, tuple[str, ...]] = {
             r"(?!val|test).*acc(?!.*__(min|max)$).*"),
     "time": (r"time", r"time_s", r"wall time", r"wall_time", r"walltime", r"elapsed",
              r"elapsed_s", r"_runtime", r"_timestamp", r"timestamp"),
+    # the learning rate (Lightning's LearningRateMonitor writes lr-SGD, lr-Adam/pg1, ...)
+    "lr": (r"lr", r"learning_rate", r"learning-rate", r"learning rate", r"train/lr", r"trainer/lr",
+           r"lr[-_/].*", r".* - (train/)?lr"),
 }
 _VAL_PATTERNS: dict[str, tuple[str, ...]] = {
     "loss": (r"val_loss", r"val/loss", r"validation_loss", r"val_loss_epoch", r"test_loss",
@@ -73,6 +76,7 @@ class ColumnRoles:
     loss: str | None = None
     acc: str | None = None
     time: str | None = None
+    lr: str | None = None
 
     def to_dict(self) -> dict[str, str | None]:
         return asdict(self)
@@ -232,14 +236,16 @@ def detect_roles(columns: list[str], *, source: str = "<input>", split: str = "t
     ``split="val"`` prefers validation columns (``val_loss``) where a file has both.
 
     >>> detect_roles(["epoch", "step", "loss", "acc"])
-    ColumnRoles(epoch='epoch', step='step', loss='loss', acc='acc', time=None)
+    ColumnRoles(epoch='epoch', step='step', loss='loss', acc='acc', time=None, lr=None)
+    >>> detect_roles(["epoch", "step", "train_loss", "lr-SGD"]).lr
+    'lr-SGD'
     >>> detect_roles(["Wall time", "Step", "Value"], source="run-tag-train_loss.csv").loss
     'Value'
     """
     fmt = detect_format(columns)
     taken: set[str] = set()
     found: dict[str, str | None] = {}
-    for role in ("epoch", "step", "time"):
+    for role in ("epoch", "step", "time", "lr"):
         found[role] = _match(columns, _ROLE_PATTERNS[role], taken)
         if found[role]:
             taken.add(found[role])
@@ -570,7 +576,7 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     if found.loss is None:
         flags.append("accuracy-only trace: no loss curve to fit")
     frame = pd.DataFrame({"global_step": k.astype(float), "epoch": epoch, "loss": cols["loss"],
-                          "acc": acc, "time_s": cols["time"]})
+                          "acc": acc, "time_s": cols["time"], "lr": cols["lr"]})
     frame = _resolve_restarts(frame, flags)
     ep = frame["epoch"].to_numpy(dtype=float)
     _partial_epoch_flag(ep, spe, granularity, flags)

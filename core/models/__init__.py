@@ -49,9 +49,9 @@ from core.errors import InputError
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
 from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
-__all__ = ["MODEL_NAMES", "BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet",
-           "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "build_model",
-           "example_input", "model_info", "parameter_count", "registry_name"]
+__all__ = ["MODEL_NAMES", "ArchitectureFeatures", "BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet",
+           "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "architecture_features", "build_model",
+           "example_input", "flops_per_sample", "model_info", "parameter_count", "registry_name"]
 
 
 # --------------------------------------------------------------------------- registry
@@ -290,3 +290,86 @@ def example_input(name: str, batch_size: int = 1, *, device: str = "meta") -> to
     e = _entry(name)
     shape = e.input_shape[1:] if e.family == "resnet1d" else e.input_shape
     return torch.empty((batch_size, *shape), device=device)
+
+
+# --------------------------------------------------------------------------- features for calibration
+@dataclass(frozen=True)
+class ArchitectureFeatures:
+    """What calibration knows about an architecture beyond its depth.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    depth : int
+    n_params : int
+        Trainable parameters.
+    flops_per_sample : int
+        Forward FLOPs of one sample (2 per multiply-add, ``FlopCounterMode``).
+    block : str
+        ``"basic"`` (two 3x3 convs), ``"bottleneck"`` (1x1, 3x3, 1x1), ``"plain"`` (VGG) or
+        ``"inception"``.
+    width : int
+        Channels of the first stage (16 for the thin CIFAR ResNets, 64 for the wide ones).
+    """
+
+    name: str
+    depth: int
+    n_params: int
+    flops_per_sample: int
+    block: str
+    width: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+#: block type of each family (the wide ResNets by their block class)
+_BLOCKS = {"cifar-resnet": "basic", "resnet1d": "basic", "vgg": "plain", "inception": "inception"}
+
+
+@lru_cache(maxsize=None)
+def flops_per_sample(name: str) -> int:
+    """Forward FLOPs of one sample (convolutions and matrix products, 2 per multiply-add).
+
+    Counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device (no memory).
+
+    Examples
+    --------
+    ResNet-20's first conv alone: 2·(3·3·3)·16 outputs per pixel · 32·32 pixels = 884,736.
+
+    >>> flops_per_sample("resnet20")
+    81102080
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.device("meta"):
+        model = _entry(name).build()
+    with FlopCounterMode(display=False) as counter:
+        model(example_input(name, 1))
+    return int(counter.get_total_flops())
+
+
+@lru_cache(maxsize=None)
+def architecture_features(name: str) -> ArchitectureFeatures:
+    """Depth, parameters, FLOPs per sample, block type and width of a registered model.
+
+    Examples
+    --------
+    >>> f = architecture_features("resnet50_cifar")
+    >>> f.block, f.width, f.depth, f.n_params
+    ('bottleneck', 64, 50, 23520842)
+    >>> architecture_features("resnet56").block, architecture_features("resnet56").width
+    ('basic', 16)
+    """
+    e = _entry(name)
+    with torch.device("meta"):
+        model = e.build()
+    if e.family == "imagenet-resnet":
+        block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
+    else:
+        block = _BLOCKS[e.family]
+    first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
+    return ArchitectureFeatures(name=name, depth=e.depth, n_params=parameter_count(name),
+                                flops_per_sample=flops_per_sample(name), block=block,
+                                width=int(first_conv.out_channels))

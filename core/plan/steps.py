@@ -10,7 +10,9 @@ and where possible an interval around it.  Each source gives a :class:`StepsEsti
   reached it (:func:`loss_threshold_from_runs`: never the run's own, so the curve is asked
   a held-out question, as in the course's step 4); or the epoch at target extrapolated by
   a learning-curve family, widened as the other runs teach
-  (:func:`core.prediction.forecast_epoch_at_target`);
+  (:func:`core.prediction.forecast_epoch_at_target`); or, for a run short of the target when
+  other runs give a prior (other batch sizes of the same job, or three or more other
+  architectures), the **posterior** of that prior and the run's epochs, with its interval;
 * a **calibration** (:func:`steps_from_calibration`): the Calibrate page's prediction of a
   held-out architecture on one GPU, with its interval;
 * a **number typed in** (:func:`typed_steps`), with an optional low/high.
@@ -30,7 +32,7 @@ import numpy as np
 from core.calibrate import Calibration
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.prediction import FitCache, TargetPrediction, forecast_epoch_at_target
+from core.prediction import FitCache, Forecast, TargetPrediction, forecast_epoch_at_target, prior_source
 from core.runs import RunAnalysis, predict_step_at_loss
 from core.validation import check_scalar
 
@@ -40,12 +42,15 @@ RUN_METHODS: dict[str, str] = {
     "fitted": "the fitted loss curve, inverted at a loss threshold",
     "family": "the epoch at target extrapolated from the whole log by a learning-curve family, with its "
               "backtest interval widened as the other loaded runs teach",
+    "posterior": "the prior from the other loaded runs (other batch sizes of the same job, or a calibration over "
+                 "the other architectures) combined with the whole log's extrapolation, with its interval",
 }
 #: what each ``StepsEstimate.source`` means
 SOURCES: dict[str, str] = {
     "measured": "the step where a logged run passed the target",
     "fitted": "a run's fitted loss curve inverted at a loss threshold",
     "predicted": "the epoch at target extrapolated from a run's log by a curve family",
+    "posterior": "a partial run's epochs combined with the prior from other runs (core.prediction.posterior)",
     "calibrate": "a held-out architecture predicted from the other architectures (Calibrate page)",
     "typed": "typed in",
     "batch": "a batch-scaling fit of runs at several global batches, at the planned global batch",
@@ -244,11 +249,14 @@ def loss_threshold_from_runs(runs: Sequence[RunAnalysis], *, exclude: str,
     return LossThreshold(value, tuple(r.log.source for r in others), used_split)
 
 
-def run_methods(run: RunAnalysis) -> dict[str, str]:
-    """The :data:`RUN_METHODS` that apply to ``run`` ("family" only for a run short of the target)."""
-    methods = {k: v for k, v in RUN_METHODS.items() if k != "family"}
+def run_methods(run: RunAnalysis, others: Sequence[RunAnalysis] = ()) -> dict[str, str]:
+    """The :data:`RUN_METHODS` that apply to ``run``: "family" only for a run short of the target;
+    "posterior" (listed first: the default) when, besides, the ``others`` give a prior."""
+    methods = {k: v for k, v in RUN_METHODS.items() if k not in ("family", "posterior")}
     if not run.crossing.reached and run.log.has_acc:
         methods["family"] = RUN_METHODS["family"]
+        if prior_source(run.log, [o.log for o in others], target_acc=run.crossing.target_acc) is not None:
+            methods = {"posterior": RUN_METHODS["posterior"], **methods}
     return methods
 
 
@@ -264,10 +272,11 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     others : sequence of RunAnalysis
         The loaded runs (``run`` may be among them; it is never used for its own threshold
         or widening).
-    method : {"auto", "fitted", "family"}, default="auto"
+    method : {"auto", "fitted", "family", "posterior"}, default="auto"
         "auto": the measured step when the run reached the target, otherwise the fitted
         curve; "fitted": always the fitted curve; "family": the epoch at target
-        extrapolated by ``family`` (``RUN_METHODS``).
+        extrapolated by ``family``; "posterior": that extrapolation combined with the prior
+        from the other runs (``RUN_METHODS``).
     loss_threshold : float or None, default=None
         Where to invert the curve; None uses :func:`loss_threshold_from_runs` (other runs of
         the same split, never this run's own loss).
@@ -309,6 +318,11 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
         raise InputError(f"steps_from_run: expected method one of {', '.join(RUN_METHODS)}; "
                          f"got {method!r}.")
     name = run.log.source
+    if method == "posterior":
+        forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
+                                            target_acc=run.crossing.target_acc, family=family, route=route,
+                                            level=level, prior="auto", schedule="auto", cache=cache)
+        return steps_from_posterior(forecast, steps_per_epoch=run.log.steps_per_epoch, label=name)
     if method == "family":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
                                             target_acc=run.crossing.target_acc, family=family, route=route,
@@ -360,6 +374,36 @@ def _fitted_steps(run: RunAnalysis, others, *, loss_threshold, level, seed) -> S
     return StepsEstimate(float(pred.step), "fitted", name, note, steps_low=low, steps_high=high,
                          level=level if low is not None else None, loss_threshold=float(loss_threshold),
                          threshold_runs=runs, flags=tuple(flags))
+
+
+def steps_from_posterior(forecast: Forecast, *, steps_per_epoch: int | None, label: str) -> StepsEstimate:
+    """Steps from a forecast's posterior (prior × the run's epochs): ``epoch × steps_per_epoch``, and its interval.
+
+    Raises
+    ------
+    InputError
+        Without a posterior epoch (no prior and no usable extrapolation) or steps per epoch.
+    """
+    post = forecast.posterior
+    if post is None or not post.available:
+        why = post.description if post is not None else "no prior was computed"
+        raise InputError(f"{label}: expected a posterior epoch at target; got none ({why}). Pick another method.")
+    if not steps_per_epoch:
+        raise InputError(f"{label}: expected steps per epoch to turn epochs into steps; the log does not say. "
+                         "Set it on the Logs page.")
+    spe = float(steps_per_epoch)
+    low, high = post.epoch_low, post.epoch_high
+    flags = list(dict.fromkeys((*forecast.prediction.flags, *post.flags)))
+    if low is None or high is None or not math.isfinite(high):
+        flags.append(f"the {post.level * 100:.0f} % interval is open above (the run may never get there): no band")
+        low = high = None
+    note = (f"epoch {post.epoch:.0f} ({post.method}: {post.description}) from the first "
+            f"{post.n_epochs_observed} epochs and the prior ({forecast.prior.description}) × {steps_per_epoch} "
+            "steps per epoch")
+    return StepsEstimate(steps=float(post.epoch) * spe, source="posterior", label=label, note=note,
+                         steps_low=None if low is None else float(low) * spe,
+                         steps_high=None if high is None else float(high) * spe,
+                         level=post.level if low is not None else None, flags=tuple(flags))
 
 
 def steps_from_target_prediction(prediction: TargetPrediction, *, steps_per_epoch: int | None,

@@ -1,9 +1,12 @@
 """Predict the epoch at target from the first epochs of a run, with an interval, and backtest it.
 
 Modules: ``predict`` (the accuracy and loss routes), ``intervals`` (the backtest inside the observed
-epochs: family choice, drift correction, interval), ``backtest`` (first part of finished logs against
-the rest; the widening learned from other runs), ``tables`` (summaries, family scores, convergence),
-``forecast`` (the one call the pages use: prediction widened as the other runs teach).
+epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules: declared,
+from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
+``posterior`` (prior and extrapolation combined), ``backtest`` (first part of finished logs against
+the rest; the widening learned from other runs), ``combined`` (the prior and posterior columns of a
+backtest), ``tables`` (summaries, family scores, convergence), ``forecast`` (the one call the pages
+use: prediction widened as the other runs teach, with the prior and the posterior).
 """
 
 from core.prediction.backtest import (
@@ -12,9 +15,12 @@ from core.prediction.backtest import (
     backtest_logs,
     backtest_run,
     inflation_from_other_runs,
+    observed_epochs,
     resolve_target,
 )
+from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of
 from core.prediction.forecast import (
+    DEFAULT_POSTERIOR_METHOD,
     Forecast,
     forecast_epoch_at_target,
 )
@@ -22,6 +28,7 @@ from core.prediction.intervals import (
     INTERVAL_METHOD,
     FitCache,
 )
+from core.prediction.posterior import Posterior, combine
 from core.prediction.predict import (
     AUTO_FAMILIES,
     ROUTES,
@@ -34,6 +41,21 @@ from core.prediction.predict import (
     showcase_log,
     widen,
 )
+from core.prediction.prior import (
+    Prior,
+    prior_for_run,
+    prior_from_calibration,
+    prior_from_other_runs,
+    prior_source,
+)
+from core.prediction.schedule import (
+    POLLUX_SCHEDULES,
+    Schedule,
+    known_schedule,
+    parse_schedule,
+    pollux_schedule,
+    resolve_schedule,
+)
 from core.prediction.tables import (
     backtest_summary,
     convergence_of_prediction,
@@ -43,10 +65,14 @@ from core.prediction.tables import (
 )
 
 __all__ = [
-    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'FitCache', 'Forecast', 'INTERVAL_METHOD',
-    'ROUTES', 'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary',
+    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD', 'POLLUX_SCHEDULES',
+    'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
+    'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
     'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'first_epochs',
-    'forecast_epoch_at_target', 'inflation_from_other_runs', 'n_epochs', 'predict_epoch_at_target',
-    'prediction_curves', 'prediction_from_first_epochs', 'resolve_target', 'showcase_log', 'summary_line',
-    'widen',
+    'forecast_epoch_at_target', 'inflation_from_other_runs', 'known_schedule', 'n_epochs', 'observed_epochs',
+    'parse_schedule',
+    'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
+    'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
+    'resolve_schedule',
+    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'widen',
 ]

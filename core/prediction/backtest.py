@@ -49,7 +49,16 @@ import pandas as pd
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
+from core.prediction.combined import (
+    PRIOR_COLUMNS,
+    check_priors,
+    leave_one_run_out_variances,
+    posterior_cells,
+    posterior_of,
+    prior_cells,
+)
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
+from core.prediction.posterior import Posterior
 from core.prediction.predict import (
     TargetPrediction,
     check_family,
@@ -58,6 +67,8 @@ from core.prediction.predict import (
     predict_epoch_at_target,
     widen,
 )
+from core.prediction.prior import Prior
+from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
 
 #: the contract columns of ``python -m core backtest``, in order
@@ -135,10 +146,13 @@ class _Case:
     status: str
     predictions: dict[str, TargetPrediction]
     family: str
+    schedule: Schedule | None = None
+    prior: Prior | None = None
+    posterior: Posterior | None = None
 
 
 def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, loss_threshold,
-           level, correct, cache) -> list[_Case]:
+           level, correct, cache, schedule=None) -> list[_Case]:
     target, definition = resolve_target(log, target_acc, target_rel)
     crossing = find_target_crossing(log, target)
     actual = crossing.epoch if crossing.reached else None
@@ -151,15 +165,17 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
             out.append(_Case(log, f, total, n, target, definition, actual, status, {}, family))
             continue
         status = "never" if actual is None else ("observed" if actual <= n else "scored")
-        preds = {}
+        preds, sched = {}, None
         if status != "observed":
             observed = first_epochs(log, n)
+            # "auto": what the observed epochs show (an lr column, else a jump in the curve), never the rest
+            sched = resolve_schedule(observed) if schedule == "auto" else check_schedule(schedule)
             for route in routes:
                 preds[route] = predict_epoch_at_target(
                     observed, target_acc=target, family=family, route=route,
                     loss_threshold=loss_threshold if route == "loss" else None, level=level,
-                    correct=correct, cache=cache)
-        out.append(_Case(log, f, total, n, target, definition, actual, status, preds, family))
+                    correct=correct, cache=cache, schedule=sched)
+        out.append(_Case(log, f, total, n, target, definition, actual, status, preds, family, sched))
     return out
 
 
@@ -195,7 +211,7 @@ def _route_cells(case: _Case, route: str) -> dict:
     return cells
 
 
-def _row(case: _Case) -> dict:
+def _row(case: _Case, with_priors: bool) -> dict:
     row = {"file": case.log.source, "family": None, "observed_fraction": case.fraction,
            "epoch_actual": case.actual, "status": case.status, "target_acc": case.target_acc,
            "target_definition": case.target_definition, "n_epochs": case.n_total,
@@ -204,19 +220,33 @@ def _row(case: _Case) -> dict:
         row.update(_route_cells(case, route))
     for sfx in ("", "_via_loss"):
         row[f"family{sfx}"] = row[f"family{sfx}"] or case.family
+    if with_priors:
+        scored = case.status == "scored"
+        row.update(prior_cells(case.prior, case.actual, scored))
+        row.update(posterior_cells(case.posterior, case.actual, scored))
+        row["schedule"] = case.schedule.describe() if case.schedule is not None else None
+        p = case.predictions.get("accuracy")
+        flags = (p.flags if p is not None else ()) + (case.posterior.flags if case.posterior is not None else ())
+        row["flags"] = "; ".join(dict.fromkeys(flags))
     return row
 
 
-def _table(cases: Sequence[_Case]) -> pd.DataFrame:
-    table = pd.DataFrame([_row(c) for c in cases], columns=list(BACKTEST_COLUMNS + EXTRA_COLUMNS))
+def _table(cases: Sequence[_Case], with_priors: bool = False) -> pd.DataFrame:
+    columns = BACKTEST_COLUMNS + EXTRA_COLUMNS + (PRIOR_COLUMNS if with_priors else ())
+    table = pd.DataFrame([_row(c, with_priors) for c in cases], columns=list(columns))
     for col in ("epoch_actual", "n_epochs", "n_epochs_observed"):
         table[col] = pd.array(table[col], dtype="Int64")
     for col in ("epoch_pred", "epoch_low", "epoch_high", "error_pct", "epoch_raw", "inflation",
                 "epoch_pred_via_loss", "epoch_low_via_loss", "epoch_high_via_loss",
                 "error_pct_via_loss", "loss_threshold", "inflation_via_loss"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
-    for col in ("covered", "covered_via_loss", "beyond_log"):
+    for col in ("covered", "covered_via_loss", "beyond_log") + (("prior_covered", "posterior_covered")
+                                                                  if with_priors else ()):
         table[col] = table[col].astype("boolean")
+    if with_priors:
+        for col in ("prior_epoch", "prior_low", "prior_high", "prior_error_pct", "posterior_epoch", "posterior_low",
+                    "posterior_high", "posterior_error_pct"):
+            table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
     return table
 
 
@@ -251,7 +281,8 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
                   target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
                   family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
                   level: float = DEFAULT_LEVEL, correct: bool = True,
-                  cache: FitCache | None = None) -> pd.DataFrame:
+                  cache: FitCache | None = None, schedule: Schedule | str | None = None,
+                  priors=None, posterior_method: str = "precision") -> pd.DataFrame:
     """Backtest several logs: a row per log and observed fraction.
 
     Parameters
@@ -271,11 +302,21 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         Drift-correct the predictions (``core.prediction.intervals``).
     cache : FitCache, optional
         Share fits between calls (the same logs backtested with other options).
+    schedule : Schedule, str or None
+        The learning-rate schedule of every log (declared, e.g. ``"step:30,60"``), ``"auto"``
+        (each log's observed epochs: its ``lr`` column, else a jump in its curve) or None.
+    priors : mapping of file to Prior, optional
+        Each log's prior (``core.prediction.combined.priors_for_logs``: from the *other*
+        logs); the rows then also hold the prior, the posterior and their errors
+        (``PRIOR_COLUMNS``).
+    posterior_method : {"precision", "backtest"}, default "precision"
+        How the posterior weighs them (``core.prediction.posterior``); ``"backtest"`` learns the
+        two variances from the other runs' cases at the same fraction.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS``.
+        Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS`` (``+ PRIOR_COLUMNS`` with priors).
     """
     if calibration not in ("runs", "self"):
         raise InputError(f"calibration: expected 'runs' or 'self'; got {calibration!r}.")
@@ -283,6 +324,11 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         raise InputError(f"loss_threshold: expected 'observed' or 'runs'; got {loss_threshold!r}.")
     fractions = check_fractions(fractions)
     family = check_family(family)
+    priors = check_priors(priors, logs)
+    if priors is not None and target_rel is not None:
+        raise InputError("priors: expected an absolute target (target_acc) to compare with other runs; got a "
+                         "relative one. Drop target_rel or the priors.")
+    schedule = schedule if schedule == "auto" else check_schedule(schedule)
     cache = cache if cache is not None else FitCache()
     thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
         else [None] * len(logs)
@@ -290,10 +336,30 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     for log, threshold in zip(logs, thresholds):
         cases += _cases(log, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
                         family=family, routes=("accuracy", "loss"), loss_threshold=threshold,
-                        level=level, correct=correct, cache=cache)
+                        level=level, correct=correct, cache=cache, schedule=schedule)
     if calibration == "runs":
         cases = _calibrate_on_other_runs(cases, level)
-    return _table(cases)
+    if priors is not None:
+        cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
+    return _table(cases, with_priors=priors is not None)
+
+
+def _with_posteriors(cases: list[_Case], priors, *, level: float, method: str) -> list[_Case]:
+    """Each case with its log's prior and the posterior of that prior and its extrapolation."""
+    chosen = [priors.get(c.log.source) for c in cases]
+    variances = [None] * len(cases)
+    if method == "backtest":
+        variances = leave_one_run_out_variances(
+            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
+            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
+    out = []
+    for c, prior, var in zip(cases, chosen, variances):
+        post = None
+        if c.status in ("scored", "never"):
+            post = posterior_of(prior, c.predictions.get("accuracy"), c.n_observed, level=level, method=method,
+                                variances=var)
+        out.append(replace(c, prior=prior, posterior=post))
+    return out
 
 
 def _thresholds_from_other_runs(logs, target_acc, target_rel) -> list[float | None]:
@@ -348,7 +414,7 @@ def _calibrate_on_other_runs(cases: list[_Case], level: float) -> list[_Case]:
 def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_seen: int,
                               target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
                               route: str = "accuracy", level: float = DEFAULT_LEVEL,
-                              cache: FitCache | None = None) -> tuple[float | None, int]:
+                              cache: FitCache | None = None, schedule=None) -> tuple[float | None, int]:
     """The interval inflation that ``log``'s prediction after ``n_epochs_seen`` epochs should get,
     learned from the *other* runs of ``logs`` at the same observed fraction (leave-one-run-out).
 
@@ -357,6 +423,7 @@ def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_s
     smallest factor of ``INFLATION_GRID`` that would have covered it is noted.  Returns the
     ``level`` quantile of those factors and how many cases it used; ``(None, n)`` when fewer
     than ``MIN_CALIBRATION_CASES`` exist (the caller then keeps the run's own interval).
+    A ``schedule`` (declared for ``log``) applies to the other runs of the same model.
     """
     target = check_target_acc(target_acc)
     fraction = n_epochs_seen / max(n_epochs(log), 1)
@@ -370,8 +437,9 @@ def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_s
         seen = observed_epochs(total, fraction)
         if not crossing.reached or crossing.epoch is None or crossing.epoch <= seen or seen >= total:
             continue
+        same = schedule if schedule is not None and other.meta.model == log.meta.model else None
         p = predict_epoch_at_target(first_epochs(other, seen), target_acc=target, family=family, route=route,
-                                    level=level, cache=cache)
+                                    level=level, cache=cache, schedule=same)
         need = needed_inflation(p, int(crossing.epoch))
         if not math.isnan(need):
             pool.append(need)

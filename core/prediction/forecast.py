@@ -1,12 +1,15 @@
 """The one call every page uses: the epoch at target predicted from the first epochs of a run,
-its interval widened by what the other loaded runs teach.
+its interval widened by what the other loaded runs teach, and combined with a prior.
 
 ``forecast_epoch_at_target`` cuts the run after ``n`` epochs, predicts from that cut alone
-(``core.prediction.predict``), learns how much to widen the interval from the *other* runs
-cut at the same fraction (``core.prediction.backtest.inflation_from_other_runs``,
-leave-one-run-out) and widens it.  The Logs page (predict from the first N epochs), the Plan
-page (extrapolate a run that has not reached the target) and the Calibrate page (held-out
-runs short of the target) all call it.
+(``core.prediction.predict``, within the current phase of the learning-rate schedule when one
+is known), learns how much to widen the interval from the *other* runs cut at the same
+fraction (``core.prediction.backtest.inflation_from_other_runs``, leave-one-run-out) and
+widens it.  With a prior (``core.prediction.prior``: other batch sizes of the same job, or a
+calibration over the other architectures) it also returns the posterior
+(``core.prediction.posterior``): prior, extrapolation and posterior side by side.  The Logs
+page (predict from the first N epochs), the Plan page (a run that has not reached the target)
+and the Calibrate page (held-out runs short of the target) all call it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs
 from core.prediction.intervals import FitCache
+from core.prediction.posterior import Posterior, combine
 from core.prediction.predict import TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target, widen
+from core.prediction.prior import Prior, prior_for_run
+from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
+from core.runs import find_target_crossing
+
+#: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)
+DEFAULT_POSTERIOR_METHOD = "precision"
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,11 +43,20 @@ class Forecast:
         The factor learned from other runs (None: the run's own interval is kept).
     n_cases : int
         How many predictions of the other runs the factor was learned from.
+    prior : Prior or None
+        The prior used (None: none was asked for).
+    posterior : Posterior or None
+        The prior and the extrapolation combined (None without a prior).
+    schedule : Schedule or None
+        The learning-rate schedule the prediction used.
     """
 
     prediction: TargetPrediction
     inflation: float | None
     n_cases: int
+    prior: Prior | None = None
+    posterior: Posterior | None = None
+    schedule: Schedule | None = None
 
     @property
     def interval_source(self) -> str:
@@ -52,7 +71,9 @@ class Forecast:
 def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int | None = None,
                              target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
                              route: str = "accuracy", level: float = DEFAULT_LEVEL,
-                             cache: FitCache | None = None) -> Forecast:
+                             cache: FitCache | None = None, prior: Prior | str | None = None,
+                             schedule: Schedule | str | None = None,
+                             datasets_by_file: dict[str, str] | None = None) -> Forecast:
     """Predict where ``log`` passes ``target_acc`` from its first ``n_epochs_seen`` epochs (all by default).
 
     Parameters
@@ -69,6 +90,14 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
         As in :func:`core.prediction.predict.predict_epoch_at_target`.
     cache : FitCache, optional
         Shares fits between the prediction and the other runs' predictions.
+    prior : Prior, "auto" or None
+        A prior to combine with the extrapolation; ``"auto"``: ``prior_for_run(log, others)``
+        (other batch sizes of the same job, else a calibration over the other architectures;
+        ``datasets_by_file`` names what each file trained on); None: no posterior.
+    schedule : Schedule, str or None
+        The learning-rate schedule: declared (text such as ``"step:30,60"``); ``"auto"``: from
+        an ``lr`` column of the observed epochs, else detected from them; None: none.  A
+        declared schedule applies to the other runs of the same model too.
 
     Examples
     --------
@@ -83,10 +112,23 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     total = n_epochs(log)
     n = total if n_epochs_seen is None else int(n_epochs_seen)
     observed = log if n >= total else first_epochs(log, n)
+    sched = resolve_schedule(observed) if schedule == "auto" else check_schedule(schedule)
     p = predict_epoch_at_target(observed, target_acc=target_acc, family=family, route=route, level=level,
-                                cache=cache)
+                                cache=cache, schedule=sched)
+    declared = sched if schedule not in (None, "auto") else None
     inflation, n_cases = inflation_from_other_runs(list(others), log, n_epochs_seen=n, target_acc=target_acc,
-                                                   family=family, route=route, level=level, cache=cache)
+                                                   family=family, route=route, level=level, cache=cache,
+                                                   schedule=declared)
     if inflation is not None and p.status == "predicted":
         p = widen(p, inflation)
-    return Forecast(p, inflation, n_cases)
+    if prior is None:
+        return Forecast(p, inflation, n_cases, schedule=sched)
+    if isinstance(prior, str):
+        prior = prior_for_run(log, others, target_acc=target_acc, level=level, datasets_by_file=datasets_by_file)
+    measured = None
+    if p.status == "reached":
+        c = find_target_crossing(observed, target_acc)
+        measured = float(c.epoch) if c.reached and c.epoch is not None else None
+    post = combine(prior, p, n_epochs_observed=n, level=level, method=DEFAULT_POSTERIOR_METHOD,
+                   measured_epoch=measured)
+    return Forecast(p, inflation, n_cases, prior=prior, posterior=post, schedule=sched)

@@ -19,6 +19,11 @@ the target (when they did, there is nothing to predict and ``status`` says "reac
 
 ``family="auto"`` chooses the family by a backtest **inside the observed epochs**; the same
 inner backtest corrects the family's drift and gives the interval (``core.prediction.intervals``).
+
+With a learning-rate ``schedule`` (``core.prediction.schedule``) the fit sees only the current
+phase (the epochs after the last drop), and a prediction that lands after the next drop is
+refused (``status="refused"``); under a decay still going on its interval opens down to the
+next epoch.  ``flags`` say what was done.
 """
 
 from __future__ import annotations
@@ -44,13 +49,14 @@ from core.prediction.intervals import (
     stretch,
     whole_epoch,
 )
+from core.prediction.schedule import Schedule, check_schedule
 from core.runs import check_target_acc, epoch_summary
 from core.validation import check_scalar
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
 AUTO_FAMILIES: tuple[str, ...] = ("optimus", "pow3", "exp3", "pow4", "mmf", "weibull")
-STATUSES = ("predicted", "reached", "unreachable", "not fitted")
+STATUSES = ("predicted", "reached", "unreachable", "not fitted", "refused")
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +76,9 @@ class TargetPrediction:
     status : str
         ``"predicted"``; ``"reached"`` (the observed epochs already passed the target);
         ``"unreachable"`` (the fitted curve never gets there: ``epoch`` is None, the
-        interval ``[n + 1, inf]``); ``"not fitted"`` (see ``reason``).
+        interval ``[n + 1, inf]``); ``"not fitted"`` (see ``reason``); ``"refused"`` (a
+        learning-rate drop lies between the observed epochs and the target, or too few
+        epochs since the last one: ``reason`` says which).
     epoch, epoch_low, epoch_high : float or None
         Predicted whole epoch and the ``level`` interval (``epoch_high`` is ``inf`` when
         the run may never get there); never before ``n + 1``.
@@ -96,6 +104,10 @@ class TargetPrediction:
         The inner-backtest score of every candidate family (lower is better).
     reason : str
         Why there is no prediction, or notes.
+    epoch_offset : float
+        The fit's epochs start after this one (the last learning-rate drop; 0: the whole log).
+    flags : tuple of str
+        What a learning-rate schedule changed, in words.
     """
 
     source: str
@@ -120,6 +132,8 @@ class TargetPrediction:
     reason: str = ""
     x_per_epoch: float = 1.0
     mid_epoch: bool = False
+    epoch_offset: float = 0.0
+    flags: tuple[str, ...] = ()
 
     @property
     def target_level(self) -> float | None:
@@ -136,7 +150,8 @@ class TargetPrediction:
                                              "n_epochs_observed", "status", "epoch", "epoch_low",
                                              "epoch_high", "epoch_raw", "corrected", "level",
                                              "inflation", "interval_method", "loss_threshold",
-                                             "steps_per_epoch", "reason")}
+                                             "steps_per_epoch", "reason", "epoch_offset")}
+        out["flags"] = list(self.flags)
         d = self.drift
         out.update(drift_median=d.median if d else None, drift_low=d.low if d else None,
                    drift_high=d.high if d else None, n_checks=d.n_checks if d else 0)
@@ -234,7 +249,8 @@ def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
 def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
                             route: str = "accuracy", loss_threshold: float | None = None,
                             inflation: float = 1.0, level: float = DEFAULT_LEVEL, correct: bool = True,
-                            cache: FitCache | None = None) -> TargetPrediction:
+                            cache: FitCache | None = None, schedule: Schedule | str | None = None
+                            ) -> TargetPrediction:
     """Predict, from all of ``log`` (the observed epochs), the epoch where it passes ``target_acc``.
 
     Parameters
@@ -257,6 +273,9 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
         interval stretched to contain it).
     cache : FitCache, optional
         Reuse fits of identical data (backtests).
+    schedule : Schedule or str, optional
+        The learning-rate schedule (``core.prediction.schedule``; text is parsed): fit within
+        the current phase, refuse across a future drop, flag a decay still going on.
 
     Returns
     -------
@@ -278,7 +297,14 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
     check_family(family)
     check_route(route)
     inflation = check_scalar(inflation, "inflation", float, min_val=0, include_boundaries="neither")
+    schedule = check_schedule(schedule)
     cache = cache or FitCache()
+    if schedule is not None and schedule.kind != "none":
+        from core.prediction.phases import predict_in_phases
+
+        return predict_in_phases(log, schedule, target_acc=target_acc, family=family, route=route,
+                                 loss_threshold=loss_threshold, inflation=inflation, level=level, correct=correct,
+                                 cache=cache)
     n_obs = n_epochs(log)
     base = dict(source=log.source, route=route, family=family, target_acc=target_acc,
                 n_epochs_observed=n_obs, level=level, steps_per_epoch=log.steps_per_epoch,
@@ -320,7 +346,7 @@ def widen(prediction: TargetPrediction, inflation: float) -> TargetPrediction:
 
 def _package(p: TargetPrediction) -> TargetPrediction:
     """Fill epoch, epoch_low, epoch_high from epoch_raw, drift, inflation and ``corrected``."""
-    if p.epoch_raw is None or p.drift is None:
+    if p.epoch_raw is None or p.drift is None or p.status == "refused":
         return p
     n, raw, d = p.n_epochs_observed, p.epoch_raw, p.drift
     first = n + 1.0
@@ -391,11 +417,12 @@ def prediction_curves(prediction: TargetPrediction, epochs) -> pd.DataFrame:
             out[col] = np.nan
         return out
     n = float(prediction.n_epochs_observed)
-    offset = 0.5 if prediction.mid_epoch else 0.0
+    offset = (0.5 if prediction.mid_epoch else 0.0) + prediction.epoch_offset
 
     def value(ce):
         with np.errstate(all="ignore"):
             v = fit.predict(np.maximum(ce - offset, 1e-9) * prediction.x_per_epoch)
+            v = np.where(ce > prediction.epoch_offset, v, np.nan)   # before the current phase: no curve
         return 1.0 - v if prediction.route == "accuracy" else v
 
     def warped(log_g):

@@ -19,7 +19,10 @@ from core.logs import RunLog
 from core.prediction.backtest import backtest_logs
 from core.prediction.forecast import forecast_epoch_at_target
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
-from core.prediction.predict import AUTO_FAMILIES, first_epochs, n_epochs, predict_epoch_at_target
+from core.prediction.posterior import combine
+from core.prediction.predict import AUTO_FAMILIES, TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target
+from core.prediction.prior import Prior
+from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.runs import check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
@@ -102,11 +105,16 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
 
 def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC,
                               family: str = "auto", route: str = "accuracy", min_epochs: int = 2,
-                              level: float = DEFAULT_LEVEL, cache: FitCache | None = None) -> pd.DataFrame:
+                              level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
+                              prior: Prior | None = None, schedule: Schedule | str | None = None) -> pd.DataFrame:
     """The prediction made after each number of epochs seen (``min_epochs`` .. last but one).
 
     Columns: ``epochs_seen, family, status, epoch_pred, epoch_low, epoch_high, epoch_raw,
-    epoch_actual`` (the last is the same on every row: what the whole log shows).
+    epoch_actual`` (the last is the same on every row: what the whole log shows).  With a
+    ``prior``, also ``prior_epoch, prior_low, prior_high`` (the same on every row: the prior
+    does not read the run), ``posterior_epoch, posterior_low, posterior_high,
+    posterior_method`` and ``schedule_change`` (the schedule's change epochs seen so far, one
+    per row where it applies; ``schedule="auto"`` reads each cut's lr column or curve).
     """
     target = check_target_acc(target_acc)
     crossing = find_target_crossing(log, target)
@@ -114,19 +122,40 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
     cache = cache if cache is not None else FitCache()
     rows = []
     for n in range(max(1, int(min_epochs)), n_epochs(log)):
-        p = predict_epoch_at_target(first_epochs(log, n), target_acc=target, family=family,
-                                    route=route, level=level, cache=cache)
-        rows.append({"epochs_seen": n, "family": p.family, "status": p.status,
-                     "epoch_pred": p.epoch if p.status == "predicted"
-                     else (math.inf if p.status == "unreachable" else math.nan),
-                     "epoch_low": p.epoch_low, "epoch_high": p.epoch_high, "epoch_raw": p.epoch_raw,
-                     "epoch_actual": actual})
-    frame = pd.DataFrame(rows, columns=["epochs_seen", "family", "status", "epoch_pred", "epoch_low",
-                                        "epoch_high", "epoch_raw", "epoch_actual"])
-    for col in ("epoch_pred", "epoch_low", "epoch_high", "epoch_raw"):
+        cut = first_epochs(log, n)
+        sched = resolve_schedule(cut) if schedule == "auto" else check_schedule(schedule)
+        p = predict_epoch_at_target(cut, target_acc=target, family=family,
+                                    route=route, level=level, cache=cache, schedule=sched)
+        row = {"epochs_seen": n, "family": p.family, "status": p.status,
+               "epoch_pred": p.epoch if p.status == "predicted"
+               else (math.inf if p.status == "unreachable" else math.nan),
+               "epoch_low": p.epoch_low, "epoch_high": p.epoch_high, "epoch_raw": p.epoch_raw,
+               "epoch_actual": actual}
+        if prior is not None:
+            row.update(_posterior_columns(prior, p, n, level, sched))
+        rows.append(row)
+    columns = ["epochs_seen", "family", "status", "epoch_pred", "epoch_low", "epoch_high", "epoch_raw",
+               "epoch_actual"] + (list(_POSTERIOR_COLUMNS) if prior is not None else [])
+    frame = pd.DataFrame(rows, columns=columns)
+    numeric = ["epoch_pred", "epoch_low", "epoch_high", "epoch_raw"] + (
+        [c for c in _POSTERIOR_COLUMNS if c not in ("posterior_method",)] if prior is not None else [])
+    for col in numeric:
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
     frame["epoch_actual"] = pd.array(frame["epoch_actual"], dtype="Int64")
     return frame
+
+
+_POSTERIOR_COLUMNS = ("prior_epoch", "prior_low", "prior_high", "posterior_epoch", "posterior_low", "posterior_high",
+                      "posterior_method", "schedule_change")
+
+
+def _posterior_columns(prior: Prior, p: TargetPrediction, n: int, level: float, sched: Schedule | None) -> dict:
+    post = combine(prior, p, n_epochs_observed=n, level=level)
+    lo, hi = prior.interval() if prior.available else (math.nan, math.nan)
+    seen = [d for d in (sched.markers() if sched is not None else ()) if d < n]
+    return {"prior_epoch": prior.epoch if prior.available else math.nan, "prior_low": lo, "prior_high": hi,
+            "posterior_epoch": post.epoch, "posterior_low": post.epoch_low, "posterior_high": post.epoch_high,
+            "posterior_method": post.method, "schedule_change": max(seen) if seen else math.nan}
 
 
 def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, target_acc: float = DEFAULT_TARGET_ACC,

@@ -28,11 +28,26 @@ def test_course_baseline_rows(capsys):
 def test_loao_table_and_auto(capsys):
     assert main(["calibrate", COURSE, "--loao", "--method", "ridge"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert list(table.columns) == ["model", "gpu", "method", "epoch_actual", "epoch_pred", "epoch_error_pct"]
+    # the old columns first, then the interval and where the architecture lies
+    assert list(table.columns) == ["model", "gpu", "method", "epoch_actual", "epoch_pred", "epoch_error_pct",
+                                   "epoch_pred_low", "epoch_pred_high", "covered", "inside_calibration_set",
+                                   "outside_reason"]
     assert len(table) == 18 and set(table["method"]) == {"ridge"}
     assert main(["calibrate", COURSE, "--method", "auto"]) == 0
-    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
-    assert table["method"].iloc[0] in {"course", "ridge", "gp", "direct-ridge", "direct-gp", "mean"}
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert table["method"].iloc[0] in {"arch-kernel", "arch-gp", "mean"}   # resnet50 is outside: no trend method
+    assert "lies outside the calibration set" in out.err
+
+
+def test_nested_loao_with_auto_prints_scores_and_coverage(capsys):
+    assert main(["calibrate", COURSE, "--loao", "--method", "auto"]) == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(out.out))
+    assert len(table) == 18 and table["covered"].dtype == bool
+    mape = table["epoch_error_pct"].abs().mean()
+    assert f"MAPE {mape:.1f} % over 18 runs" in out.err
+    assert f"coverage {100 * table['covered'].mean():.0f} %" in out.err
 
 
 def test_output_of_core_fit_is_accepted(capsys, tmp_path):

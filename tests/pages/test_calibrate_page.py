@@ -23,7 +23,7 @@ def scores():
 def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
     at = open_page("pages/calibrate.py")
     assert at.title[0].value == "Calibrate"
-    best = recommend_method(scores)
+    best = recommend_method(scores, outside=True)    # ResNet-50 lies outside the other five's range
     text = " ".join(shown(m.value) for m in at.markdown)
     assert f"Recommended method: {METHODS[best].label}" in text
     assert f"{scores.set_index('method').loc['course', 'loao_mape_pct']:.1f} % for the course baseline" in text
@@ -33,6 +33,23 @@ def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
         assert values[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
     assert any("hardware-independent" in shown(i.value) for i in at.info)
     assert len(chart_specs(at)) == 6  # epochs, parameters, curves, 2 loss errors, method scores
+    # where the held-out architecture lies, in the words of core
+    assert shown(at.warning[0].value) == cal.where()
+    assert "block type bottleneck not among the calibration architectures (basic)" in shown(at.warning[0].value)
+
+
+def test_nested_loao_shows_each_held_out_interval_and_inside_or_outside():
+    from core.calibrate import nested_loao, nested_summary
+
+    at = open_page("pages/calibrate.py")
+    at.toggle(key="cal_nested_on").set_value(True).run()
+    assert not at.exception
+    expected = nested_loao(FITS)
+    shown = at.dataframe[-1].value          # the summary, then the table (no run of the train split is left out)
+    assert shown["epoch_pred_low"].tolist() == expected["epoch_pred_low"].tolist()
+    assert shown["inside_calibration_set"].tolist() == expected["inside_calibration_set"].tolist()
+    summary = at.dataframe[-2].value.set_index("model")
+    assert summary.loc["all", "coverage"] == nested_summary(expected).set_index("model").loc["all", "coverage"]
 
 
 @pytest.mark.parametrize("method", list(METHODS))

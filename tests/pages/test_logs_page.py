@@ -112,7 +112,8 @@ def test_no_runs_shows_one_message():
 
 
 def test_prediction_from_the_first_epochs_is_cores():
-    from core.prediction import family_scores, forecast_epoch_at_target
+    from core.datasets import builtin_datasets_by_file
+    from core.prediction import family_scores, forecast_epoch_at_target, prior_for_run
 
     at = open_page()
     run = "resnet20_Intel Xeon Processor.csv"
@@ -122,12 +123,21 @@ def test_prediction_from_the_first_epochs_is_cores():
     assert not at.exception
     logs = [read_log_file(p) for p in BUILTIN]
     log = next(lg for lg in logs if lg.source == run)
-    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=0.92, family="weibull")
-    p = f.prediction
+    prior = prior_for_run(log, logs, target_acc=0.92, datasets_by_file=builtin_datasets_by_file())
+    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=0.92, family="weibull", prior=prior,
+                                 schedule="auto")
+    p, post = f.prediction, f.posterior
     values = {shown(m.label): m.value for m in at.metric}
-    assert values["Predicted epoch at target"] == f"{p.epoch:.0f}"
-    assert values["80 % interval"].startswith(f"{p.epoch_low:.0f} – ")
+    assert values["Extrapolation (first N epochs)"].startswith(f"{p.epoch:.0f} ({p.epoch_low:.0f} – ")
+    assert values["Posterior (both)"] == f"{post.epoch:.0f} ({post.epoch_low:.0f} – {post.epoch_high:.0f})"
+    assert values["Prior (other runs)"].startswith(f"{prior.epoch:.0f} (")
     assert values["What the whole log shows"] == "epoch 15"
+    # one chart: the extrapolation's band, the prior's and the posterior's (traces named by core)
+    band = chart_specs(at)[2]["data"]
+    names = [t.get("name") for t in band]
+    assert {"band", "prior", "posterior", "prior epoch", "posterior epoch", "schedule"} <= set(names)
+    posterior_marker = band[names.index("posterior epoch")]
+    assert posterior_marker["x"] == [post.epoch]
     assert at.session_state["curve_family"] == "weibull"  # shared with the Plan and Calibrate pages
     # the backtest of every family runs on request only, and shows core's numbers
     n_tables = len(at.dataframe)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from core.calibrate import (
+    AUTO_METHODS,
     METHODS,
     architecture_parameters,
     calibrate,
@@ -17,7 +18,10 @@ from core.calibrate import (
     loss_threshold,
     mape,
     method_scores,
+    nested_loao,
+    nested_summary,
     normalise_fits,
+    query_rows,
     read_fits_table,
     recommend_method,
     usable,
@@ -103,10 +107,14 @@ def test_method_scores_exclude_the_held_out_architecture(fits):
     assert (a["n_runs"] == 15).all()  # 5 architectures x 3 GPUs, ResNet-50 removed
 
 
-def test_recommendation_is_the_lowest_loao_error(fits):
+def test_recommendation_is_the_lowest_loao_error_among_the_auto_methods(fits):
     scores = method_scores(fits, holdout="resnet50")
+    auto = scores[scores["method"].isin(AUTO_METHODS)].set_index("method")["loao_mape_pct"]
     best = recommend_method(scores)
-    assert scores.set_index("method").loc[best, "loao_mape_pct"] == scores["loao_mape_pct"].min()
+    assert auto[best] == auto.min()
+    # outside the calibration set the trend-following methods do not compete
+    local = auto[[not METHODS[m].trend for m in auto.index]]
+    assert recommend_method(scores, outside=True) == local.idxmin()
 
 
 def test_mape_counts_unreachable_as_100_percent():
@@ -118,15 +126,69 @@ def test_mape_counts_unreachable_as_100_percent():
     assert s.set_index("model").loc["a", "mape_pct"] == pytest.approx(60.0)
 
 
-def test_interval_comes_from_loao_residuals_and_brackets_the_point(fits):
+def test_interval_is_the_distance_weighted_conformal_quantile_of_the_loao_residuals(fits):
     cal = calibrate(fits, holdout="resnet50", method="direct-ridge", level=0.8)
     p = cal.predictions
     assert (p["step_pred_low"] <= p["step_pred"]).all() and (p["step_pred"] <= p["step_pred_high"]).all()
     r = np.array(cal.residuals)
-    lo, hi = np.quantile(r, [0.1, 0.9])
-    assert p["step_pred_low"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(lo))
-    assert p["step_pred_high"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(hi))
-    assert len(r) == 15
+    assert len(r) == 15                       # 5 architectures x 3 GPUs, ResNet-50 removed
+    # q is the ceil((15 + 1)·0.8) = 13th smallest |r_i|/s_i; the interval is pred·exp(∓q·s), s = 1 + d/d̄
+    assert cal.interval_q <= np.abs(r).max()
+    s = 1 + cal.distance / cal.mean_distance
+    assert p["step_pred_low"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(-cal.interval_q * s))
+    assert p["step_pred_high"].to_numpy() == pytest.approx(p["step_pred"].to_numpy() * np.exp(cal.interval_q * s))
+
+
+def test_interval_widens_with_the_distance_from_the_calibration_set(fits):
+    # ResNet-50 is far from every other architecture; ResNet-44 sits between ResNet-32 and ResNet-56
+    far, near = (calibrate(fits, holdout=h, method="arch-kernel") for h in ("resnet50", "resnet44"))
+    assert far.distance > 2 * near.distance and far.difficulty > near.difficulty
+    width = [np.log(c.predictions["step_pred_high"] / c.predictions["step_pred_low"]).iloc[0] for c in (far, near)]
+    assert width[0] > width[1]
+
+
+def test_outside_the_calibration_set_is_said_in_words(fits):
+    far = calibrate(fits, holdout="resnet50", method="arch-kernel")
+    assert not far.inside
+    # ResNet-50 (CIFAR adaptation): 23.5 M parameters against at most 11.2 M (ResNet-18); the only bottleneck net
+    assert "parameter count 23.5 M above the calibration range 270 k–11.2 M" in far.outside
+    assert "block type bottleneck not among the calibration architectures (basic)" in far.outside
+    assert far.where().startswith("resnet50 lies outside the calibration set: ")
+    inside = calibrate(fits, holdout="resnet44", method="arch-kernel")
+    assert inside.inside and inside.outside == () and "inside" in inside.where()
+
+
+def test_auto_leaves_trend_methods_out_outside_the_calibration_set(fits):
+    cal = calibrate(fits, holdout="resnet50", method="auto")
+    assert not METHODS[cal.method].trend and cal.method in AUTO_METHODS
+    assert "trend-following methods left out" in cal.chosen_by
+
+
+def test_an_unseen_architecture_is_predicted_as_the_held_out_one(fits):
+    held = calibrate(fits, holdout="resnet50", method="arch-kernel")
+    gpus = tuple(held.predictions["gpu"])
+    unseen = calibrate(fits, holdout="resnet50", method="arch-kernel",
+                       query=query_rows("resnet50", gpus=gpus, dataset="cifar10", steps_per_epoch=391))
+    np.testing.assert_allclose(unseen.predictions["step_pred"], held.predictions["step_pred"])
+    np.testing.assert_allclose(unseen.predictions["step_pred_high"], held.predictions["step_pred_high"])
+    assert unseen.predictions["epoch_actual"].isna().all() and unseen.outside == held.outside
+
+
+@pytest.mark.parametrize("holdout", ["resnet18", "resnet50"])
+def test_nested_loao_never_reads_the_held_out_architecture(fits, holdout):
+    clean, dirty = nested_loao(fits), nested_loao(_poison(fits, holdout))
+    cols = ["method", "epoch_pred", "epoch_pred_low", "epoch_pred_high", "inside_calibration_set"]
+    pd.testing.assert_frame_equal(clean.loc[clean["model"] == holdout, cols].reset_index(drop=True),
+                                  dirty.loc[dirty["model"] == holdout, cols].reset_index(drop=True))
+
+
+def test_nested_summary_counts_coverage(fits):
+    table = nested_loao(fits, method="arch-kernel")
+    s = nested_summary(table).set_index("model")
+    assert s.loc["all", "n_runs"] == 18
+    assert s.loc["all", "coverage"] == pytest.approx(table["covered"].astype(bool).mean())
+    r50 = table[table["model"] == "resnet50"]
+    assert s.loc["resnet50", "mape_pct"] == pytest.approx(r50["epoch_error_pct"].abs().mean())
 
 
 def test_parameter_counts_come_from_the_torch_definitions():

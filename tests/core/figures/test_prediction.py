@@ -95,3 +95,35 @@ def test_degenerate_input_gives_a_titled_note_not_an_exception(log, prediction):
     from dataclasses import replace
     fig = prediction_band_figure(replace(trace, frame=no_acc), prediction)
     assert "no accuracy to show" in fig.layout.annotations[0].text
+
+
+def test_prior_and_posterior_are_bands_of_their_own_in_the_same_chart(log, prediction):
+    from core.prediction import Prior, combine, parse_schedule
+
+    prior = Prior.from_interval(20.0, 10.0, 40.0, level=0.8)
+    post = combine(prior, prediction, n_epochs_observed=8)
+    fig = prediction_band_figure(log, prediction, prior=prior, posterior=post, schedule=parse_schedule("step:12"))
+    names = [t.name for t in fig.data]
+    assert names == BAND_NAMES + ["prior", "posterior", "prior epoch", "posterior epoch", "schedule"]
+    by = dict(zip(names, fig.data))
+    # the prior's band spans its interval on the epoch axis: 20·exp(∓1.2816·ln 4 / 2.5631) = 10 .. 40
+    assert min(by["prior"].x) == pytest.approx(10.0) and max(by["prior"].x) == pytest.approx(40.0)
+    assert by["prior"].fill == "toself" and by["posterior"].fill == "toself"
+    assert min(by["posterior"].x) == post.epoch_low and max(by["posterior"].x) == post.epoch_high
+    assert list(by["posterior epoch"].x) == [post.epoch] and list(by["posterior epoch"].y) == [TARGET]
+    # the drop after epoch 12 is a line between epochs 12 and 13
+    assert list(by["schedule"].x)[:2] == [12.5, 12.5]
+
+
+def test_convergence_with_a_prior_draws_the_three_answers(log):
+    from core.prediction import Prior
+
+    prior = Prior.from_interval(15.0, 10.0, 20.0, level=0.8)
+    conv = convergence_of_prediction(log, family="exp3", prior=prior)
+    assert (conv["prior_epoch"] == 15.0).all()                       # the prior never reads the run
+    assert (conv["posterior_epoch"] > conv["epochs_seen"]).all()     # never before the next epoch
+    fig = prediction_convergence_figure(conv)
+    names = [t.name for t in fig.data]
+    assert names[:4] == ["interval", "predicted", "actual", "epochs seen"]
+    assert names[4:] == ["prior interval", "prior", "posterior interval", "posterior", "schedule"]
+    np.testing.assert_array_equal(fig.data[names.index("posterior")].y, conv["posterior_epoch"].to_numpy())

@@ -154,3 +154,19 @@ def test_unknown_model_name_is_refused():
 def test_cifar_resnet_depth_must_be_6n_plus_2():
     with pytest.raises(InputError, match=r"depth: expected 6n\+2.*got 21"):
         CifarResNet(21)
+
+
+def test_architecture_features_name_block_type_and_width():
+    from core.models import architecture_features, flops_per_sample
+
+    thin, wide, bottleneck = (architecture_features(n) for n in ("resnet20", "resnet18_cifar", "resnet50_cifar"))
+    assert (thin.block, thin.width) == ("basic", 16)          # He et al.: 16/32/64 channels
+    assert (wide.block, wide.width) == ("basic", 64)          # torchvision: 64/128/256/512
+    assert (bottleneck.block, bottleneck.width, bottleneck.depth) == ("bottleneck", 64, 50)
+    assert architecture_features("vgg16").block == "plain"
+    # FLOPs of one 1-D ResNet-8 sample (2 per multiply-add; length 40, 20, 10 in the three stages):
+    # stem 2·3·16·40 = 3,840; stage 1: two convs 2·48·16·40 = 61,440 each;
+    # stage 2: 2·48·32·20 = 61,440 + 2·96·32·20 = 122,880 + 1x1 shortcut 2·16·32·20 = 20,480;
+    # stage 3: 2·96·64·10 = 122,880 + 2·192·64·10 = 245,760 + shortcut 2·32·64·10 = 40,960; fc 2·64·10 = 1,280
+    assert flops_per_sample("resnet8_1d") == (3840 + 2 * 61440 + 61440 + 122880 + 20480 + 122880 + 245760
+                                              + 40960 + 1280) == 742400

@@ -157,7 +157,7 @@ def test_fitted_interval_brackets_the_estimate(noisy_fit):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(method="guess"), r"expected method one of auto, fitted, family; got 'guess'"),
+    (dict(method="guess"), r"expected method one of auto, fitted, family, posterior; got 'guess'"),
     (dict(loss_threshold=0.05), r"^a.csv: expected the fitted curve to reach the loss threshold; "
                                 r"got unreachable: the fitted floor b2 = 0.1"),
     (dict(loss_threshold=5.0), r"expected the threshold L = 5 below the curve's start"),
@@ -224,3 +224,24 @@ def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():
         steps_from_target_prediction(reached, steps_per_epoch=63, label="resnet20")
     with pytest.raises(InputError, match="steps per epoch"):
         steps_from_target_prediction(p, steps_per_epoch=None, label="resnet20")
+
+
+def test_posterior_method_is_offered_first_for_a_partial_run_with_a_prior_and_uses_the_forecast():
+    """A run short of the target with five other architectures loaded: the posterior, × steps per epoch."""
+    from core.datasets import builtin_log_files
+    from core.logs import read_log_file
+    from core.plan.steps import steps_from_posterior
+    from core.prediction import forecast_epoch_at_target
+    from core.runs import analyse_run
+
+    analyses = [analyse_run(read_log_file(p), target_acc=0.92) for _, p in builtin_log_files("mnist1d")]
+    run = analyses[0]                                           # resnet8 never reaches 92 % in its log
+    assert list(run_methods(run, analyses))[0] == "posterior"
+    assert "posterior" not in run_methods(run)                  # no other run, no prior
+    assert "posterior" not in run_methods(analyses[2], analyses)   # resnet14 reached the target
+    e = steps_from_run(run, analyses, method="posterior")
+    f = forecast_epoch_at_target(run.log, [a.log for a in analyses], target_acc=0.92, prior="auto", schedule="auto")
+    spe = run.log.steps_per_epoch
+    assert e.source == "posterior" and e.steps == f.posterior.epoch * spe
+    assert e.interval == (f.posterior.epoch_low * spe, f.posterior.epoch_high * spe)
+    assert steps_from_posterior(f, steps_per_epoch=spe, label="x").steps == e.steps

@@ -1,0 +1,114 @@
+"""Measurements 2 and 3 of issue 12: prior, extrapolation and posterior of the epoch at target.
+
+(2) Observing 10 %, 25 % and 50 % of each finished log, three predictions of the epoch where it
+    passes its target, scored against what the rest of the log shows:
+
+    * **prior**: from the *other* logs only — the built-in MNIST-1D logs: a calibration over the
+      other depths (``core.calibrate``, method ``auto``, same split, the run's own architecture
+      removed); the Pollux CIFAR-10 / ImageNet traces: the other batch sizes of the same job
+      (per-job fallback until the batch-scaling model of issue 11);
+    * **extrapolation**: the first epochs alone (family ``auto``, interval widened as the other
+      runs teach, ``core.prediction.backtest``), with the learning-rate schedule the product finds
+      by itself (``schedule="auto"``: an lr column, else a jump in the observed curve);
+    * **posterior**: both combined (``core.prediction.posterior``), by precision weighting with
+      the intervals' variances (``precision``) and with variances learned from the other runs'
+      log errors at the same fraction (``backtest``).
+
+(3) Pollux at 50 % observed with the schedule **known** (declared: CIFAR-10 ``exp:100``,
+    ImageNet ``step:30,60``, ``core.prediction.schedule.POLLUX_SCHEDULES``): the same three, and
+    how many extrapolations were refused (crossing a learning-rate drop) or flagged.
+
+Median absolute error of the predicted epoch (%) and coverage of the 80 % interval over the
+"scored" cases (target passed after the observed part); "answered" counts the cases with a
+prediction (a refused or unfitted extrapolation has none).  Targets: 0.92 (built-in), 0.94
+(CIFAR-10), 0.75 (ImageNet), as in docs/prediction.md.
+
+Usage: ``python bench/posterior.py`` (several minutes on 2 cores; deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.datasets import builtin_datasets_by_file, builtin_log_files  # noqa: E402 (after the path set-up)
+from core.logs import read_log_file  # noqa: E402
+from core.prediction import FitCache, backtest_logs  # noqa: E402
+from core.prediction.combined import priors_for_logs  # noqa: E402
+from core.prediction.schedule import POLLUX_SCHEDULES  # noqa: E402
+
+FRACTIONS = (0.1, 0.25, 0.5)
+DATA = {"built-in": 0.92, "cifar10": 0.94, "imagenet": 0.75}
+
+
+def load(name: str):
+    if name == "built-in":
+        return [read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")]
+    folder = ROOT / "data" / "pollux_traces" / name
+    return [read_log_file(p, source=f"{name}/{p.name}") for p in sorted(folder.glob("validation-*.csv"))]
+
+
+def stats(rows: pd.DataFrame, err: str, cov: str) -> tuple[int, float, float]:
+    e = pd.to_numeric(rows[err], errors="coerce").dropna()
+    c = rows[cov].dropna().astype(bool)
+    return (len(e), float(np.median(np.abs(e))) if len(e) else math.nan, float(c.mean()) if len(c) else math.nan)
+
+
+def cell(n, med, cov, total) -> str:
+    if n == 0:
+        return f"– (0 of {total})"
+    med_s = "∞" if math.isinf(med) else f"{med:.1f} %"
+    return f"{med_s}, {100 * cov:.0f} % ({n} of {total})"
+
+
+def rows_for(data: str, tables: dict[str, pd.DataFrame], label: str) -> list[str]:
+    out = []
+    for f in FRACTIONS:
+        t = {m: tab[(tab["status"] == "scored") & (tab["observed_fraction"] == f)] for m, tab in tables.items()}
+        base = t["precision"]
+        total = len(base)
+        prior = stats(base, "prior_error_pct", "prior_covered")
+        extrap = stats(base, "error_pct", "covered")
+        post = {m: stats(t[m], "posterior_error_pct", "posterior_covered") for m in tables}
+        refused = int(base["note"].fillna("").str.startswith("refused").sum())
+        out.append(f"| {data} | {label} | {f:.0%} | {cell(*prior, total)} | {cell(*extrap, total)} | "
+                   f"{cell(*post['precision'], total)} | {cell(*post['backtest'], total)} | {refused} |")
+    return out
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    lines = ["| data | schedule | observed | prior | extrapolation | posterior (precision) | posterior (backtest) "
+             "| extrapolations refused |", "|---|---|---|---|---|---|---|---|"]
+    datasets = builtin_datasets_by_file()
+    for data, target in DATA.items():
+        logs = load(data)
+        priors = priors_for_logs(logs, target_acc=target, datasets_by_file=datasets)
+        print(f"# {data}: priors in {time.perf_counter() - t0:.0f} s: "
+              + "; ".join(f"{k.split('/')[-1]}: {p.source} {p.epoch:.1f} (σ {p.log_sd:.2f})"
+                          for k, p in priors.items() if p.available), file=sys.stderr)
+        schedules = {"auto (lr column / detected)": "auto"}
+        if data != "built-in":
+            schedules[f"declared {POLLUX_SCHEDULES[data]}"] = POLLUX_SCHEDULES[data]
+            schedules["none"] = None
+        cache = FitCache()
+        for label, schedule in schedules.items():
+            tables = {m: backtest_logs(logs, fractions=FRACTIONS, target_acc=target, schedule=schedule, priors=priors,
+                                       posterior_method=m, cache=cache) for m in ("precision", "backtest")}
+            lines += rows_for(data, tables, label)
+            print(f"# {data} {label}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print("Median |error| of the predicted epoch, 80 %-interval coverage (answered of scored cases)\n")
+    print("\n".join(lines))
+    print(f"\n(measured in {time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""``python -m core predict LOG... --prior-from FITS_OR_LOGS... [--target-acc T] [--observe N|FRACTION]
+[--schedule SPEC] [--level 0.8]``.
+
+For every readable LOG (a run that may not have finished), three answers to "at which epoch will
+it pass the target?": the **prior** from the other runs given with ``--prior-from`` (other batch
+sizes of the same job when there are two or more that reached the target, else a calibration
+over the other architectures: fitted-runs tables such as the course's, and/or logs), the
+**extrapolation** of the LOG's first epochs (``--observe``: a number of epochs, or a fraction of
+the log; all of it by default), and the **posterior** that combines them
+(``core.prediction.forecast_epoch_at_target``).  CSV on stdout, one row per LOG:
+``file,observed_epochs,prior_epoch,prior_low,prior_high,extrapolated_epoch,extrap_low,
+extrap_high,posterior_epoch,posterior_low,posterior_high,method,flags`` (empty cells where a
+part is not available; epochs are whole epochs, ``inf`` = may never get there).  A sentence per
+LOG on stderr says where each part came from.
+
+A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are still
+predicted.  Exit status 0 when every file was read, 2 when any was rejected.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from core.cli.common import complain, fraction, positive_int, print_csv, read_prior_sources, schedule_spec
+from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.errors import InputError, LogFormatError
+from core.logs import read_log_file
+from core.prediction import forecast_epoch_at_target, n_epochs, observed_epochs
+from core.prediction.combined import whole
+from core.prediction.prior import prior_for_run
+
+PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
+                   "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",
+                   "flags")
+
+
+def observe(text: str) -> float:
+    """argparse type: a number of epochs (an integer >= 1) or a fraction in (0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of epochs or a fraction; got {text!r}") from None
+    if 0 < value < 1 or (value >= 1 and value.is_integer()):
+        return value
+    raise argparse.ArgumentTypeError(f"expected a whole number of epochs >= 1 or a fraction in (0, 1); got {text}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="training-log CSV files to predict")
+    parser.add_argument("--prior-from", nargs="+", default=[], metavar="FITS_OR_LOGS",
+                        help="fitted-runs tables (course table, `python -m core fit` output) and/or logs of other "
+                             "runs: other architectures, or the same job at other batch sizes")
+    parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
+                        help="target accuracy as a fraction (default 0.92)")
+    parser.add_argument("--observe", type=observe, default=None, metavar="N_EPOCHS|FRACTION",
+                        help="predict from the first N epochs, or this fraction of each log (default: all of it)")
+    parser.add_argument("--schedule", type=schedule_spec, default="auto",
+                        help="learning-rate schedule: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | none; "
+                             "auto (default): an lr column, else drops detected in the observed curve")
+    parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
+    parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
+    parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
+                        help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
+                             "for the course table, other for logs)")
+    parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
+                        help="override the inferred steps per epoch of every log")
+
+
+def run(args: argparse.Namespace) -> int:
+    others, fits, rejected = read_prior_sources(args.prior_from, args)
+    datasets = {o.source: args.dataset for o in others} if args.dataset else None
+    rows = []
+    for path in args.logs:
+        try:
+            log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch)
+        except LogFormatError as exc:
+            complain(str(exc))
+            rejected += 1
+            continue
+        total = n_epochs(log)
+        n = total if args.observe is None else (observed_epochs(total, args.observe) if args.observe < 1
+                                                else min(int(args.observe), total))
+        if datasets is not None:
+            datasets[log.source] = args.dataset
+        try:
+            prior = prior_for_run(log, others, target_acc=args.target_acc, level=args.level, fits=fits,
+                                  datasets_by_file=datasets)
+            f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=args.target_acc,
+                                         family=args.family, level=args.level, prior=prior, schedule=args.schedule)
+        except InputError as exc:
+            complain(f"{path}: {exc}")
+            rejected += 1
+            continue
+        rows.append(_row(path, n, f))
+        complain(f"{path}: prior: {f.prior.description}; extrapolation: "
+                 f"{f.prediction.family} ({f.prediction.status}); posterior: {f.posterior.description}"
+                 + (f"; schedule {f.schedule.describe()}" if f.schedule is not None else ""))
+    print_csv(pd.DataFrame(rows, columns=list(PREDICT_COLUMNS)))
+    return 2 if rejected else 0
+
+
+def _row(path: str, n: int, f) -> dict:
+    prior, p, post = f.prior, f.prediction, f.posterior
+    pe = pl = ph = None
+    if prior.available:
+        lo, hi = prior.interval()
+        pe, pl, ph = whole(prior.epoch), (whole(lo) if lo > 0 else 1.0), whole(hi)
+    xe, xl, xh = (p.epoch, p.epoch_low, p.epoch_high) if p.status == "predicted" else (None, None, None)
+    flags = list(p.flags) + list(post.flags)
+    return {"file": path, "observed_epochs": n, "prior_epoch": pe, "prior_low": pl, "prior_high": ph,
+            "extrapolated_epoch": xe, "extrap_low": xl, "extrap_high": xh, "posterior_epoch": post.epoch,
+            "posterior_low": post.epoch_low, "posterior_high": post.epoch_high, "method": post.method,
+            "flags": "; ".join(dict.fromkeys(flags))}

@@ -1,0 +1,145 @@
+"""Prior, extrapolation and posterior of one backtest case, and the priors of a set of logs.
+
+``core.prediction.backtest`` scores the extrapolation of the first epochs; with priors
+(``backtest_logs(..., priors=...)``) each row also gets the prior, the posterior and their
+errors (``PRIOR_COLUMNS``), so the three can be compared at every observed fraction.  The
+posterior's ``"backtest"`` method learns its two variances here, from the *other* runs'
+cases at the same observed fraction (leave-one-run-out).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.errors import InputError
+from core.logs import RunLog
+from core.prediction.posterior import Posterior, backtest_variances, combine, extrapolation_belief
+from core.prediction.predict import TargetPrediction
+from core.prediction.prior import Prior, prior_for_run
+
+#: the columns ``backtest_logs`` adds when it is given priors
+PRIOR_COLUMNS: tuple[str, ...] = (
+    "prior_epoch", "prior_low", "prior_high", "prior_error_pct", "prior_covered",
+    "posterior_epoch", "posterior_low", "posterior_high", "posterior_error_pct", "posterior_covered",
+    "posterior_method", "prior_source", "schedule", "flags",
+)
+
+
+def priors_for_logs(logs: Sequence[RunLog], *, extra: Sequence[RunLog] = (), fits: pd.DataFrame | None = None,
+                    target_acc: float = DEFAULT_TARGET_ACC, level: float = DEFAULT_LEVEL,
+                    datasets_by_file: dict[str, str] | None = None) -> dict[str, Prior]:
+    """Each log's prior from the *other* logs (and ``extra`` logs, and a fits table): never its own.
+
+    ``core.prediction.prior.prior_for_run``: other batch sizes of the same job when at least two
+    reached the target, else a calibration over the other architectures.
+    """
+    pool = list(logs) + [e for e in extra if e.source not in {lg.source for lg in logs}]
+    return {log.source: prior_for_run(log, pool, target_acc=target_acc, level=level, fits=fits,
+                                      datasets_by_file=datasets_by_file) for log in logs}
+
+
+def whole(c: float) -> float:
+    """The whole epoch containing the continuous epoch ``c`` (``ceil``; NaN and inf kept).
+
+    >>> whole(12.0), whole(12.3), whole(math.inf)
+    (12.0, 13.0, inf)
+    """
+    return float(math.ceil(c - 1e-9)) if math.isfinite(c) else c
+
+
+def log_error(actual: int | None, epoch: float | None) -> float:
+    """``ln((actual − 1/2)/(epoch − 1/2))`` of whole epochs (NaN when either is missing)."""
+    if actual is None or epoch is None or not math.isfinite(epoch) or epoch <= 0.5:
+        return math.nan
+    return math.log((actual - 0.5) / (epoch - 0.5))
+
+
+def prior_cells(prior: Prior | None, actual: int | None, scored: bool) -> dict:
+    cells = {"prior_epoch": None, "prior_low": None, "prior_high": None, "prior_error_pct": None,
+             "prior_covered": None, "prior_source": None}
+    if prior is None:
+        return cells
+    cells["prior_source"] = prior.source if prior.available else f"none: {prior.description}"
+    if not prior.available:
+        return cells
+    lo, hi = prior.interval()
+    e = whole(prior.epoch)
+    cells.update(prior_epoch=e, prior_low=whole(lo) if lo > 0 else 1.0, prior_high=whole(hi))
+    if scored:
+        cells["prior_error_pct"] = 100.0 * (e - actual) / actual
+        cells["prior_covered"] = bool(cells["prior_low"] <= actual <= cells["prior_high"])
+    return cells
+
+
+def posterior_cells(post: Posterior | None, actual: int | None, scored: bool) -> dict:
+    cells = {"posterior_epoch": None, "posterior_low": None, "posterior_high": None, "posterior_error_pct": None,
+             "posterior_covered": None, "posterior_method": None}
+    if post is None:
+        return cells
+    cells["posterior_method"] = post.method
+    if not post.available:
+        return cells
+    cells.update(posterior_epoch=post.epoch, posterior_low=post.epoch_low, posterior_high=post.epoch_high)
+    if scored:
+        cells["posterior_error_pct"] = 100.0 * (post.epoch - actual) / actual
+        cells["posterior_covered"] = bool(post.epoch_low <= actual <= post.epoch_high)
+    return cells
+
+
+def posterior_of(prior: Prior | None, prediction: TargetPrediction | None, n: int, *, level: float,
+                 method: str, variances: tuple[float, float] | None) -> Posterior:
+    """The posterior of one case (the extrapolation is the accuracy route's)."""
+    return combine(prior, prediction, n_epochs_observed=n, level=level, method=method, variances=variances)
+
+
+def leave_one_run_out_variances(keys: Sequence, fractions: Sequence[float], actuals: Sequence[int | None],
+                                scored: Sequence[bool], priors: Sequence[Prior | None],
+                                predictions: Sequence[TargetPrediction | None]) -> list[tuple[float, float]]:
+    """Per case: ``backtest_variances`` of the prior's and the extrapolation's log errors over the
+    scored cases of the *other* runs (another key) at the same observed fraction."""
+    err_p = [log_error(a, p.epoch) if s and p is not None and p.available else math.nan
+             for a, s, p in zip(actuals, scored, priors)]
+    err_x = []
+    for a, s, x in zip(actuals, scored, predictions):
+        mu, sd, _ = extrapolation_belief(x)
+        err_x.append(math.log(a - 0.5) - mu if s and math.isfinite(mu) and math.isfinite(sd) else math.nan)
+    out = []
+    for k, f in zip(keys, fractions):
+        others = [j for j in range(len(keys)) if keys[j] != k and fractions[j] == f]
+        out.append(backtest_variances([err_p[j] for j in others], [err_x[j] for j in others]))
+    return out
+
+
+def check_priors(priors, logs: Sequence[RunLog]) -> Mapping[str, Prior] | None:
+    """``priors`` as a mapping from each log's source to its prior (missing logs get none)."""
+    if priors is None:
+        return None
+    if not isinstance(priors, Mapping):
+        raise InputError(f"priors: expected a mapping from file to Prior; got {type(priors).__name__}.")
+    return {lg.source: priors.get(lg.source) for lg in logs}
+
+
+def summary_of(table: pd.DataFrame) -> pd.DataFrame:
+    """Per observed fraction: median |error| and coverage of the prior, the extrapolation and the posterior.
+
+    The extrapolation's row counts the refused and unfitted cases apart (``n_flagged``): they have no
+    error; the prior and the posterior always answer when a prior exists.
+    """
+    rows = []
+    for f, g in table[table["status"] == "scored"].groupby("observed_fraction", sort=True):
+        for what, err, cov in (("prior", "prior_error_pct", "prior_covered"),
+                               ("extrapolation", "error_pct", "covered"),
+                               ("posterior", "posterior_error_pct", "posterior_covered")):
+            e = pd.to_numeric(g[err], errors="coerce")
+            c = g[cov].dropna().astype(bool)
+            rows.append({"observed_fraction": float(f), "prediction": what, "n_scored": len(g),
+                         "n_answered": int(e.notna().sum()), "n_flagged": int(e.isna().sum()),
+                         "median_abs_error_pct": float(np.median(np.abs(e.dropna()))) if e.notna().any() else math.nan,
+                         "coverage": float(c.mean()) if len(c) else math.nan})
+    return pd.DataFrame(rows, columns=["observed_fraction", "prediction", "n_scored", "n_answered", "n_flagged",
+                                       "median_abs_error_pct", "coverage"])

@@ -1,0 +1,244 @@
+"""The prior and the first epochs together: a posterior epoch at target with an interval.
+
+Both the prior (``core.prediction.prior``) and the extrapolation of the first ``n`` epochs
+(``core.prediction.predict``) are read as log-normal beliefs about the continuous epoch ``c``
+at which the run passes its target (a whole epoch ``E`` stands for ``c = E − 1/2``; an
+interval's ends likewise):
+
+* prior ``ln c ~ N(μp, σp²)``; extrapolation ``ln c ~ N(μx, σx²)`` with ``μx = ln(E − 1/2)``
+  and ``σx = ln(high/low) / (2·z)`` from its ``level`` interval (``σx = inf`` when the interval
+  is open above, the curve never gets there, or the extrapolation was refused).
+* **precision weighting** (``METHODS["precision"]``): ``1/σ² = 1/σp² + 1/σx²`` and
+  ``μ = σ²·(μp/σp² + μx/σx²)``: the product of the two densities.  The variances are the
+  intervals' own (each already calibrated: the calibration's by its leave-one-architecture-out
+  conformal rule, the extrapolation's by the inflation learned on other runs), or
+  (``METHODS["backtest"]``) the mean squared log errors of each source on other, finished runs
+  at the same observed fraction (``backtest_variances``).
+* **conditioning on the observed epochs**: the run has not passed the target in its ``n``
+  epochs, so ``c > n``: the posterior is the normal above truncated at ``ln n``; its median
+  and ``level`` interval are that truncated normal's quantiles.  A prior alone is conditioned
+  the same way.
+* no epochs (``n = 0``): the posterior is the prior; the target already passed in the
+  observed epochs: the posterior is the measurement (``method="measured"``).
+
+Whole epochs come back as ``ceil(c)``, never before ``n + 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from statistics import NormalDist
+
+import numpy as np
+
+from core.defaults import DEFAULT_LEVEL
+from core.errors import InputError
+from core.prediction.predict import TargetPrediction
+from core.prediction.prior import Prior, z_of
+
+#: how the posterior can be made; the result's ``method`` names the one used
+METHODS: dict[str, str] = {
+    "precision": "precision weighting in log space, variances from the two intervals",
+    "backtest": "precision weighting in log space, variances from the log errors of each source on other "
+                "finished runs at the same observed fraction",
+    "prior": "the prior alone (conditioned on the observed epochs)",
+    "extrapolation": "the extrapolation of the first epochs alone",
+    "measured": "the measurement: the observed epochs already passed the target",
+}
+#: the fewest other-run cases a backtest variance is learned from
+MIN_VARIANCE_CASES = 3
+_N = NormalDist()
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """The epoch at target from everything known, with its ``level`` interval.
+
+    Attributes
+    ----------
+    epoch, epoch_low, epoch_high : float or None
+        Whole epochs (``epoch_high`` may be ``inf``); None when there is nothing to predict from.
+    median : float
+        Continuous median (NaN when none).
+    log_mu, log_sd : float
+        The normal of ``ln c`` before the truncation at ``ln n``.
+    method : str
+        A key of ``METHODS`` (the one used; "prior" when the extrapolation said nothing).
+    description : str
+        In words: what was combined and how.
+    n_epochs_observed : int
+    level : float
+    weight_prior : float
+        Share of the precision that came from the prior (0..1; NaN without a combination).
+    flags : tuple of str
+    """
+
+    epoch: float | None
+    epoch_low: float | None
+    epoch_high: float | None
+    median: float
+    log_mu: float
+    log_sd: float
+    method: str
+    description: str
+    n_epochs_observed: int
+    level: float = DEFAULT_LEVEL
+    weight_prior: float = math.nan
+    flags: tuple[str, ...] = field(default=())
+
+    @property
+    def available(self) -> bool:
+        return self.epoch is not None
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["flags"] = list(self.flags)
+        return out
+
+
+def extrapolation_belief(p: TargetPrediction | None) -> tuple[float, float, str]:
+    """``(μx, σx, why)`` of an extrapolation: NaN/inf with the reason when it says nothing usable.
+
+    >>> from core.prediction.intervals import Drift
+    >>> p = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch=20.5, epoch_low=14.5,
+    ...                      epoch_high=30.5, level=0.8)
+    >>> mu, sd, _ = extrapolation_belief(p)
+    >>> round(math.exp(mu), 2), round(sd, 4)        # exp(μ) = 20; σ = ln(30/14) / (2·1.2816) = 0.2974
+    (20.0, 0.2974)
+    """
+    if p is None:
+        return math.nan, math.inf, "no extrapolation"
+    if p.status == "unreachable":
+        return math.nan, math.inf, "the extrapolated curve never reaches the target"
+    if p.status != "predicted" or p.epoch is None:
+        return math.nan, math.inf, f"{p.status}: {p.reason}" if p.reason else p.status
+    centre = p.epoch - 0.5
+    lo, hi = (p.epoch_low or p.epoch) - 0.5, (p.epoch_high or p.epoch) - 0.5
+    if not math.isfinite(hi) or lo <= 0:
+        return math.log(centre), math.inf, "the extrapolation's interval is open above"
+    if hi <= lo:
+        return math.log(centre), math.inf, "the extrapolation has no interval"
+    return math.log(centre), math.log(hi / lo) / (2.0 * z_of(p.level)), ""
+
+
+def combine(prior: Prior | None, extrapolation: TargetPrediction | None, *, n_epochs_observed: int,
+            level: float = DEFAULT_LEVEL, method: str = "precision",
+            variances: tuple[float, float] | None = None, measured_epoch: float | None = None) -> Posterior:
+    """Combine a prior and an extrapolation into a posterior (module docstring).
+
+    Parameters
+    ----------
+    prior : Prior or None
+    extrapolation : TargetPrediction or None
+        The prediction from the first ``n_epochs_observed`` epochs (possibly flagged or refused).
+    n_epochs_observed : int
+        ``n``: the posterior is conditioned on ``c > n`` (nothing when 0).
+    level : float, default 0.8
+    method : {"precision", "backtest"}, default "precision"
+        With ``"backtest"``, ``variances = (σp, σx)`` replace the intervals' own (NaN for one
+        keeps that source's interval); without them, "precision" is used and said.
+    measured_epoch : float, optional
+        Where the observed epochs already passed the target: the posterior is that.
+
+    Examples
+    --------
+    No epochs observed: the posterior is the prior; the target passed in the observed
+    epochs: the measurement.
+
+    >>> prior = Prior(30.0, 0.2, "given", "a prior")
+    >>> p = combine(prior, None, n_epochs_observed=0)
+    >>> p.method, round(p.median, 6), p.epoch, (p.epoch_low, p.epoch_high)   # 30·exp(∓1.2816·0.2)
+    ('prior', 30.0, 30.0, (24.0, 39.0))
+    >>> combine(prior, None, n_epochs_observed=12, measured_epoch=9).epoch
+    9.0
+    """
+    if method not in ("precision", "backtest"):
+        raise InputError(f"method: expected 'precision' or 'backtest'; got {method!r}.")
+    n = int(n_epochs_observed)
+    if measured_epoch is not None:
+        e = float(measured_epoch)
+        return Posterior(e, e, e, e - 0.5, math.nan, 0.0, "measured", METHODS["measured"], n, level)
+    mu_p, sd_p = (math.log(prior.epoch), prior.log_sd) if prior is not None and prior.available else (math.nan,
+                                                                                                       math.inf)
+    mu_x, sd_x, why_x = extrapolation_belief(extrapolation) if n > 0 else (math.nan, math.inf, "no epochs observed")
+    used = method
+    if method == "backtest":
+        if variances is None:
+            used = "precision"
+        else:
+            sd_p = variances[0] if math.isfinite(variances[0]) and math.isfinite(sd_p) else sd_p
+            sd_x = variances[1] if math.isfinite(variances[1]) and math.isfinite(sd_x) else sd_x
+    flags = [f for f in (prior.flags if prior is not None else ())]
+    if why_x and n > 0:
+        flags.append(f"extrapolation not used: {why_x}")
+    post = combine_beliefs((mu_p, sd_p), (mu_x, sd_x), n_epochs_observed=n, level=level, method=used)
+    if post.method == "extrapolation" and prior is not None and not prior.informative and prior.available:
+        flags.append("prior not used: its spread is unknown")
+    return replace(post, flags=tuple(flags))
+
+
+def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, float], *, n_epochs_observed: int,
+                    level: float = DEFAULT_LEVEL, method: str = "precision") -> Posterior:
+    """The arithmetic of :func:`combine` on ``(μ, σ)`` pairs of ``ln c`` (σ = inf: no information).
+
+    Two log-normal beliefs of equal spread, medians 20 and 80 epochs, nothing observed: the
+    posterior median is their geometric mean 40 and the spread shrinks by √2:
+
+    >>> post = combine_beliefs((math.log(20.0), 0.4), (math.log(80.0), 0.4), n_epochs_observed=0)
+    >>> round(post.median, 6), round(post.log_sd, 6), post.epoch, post.weight_prior   # 0.4/√2 = 0.282843
+    (40.0, 0.282843, 40.0, 0.5)
+    """
+    (mu_p, sd_p), (mu_x, sd_x) = prior, extrapolation
+    has_p = math.isfinite(mu_p) and math.isfinite(sd_p) and sd_p > 0
+    has_x = math.isfinite(mu_x) and math.isfinite(sd_x) and sd_x > 0
+    n = int(n_epochs_observed)
+    if has_p and has_x:
+        wp, wx = 1.0 / sd_p**2, 1.0 / sd_x**2
+        mu, sd, used, share = (wp * mu_p + wx * mu_x) / (wp + wx), (wp + wx) ** -0.5, method, wp / (wp + wx)
+        desc = f"{METHODS[method]}; the prior carries {100 * share:.0f} % of the weight"
+    elif has_p:
+        mu, sd, used, share, desc = mu_p, sd_p, "prior", 1.0, METHODS["prior"]
+    elif has_x:
+        mu, sd, used, share, desc = mu_x, sd_x, "extrapolation", 0.0, METHODS["extrapolation"]
+    else:
+        return Posterior(None, None, None, math.nan, math.nan, math.inf, "none",
+                         "neither a prior nor an extrapolation with an interval", n, level)
+    median, lo, hi = _truncated_quantiles(mu, sd, n, level)
+    first = float(n + 1)
+    whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
+    return Posterior(whole[0], whole[1], whole[2], median, mu, sd, used, desc, n, level, share)
+
+
+def _truncated_quantiles(mu: float, sd: float, n: int, level: float) -> tuple[float, float, float]:
+    """Median and ``level`` interval of ``exp(X)``, ``X ~ N(mu, sd²)`` conditioned on ``X > ln n``.
+
+    >>> [round(v, 3) for v in _truncated_quantiles(math.log(40.0), 0.2, 0, 0.8)]   # 40·exp(∓1.2816·0.2)
+    [40.0, 30.956, 51.686]
+    >>> # truncated at its median: the quantiles 0.75, 0.55, 0.95 of the whole, 40·exp(0.2·(0.674, 0.126, 1.645))
+    >>> [round(v, 3) for v in _truncated_quantiles(math.log(40.0), 0.2, 40, 0.8)]
+    [45.777, 41.018, 55.581]
+    """
+    a = _N.cdf((math.log(n) - mu) / sd) if n > 0 else 0.0
+    a = min(a, 1.0 - 1e-12)
+
+    def q(p: float) -> float:
+        return math.exp(mu + sd * _N.inv_cdf(min(a + p * (1.0 - a), 1.0 - 1e-15)))
+
+    return q(0.5), q((1.0 - level) / 2.0), q((1.0 + level) / 2.0)
+
+
+def backtest_variances(prior_errors: Sequence[float], extrapolation_errors: Sequence[float]) -> tuple[float, float]:
+    """``(σp, σx)``: root mean squared log errors ``ln(actual/predicted)`` of each source (NaN with
+    fewer than ``MIN_VARIANCE_CASES`` finite errors).
+
+    >>> [round(v, 4) for v in backtest_variances([0.1, -0.1, 0.2], [0.3])]   # √((0.01 + 0.01 + 0.04)/3)
+    [0.1414, nan]
+    """
+    def rms(v):
+        v = np.asarray(v, dtype=float)
+        v = v[np.isfinite(v)]
+        return float(np.sqrt(np.mean(v**2))) if v.size >= MIN_VARIANCE_CASES else math.nan
+
+    return rms(prior_errors), rms(extrapolation_errors)

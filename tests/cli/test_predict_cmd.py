@@ -1,0 +1,88 @@
+"""``python -m core predict`` and ``backtest --prior-from``: columns, values, refusals, exit codes."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.logs import read_log_file
+from core.prediction import PRIOR_COLUMNS, forecast_epoch_at_target, prior_for_run
+from tests.conftest import ROOT
+
+COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low",
+           "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags"]
+IMAGENET = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "imagenet").glob("validation-*.csv"))
+BUILTIN = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
+
+
+def _table(out: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(out))
+
+
+def test_prints_prior_extrapolation_and_posterior_of_a_partial_run(capsys):
+    log = next(p for p in BUILTIN if p.endswith("resnet20_Intel Xeon Processor.csv"))
+    assert main(["predict", log, "--prior-from", *BUILTIN, "--observe", "0.5", "--dataset", "mnist1d"]) == 0
+    out = capsys.readouterr()
+    t = _table(out.out)
+    assert list(t.columns) == COLUMNS and len(t) == 1
+    row = t.iloc[0]
+    # the same numbers as the core calls (prior from the other depths, 12 of 24 epochs observed)
+    run = read_log_file(log, source=log)
+    others = [read_log_file(p, source=p) for p in BUILTIN]
+    datasets = {p: "mnist1d" for p in BUILTIN}
+    prior = prior_for_run(run, others, target_acc=0.92, datasets_by_file=datasets)
+    f = forecast_epoch_at_target(run, others, n_epochs_seen=12, target_acc=0.92, prior=prior, schedule="auto")
+    assert row["observed_epochs"] == 12 and row["method"] == f.posterior.method == "precision"
+    assert row["prior_epoch"] == math.ceil(prior.epoch)
+    assert (row["extrapolated_epoch"], row["extrap_low"], row["extrap_high"]) == (
+        f.prediction.epoch, f.prediction.epoch_low, f.prediction.epoch_high)
+    assert (row["posterior_epoch"], row["posterior_low"], row["posterior_high"]) == (
+        f.posterior.epoch, f.posterior.epoch_low, f.posterior.epoch_high)
+    assert "prior: arch-" in out.err and "other architectures" in out.err
+
+
+def test_a_declared_drop_ahead_refuses_the_extrapolation_in_words(capsys):
+    argv = ["predict", IMAGENET[0], "--prior-from", *IMAGENET, "--observe", "45", "--target-acc", "0.75",
+            "--schedule", "step:30,60"]
+    assert main(argv) == 0
+    row = _table(capsys.readouterr().out).iloc[0]
+    assert pd.isna(row["extrapolated_epoch"]) and row["method"] == "prior"
+    assert "learning-rate drop after epoch 60" in row["flags"]
+    assert row["prior_low"] <= row["posterior_epoch"] <= row["prior_high"]
+
+
+def test_a_finished_log_gives_the_measurement(capsys):
+    assert main(["predict", IMAGENET[0], "--prior-from", *IMAGENET, "--target-acc", "0.75"]) == 0
+    row = _table(capsys.readouterr().out).iloc[0]
+    # IMAGENET[0] is validation-12800.csv, whose accuracy first passes 0.75 at epoch 62 (0.7504)
+    assert IMAGENET[0].endswith("validation-12800.csv")
+    assert row["method"] == "measured" and row["posterior_epoch"] == row["posterior_low"] == row["posterior_high"] == 62
+
+
+def test_unreadable_files_exit_2_and_the_others_are_predicted(capsys, tmp_path):
+    bad = tmp_path / "broken.csv"
+    bad.write_text("")
+    assert main(["predict", str(bad), IMAGENET[1], "--prior-from", *IMAGENET, "--target-acc", "0.75",
+                 "--observe", "0.5"]) == 2
+    out = capsys.readouterr()
+    assert "broken.csv: the file is empty" in out.err
+    assert _table(out.out)["file"].tolist() == [IMAGENET[1]]
+    with pytest.raises(SystemExit) as exc:
+        main(["predict", IMAGENET[1], "--schedule", "linear:5"])
+    assert exc.value.code == 2
+
+
+def test_backtest_with_prior_from_adds_the_three_predictions(capsys):
+    argv = ["backtest", *IMAGENET[:4], "--observe", "0.5", "--target-acc", "0.75", "--prior-from", *IMAGENET,
+            "--schedule", "step:30,60"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    t = _table(out.out)
+    assert list(t.columns[-len(PRIOR_COLUMNS):]) == list(PRIOR_COLUMNS)
+    assert (t["posterior_method"] == "prior").all()
+    assert "summary [prior, extrapolation, posterior]: f=0.5 (4 scored)" in out.err
+    assert "extrapolation n/a, 4 without an answer" in out.err
