@@ -1,32 +1,28 @@
-"""Measurement 4 of issue 12 (interim): the MLPerf v3.0 ResNet-50 logs, prior × first evaluations.
+"""Measurement 4 of issue 12: the MLPerf v3.0 ResNet-50 logs, prior × first half of the evaluations.
 
-Until issue 11's MLLOG reader (``core/logs/mllog.py``) and batch-scaling model (``core.plan.batch``)
-are merged, this script reads the logs with a *tiny local parser* (``_mllog`` below: the
-``:::MLLOG`` JSON events ``eval_accuracy`` with ``metadata.epoch_num``, ``global_batch_size``
-and the LARS/SGD polynomial-decay settings; nothing else) and uses the **per-job fallback
-prior**: the epochs to 75.9 % of the runs of the *other systems*, batch ignored.  For every run
-(26 runs: seeds 0 and 1 of 13 systems, ``tests.conftest.SHARED / "mlperf_v3.0_resnet50"``):
+The 26 built-in MLLOG logs (``data/mlperf_v3.0_resnet50``: seeds 0 and 1 of 13 systems, read with
+``core.logs.mllog``; one NVIDIA run was aborted and is not scored).  For every run that passed
+75.9 %:
 
 * observed: its first half of evaluations (``floor(k/2)`` of ``k``; evaluations come every 4
-  epochs), cut with ``first_epochs``;
-* prior: ``prior_from_other_runs`` over the other systems' epochs to target;
-* extrapolation: ``predict_epoch_at_target`` (family auto, target 0.759) with the run's own
-  declared schedule ``poly:END:POWER`` (LARS decay steps and power from its log; the warm-up
-  is not modelled);
+  epochs), cut by ``forecast_epoch_at_target(n_epochs_seen=...)``;
+* prior: ``core.prediction.prior_for_run`` over the runs of the *other systems* (both seeds of
+  the run's own system left out): the product's choice between the batch-scaling fit
+  ``E(B) = E_min·(1 + B/B_noise)`` at the run's global batch and the log-mean of the others'
+  epochs, by leave-one-run-out over those runs;  the batch-ignored log-mean is printed beside it;
+* extrapolation: family auto, with the learning-rate schedule the log declares (``poly:END:POWER``
+  from its LARS optimiser events, ``RunMeta.schedule``; the warm-up is not modelled);
 * posterior: ``combine`` (precision weighting, conditioned on the observed epochs);
-* actual: the first evaluation at or above 0.759 (MLPerf's criterion; the runs stop there).
+* actual: the epoch of the first evaluation above 0.759 (``core.runs.find_target_crossing``).
 
-Prints the runs and the median |error| / 80 %-interval coverage of the three.  After the
-issue-11 merge: read with ``core.logs.mllog`` and make the prior with the batch-scaling fit
-(``prior_from_other_runs(predicted, lows=..., highs=..., source="batch scaling")``).
+Prints the runs and the median |error| / 80 %-interval coverage of each prediction.
 
-Usage: ``python bench/mlperf_prior.py`` (needs ``../shared/reference``; about half a minute).
+Usage: ``python bench/mlperf_prior.py [SET]`` (SET: ``mlperf``, the default, or ``mnist1d_batch``, the
+built-in MNIST-1D ResNet-14 runs at seven batches with their set's target; 15 s on 2 cores; deterministic).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -37,92 +33,71 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.logs import read_log  # noqa: E402 (after the path set-up)
-from core.prediction import combine, first_epochs, predict_epoch_at_target, prior_from_other_runs  # noqa: E402
-from tests.conftest import SHARED  # noqa: E402
-
-TARGET = 0.759
-KEYS = ("global_batch_size", "lars_opt_learning_rate_decay_steps", "lars_opt_learning_rate_decay_poly_power",
-        "sgd_opt_learning_rate_decay_poly_power", "lars_opt_learning_rate_warmup_epochs")
-FOLDER = SHARED / "mlperf_v3.0_resnet50"
+from core.datasets import BATCH_RUN_SETS, batch_run_files  # noqa: E402 (after the path set-up)
+from core.logs import read_log_file  # noqa: E402
+from core.prediction import FitCache, forecast_epoch_at_target, prior_for_run, prior_from_other_runs  # noqa: E402
+from core.prediction.combined import posterior_cells, prior_cells  # noqa: E402
+from core.runs import find_target_crossing  # noqa: E402
 
 
-def _mllog(path: Path) -> dict:
-    """The few events this measurement needs, from one MLLOG file (a local stand-in for issue 11's reader)."""
-    evals, keys = [], {}
-    for line in path.read_text(errors="replace").splitlines():
-        at = line.find(":::MLLOG ")
-        if at < 0:
-            continue
-        try:
-            event = json.loads(line[at + len(":::MLLOG "):])
-        except json.JSONDecodeError:
-            continue
-        key = event.get("key")
-        if key == "eval_accuracy":
-            evals.append((float(event["metadata"]["epoch_num"]), float(event["value"])))
-        elif key in KEYS:
-            keys.setdefault(key, event["value"])
-    return {"evals": sorted(evals), **keys}
+def system_of(source: str, key: str) -> str:
+    """The runs left out of a run's prior: both seeds of an MLPerf system (its folder); itself otherwise."""
+    return source.rsplit("/", 1)[0] if key == "mlperf" else source
 
 
-def runs() -> list[dict]:
-    out = []
-    for path in sorted(FOLDER.glob("*/*/result_*.txt")):
-        info = _mllog(path)
-        system = f"{path.parent.parent.name}/{path.parent.name}"
-        csv = "epoch,acc\n" + "".join(f"{e:g},{a}\n" for e, a in info["evals"])
-        log = read_log(csv.encode(), f"{system}/{path.name}", roles={"loss": None})
-        reached = [e for e, a in info["evals"] if a >= TARGET]
-        power = info.get("lars_opt_learning_rate_decay_poly_power",
-                         info.get("sgd_opt_learning_rate_decay_poly_power", 2))
-        out.append({"system": system, "seed": path.stem, "batch": info.get("global_batch_size"), "log": log,
-                    "evals": info["evals"], "actual": reached[0] if reached else None,
-                    "schedule": f"poly:{info['lars_opt_learning_rate_decay_steps']}:{power}"})
-    return out
-
-
-def main() -> None:
+def main(key: str = "mlperf") -> None:
     t0 = time.perf_counter()
-    if not FOLDER.is_dir():
-        sys.exit(f"{FOLDER}: expected the MLPerf logs (../shared/reference); not found.")
-    rs = runs()
-    rows = []
-    for r in rs:
-        k = len(r["evals"])
-        n = int(r["evals"][k // 2 - 1][0])                      # the first half of the evaluations
-        others = [o["actual"] - 0.5 for o in rs if o["system"] != r["system"] and o["actual"] is not None]
-        prior = prior_from_other_runs(others)
-        p = predict_epoch_at_target(first_epochs(r["log"], n), target_acc=TARGET, schedule=r["schedule"])
-        post = combine(prior, p, n_epochs_observed=n)
-        lo, hi = prior.interval()
+    target = BATCH_RUN_SETS[key].target_acc
+    logs = [read_log_file(p, source=n) for n, p in batch_run_files(key)]
+    crossing = {lg.source: find_target_crossing(lg, target) for lg in logs}
+    cache, rows = FitCache(), []
+    for log in logs:
+        c = crossing[log.source]
+        if not c.reached:
+            continue
+        others = [o for o in logs if system_of(o.source, key) != system_of(log.source, key)]
+        evals = log.frame["epoch"].dropna().to_numpy()
+        n = int(evals[len(evals) // 2 - 1])                           # the first half of the evaluations
+        prior = prior_for_run(log, others, target_acc=target)
+        done = [crossing[o.source].epoch - 0.5 for o in others if crossing[o.source].reached]
+        flat = prior_from_other_runs(done)
+        f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, prior=prior,
+                                     schedule="auto", cache=cache)
+        p, post = f.prediction, f.posterior
         ext = p.epoch if p.status == "predicted" else None
-        rows.append({"system": r["system"], "seed": r["seed"], "batch": r["batch"], "evals": k, "observed": n,
-                     "actual": r["actual"], "prior": math.ceil(prior.epoch), "prior_low": math.ceil(lo),
-                     "prior_high": math.ceil(hi), "extrapolated": ext,
-                     "extrap_low": p.epoch_low if ext else None, "extrap_high": p.epoch_high if ext else None,
-                     "extrap_status": p.status, "posterior": post.epoch, "post_low": post.epoch_low,
-                     "post_high": post.epoch_high, "method": post.method})
+        product = prior_cells(prior, c.epoch, True)
+        batch_ignored = {k.replace("prior", "flat"): v for k, v in prior_cells(flat, c.epoch, True).items()}
+        rows.append({"run": log.source, "batch": log.meta.global_batch, "observed": n, "actual": c.epoch,
+                     **product, **batch_ignored,
+                     "extrapolated": ext, "extrap_low": p.epoch_low if ext else None,
+                     "extrap_high": p.epoch_high if ext else None, "extrap_status": p.status,
+                     **posterior_cells(post, c.epoch, True), "schedule": f.schedule.spec() if f.schedule else ""})
     t = pd.DataFrame(rows)
-    print(t.to_string(index=False))
-    never = t[t["actual"].isna()]
-    if len(never):
-        print(f"\nnot scored (never at {TARGET} in the log): " + ", ".join(never["system"] + " " + never["seed"]))
-    t = t[t["actual"].notna()]
-    print("\n| prediction | median abs error | 80 % coverage | answered |\n|---|---|---|---|")
-    for what, mid, lo, hi in (("prior (other systems, batch ignored)", "prior", "prior_low", "prior_high"),
+    shown = ["run", "batch", "observed", "actual", "prior_source", "prior_epoch", "prior_low", "prior_high",
+             "flat_epoch", "extrapolated", "extrap_status", "posterior_epoch", "posterior_low", "posterior_high",
+             "schedule"]
+    with pd.option_context("display.width", 250, "display.max_columns", 30):
+        print(t[shown].round(1).to_string(index=False))
+    print(f"\nprior chosen: {t['prior_source'].value_counts().to_dict()}")
+    print(f"\nWhole epochs (the epoch during which the run passes {target:g}), as core.prediction.backtest "
+          "scores them.")
+    print("\n| prediction | median abs error | mean abs error | 80 % coverage | answered |\n|---|---|---|---|---|")
+    for what, mid, lo, hi in (("prior (product: batch-scaling fit or log-mean, by leave-one-run-out)",
+                               "prior_epoch", "prior_low", "prior_high"),
+                              ("log-mean of the other systems (batch ignored)", "flat_epoch", "flat_low",
+                               "flat_high"),
                               ("extrapolation (first half of the evaluations)", "extrapolated", "extrap_low",
                                "extrap_high"),
-                              ("posterior", "posterior", "post_low", "post_high")):
+                              ("posterior (product prior × extrapolation)", "posterior_epoch", "posterior_low",
+                               "posterior_high")):
         ok = t[mid].notna()
-        err = 100 * (t.loc[ok, mid].astype(float) - t.loc[ok, "actual"]) / t.loc[ok, "actual"]
-        actual = t.loc[ok, "actual"]
+        actual = t.loc[ok, "actual"].astype(float)
+        err = 100 * (t.loc[ok, mid].astype(float) - actual) / actual
         cov = (t.loc[ok, lo].astype(float) <= actual) & (actual <= t.loc[ok, hi].astype(float))
-        med = f"{np.median(np.abs(err)):.1f} %" if ok.any() else "–"
-        print(f"| {what} | {med} | {100 * cov.mean():.0f} % | {int(ok.sum())} of {len(t)} |" if ok.any()
-              else f"| {what} | – | – | 0 of {len(t)} |")
+        print(f"| {what} | {np.median(np.abs(err)):.1f} % | {np.mean(np.abs(err)):.1f} % | {100 * cov.mean():.0f} % "
+              f"| {int(ok.sum())} of {len(t)} |" if ok.any() else f"| {what} | – | – | – | 0 of {len(t)} |")
     print(f"\n(measured in {time.perf_counter() - t0:.0f} s)")
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

@@ -58,6 +58,20 @@ _NODES = re.compile(r"^(\d+)x")
 _PER_NODE = re.compile(r"x(\d+)(?=[A-Za-z])")
 
 
+#: optimiser events (``lars_opt_...``, ``sgd_opt_...``) that declare a polynomial learning-rate decay
+_DECAY_KEYS = ("_opt_learning_rate_decay_steps", "_opt_learning_rate_decay_poly_power")
+
+
+def _schedule(decay: dict[str, float]) -> str | None:
+    """``poly:END:POWER`` from the optimiser's decay events (END: the decay steps as logged, in epochs;
+    the warm-up before it is not modelled), None without them."""
+    end = decay.get(_DECAY_KEYS[0])
+    if end is None or not math.isfinite(end) or end <= 0:
+        return None
+    power = decay.get(_DECAY_KEYS[1], 1.0)
+    return f"poly:{end:g}:{power:g}" if math.isfinite(power) and power > 0 else f"poly:{end:g}"
+
+
 @dataclass
 class _Events:
     """What the event lines said, collected in one pass (private, mutable while reading)."""
@@ -72,6 +86,8 @@ class _Events:
     evals: dict[tuple[str, float], tuple[float, float, int]] = field(default_factory=dict)
     info: dict[str, object] = field(default_factory=dict)
     keys: set[str] = field(default_factory=set)
+    #: the optimiser's learning-rate decay: ``decay_steps`` (epochs) and ``poly_power``, first seen
+    decay: dict[str, float] = field(default_factory=dict)
 
 
 def is_mllog(data: bytes) -> bool:
@@ -137,6 +153,8 @@ def _collect(data: bytes, source: str) -> _Events:
             _add_eval(ev, value, meta, t, lineno, source)
         elif key.startswith("submission_") or key in ("number_of_nodes", "accelerators_per_node"):
             ev.info[key] = value
+        elif key.endswith(_DECAY_KEYS) and not isinstance(value, bool) and isinstance(value, (int, float)):
+            ev.decay.setdefault(next(k for k in _DECAY_KEYS if key.endswith(k)), float(value))
     return ev
 
 
@@ -273,7 +291,8 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
     throughput = float(np.median(ev.throughput)) if ev.throughput else None
     meta = RunMeta(model=model, depth=depth_of(model), gpu=platform, split=split or "val",
                    global_batch=ev.global_batch, samples_per_epoch=ev.train_samples, status=ev.status,
-                   system=system, n_nodes=nodes, n_devices=devices, throughput=throughput)
+                   system=system, n_nodes=nodes, n_devices=devices, throughput=throughput,
+                   schedule=_schedule(ev.decay))
     spe = steps_per_epoch
     if spe is None and ev.global_batch and ev.train_samples:
         spe = -(-ev.train_samples // ev.global_batch)

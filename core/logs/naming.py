@@ -46,7 +46,9 @@ class RunMeta:
     ``samples_per_epoch`` (``train_samples``), ``status`` (``run_stop``: "success" or
     "aborted"), ``system`` (submitter and platform), ``n_nodes`` and ``n_devices`` (read from
     the platform name where it says them) and ``throughput`` (median of the logged
-    ``tracked_stats`` throughput, samples per second).
+    ``tracked_stats`` throughput, samples per second) and ``schedule`` (the learning-rate
+    schedule the optimiser events declare, as a ``core.prediction`` schedule spec such as
+    ``poly:37:2``).
     """
 
     model: str | None
@@ -60,6 +62,7 @@ class RunMeta:
     n_nodes: int | None = None
     n_devices: int | None = None
     throughput: float | None = None
+    schedule: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

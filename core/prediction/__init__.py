@@ -43,6 +43,7 @@ from core.prediction.predict import (
 )
 from core.prediction.prior import (
     Prior,
+    job_prior,
     prior_for_run,
     prior_from_calibration,
     prior_from_other_runs,
@@ -72,7 +73,7 @@ __all__ = [
     'forecast_epoch_at_target', 'inflation_from_other_runs', 'known_schedule', 'n_epochs', 'observed_epochs',
     'parse_schedule',
     'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
-    'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
+    'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
     'resolve_schedule',
     'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'widen',
 ]

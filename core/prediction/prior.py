@@ -14,16 +14,22 @@ flags a page can show.  Three constructors:
   target at this run's batch;
 * :meth:`Prior.from_interval`: any point with a ``level`` interval.
 
-:func:`prior_for_run` picks one for a loaded run: other batch sizes of the same job when there
-are at least two that reached the target, otherwise a calibration over the other loaded
-architectures.  Neither ever reads the run itself (nor its own train/val twin).
+:func:`prior_for_run` picks one for a loaded run: other runs of the same job (same model and
+split, a known global batch) when at least two reached the target, otherwise a calibration over
+the other loaded architectures.  For the same job there are two candidates, and the one with the
+smaller leave-one-run-out error over the job's runs is taken (:func:`job_prior`): the batch-scaling
+fit ``E(B) = E_min·(1 + B/B_noise)`` of the other runs evaluated at this run's batch (logs in real
+epochs: ``epochs = samples / samples per epoch``), or the log-mean of their epochs (always used for
+the Pollux traces, whose AdaptDL "statistical epochs" already divide out the batch's efficiency).
+Neither ever reads the run's accuracy or loss (nor its own train/val twin): only its name, batch and
+samples per epoch.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -44,7 +50,7 @@ MIN_JOB_RUNS = 2
 MIN_ARCHITECTURES = 3
 SOURCES = {
     "calibration": "other architectures (core.calibrate)",
-    "other runs": "other batch sizes of the same job (measured; per-job fallback)",
+    "other runs": "other runs of the same job (the log-mean of their epochs to target)",
     "batch scaling": "the batch-scaling model of the same job (predicted at this batch)",
     "given": "given by the caller",
     "none": "no prior",
@@ -228,17 +234,116 @@ def prior_from_other_runs(epochs: Sequence[float], *, lows: Sequence[float] | No
     s = float(x.std(ddof=1))
     half = float(stats.t.ppf((1.0 + level) / 2.0, e.size - 1)) * s * math.sqrt(1.0 + 1.0 / e.size)
     return Prior(float(math.exp(x.mean())), half / z_of(level), source,
-                 f"epochs to target of {e.size} other batch sizes of the same job ({names})", level, (), int(e.size))
+                 f"epochs to target of {e.size} other runs of the same job ({names})", level, (), int(e.size))
 
 
 # --------------------------------------------------------------------------- for a loaded run
 def same_job_runs(log: RunLog, others: Sequence[RunLog]) -> list[RunLog]:
-    """The other runs of ``log``'s job: same model and split, a known and different global batch."""
+    """The other runs of ``log``'s job: same model and split, a known global batch (other runs at the
+    same batch count: another system or seed of the same job), ``log`` itself left out."""
     m = log.meta
     if not m.model or not m.global_batch:
         return []
-    return [o for o in others if o.meta.model == m.model and o.meta.split == m.split
-            and o.meta.global_batch and o.meta.global_batch != m.global_batch]
+    return [o for o in others if o.source != log.source and o.meta.model == m.model and o.meta.split == m.split
+            and o.meta.global_batch]
+
+
+def _samples_per_epoch(log: RunLog) -> float | None:
+    """Samples in one of the log's epochs, when its epochs are real passes over the data (None otherwise:
+    a Pollux trace counts statistical epochs)."""
+    if log.fmt == "metric-trace":
+        return None
+    if log.meta.samples_per_epoch:
+        return float(log.meta.samples_per_epoch)
+    if log.steps_per_epoch and log.meta.global_batch:
+        return float(log.steps_per_epoch) * float(log.meta.global_batch)
+    return None
+
+
+def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target_acc: float,
+                              level: float) -> Prior | None:
+    """The batch-scaling fit of ``job`` at ``log``'s batch, in ``log``'s epochs; None when it cannot be made."""
+    from core.plan.batch import fit_batch_scaling, measure_batch_run  # core.plan imports core.prediction
+
+    n = _samples_per_epoch(log)
+    if n is None:
+        return None
+    runs = []
+    for o in job:
+        try:
+            runs.append(measure_batch_run(o, target_acc=target_acc))
+        except InputError:
+            continue
+    try:
+        model = fit_batch_scaling(runs, level=level)
+    except InputError:
+        return None
+    batch = float(log.meta.global_batch)
+    # the runs' samples are counted to the end of the epoch where each passed: the continuous epoch
+    # at target lies half an epoch before, as for the log-mean (``c.epoch - 0.5``)
+    epoch = float(model.samples(batch)) / n - 0.5
+    if not (math.isfinite(epoch) and epoch > 0):
+        return None
+    band = model.samples_interval(batch)
+    desc = (f"batch-scaling fit E(B) = E_min·(1 + B/B_noise) of {len(model.used)} other runs of the job "
+            f"(E_min {model.e_min:,.0f} samples, B_noise {model.b_noise:,.0f}) at this run's batch {batch:,.0f}")
+    if band is None:
+        return Prior(epoch, math.inf, "batch scaling", desc, level,
+                     ("two runs: the fit has no interval, the prior does not weigh in",), len(model.used))
+    low, high = float(band[0]) / n - 0.5, float(band[1]) / n - 0.5
+    return Prior.from_interval(epoch, low if low > 0 else None, high, level=level,
+                               source="batch scaling", description=desc, n_runs=len(model.used))
+
+
+def _job_mean(done: Sequence[tuple[RunLog, float]], level: float) -> Prior:
+    return prior_from_other_runs([e - 0.5 for _, e in done], level=level,
+                                 labels=[f"batch {o.meta.global_batch}" for o, _ in done])
+
+
+def job_prior(log: RunLog, job: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC,
+              level: float = DEFAULT_LEVEL) -> Prior:
+    """The prior from other runs of the same job: the batch-scaling fit or the mean, by leave-one-run-out.
+
+    Each run of ``job`` that reached the target is predicted from the others by both candidates
+    (the batch-scaling fit at its batch; the log-mean of the others' epochs); the candidate with the
+    smaller median ``|ln(predicted/actual)|`` is used for ``log``, and the description says both
+    errors.  The fit needs runs at two batches besides the one left out, and real epochs.
+
+    Examples
+    --------
+    Runs needing ``E(B) = 1e5·(1 + B/500)`` samples at 1,000 samples per epoch (epochs 110, 120,
+    150, 200 at batches 50, 100, 250, 500): a run at batch 1,000 is predicted to pass during epoch
+    1e5·3/1000 = 300 by the fit (continuous epoch 299.5), where the log-mean of the others says 141:
+
+    >>> from core.logs import read_log
+    >>> def run(b, e):
+    ...     rows = "".join(f"{k},{k * 1000 // b},{1 / k:.4f},0.{50 + 45 * (k >= e)}\\n" for k in range(1, e + 3))
+    ...     return read_log(f"epoch,step,loss,acc\\n{rows}".encode(), f"resnet20_x-{b}.csv")
+    >>> job = [run(50, 110), run(100, 120), run(250, 150), run(500, 200)]
+    >>> p = job_prior(run(1000, 300), job, target_acc=0.9)
+    >>> p.source, round(p.epoch, 6)
+    ('batch scaling', 299.5)
+    """
+    done = [(o, find_target_crossing(o, target_acc)) for o in job]
+    done = [(o, float(c.epoch)) for o, c in done if c.reached and c.epoch is not None]
+    mean = _job_mean(done, level)
+    if len(done) < MIN_JOB_RUNS + 1 or _samples_per_epoch(log) is None:
+        return mean
+    errors: dict[str, list[float]] = {"batch scaling": [], "other runs": []}
+    for i, (o, actual) in enumerate(done):
+        rest = [d for j, d in enumerate(done) if j != i]
+        fitted = _batch_scaling_prediction(o, [r for r, _ in rest], target_acc=target_acc, level=level)
+        if fitted is None:
+            return mean
+        errors["batch scaling"].append(abs(math.log(fitted.epoch / (actual - 0.5))))
+        errors["other runs"].append(abs(math.log(_job_mean(rest, level).epoch / (actual - 0.5))))
+    med = {k: float(np.median(v)) for k, v in errors.items()}
+    score = (f"leave-one-run-out median error over {len(done)} runs: batch-scaling fit "
+             f"{100 * math.expm1(med['batch scaling']):.1f} %, mean of the others "
+             f"{100 * math.expm1(med['other runs']):.1f} %")
+    fitted = _batch_scaling_prediction(log, job, target_acc=target_acc, level=level)
+    chosen = fitted if fitted is not None and med["batch scaling"] < med["other runs"] else mean
+    return replace(chosen, description=f"{chosen.description} ({score})")
 
 
 def prior_source(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC) -> str | None:
@@ -267,12 +372,8 @@ def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = 
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     others = [o for o in others if o.source != log.source]
     job = same_job_runs(log, others)
-    if job:
-        reached = [(o, find_target_crossing(o, target_acc)) for o in job]
-        done = [(o, c) for o, c in reached if c.reached and c.epoch is not None]
-        if len(done) >= MIN_JOB_RUNS:
-            return prior_from_other_runs([c.epoch - 0.5 for _, c in done], level=level,
-                                         labels=[f"batch {o.meta.global_batch}" for o, _ in done])
+    if sum(find_target_crossing(o, target_acc).reached for o in job) >= MIN_JOB_RUNS:
+        return job_prior(log, job, target_acc=target_acc, level=level)
     datasets = {**builtin_datasets_by_file(), **(datasets_by_file or {})}   # the built-in runs are known
     return _calibration_prior(log, others, target_acc=target_acc, level=level,
                               datasets_by_file=datasets, method=method, extra_fits=fits)

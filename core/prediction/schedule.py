@@ -192,8 +192,14 @@ def pollux_schedule(job: str) -> Schedule | None:
 
 
 def known_schedule(log: RunLog) -> Schedule | None:
-    """The documented schedule of ``log``'s job: a Pollux trace (``<job>/validation-<batch>.csv``) of
-    one of the six benchmark jobs; None for any other log."""
+    """The documented schedule of ``log``'s job: the one an MLLOG log's optimiser events declare
+    (``RunMeta.schedule``), or a Pollux trace's (``<job>/validation-<batch>.csv``, one of the six
+    benchmark jobs); None for any other log."""
+    if log.meta.schedule:
+        try:
+            return parse_schedule(log.meta.schedule)
+        except InputError:
+            return None
     if log.fmt != "metric-trace" or not log.meta.global_batch:
         return None
     return pollux_schedule(log.meta.model or "")
@@ -279,12 +285,15 @@ def detected_schedule(log: RunLog) -> Schedule | None:
 
 
 def resolve_schedule(log: RunLog, declared: Schedule | str | None = None, *, detect: bool = True) -> Schedule | None:
-    """The schedule a prediction from ``log`` (its observed epochs) uses: declared, else from the
-    ``lr`` column, else detected from the curve (``detect``); None when nothing is known."""
+    """The schedule a prediction from ``log`` (its observed epochs) uses: declared, else the one the
+    log declares itself (an MLLOG log's optimiser events), else from the ``lr`` column, else detected
+    from the curve (``detect``); None when nothing is known."""
     if isinstance(declared, str):
         declared = parse_schedule(declared)
     if declared is not None:
         return declared
+    if log.meta.schedule:
+        return known_schedule(log)
     from_lr = schedule_from_lr(log)
     if from_lr is not None and from_lr.kind != "none":
         return from_lr

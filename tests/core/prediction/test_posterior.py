@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,6 +24,7 @@ from core.prediction import (
 )
 from core.prediction.posterior import backtest_variances, combine_beliefs, extrapolation_belief
 from core.prediction.prior import z_of
+from core.runs import find_target_crossing
 from tests.core.prediction.prediction_logs import course_csv, course_log
 
 Z80 = z_of(0.8)   # 1.2816: a central 80 % interval is median·exp(∓1.2816·σ)
@@ -174,3 +176,51 @@ def test_backtest_with_priors_scores_prior_extrapolation_and_posterior():
     assert row["prior_error_pct"] == pytest.approx(error)
     assert "step: the rate drops after epochs 30 and 60 (declared)" == row["schedule"]
     assert isinstance(t, pd.DataFrame) and {"posterior_epoch", "posterior_covered"} <= set(t.columns)
+
+
+# ---------------------------------------------------------------- the batch-scaling prior (issue 11 × issue 12)
+@pytest.fixture(scope="module")
+def mlperf_logs():
+    from core.datasets import batch_run_files
+
+    return [read_log_file(p, source=n) for n, p in batch_run_files("mlperf")]
+
+
+def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_batch(mlperf_logs):
+    from core.plan import fit_batch_scaling, measure_batch_runs
+
+    log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n64_") and lg.source.endswith("_0.txt"))
+    others = [lg for lg in mlperf_logs if not lg.source.startswith("dgxh100_n64_")]
+    prior = prior_for_run(log, others, target_acc=0.759)
+    # by hand: the fit of the other systems' samples to target, at B = 20,480, in epochs of
+    # 1,281,167 images, less half an epoch (the runs' samples count to the end of the passing epoch)
+    model = fit_batch_scaling(measure_batch_runs(others, target_acc=0.759), level=0.8)
+    n = 1_281_167
+    assert log.meta.global_batch == 20_480 and log.meta.samples_per_epoch == n
+    assert prior.source == "batch scaling"
+    assert prior.epoch == pytest.approx(model.samples(20_480) / n - 0.5, rel=1e-12)
+    low, high = model.samples_interval(20_480)
+    # the fit's 80 % band kept as the log-normal's width (centred on the median in log space)
+    assert math.log(prior.high / prior.low) == pytest.approx(math.log((high / n - 0.5) / (low / n - 0.5)), rel=1e-9)
+    # chosen over the log-mean by leave-one-run-out, and the description says both errors
+    assert "leave-one-run-out median error over 24 runs: batch-scaling fit" in prior.description
+    # the run passed 75.9 % during epoch 50: the prior says between 47 and 50
+    assert find_target_crossing(log, 0.759).epoch == 50 and 46 < prior.low < prior.epoch < prior.high < 50
+
+
+def test_the_batch_scaling_prior_reads_only_the_runs_batch(mlperf_logs):
+    log = mlperf_logs[0]
+    others = mlperf_logs[2:]
+    frame = log.frame.copy()
+    frame["acc"] = 0.01                                  # the run's own curve poisoned: never reaches anything
+    poisoned = dataclasses.replace(log, frame=frame)
+    assert prior_for_run(log, others, target_acc=0.759) == prior_for_run(poisoned, others, target_acc=0.759)
+
+
+def test_the_mlperf_logs_declare_their_learning_rate_schedule(mlperf_logs):
+    from core.prediction import known_schedule, resolve_schedule
+
+    log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n96_"))
+    # :::MLLOG lars_opt_learning_rate_decay_steps 58 and ..._decay_poly_power 2 in the log
+    assert log.meta.schedule == "poly:58:2"
+    assert known_schedule(log).spec() == "poly:58:2" and resolve_schedule(log).spec() == "poly:58:2"
