@@ -48,6 +48,10 @@ from core.validation import check_scalar
 MIN_JOB_RUNS = 2
 #: the fewest other architectures a calibration prior needs (``core.calibrate``'s LOAO needs 3)
 MIN_ARCHITECTURES = 3
+#: the calibration method of a prior from other architectures: the one the nested leave-one-
+#: architecture-out on the course table chooses for every held-out architecture (docs/calibrate.md),
+#: fixed so that a page does not re-run the method selection (1 s of 1.3 s per prior) for each run
+PRIOR_METHOD = "arch-kernel"
 SOURCES = {
     "calibration": "other architectures (core.calibrate)",
     "other runs": "other runs of the same job (the log-mean of their epochs to target)",
@@ -361,11 +365,12 @@ def prior_source(log: RunLog, others: Sequence[RunLog], *, target_acc: float = D
 
 def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC,
                   level: float = DEFAULT_LEVEL, datasets_by_file: dict[str, str] | None = None,
-                  method: str = "auto", fits: pd.DataFrame | None = None) -> Prior:
+                  method: str = PRIOR_METHOD, fits: pd.DataFrame | None = None) -> Prior:
     """The prior for ``log`` from the other loaded runs (module docstring); ``Prior.none`` when none.
 
     ``fits`` (a calibration frame, ``core.calibrate.read_fits_table``) adds fitted runs of other
-    architectures to the calibration.  ``log`` itself and every run of its own architecture
+    architectures to the calibration; ``method`` is its regression method (``PRIOR_METHOD`` by
+    default, ``"auto"`` to choose per run by leave-one-architecture-out, five times slower).  ``log`` itself and every run of its own architecture
     (its val/train twin included, and the table's rows of it) are left out before anything is
     computed.
     """
