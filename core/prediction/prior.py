@@ -370,9 +370,9 @@ def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = 
 
     ``fits`` (a calibration frame, ``core.calibrate.read_fits_table``) adds fitted runs of other
     architectures to the calibration; ``method`` is its regression method (``PRIOR_METHOD`` by
-    default, ``"auto"`` to choose per run by leave-one-architecture-out, five times slower).  ``log`` itself and every run of its own architecture
-    (its val/train twin included, and the table's rows of it) are left out before anything is
-    computed.
+    default, ``"auto"`` to choose per run by leave-one-architecture-out, five times slower).
+    ``log`` itself and every run of its own architecture (its val/train twin included, and the
+    table's rows of it) are left out before anything is computed.
     """
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     others = [o for o in others if o.source != log.source]

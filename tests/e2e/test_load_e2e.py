@@ -5,6 +5,7 @@ by bench/load.py, not asserted here."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from bench.load import run_sessions, session_log
 
@@ -12,7 +13,9 @@ from bench.load import run_sessions, session_log
 def test_eight_concurrent_uploads_without_cross_talk_or_error(app_url, tmp_path):
     assert app_url.startswith("http://127.0.0.1:")
     logs = [session_log(tmp_path, i) for i in range(8)]
-    results = asyncio.run(run_sessions(app_url, logs))
+    # its own thread: the session's sync Playwright fixtures keep an event loop running in this one
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        results = pool.submit(asyncio.run, run_sessions(app_url, logs)).result()
     assert len(results) == 8
     for log, result in zip(logs, results):
         assert result["errors"] == 0, result["log"]
