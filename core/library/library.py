@@ -218,15 +218,15 @@ class Library:
     def _insert(con, item: PendingRun) -> AddResult:
         con.begin()
         try:
-            found = con.execute("SELECT run_id FROM runs WHERE content_hash = ?", [item.digest]).fetchone()
-            if found is not None:
+            found = con.execute("SELECT run_id FROM runs WHERE content_hash = ?", [item.digest]).fetchall()
+            if found:
                 con.rollback()
-                return AddResult(item.log.source, int(found[0]), False)
+                return AddResult(item.log.source, int(found[0][0]), False)
             row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
             row["added_at"] = _now()
             names = list(row)
             run_id = int(con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
-                                     "RETURNING run_id", [row[n] for n in names]).fetchone()[0])
+                                     "RETURNING run_id", [row[n] for n in names]).fetchall()[0][0])
             incoming = series_frame(item.log)
             con.register("incoming_series", incoming)
             try:
@@ -357,7 +357,7 @@ class Library:
         with self.store.connect() as con:
             if con is None:
                 return {t: 0 for t in TABLES}
-            return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}
+            return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]) for t in TABLES}
 
 
 def _empty_runs() -> pd.DataFrame:

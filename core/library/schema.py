@@ -79,10 +79,10 @@ TABLES = ("runs", "run_tags", "series", "fits", "speed_tables")
 def current_version(con) -> int:
     """The schema version of an open database (0: an empty file, no tables yet)."""
     exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
-                         "AND database_name = current_database()").fetchone()[0]
+                         "AND database_name = current_database()").fetchall()[0][0]
     if not exists:
         return 0
-    version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+    version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
     return int(version or 0)
 
 
