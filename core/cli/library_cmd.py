@@ -44,6 +44,7 @@ from core.library import (
     compact,
     export_library,
     import_library,
+    with_reached,
 )
 from core.tables import file_bytes
 
@@ -155,10 +156,7 @@ def _filter(args) -> RunFilter:
 
 
 def _list(lib: Library, args) -> int:
-    table = lib.runs(_filter(args))
-    table.insert(table.columns.get_loc("best_acc") + 1, "reached_target",
-                 [None if pd.isna(b) else bool(b > args.target_acc) for b in table["best_acc"]])
-    print_csv(table)
+    print_csv(with_reached(lib.runs(_filter(args)), args.target_acc))
     return 0
 
 

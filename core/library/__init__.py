@@ -16,10 +16,27 @@ from core.library.callbacks import (
     lightning_callback,
     log_path,
 )
-from core.library.exchange import CompactSummary, ExportSummary, compact, export_library, import_library, read_manifest
+from core.library.exchange import (
+    CompactSummary,
+    ExportSummary,
+    compact,
+    export_library,
+    export_zip,
+    import_library,
+    read_manifest,
+)
 from core.library.filters import FILTER_KEYS, RunFilter
 from core.library.fits import LibraryFits, fit_library
-from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
+from core.library.library import (
+    AddReport,
+    AddResult,
+    Library,
+    PendingRun,
+    Progress,
+    check_tags,
+    filter_options,
+    with_reached,
+)
 from core.library.records import RUN_COLUMNS, content_hash, library_name
 from core.library.sources import Collected, Source, add_builtin, add_paths, collect_sources, read_source
 from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
@@ -30,6 +47,6 @@ __all__ = [
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',
     'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
-    'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path', 'read_manifest', 'read_source',
-    'speed_table_bytes', 'speed_tables',
+    'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',
+    'read_manifest', 'read_source', 'speed_table_bytes', 'speed_tables', 'with_reached',
 ]

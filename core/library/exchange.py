@@ -93,6 +93,22 @@ def export_library(library: Library, directory: str | Path, run_filter: RunFilte
     return ExportSummary(str(directory), files["runs"]["rows"], {t: f["rows"] for t, f in files.items()})
 
 
+def export_zip(library: Library, run_filter: RunFilter | str | None = None) -> bytes:
+    """An export (see :func:`export_library`) as the bytes of a ZIP file of its folder (a page's download)."""
+    import tempfile
+    import zipfile
+    from io import BytesIO
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "library_export"
+        export_library(library, folder, run_filter)
+        buffer = BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:   # Parquet is compressed already
+            for path in sorted(folder.iterdir()):
+                archive.write(path, f"library_export/{path.name}")
+    return buffer.getvalue()
+
+
 def read_manifest(directory: str | Path) -> dict:
     """The export's manifest, checked: format, schema version, and every file's rows and checksum.
 

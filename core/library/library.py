@@ -360,6 +360,33 @@ class Library:
             return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]) for t in TABLES}
 
 
+def filter_options(table: pd.DataFrame) -> dict[str, list]:
+    """The values a filter can take in a table of runs (``Library.runs``): models, devices, tags, batches.
+
+    >>> filter_options(pd.DataFrame({"model": ["resnet8", None, "resnet8"], "gpu": ["V100", "A100", None],
+    ...                              "tags": ["b,a", None, "a"], "global_batch": [128, None, 64]}))
+    {'model': ['resnet8'], 'gpu': ['A100', 'V100'], 'tag': ['a', 'b'], 'batch': [64, 128]}
+    """
+    tags = sorted({t for cell in table["tags"].dropna() for t in str(cell).split(",") if t})
+    return {"model": sorted(table["model"].dropna().astype(str).unique()),
+            "gpu": sorted(table["gpu"].dropna().astype(str).unique()), "tag": tags,
+            "batch": sorted(int(b) for b in table["global_batch"].dropna().unique())}
+
+
+def with_reached(table: pd.DataFrame, target_acc: float) -> pd.DataFrame:
+    """``table`` (of :meth:`Library.runs`) with ``reached_target`` after ``best_acc``: whether each run's
+    accuracy passed ``target_acc`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
+
+    >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), 0.92)["reached_target"].tolist()
+    [True, False, None]
+    """
+    out = table.copy()
+    out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
+               pd.Series([None if pd.isna(b) else bool(b > target_acc) for b in out["best_acc"]], dtype=object,
+                         index=out.index))
+    return out
+
+
 def _empty_runs() -> pd.DataFrame:
     return _typed_runs(pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_COLUMNS}))
 

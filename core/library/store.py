@@ -49,10 +49,11 @@ def default_db_path() -> str:
     """The library file used when none is given: ``$TTA_LIBRARY_DB``, else the per-user data directory.
 
     >>> import os
+    >>> saved = os.environ.get(ENV_VAR)
     >>> os.environ[ENV_VAR] = "/tmp/team/library.duckdb"
     >>> default_db_path()
     '/tmp/team/library.duckdb'
-    >>> del os.environ[ENV_VAR]
+    >>> _ = os.environ.pop(ENV_VAR) if saved is None else os.environ.update({ENV_VAR: saved})
     """
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
