@@ -111,6 +111,7 @@ class Store:
         if self._file_lock is None:
             from filelock import FileLock
 
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._file_lock = FileLock(f"{self.path}.lock", timeout=self.timeout, fallback_to_soft=False,
                                        preserve_lock_file=True)
         return self._file_lock
@@ -165,9 +166,16 @@ class Store:
         if version > SCHEMA_VERSION:
             raise LibraryError(f"{self.path}: expected a library of schema version {SCHEMA_VERSION} or older; "
                                f"the file is version {version} (made by a newer planner). Upgrade the planner.")
+        import duckdb
+
         con.begin()
         try:
             apply_migrations(con, start=version)
+        except duckdb.Error as exc:
+            con.rollback()
+            raise LibraryError(f"{self.path}: upgrading the library from schema version {version} to "
+                               f"{SCHEMA_VERSION} failed ({' '.join(str(exc).split())[:200]}); the file was left at "
+                               f"version {version}.") from None
         except BaseException:
             con.rollback()
             raise
@@ -177,8 +185,11 @@ class Store:
     def connect(self, *, create: bool = False) -> Iterator:
         """An open connection, the lock held until it is closed; ``None`` when the file does not exist
         and ``create`` is False (a reader's "empty library")."""
+        if not create and not self.exists():   # nothing to read, and nothing (not even the lock file) is made
+            yield None
+            return
         with self._locked():
-            if not create and not self.exists():
+            if not create and not self.exists():   # removed while we waited
                 yield None
                 return
             con = self._open(create=create)
