@@ -111,11 +111,8 @@ def selection_section(shown) -> list[int]:
 
 def actions_section(lib, shown, chosen: list[int]) -> None:
     c1, c2, c3 = st.columns([2, 3, 2])
-    if c1.button(f"Load {len(chosen)} run(s) into this session", key="library_load", icon=":material/input:",
-                 disabled=not chosen):
-        names = load_library_runs(lib, chosen)
-        st.success(f"Loaded {len(names)} run(s): every page now uses them beside the uploads and the built-in data "
-                   "(see the sidebar).", icon=":material/check:")
+    c1.button(f"Load {len(chosen)} run(s) into this session", key="library_load", icon=":material/input:",
+              disabled=not chosen, on_click=_load_now, args=(lib.path, list(chosen)))
     with c2:
         tag = st.text_input("Tag", key="library_tag_text", placeholder="e.g. baseline", label_visibility="collapsed")
         b1, b2 = st.columns(2)
@@ -133,6 +130,19 @@ def actions_section(lib, shown, chosen: list[int]) -> None:
                        data=lambda: export_zip(lib, export_filter), file_name="library_export.zip",
                        mime="application/zip", key="library_export", on_click="ignore", icon=":material/archive:",
                        help="Import it elsewhere with python -m core library import DIR (after unzipping).")
+
+
+def _load_now(path: str, ids: list[int]) -> None:
+    """``on_click`` of *Load*: before the page is drawn again, so the sidebar lists the runs at once."""
+    from core.library import Library
+
+    try:
+        names = load_library_runs(Library(path), ids)
+    except (LibraryError, InputError) as exc:
+        st.session_state[NOTICE] = ("error", str(exc))
+        return
+    st.session_state[NOTICE] = ("success", f"Loaded {len(names)} run(s): every page now uses them beside the "
+                                           "uploads and the built-in data (see the sidebar).")
 
 
 def _delete_now(path: str, ids: list[int], names: list[str]) -> None:
