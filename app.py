@@ -17,6 +17,7 @@ PAGES = [
     ("pages/plan.py", "Plan", ":material/timer:"),
     ("pages/throughput.py", "Throughput", ":material/speed:"),
     ("pages/scaling.py", "Scaling", ":material/lan:"),
+    ("pages/library.py", "Library", ":material/database:"),
 ]
 
 

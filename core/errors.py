@@ -36,5 +36,13 @@ class InputError(PlannerError, ValueError):
     """A parameter or table given to a ``core`` function has a wrong value."""
 
 
+class LibraryError(PlannerError, RuntimeError):
+    """The run library's database cannot be used as asked (made by a newer version, not a library, busy)."""
+
+
+class LibraryBusyError(LibraryError):
+    """Another process or session held the library for longer than the time allowed to wait."""
+
+
 class FitWarning(UserWarning):
     """A fit finished but its result should not be trusted as it stands."""

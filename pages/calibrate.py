@@ -31,7 +31,7 @@ from core.calibrate import (
     recommend_method,
     usable,
 )
-from core.datasets import builtin_datasets_by_file, course_fits_path
+from core.datasets import course_fits_path
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (
@@ -53,6 +53,7 @@ from pages.shared.common import (
     SHARED,
     LoadedRuns,
     chart,
+    datasets_by_file,
     frame_key,
     guarded,
     load_runs,
@@ -145,7 +146,7 @@ def fits_section(source: str, target: float, runs: LoadedRuns | None) -> pd.Data
             st.warning("The course table records only the 92 % target; its rows use 0.92 whatever the slider says.")
     if runs is not None:
         frames.append(normalise_fits(runs.table, source="Logs page", target_acc=target,
-                                     datasets_by_file=builtin_datasets_by_file()))
+                                     datasets_by_file=datasets_by_file()))
     if source == "upload":
         up = st.file_uploader("Fits table (course columns or `python -m core fit` output)", type=["csv"],
                               key="cal_upload")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
-from core.datasets import builtin_datasets_by_file
+from core.errors import InputError, LibraryError
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.logs import MAX_LOG_BYTES, ROLES, RunLog
@@ -36,13 +36,19 @@ from pages.shared.common import (
     ROUTE,
     SHARED,
     UPLOAD_REFUSALS,
+    UPLOADS,
     LoadedRuns,
     chart,
+    content_digest,
+    datasets_by_file,
     guarded,
+    is_library_run,
+    library,
     load_runs,
     loaded_log,
     page_setup,
     plain,
+    save_uploads_to_library,
     shared_fits,
     show_errors,
     sync_uploads,
@@ -57,28 +63,37 @@ ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
 #: the fewest epochs a run needs before its first epochs can predict the rest
 MIN_PREDICTION_EPOCHS = 4
+DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
 
 
 # ---------------------------------------------------------------- cached core calls
 @st.cache_resource(**SHARED)
-def _prior(log: RunLog, others: tuple[RunLog, ...], target: float) -> Prior:
-    return prior_for_run(log, others, target_acc=target, datasets_by_file=builtin_datasets_by_file())
+def _prior(log: RunLog, others: tuple[RunLog, ...], target: float,
+           datasets: tuple[tuple[str, str], ...] = ()) -> Prior:
+    return prior_for_run(log, others, target_acc=target, datasets_by_file=dict(datasets))
+
+
+def _datasets() -> tuple[tuple[str, str], ...]:
+    """What the runs in play trained on (a hashable argument of the cached prior)."""
+    return tuple(sorted(datasets_by_file().items()))
 
 
 @st.cache_data(**CACHE)
 def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str,
               schedule: str | None) -> Forecast:
     return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route,
-                                    prior=_prior(log, others, target), schedule=schedule, cache=shared_fits())
+                                    prior=_prior(log, others, target, _datasets()), schedule=schedule,
+                                    cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
 def _convergence(log: RunLog, others: tuple[RunLog, ...], target: float, family: str, route: str,
                  schedule: str | None):
     return convergence_of_prediction(log, target_acc=target, family=family, route=route,
-                                     prior=_prior(log, others, target), schedule=schedule, cache=shared_fits())
+                                     prior=_prior(log, others, target, _datasets()), schedule=schedule,
+                                    cache=shared_fits())
 
 
 @st.cache_data(**CACHE)
@@ -270,21 +285,60 @@ def edit_section(runs: LoadedRuns) -> None:
         spe = e5.number_input("Steps per epoch", value=log.steps_per_epoch or 0, min_value=0, step=1,
                               key=f"edit_spe_{name}", help="0 = infer from the log")
         options = [None] + list(log.columns)
-        roles = {}
-        for col, role in zip(st.columns(len(ROLES)), ROLES):
-            current = getattr(log.roles, role)
-            roles[role] = col.selectbox(role, options, index=options.index(current) if current in options else 0,
-                                        key=f"edit_role_{role}_{name}", format_func=lambda c: "—" if c is None else c)
+        roles = log.roles.to_dict()
+        if is_library_run(name):   # saved as a tidy series: its columns were chosen when it was saved
+            st.caption("Column roles and steps per epoch of a library run were fixed when it was saved: "
+                       + plain(", ".join(f"{r} = {c}" for r, c in roles.items() if c)))
+        else:
+            for col, role in zip(st.columns(len(ROLES)), ROLES):
+                current = getattr(log.roles, role)
+                roles[role] = col.selectbox(role, options, index=options.index(current) if current in options else 0,
+                                            key=f"edit_role_{role}_{name}",
+                                            format_func=lambda c: "—" if c is None else c)
         if st.button("Apply", key="logs_apply_edit", icon=":material/check:"):
             new = {"model": model or None, "depth": int(depth) or None, "gpu": gpu or None}
             if split != log.meta.split:
                 new["split"] = split
-            if spe and spe != log.steps_per_epoch:
+            if spe and spe != log.steps_per_epoch and not is_library_run(name):
                 new["steps_per_epoch"] = int(spe)
             if roles != log.roles.to_dict():
                 new["roles"] = roles
             st.session_state[EDITS][name] = {**edit, **new}
             st.rerun()
+
+
+@st.fragment
+@guarded("Logs: save to the library")
+def save_section() -> None:
+    """Uploaded runs into the library (as read here: edited roles and metadata), for every session to load."""
+    uploads = list(st.session_state.get(UPLOADS, {}))
+    with st.expander("Save to the library", icon=":material/database_upload:"):
+        if not uploads:
+            st.caption("Upload logs above to save them in the library, where every session (and "
+                       "`python -m core library`) finds them again; the Library page lists them.")
+            return
+        names = st.multiselect("Uploaded files", uploads, default=uploads,   # a new key (all chosen) per set of files
+                               key=f"logs_save_files_{content_digest(chr(0).join(uploads).encode())[:12]}")
+        c1, c2 = st.columns(2)
+        tags = c1.text_input("Tags (comma-separated)", key="logs_save_tags", placeholder="e.g. baseline, v100")
+        dataset = c2.selectbox("Trained on", list(DATASET_LABELS), format_func=DATASET_LABELS.get,
+                               key="logs_save_dataset", help="Gives the parameter count of known architectures.")
+        if st.button("Save to the library", key="logs_save", icon=":material/save:", disabled=not names):
+            bar = st.progress(0.0, text="Saving…")
+            try:
+                report = save_uploads_to_library(
+                    library(), names, tags=tags.split(","), dataset=dataset,
+                    progress=lambda done, total, label: bar.progress(done / max(total, 1),
+                                                                     text=plain(f"{done}/{total}: {label}")))
+            except (InputError, LibraryError) as exc:
+                st.error(plain(str(exc)), icon=":material/error:")
+                return
+            finally:
+                bar.empty()
+            show_errors(report.errors)
+            for result in report.results:
+                st.caption((":material/check: " if result.added else ":material/info: ") + plain(result.message))
+            st.success(plain(report.summary()), icon=":material/database:")
 
 
 # ---------------------------------------------------------------- page
@@ -308,6 +362,7 @@ def main() -> None:
     fit_report_section(runs, view)
     prediction_section(runs, target=target, preferred=None if view in OVERLAYS else view)
     edit_section(runs)
+    save_section()
 
 
 main()

@@ -14,7 +14,7 @@ import warnings
 import pandas as pd
 import streamlit as st
 
-from core.datasets import BATCH_RUN_SETS, builtin_datasets_by_file, builtin_speed_tables
+from core.datasets import BATCH_RUN_SETS, builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
 from core.logs import parse_run_name
@@ -66,6 +66,7 @@ from pages.shared.common import (
     SPEED_UPLOADS,
     LoadedRuns,
     chart,
+    datasets_by_file,
     guarded,
     keep_valid_choice,
     load_batch_study,
@@ -468,7 +469,7 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
         nets = [*list_nets(loadable_only=True)["specs"], *list_nets()["models"]]
         run = st.session_state.get("plan_run")
         default = paleo_net_for(parse_run_name(run).model if run else None,
-                                builtin_datasets_by_file().get(run, "cifar10"))
+                                datasets_by_file().get(run, "cifar10"))
         keep_valid_choice("plan_paleo_net", nets, default)
         c1, c2, c3 = st.columns(3)
         ref = c1.selectbox("Network", nets, index=nets.index(default) if default in nets else 0,

@@ -1,4 +1,5 @@
-"""Shared fixtures: caches cleared per test, paths to the repository and to ../shared."""
+"""Shared fixtures: caches cleared per test, a run library of its own per test, paths to the repository and to
+../shared."""
 
 from __future__ import annotations
 
@@ -30,3 +31,12 @@ def _clear_streamlit_cache():
         return
     st.cache_data.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _own_library(tmp_path_factory, monkeypatch):
+    """Every test gets a library file of its own (never the user's default one): ``TTA_LIBRARY_DB`` points into a
+    fresh temporary folder (the file itself is created only by a test that writes to it)."""
+    from core.library.store import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, str(tmp_path_factory.mktemp("library") / "library.duckdb"))

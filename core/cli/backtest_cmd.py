@@ -15,6 +15,9 @@ and a second summary line compares the three per observed fraction.  ``--schedul
 the learning-rate schedule (``step:30,60``, ``cosine:100``, ``poly:90``, ``exp:100``, ``none``;
 ``auto``: an lr column, else drops detected in the observed epochs).
 
+``--from-library [FILTER]`` adds the library's runs (all, or those FILTER matches) to the
+files, named ``<source> (library #<id>)``.
+
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are
 still backtested.  Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -23,10 +26,19 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.common import complain, fraction, positive_int, print_csv, read_prior_sources, schedule_spec
+from core.cli.common import (
+    add_library_arguments,
+    complain,
+    fraction,
+    library_logs,
+    positive_int,
+    print_csv,
+    read_prior_sources,
+    schedule_spec,
+)
 from core.curves import FAMILIES
 from core.defaults import DEFAULT_TARGET_ACC
-from core.errors import InputError, LogFormatError
+from core.errors import InputError, LibraryError, LogFormatError
 from core.logs import read_log_file
 from core.prediction import (
     BACKTEST_COLUMNS,
@@ -56,7 +68,7 @@ def family_name(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="training-log CSV files (finished runs)")
+    parser.add_argument("logs", nargs="*", metavar="LOG", help="training-log CSV files (finished runs)")
     parser.add_argument("--observe", type=fractions, default=list(DEFAULT_FRACTIONS),
                         help="observed fractions of the epochs, comma-separated (default 0.3,0.5,0.7)")
     target = parser.add_mutually_exclusive_group()
@@ -90,16 +102,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "of the other logs at the same fraction (backtest)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for a calibration prior)")
+    add_library_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.logs and args.from_library is None:
+        complain("backtest: expected LOG files or --from-library [FILTER]; got neither.")
+        return 2
     logs, rejected = [], 0
+    try:
+        library = library_logs(args)
+    except (InputError, LibraryError) as exc:
+        complain(str(exc))
+        return 2
     for path in args.logs:
         try:
             logs.append(read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch))
         except LogFormatError as exc:
             complain(str(exc))
             rejected += 1
+    logs += library
     if args.target_rel is not None:
         kept = []
         for log in logs:

@@ -8,7 +8,9 @@ epoch_pred,epoch_error_pct`` then ``epoch_pred_low,epoch_pred_high,covered,
 inside_calibration_set,outside_reason``): every architecture held out in turn, the method
 (``--method auto``) and the interval chosen on the others alone.  A summary (method choice,
 loss threshold, interval source, inside/outside the calibration set, MAPEs and coverage) goes
-to stderr.  FITS_CSV is the course table or the output of ``python -m core fit``.
+to stderr.  FITS_CSV is the course table or the output of ``python -m core fit``;
+``--from-library [FILTER]`` calibrates on the library's runs (all, or those FILTER matches),
+fitted for ``--target-acc`` (fits stored in the library and reused), with or instead of it.
 """
 
 from __future__ import annotations
@@ -34,12 +36,13 @@ from core.calibrate import (
     recommend_method,
     unnamed_runs,
 )
-from core.cli.common import complain, fraction, print_csv
-from core.errors import InputError, LogFormatError
+from core.cli.common import add_library_arguments, complain, fraction, print_csv
+from core.errors import InputError, LibraryError, LogFormatError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("fits", metavar="FITS_CSV", help="course table or `python -m core fit` output")
+    parser.add_argument("fits", nargs="?", default=None, metavar="FITS_CSV",
+                        help="course table or `python -m core fit` output (or --from-library)")
     parser.add_argument("--holdout", default="resnet50", help="architecture to predict (default resnet50)")
     parser.add_argument("--target-acc", type=fraction, default=0.92, help="target the fits were made for")
     parser.add_argument("--split", default="train", choices=["train", "val"])
@@ -57,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on, for parameter counts from core.models "
                              "(default: cifar10 for the course table, other for fit tables)")
+    add_library_arguments(parser)
 
 
 def _check_target(fits: pd.DataFrame, target: float, source: str) -> None:
@@ -67,14 +71,37 @@ def _check_target(fits: pd.DataFrame, target: float, source: str) -> None:
                          f"--target-acc {target:g}` (the course table only has 0.92).")
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
+def _fits(args: argparse.Namespace) -> pd.DataFrame:
+    """The table to calibrate on: FITS_CSV, the library's runs, or both (``InputError`` for neither)."""
+    frames = []
+    if args.fits is not None:
         fits = read_fits_table(args.fits, source=args.fits, dataset=args.dataset)
         _check_target(fits, args.target_acc, args.fits)
+        frames.append(fits)
+    if args.from_library is not None:
+        from core.calibrate import normalise_fits
+        from core.library import Library, fit_library
+
+        library = fit_library(Library(args.db), args.from_library, target_acc=args.target_acc)
+        complain(f"library: {len(library.table)} run(s), {library.n_fitted} fitted now, {library.n_stored} fitted "
+                 "before")
+        if len(library.table):
+            frames.append(normalise_fits(library.table, source="library", dataset=args.dataset,
+                                         target_acc=args.target_acc, datasets_by_file=library.datasets))
+    if not frames:
+        raise InputError("calibrate: expected FITS_CSV or --from-library [FILTER]; got neither (or no library run "
+                         "matched). Give a fits table or add runs to the library.")
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    where = args.fits or "library"
+    try:
+        fits = _fits(args)
         unnamed = unnamed_runs(fits)
         if unnamed:   # named and left out: the rest is calibrated, the exit status says input was rejected
             rows = ", ".join(str(i + 2) for i in unnamed[:10]) + (", ..." if len(unnamed) > 10 else "")
-            complain(f"{args.fits}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
+            complain(f"{where}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
                      "architecture (e.g. resnet20) in the model column.")
         if args.loao:
             table = nested_loao(fits, split=args.split, method=args.method, level=args.level,
@@ -85,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         scores = method_scores(fits, split=args.split, holdout=args.holdout, threshold=args.threshold)
         cal = calibrate(fits, holdout=args.holdout, split=args.split, method=args.method, level=args.level,
                         threshold=args.threshold)
-    except (InputError, LogFormatError) as exc:
+    except (InputError, LogFormatError, LibraryError) as exc:
         complain(str(exc))
         return 2
     method = cal.method

@@ -106,3 +106,34 @@ def read_prior_sources(paths, args) -> tuple[list, pd.DataFrame | None, int]:
             complain(str(exc))
             rejected += 1
     return logs, (pd.concat(tables, ignore_index=True) if tables else None), rejected
+
+
+def add_db_argument(parser: argparse.ArgumentParser, *, default=None) -> None:
+    """``--db PATH``: the library file (or ``:memory:``); default ``$TTA_LIBRARY_DB`` or the user data folder."""
+    parser.add_argument("--db", default=default, metavar="PATH",
+                        help="run library file or :memory: (default: $TTA_LIBRARY_DB, else the per-user data folder)")
+
+
+def add_library_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--from-library [FILTER]`` and ``--db``: runs of the library as a source (see ``core.library.filters``)."""
+    parser.add_argument("--from-library", nargs="?", const="", default=None, metavar="FILTER",
+                        help="use the library's runs too: all, or those FILTER matches (model=resnet20,gpu=V100,"
+                             "tag=T,batch=N,dataset=D,split=S,source=TEXT,id=N; the same key twice: either)")
+    add_db_argument(parser)
+
+
+def library_logs(args) -> list:
+    """The runs ``--from-library`` asks for (named ``source (library #id)``); none without the option.
+
+    Raises ``InputError`` for a malformed filter, ``LibraryError`` when the library cannot be used.
+    """
+    if getattr(args, "from_library", None) is None:
+        return []
+    from core.library import Library, RunFilter
+
+    library = Library(args.db)
+    run_filter = RunFilter.parse(args.from_library)
+    logs = library.load(run_filter)
+    if not logs:
+        complain(f"{library.path}: no run matches {run_filter.describe()}.")
+    return logs

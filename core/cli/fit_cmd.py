@@ -1,22 +1,27 @@
-"""``python -m core fit LOG... [--target-acc 0.92] [--steps-per-epoch N]``.
+"""``python -m core fit LOG... [--target-acc 0.92] [--steps-per-epoch N] [--from-library [FILTER]]``.
 
 Prints one CSV row per run with the columns of ``core.runs.analysis.FIT_TABLE_COLUMNS`` (then a few
 extra ones); a file that cannot be read gets one ``<file>: <problem>`` line on stderr and the
 others are still fitted. Exit status 0 when every file was read, 2 when any was rejected.
+With ``--from-library`` the library's runs (all, or those FILTER matches) follow the files,
+named ``<source> (library #<id>)``; their fits are stored in the library and reused.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from core.cli.common import complain, fraction, positive_int, print_csv
+import pandas as pd
+
+from core.cli.common import add_library_arguments, complain, fraction, positive_int, print_csv
 from core.curves import FAMILIES
 from core.defaults import DEFAULT_TARGET_ACC
+from core.errors import InputError, LibraryError
 from core.runs import CRITERIA, fit_files
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="training-log CSV files")
+    parser.add_argument("logs", nargs="*", metavar="LOG", help="training-log CSV files")
     parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
                         help="target accuracy as a fraction (default 0.92)")
     parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
@@ -28,13 +33,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-extra", action="store_true", help="print only the contract columns")
     parser.add_argument("--jobs", type=positive_int, default=1,
                         help="processes to spread the files over (default 1; same numbers)")
+    add_library_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.logs and args.from_library is None:
+        complain("fit: expected LOG files or --from-library [FILTER]; got neither.")
+        return 2
     table, errors = fit_files(args.logs, target_acc=args.target_acc, criterion=args.criterion,
                               family=args.family, steps_per_epoch=args.steps_per_epoch, jobs=args.jobs,
                               extra=not args.no_extra)
     for message in errors:
         complain(message)
+    if args.from_library is not None:
+        from core.library import Library, fit_library
+
+        try:
+            library = fit_library(Library(args.db), args.from_library, target_acc=args.target_acc,
+                                  criterion=args.criterion, family=args.family, extra=not args.no_extra)
+        except (InputError, LibraryError) as exc:
+            complain(str(exc))
+            return 2
+        complain(f"library: {len(library.table)} run(s), {library.n_fitted} fitted now, {library.n_stored} "
+                 "fitted before")
+        table = pd.concat([t for t in (table, library.table) if len(t)], ignore_index=True) \
+            if len(library.table) else table
     print_csv(table)
     return 2 if errors else 0

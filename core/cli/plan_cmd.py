@@ -21,6 +21,15 @@ the noise scale; ``python -m core batch-scaling`` measures them) instead of ``--
 shortest time for each w within the bounds; with ``--batch M`` alone every w keeps ``M``.
 With ``--batch-model`` and either rule the columns ``global_batch,steps`` follow the usual
 ones (and ``steps_low,steps_high`` nothing: a typed model has no interval).
+
+Steps to target can also come from the run library, ``--from-library [FILTER]`` instead of
+``--steps``: each matching run's steps to ``--target-acc`` (measured where it got there, else
+its fitted curve; ``core.plan.steps_from_run``), one run's as it is, several runs' median with
+their range as the interval (the ``time_s_low,...`` columns).  When ``--batch`` is not given
+and the runs share one global batch, it is used.  ``--theta fit:library:NAME`` fits θ to a
+speed table stored in the library (``python -m core library add --speed FILE``)::
+
+    python -m core plan --from-library model=resnet20,gpu=V100 --batch 128 --ps 2,4
 """
 
 from __future__ import annotations
@@ -28,7 +37,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.common import print_csv
+import pandas as pd
+
+from core.cli.common import add_library_arguments, complain, fraction, library_logs, print_csv
+from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
 from core.plan import (
     MODEL_CHOICES,
@@ -79,6 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --batch-model: the global batch grows with the workers, M = w·m")
     parser.add_argument("--best-batch", default=None, metavar="LO:HI",
                         help="with --batch-model: for each w the global batch in [LO, HI] with the shortest time")
+    parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
+                        help="with --from-library: the target the runs' steps are counted to (default 0.92)")
+    add_library_arguments(parser)
 
 
 def _ints(text: str, option: str) -> list[int]:
@@ -119,6 +134,13 @@ def build_model(args: argparse.Namespace) -> SpeedModel:
         step_time = (numbers[0], int(numbers[1]), int(numbers[2]))
     if spec == "paper":
         return build_speed_model("paper", mode=args.mode, global_batch=args.batch, step_time=step_time)
+    if spec.startswith("fit:library:"):
+        from core.library import Library, speed_table_bytes
+
+        path, data = speed_table_bytes(Library(args.db), spec[len("fit:library:"):])
+        table = read_speed_csv(data, global_batch=args.batch, source=path)
+        return build_speed_model("table", mode=args.mode, global_batch=args.batch, table=table, table_name=path,
+                                 step_time=step_time, family=args.model)
     if spec.startswith("fit:"):
         path = spec[4:]
         table = read_speed_csv(path, global_batch=args.batch, source=path)
@@ -154,15 +176,56 @@ def _rule(args: argparse.Namespace) -> ScalingRule | None:
 
 
 def _steps_source(args: argparse.Namespace) -> None:
-    if (args.steps is None) == (args.batch_model is None):
-        raise _BadArgument("--steps: expected --steps N or --batch-model E_MIN,B_NOISE (one of them); got "
-                           f"{'both' if args.steps is not None else 'neither'}. Give one.")
+    given = sum(x is not None for x in (args.steps, args.batch_model, args.from_library))
+    if given != 1:
+        raise _BadArgument("--steps: expected --steps N, --batch-model E_MIN,B_NOISE or --from-library [FILTER] "
+                           f"(one of them); got {'several' if given else 'none'}. Give one.")
+
+
+def _library_steps(args: argparse.Namespace):
+    """Steps to target (a ``StepsEstimate``) from the library's runs, and the global batch they share (or None)."""
+    from core.plan import steps_from_run, typed_steps
+    from core.runs import analyse_run
+
+    logs = library_logs(args)
+    if not logs:
+        raise _BadArgument(f"--from-library: expected runs matching {args.from_library or 'all runs'!r}; none "
+                           "match. See python -m core library list.")
+    analyses = [analyse_run(log, target_acc=args.target_acc) for log in logs]
+    estimates = []
+    for run in analyses:
+        try:
+            estimates.append(steps_from_run(run, analyses))
+        except PlannerError as exc:
+            complain(f"{run.log.source}: left out: {exc}")
+    if not estimates:
+        raise _BadArgument(f"--from-library: expected a run that reached {args.target_acc:g} or has a fitted curve "
+                           "that gets there; none of the matching runs does.")
+    batches = {log.meta.global_batch for log in logs}
+    for e in estimates:
+        complain(f"steps from {e.label}: {e.steps:,.0f} ({e.source})")
+    if len(estimates) == 1:
+        estimate = estimates[0]
+    else:
+        values = sorted(e.steps for e in estimates)
+        middle = float(pd.Series(values).median())
+        estimate = typed_steps(middle, low=values[0], high=values[-1], label=f"{len(values)} library runs")
+    return estimate, (batches.pop() if len(batches) == 1 else None)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         _steps_source(args)
         rule = _rule(args)
+        library_estimate = None
+        if args.from_library is not None:
+            library_estimate, shared_batch = _library_steps(args)
+            if args.batch is None and shared_batch:
+                args.batch = float(shared_batch)
+                complain(f"--batch: the runs' global batch, {shared_batch}")
+            args.steps = library_estimate.steps
+            if library_estimate.interval and args.steps_interval is None:
+                args.steps_interval = ",".join(f"{v:.17g}" for v in library_estimate.interval)
         model = build_model(args)
         if rule is None and model.mode != "async" and model.global_batch is None:
             raise _BadArgument(f"--batch: expected the global batch M (samples per step) for mode "

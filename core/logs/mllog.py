@@ -223,7 +223,7 @@ def _frame(ev: _Events, source: str) -> tuple[pd.DataFrame, list[str]]:
     frame = pd.DataFrame({"global_step": table["global_step"].to_numpy(dtype=float),
                           "epoch": pd.array(np.where(np.isfinite(epochs), epochs, np.nan),
                                             dtype="Float64").astype("Int64"),
-                          "loss": np.nan, "acc": acc, "time_s": time_s})
+                          "loss": np.nan, "acc": acc, "time_s": time_s, "lr": np.nan})
     return frame, flags
 
 

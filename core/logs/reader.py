@@ -94,7 +94,8 @@ class RunLog:
         One row per logged step (or per epoch for epoch-level traces), sorted by
         ``global_step``, with columns ``global_step`` (float, the optimiser step k of the
         loss model), ``epoch`` (1-based, ``<NA>`` when unknown), ``loss``, ``acc``
-        (fraction in [0, 1], NaN where absent) and ``time_s`` (NaN where absent).
+        (fraction in [0, 1], NaN where absent), ``time_s`` and ``lr`` (NaN where absent),
+        whatever the format.
     fmt : str
         Detected format: ``course``, ``lightning``, ``tensorboard``, ``wandb``,
         ``metric-trace`` or ``generic``.

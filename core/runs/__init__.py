@@ -14,6 +14,7 @@ from core.runs.analysis import (
     fit_files,
     fit_run,
     fits_table,
+    fits_table_of_rows,
     loss_curves,
     run_key,
     select_runs,
@@ -25,6 +26,7 @@ from core.runs.targets import (
     CRITERIA,
     StepPrediction,
     TargetCrossing,
+    best_accuracy,
     check_target_acc,
     find_target_crossing,
     predict_step_at_loss,
@@ -32,7 +34,7 @@ from core.runs.targets import (
 
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'analyse_run', 'check_target_acc', 'epoch_summary',
-    'find_target_crossing', 'fit_files', 'fit_run', 'fits_table', 'loss_curves', 'predict_step_at_loss',
-    'run_key', 'select_runs', 'step_scales', 'thin_indices',
+    'StepPrediction', 'TargetCrossing', 'analyse_run', 'best_accuracy', 'check_target_acc', 'epoch_summary',
+    'find_target_crossing', 'fit_files', 'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves',
+    'predict_step_at_loss', 'run_key', 'select_runs', 'step_scales', 'thin_indices',
 ]

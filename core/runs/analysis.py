@@ -168,9 +168,13 @@ def _typed_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def fits_table(analyses: Iterable[RunAnalysis], *, extra: bool = True) -> pd.DataFrame:
     """The table of fits, one row per run, columns ``FIT_TABLE_COLUMNS`` (+ ``EXTRA_COLUMNS``)."""
+    return fits_table_of_rows([a.row() for a in analyses], extra=extra)
+
+
+def fits_table_of_rows(rows: Iterable[dict], *, extra: bool = True) -> pd.DataFrame:
+    """The table of fits from rows as :meth:`RunAnalysis.row` makes them (stored rows, say), typed alike."""
     columns = list(FIT_TABLE_COLUMNS) + (list(EXTRA_COLUMNS) if extra else [])
-    rows = [a.row() for a in analyses]
-    return _typed_table(pd.DataFrame(rows, columns=columns))
+    return _typed_table(pd.DataFrame(list(rows), columns=columns))
 
 
 def select_runs(analyses: Iterable[RunAnalysis], view: str) -> list[RunAnalysis]:

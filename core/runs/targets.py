@@ -129,6 +129,33 @@ def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
                           acc=float(first["acc"]), note=note)
 
 
+def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
+    """The highest accuracy ``log`` shows under ``criterion``: it reached a target ``t`` exactly when this is ``> t``.
+
+    The same accuracies :func:`find_target_crossing` compares with the target (each epoch's
+    final running accuracy for ``"epoch"`` on a per-step log with epochs; every row
+    otherwise), so a table of runs can say "reached or not" for any target without the log.
+    ``None`` when the log has no accuracy.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n1,2,1.9,0.95\\n1,3,1.8,0.7\\n2,1,1,0.8\\n2,2,1,0.9\\n"
+    ...                b"2,3,1,0.85\\n", "a.csv")
+    >>> best_accuracy(log), best_accuracy(log, criterion="first-row")    # epoch ends: 0.7, 0.85
+    (0.85, 0.95)
+    >>> find_target_crossing(log, 0.84).reached, find_target_crossing(log, 0.85).reached
+    (True, False)
+    """
+    if criterion not in CRITERIA:
+        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    if not log.has_acc:
+        return None
+    rows = log.frame[log.frame["acc"].notna()]
+    acc = rows["acc"].to_numpy(dtype=float)
+    if criterion == "epoch" and log.granularity == "step" and not rows["epoch"].isna().all():
+        acc = acc[_epoch_ends(rows)]
+    return float(np.max(acc))
+
+
 @dataclass(frozen=True)
 class StepPrediction:
     """The step (and epoch) where a fitted curve falls to a loss threshold.

@@ -19,14 +19,14 @@ import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.datasets import BATCH_RUN_SETS, BUILTIN_LOG_SETS, batch_run_files, builtin_log_files
+from core.datasets import BATCH_RUN_SETS, BUILTIN_LOG_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import LogFormatError
 from core.export import figure_html, figure_png
@@ -54,6 +54,10 @@ CALIBRATED_STEPS = "calibrated_steps"
 #: and its route ("accuracy" or "loss"); the Plan page predicts steps with them
 FAMILY = "curve_family"
 ROUTE = "curve_route"
+#: runs loaded from the library (the Library page): dict[name, RunLog], name ``<source> (library #<id>)``,
+#: and what each trained on (dict[name, data set]); a snapshot: the session keeps them as they were loaded
+LIBRARY_RUNS = "library_runs"
+LIBRARY_DATASETS = "library_datasets"
 
 #: cached results are hashed by content: a run by its fingerprint
 HASH_FUNCS: dict[type, Callable] = {RunLog: RunLog.fingerprint, RunAnalysis: lambda a: a.key}
@@ -73,6 +77,8 @@ def init_state() -> None:
     st.session_state.setdefault(SPEED_UPLOADS, {})
     st.session_state.setdefault(FAMILY, "auto")
     st.session_state.setdefault(ROUTE, "accuracy")
+    st.session_state.setdefault(LIBRARY_RUNS, {})
+    st.session_state.setdefault(LIBRARY_DATASETS, {})
 
 
 def _sync_builtin() -> None:
@@ -103,6 +109,12 @@ def page_setup() -> None:
                       on_click=clear_uploads)
         else:
             st.caption("Upload your own logs on the Logs page.")
+        from_library = st.session_state.get(LIBRARY_RUNS, {})
+        if from_library:
+            st.caption(f"{len(from_library)} run(s) from the library:")
+            st.text("\n".join(from_library))
+            st.button("Unload library runs", key="clear_library_runs", icon=":material/playlist_remove:",
+                      on_click=unload_library_runs)
 
 
 # ---------------------------------------------------------------- uploads
@@ -168,6 +180,67 @@ def clear_uploads() -> None:
     st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
 
 
+def library():
+    """The run library this server uses (``$TTA_LIBRARY_DB``, else the per-user data folder); opening it
+    creates nothing: the file appears with the first run saved."""
+    from core.library import Library
+
+    return Library()
+
+
+def load_library_runs(lib, run_ids) -> list[str]:
+    """Load runs of the library into the session (beside uploads and built-in data); return their names."""
+    from core.library import RunFilter, library_name
+
+    run_ids = [int(i) for i in run_ids]
+    if not run_ids:
+        return []
+    runs = lib.runs(RunFilter.of(id=run_ids))
+    datasets = dict(zip(runs["run_id"].astype(int), runs["dataset"]))
+    store = st.session_state.setdefault(LIBRARY_RUNS, {})
+    names = []
+    for run_id, log in lib.get_many(run_ids):
+        name = library_name(run_id, log.source)
+        store[name] = replace(log, source=name)
+        if datasets.get(run_id):
+            st.session_state.setdefault(LIBRARY_DATASETS, {})[name] = datasets[run_id]
+        names.append(name)
+    return names
+
+
+def save_uploads_to_library(lib, names, *, tags=(), dataset: str | None = None, progress=None):
+    """Add uploaded files to the library as the session reads them (column roles and metadata as edited);
+    a file the session cannot read is refused with its message.  Returns ``core.library.AddReport``."""
+    from core.library import PendingRun, check_tags, content_hash
+    from core.library.sources import parameter_count_of
+
+    tags = check_tags(tags)
+    uploads = st.session_state.get(UPLOADS, {})
+
+    def items():
+        for name in names:
+            try:
+                log = loaded_log(name)
+            except (LogFormatError, KeyError) as exc:
+                yield (name, str(exc) if isinstance(exc, LogFormatError) else f"{name}: no longer uploaded.")
+                continue
+            yield PendingRun(log, content_hash(uploads[name]), dataset, tags,
+                             parameter_count_of(log.meta.model, dataset))
+
+    return lib.add_runs(items(), total=len(names), progress=progress)
+
+
+def unload_library_runs() -> None:
+    """Forget every run loaded from the library (the library itself is untouched)."""
+    st.session_state[LIBRARY_RUNS] = {}
+    st.session_state[LIBRARY_DATASETS] = {}
+
+
+def datasets_by_file() -> dict[str, str]:
+    """What each run in play trained on, where known: the built-in files' and the library runs' data sets."""
+    return {**builtin_datasets_by_file(), **st.session_state.get(LIBRARY_DATASETS, {})}
+
+
 def store_files(files, *, state_key: str) -> list[str]:
     """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced); return names."""
     store = st.session_state.setdefault(state_key, {})
@@ -188,7 +261,7 @@ def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
 #: the batch-scaling run sets a page offers: the built-in ones, then the runs loaded on the Logs page
 LOADED_RUNS = "loaded"
 BATCH_SOURCES: dict[str, str] = {**{k: v.label for k, v in BATCH_RUN_SETS.items()},
-                                 LOADED_RUNS: "Runs loaded on the Logs page (sidebar sets and uploads)"}
+                                 LOADED_RUNS: "Runs loaded on the Logs page (sidebar sets, uploads, library runs)"}
 
 
 def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
@@ -200,24 +273,28 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
 
 @st.cache_resource(**SHARED)
 def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
-                 samples_per_epoch: int | None) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
+                 samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
+                 ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
     from core.plan.batch import batch_study  # only the batch-size views pay for core.plan
 
     read = read_log_files(_files)
-    study = batch_study(read.logs, target_acc=target_acc, noise=read.noise, samples_per_epoch=samples_per_epoch,
-                        level=DEFAULT_LEVEL)
+    study = batch_study([*read.logs, *_extra], target_acc=target_acc, noise=read.noise,
+                        samples_per_epoch=samples_per_epoch, level=DEFAULT_LEVEL)
     return study, read.errors
 
 
 def load_batch_study(source: str, *, target_acc: float, samples_per_epoch: int | None = None
                      ) -> tuple[BatchStudy | None, tuple[tuple[str, str], ...], str]:
-    """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without files), the files
-    refused, and a digest of the files (a cache key for charts)."""
+    """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without runs), the files
+    refused, and a digest of the runs (a cache key for charts).  ``LOADED_RUNS`` includes the runs loaded
+    from the library (without gradient statistics: the library keeps the tidy series only)."""
     files = batch_set_files(source)
-    digest = "|".join(d for _, _, d in files)
-    if not files:
+    extra = tuple(library_logs()) if source == LOADED_RUNS else ()
+    digest = "|".join([*(d for _, _, d in files), *(log.fingerprint() for log in extra)])
+    if not files and not extra:
         return None, (), digest
-    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target_acc, samples_per_epoch)
+    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target_acc, samples_per_epoch,
+                                 extra)
     return study, errors, digest
 
 
@@ -366,7 +443,27 @@ def load_logs() -> tuple[list[RunLog], list[tuple[str, str]]]:
             errors.append((name, str(log)))
         else:
             logs.append(log)
+    logs += [_library_log(name) for name in st.session_state.get(LIBRARY_RUNS, {})]
     return logs, errors
+
+
+def library_logs() -> list[RunLog]:
+    """The session's runs from the library, with the user's metadata edits."""
+    return [_library_log(name) for name in st.session_state.get(LIBRARY_RUNS, {})]
+
+
+def is_library_run(name: str) -> bool:
+    """Whether ``name`` is a run loaded from the library (its column roles were fixed when it was saved)."""
+    return name in st.session_state.get(LIBRARY_RUNS, {})
+
+
+def _library_log(name: str) -> RunLog:
+    log = st.session_state[LIBRARY_RUNS][name]
+    _roles, _spe, split, meta = _edit_args(name)
+    changes = dict(meta)
+    if split:
+        changes["split"] = split
+    return log.with_meta(**changes) if changes else log
 
 
 def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
@@ -376,7 +473,7 @@ def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "opt
 
 
 def loaded_log(name: str) -> RunLog:
-    """The RunLog of one loaded file (built-in or uploaded) with its edits.
+    """The RunLog of one loaded file (built-in, uploaded or from the library) with its edits.
 
     Raises ``LogFormatError`` when the file is refused and ``KeyError`` when none has that name.
     """
@@ -386,6 +483,8 @@ def loaded_log(name: str) -> RunLog:
             if isinstance(log, LogFormatError):
                 raise log
             return log
+    if is_library_run(name):
+        return _library_log(name)
     raise KeyError(name)
 
 

@@ -129,8 +129,9 @@ def test_best_batch_is_no_slower_than_the_per_worker_rule(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--steps", "100", "--per-worker-batch", "64"], r"^--per-worker-batch: expected --batch-model E_MIN,B_NOISE"),
-    (["--batch", "128"], r"^--steps: expected --steps N or --batch-model E_MIN,B_NOISE \(one of them\); got neither"),
-    (["--steps", "100", "--batch-model", "1e5,1000"], r"got both"),
+    (["--batch", "128"], r"^--steps: expected --steps N, --batch-model E_MIN,B_NOISE or --from-library \[FILTER\] "
+                         r"\(one of them\); got none\. Give one\."),
+    (["--steps", "100", "--batch-model", "1e5,1000"], r"got several"),
     (["--batch-model", "1e5", "--per-worker-batch", "8"], r"^--batch-model: expected E_MIN,B_NOISE"),
     (["--batch-model", "1e5,1000", "--best-batch", "64"], r"^--best-batch: expected LO:HI"),
     (["--batch-model", "1e5,-5", "--per-worker-batch", "8"], r"^B_noise: expected a finite number > 0; got -5.0"),

@@ -52,14 +52,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def library_db(tmp_path_factory) -> Path:
+    """The run library of the test server: a file of its own, never the user's default one."""
+    return tmp_path_factory.mktemp("e2e_library") / "library.duckdb"
+
+
+@pytest.fixture(scope="session")
+def app_url(library_db):
     port = _free_port()
     log = open(ROOT / ".pytest-streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TTA_LIBRARY_DB": str(library_db)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:

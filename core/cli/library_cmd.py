@@ -1,0 +1,236 @@
+"""``python -m core library VERB ...``: the run library on the command line (``--db`` with every verb).
+
+Verbs::
+
+    add PATH... [--tag T]... [--dataset D] [--model M] [--gpu G] [--batch N] [--speed]
+    list [--model M] [--gpu G] [--tag T] [--batch N] [--dataset D] [--split S] [--filter FILTER]
+    show RUN [--series]
+    rm RUN...
+    tag RUN... (--add T | --remove T)...
+    export DIR [--filter FILTER]
+    import DIR
+    vacuum
+
+``add`` reads CSV logs, MLPerf MLLOG logs, TensorBoard event files and run folders, and whole
+folders recursively; it prints one CSV row per run (``source,run_id,status,message``; status
+``added``, ``present`` or ``refused``) with a progress bar on stderr when stderr is a terminal.
+``list`` prints one CSV row per run (``core.library.RUN_COLUMNS`` and ``reached_target`` for
+``--target-acc``).  ``RUN`` is a run id, a content-hash prefix or a run's name.  The library
+file is ``--db PATH`` (or ``:memory:``), else ``$TTA_LIBRARY_DB``, else the per-user data folder.
+Exit status 0 when everything given was used, 2 when anything was refused, 130 when stopped
+with Ctrl-C (every run written is complete; the one being written is not in the library).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from core.cli.common import add_db_argument, complain, fraction, positive_int, print_csv
+from core.defaults import DEFAULT_TARGET_ACC
+from core.errors import InputError, LibraryError, LogFormatError
+from core.library import (
+    FILTER_KEYS,
+    RUN_COLUMNS,
+    Library,
+    RunFilter,
+    add_paths,
+    add_speed_table,
+    check_tags,
+    compact,
+    export_library,
+    import_library,
+    with_reached,
+)
+from core.tables import file_bytes
+
+VERBS = ("add", "list", "show", "rm", "tag", "export", "import", "vacuum")
+FILTER_HELP = "runs to use: key=value terms, comma-separated (keys: " + ", ".join(FILTER_KEYS) + \
+    "); the same key twice means either value"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_db_argument(parser)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    add = verbs.add_parser("add", help="add logs, TensorBoard runs or folders of them")
+    add.add_argument("paths", nargs="+", metavar="PATH")
+    add.add_argument("--tag", action="append", default=[], help="tag the runs added (repeatable)")
+    add.add_argument("--dataset", default=None, help="what the runs trained on (cifar10, mnist1d, ...)")
+    add.add_argument("--model", default=None, help="model name for every run (instead of the file name's)")
+    add.add_argument("--gpu", default=None, help="device name for every run")
+    add.add_argument("--batch", type=positive_int, default=None, help="global batch of every run")
+    add.add_argument("--steps-per-epoch", type=positive_int, default=None, help="override the inferred steps per epoch")
+    add.add_argument("--speed", action="store_true", help="the files are measured-speed tables (python -m core "
+                                                           "fit-speed's input), not logs")
+    listing = verbs.add_parser("list", help="one CSV row per run")
+    for key in ("model", "gpu", "tag", "dataset", "split"):
+        listing.add_argument(f"--{key}", action="append", default=[], help=FILTER_KEYS[key])
+    listing.add_argument("--batch", action="append", default=[], type=positive_int, help=FILTER_KEYS["batch"])
+    listing.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
+    listing.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
+                         help="target for the reached_target column (default 0.92)")
+    show = verbs.add_parser("show", help="a run's metadata (field,value), or its series with --series")
+    show.add_argument("run", metavar="RUN")
+    show.add_argument("--series", action="store_true", help="print the tidy per-step (or per-epoch) rows")
+    rm = verbs.add_parser("rm", help="remove runs (with their fits and tags)")
+    rm.add_argument("runs", nargs="+", metavar="RUN")
+    tag = verbs.add_parser("tag", help="add or remove tags")
+    tag.add_argument("runs", nargs="+", metavar="RUN")
+    tag.add_argument("--add", action="append", default=[], metavar="T")
+    tag.add_argument("--remove", action="append", default=[], metavar="T")
+    export = verbs.add_parser("export", help="write runs to a new folder of Parquet files and a manifest")
+    export.add_argument("directory", metavar="DIR")
+    export.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
+    imp = verbs.add_parser("import", help="merge an export into the library (by content hash)")
+    imp.add_argument("directory", metavar="DIR")
+    verbs.add_parser("vacuum", help="checkpoint and compact the file")
+    for sub in verbs.choices.values():
+        add_db_argument(sub, default=argparse.SUPPRESS)
+
+
+def _bar(total: int, what: str):
+    """A tqdm bar on stderr (hidden when stderr is not a terminal) and a progress callback driving it."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=what, unit="run", disable=None, file=sys.stderr, leave=False)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+        bar.set_postfix_str(label[-40:], refresh=False)
+
+    return bar, progress
+
+
+def _report_rows(report) -> pd.DataFrame:
+    rows = [{"source": r.source, "run_id": r.run_id, "status": "added" if r.added else "present",
+             "message": r.message} for r in report.results]
+    rows += [{"source": source, "run_id": None, "status": "refused", "message": message}
+             for source, message in report.errors]
+    table = pd.DataFrame(rows, columns=["source", "run_id", "status", "message"])
+    table["run_id"] = pd.array(table["run_id"], dtype="Int64")
+    return table
+
+
+def _add(lib: Library, args) -> int:
+    if args.speed:
+        status = 0
+        rows = []
+        for path in args.paths:
+            name = Path(path).name
+            try:
+                table_id, added = add_speed_table(lib, name, file_bytes(path, source=name))
+                rows.append({"source": name, "table_id": table_id, "status": "added" if added else "present"})
+            except LogFormatError as exc:
+                complain(str(exc))
+                status = 2
+        print_csv(pd.DataFrame(rows, columns=["source", "table_id", "status"]))
+        return status
+    bar, progress = _bar(0, "add")
+    try:
+        report = add_paths(lib, args.paths, tags=args.tag, dataset=args.dataset, model=args.model, gpu=args.gpu,
+                           global_batch=args.batch, steps_per_epoch=args.steps_per_epoch, progress=progress)
+    finally:
+        bar.close()
+    for _source, message in report.errors:
+        complain(message)
+    for note in report.notes:
+        complain(f"note: {note}")
+    print_csv(_report_rows(report))
+    complain(report.summary())
+    return 2 if report.errors else 0
+
+
+def _filter(args) -> RunFilter:
+    """``--filter`` and the per-key options together (values of one key: either)."""
+    terms = {key: list(values) for key, values in RunFilter.parse(args.filter).terms}
+    extra = RunFilter.of(model=args.model, gpu=args.gpu, tag=args.tag, batch=args.batch, dataset=args.dataset,
+                         split=args.split)
+    for key, values in extra.terms:
+        terms.setdefault(key, []).extend(values)
+    return RunFilter.of(**terms)
+
+
+def _list(lib: Library, args) -> int:
+    print_csv(with_reached(lib.runs(_filter(args)), args.target_acc))
+    return 0
+
+
+def _show(lib: Library, args) -> int:
+    run_id = lib.resolve(args.run)
+    if args.series:
+        log = lib.get(run_id)
+        print_csv(log.frame)
+        return 0
+    row = lib.runs(RunFilter.of(id=run_id)).iloc[0]
+    log = lib.get(run_id)
+    fields = {c: row[c] for c in RUN_COLUMNS}
+    fields.update(roles=log.roles.to_dict(), columns=list(log.columns), flags="; ".join(log.flags))
+    values = [json.dumps(v) if isinstance(v, (list, dict)) else "" if pd.isna(v) else str(v) for v in fields.values()]
+    print_csv(pd.DataFrame({"field": list(fields), "value": values}))
+    return 0
+
+
+def _resolve_all(lib: Library, refs) -> tuple[list[int], int]:
+    ids, bad = [], 0
+    for ref in refs:
+        try:
+            ids.append(lib.resolve(ref))
+        except InputError as exc:
+            complain(str(exc))
+            bad += 1
+    return ids, bad
+
+
+def run(args: argparse.Namespace) -> int:
+    lib = Library(args.db)
+    try:
+        if args.verb == "add":
+            return _add(lib, args)
+        if args.verb == "list":
+            return _list(lib, args)
+        if args.verb == "show":
+            return _show(lib, args)
+        if args.verb in ("rm", "tag"):
+            ids, bad = _resolve_all(lib, args.runs)
+            if args.verb == "rm":
+                removed = lib.remove(ids)
+                complain(f"removed {len(removed)} run(s): {', '.join(f'#{i}' for i in removed) or 'none'}")
+            else:
+                if not args.add and not args.remove:
+                    raise InputError("tag: expected --add T or --remove T; got neither.")
+                n = lib.tag(ids, check_tags(args.add)) if args.add else 0
+                n = lib.tag(ids, check_tags(args.remove), remove=True) if args.remove else n
+                complain(f"tagged {n} run(s)")
+            return 2 if bad else 0
+        if args.verb == "export":
+            summary = export_library(lib, args.directory, RunFilter.parse(args.filter))
+            complain(f"exported {summary.n_runs} run(s) to {summary.directory}: "
+                     + ", ".join(f"{t} {n} rows" for t, n in summary.rows.items()))
+            return 0
+        if args.verb == "import":
+            bar, progress = _bar(0, "import")
+            try:
+                report = import_library(lib, args.directory, progress=progress)
+            finally:
+                bar.close()
+            for _source, message in report.errors:
+                complain(message)
+            print_csv(_report_rows(report))
+            complain(report.summary())
+            return 2 if report.errors else 0
+        summary = compact(lib)   # vacuum
+        complain(f"{summary.path}: {summary.bytes_before:,} bytes before, {summary.bytes_after:,} after")
+        return 0
+    except KeyboardInterrupt:
+        complain("interrupted: every run written is complete; the one being written was not added.")
+        return 130
+    except (InputError, LibraryError, LogFormatError) as exc:
+        complain(str(exc))
+        return 2
+    finally:
+        lib.store.close()

@@ -1,0 +1,407 @@
+"""The run library: add runs, list and filter them, load them back, tag and remove them.
+
+Every method opens the database through :class:`core.library.store.Store` (the lock, a short
+connection) and each run is written in its own transaction: a run is in the library whole or
+not at all.  Runs are identified by the SHA-256 of their content (the file's bytes, or a run
+directory's event files); adding content the library already holds changes nothing and says
+which run holds it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from core.errors import InputError
+from core.library.filters import RunFilter
+from core.library.records import RUN_COLUMNS, SERIES_COLUMNS, library_name, log_from_rows, run_row, series_frame
+from core.library.store import Store
+from core.logs import RunLog
+
+#: ``progress(done, total, label)``: called after each run; return False to stop after the current one
+Progress = Callable[[int, int, str], "bool | None"]
+#: a batch of runs read before the library is locked to write them (the lock is held only to write)
+BATCH_RUNS = 64
+BATCH_ROWS = 400_000
+BATCH_SECONDS = 1.0
+#: what a tag may be: short text without commas (a FILTER separates terms with them) or control characters
+MAX_TAG_LENGTH = 64
+_BAD_TAG = re.compile(r"[,\x00-\x1f\x7f]")
+
+
+def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags trimmed, de-duplicated and checked (``InputError`` for a comma, a control character, > 64 characters).
+
+    >>> check_tags([" baseline", "lr-sweep", "baseline", ""])
+    ('baseline', 'lr-sweep')
+    >>> check_tags(["a,b"])
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: tag: expected text without commas or control characters, at most 64 characters; \
+got 'a,b'. Give one tag per --tag.
+    """
+    out = []
+    for tag in tags:
+        tag = str(tag).strip()
+        if not tag:
+            continue
+        if _BAD_TAG.search(tag) or len(tag) > MAX_TAG_LENGTH:
+            raise InputError(f"tag: expected text without commas or control characters, at most {MAX_TAG_LENGTH} "
+                             f"characters; got {tag[:80]!r}. Give one tag per --tag.")
+        out.append(tag)
+    return tuple(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A run read and ready to be written: its log, content hash, data set, tags and parameter count."""
+
+    log: RunLog
+    digest: str
+    dataset: str | None = None
+    tags: tuple[str, ...] = ()
+    n_params: int | None = None
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What became of one run: added as ``run_id``, or already there as ``run_id``."""
+
+    source: str
+    run_id: int
+    added: bool
+
+    @property
+    def message(self) -> str:
+        if self.added:
+            return f"{self.source}: added as run #{self.run_id}."
+        return f"{self.source}: already in the library as run #{self.run_id} (same content); nothing added."
+
+
+@dataclass(frozen=True)
+class AddReport:
+    """The results of an import, the files refused (``(source, message)``), and whether it was stopped."""
+
+    results: tuple[AddResult, ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()
+    cancelled: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n_added(self) -> int:
+        return sum(r.added for r in self.results)
+
+    @property
+    def n_present(self) -> int:
+        return sum(not r.added for r in self.results)
+
+    def summary(self) -> str:
+        """One sentence: added, already present, refused, stopped."""
+        parts = [f"{self.n_added} run(s) added", f"{self.n_present} already in the library"]
+        if self.errors:
+            parts.append(f"{len(self.errors)} file(s) refused")
+        text = ", ".join(parts) + "."
+        if self.cancelled:
+            text += " Stopped before the end: every run written is complete; the rest were not added."
+        return text
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Library:
+    """The run library in one DuckDB file (see :mod:`core.library.store` for where and how it is opened).
+
+    Examples
+    --------
+    >>> from core.logs import read_log
+    >>> lib = Library(":memory:")
+    >>> data = b"epoch,step,loss,acc\\n1,1,2.0,0.5\\n1,2,1.5,0.6\\n2,1,1.0,0.8\\n2,2,0.8,0.95\\n"
+    >>> log = read_log(data, "resnet20_Tesla V100.csv")
+    >>> first = lib.add(log, data=data)
+    >>> first.added, lib.add(log, data=data).message
+    (True, 'resnet20_Tesla V100.csv: already in the library as run #1 (same content); nothing added.')
+    >>> lib.runs()[["run_id", "model", "gpu", "n_points", "best_acc"]].to_dict("records")
+    [{'run_id': 1, 'model': 'resnet20', 'gpu': 'Tesla V100', 'n_points': 4, 'best_acc': 0.95}]
+    >>> lib.get(1).fingerprint() == log.fingerprint()
+    True
+    """
+
+    def __init__(self, path: str | Path | None = None, *, timeout: float | None = None) -> None:
+        self.store = Store(path, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Library({self.store.path!r})"
+
+    @property
+    def path(self) -> str:
+        return self.store.path
+
+    def exists(self) -> bool:
+        return self.store.exists()
+
+    # ------------------------------------------------------------------ writing
+    def add(self, log: RunLog, *, data: bytes | None = None, digest: str | None = None, dataset: str | None = None,
+            tags: Iterable[str] = (), n_params: int | None = None) -> AddResult:
+        """Add one run (its content hash from ``data``, the file's bytes, or given as ``digest``)."""
+        from core.library.records import content_hash
+
+        if digest is None:
+            if data is None:
+                raise InputError("Library.add: expected the file's bytes (data=) or its content hash (digest=); "
+                                 "got neither.")
+            digest = content_hash(data)
+        report = self.add_runs([PendingRun(log, digest, dataset, check_tags(tags), n_params)])
+        return report.results[0]
+
+    def add_runs(self, pending: Iterable[PendingRun | AddResult | tuple[str, str]], *, total: int | None = None,
+                 progress: Progress | None = None) -> AddReport:
+        """Write runs as they come (each in its own transaction); ``(source, message)`` items are refusals,
+        ``AddResult`` items runs found already present before they were read.
+
+        ``pending`` is read lazily, outside the lock: a generator may read files while nothing
+        is held.  Runs are written in batches (at most ``BATCH_RUNS`` runs, ``BATCH_ROWS`` rows or
+        ``BATCH_SECONDS`` of reading), so the lock is taken once per batch, for writing only.
+        ``progress(done, total, label)`` follows every run; when it returns False the import
+        stops there, every run written complete and no other started.
+        """
+        results: list[AddResult] = []
+        errors: list[tuple[str, str]] = []
+        batch: list[PendingRun] = []
+        state = {"done": 0, "stop": False}
+        total = total if total is not None else (len(pending) if isinstance(pending, Sequence) else 0)
+
+        def tick(label: str) -> None:
+            state["done"] += 1
+            if progress is not None and progress(state["done"], max(total, state["done"]), label) is False:
+                state["stop"] = True
+
+        started, rows = time.perf_counter(), 0
+        for item in pending:
+            if isinstance(item, tuple):
+                errors.append(item)
+                tick(item[0])
+            elif isinstance(item, AddResult):
+                results.append(item)
+                tick(item.source)
+            else:
+                batch.append(item)
+                rows += item.log.n_points
+            if state["stop"]:
+                break
+            if batch and (len(batch) >= BATCH_RUNS or rows >= BATCH_ROWS
+                          or time.perf_counter() - started >= BATCH_SECONDS):
+                self._write(batch, results, tick, state)
+                batch, rows, started = [], 0, time.perf_counter()
+                if state["stop"]:
+                    break
+        if batch and not state["stop"]:
+            self._write(batch, results, tick, state)
+        return AddReport(tuple(results), tuple(errors), cancelled=state["stop"])
+
+    def _write(self, batch: list[PendingRun], results: list[AddResult], tick, state) -> None:
+        with self.store.connect(create=True) as con:
+            for item in batch:
+                results.append(self._insert(con, item))
+                tick(item.log.source)
+                if state["stop"]:
+                    return
+
+    @staticmethod
+    def _insert(con, item: PendingRun) -> AddResult:
+        con.begin()
+        try:
+            found = con.execute("SELECT run_id FROM runs WHERE content_hash = ?", [item.digest]).fetchall()
+            if found:
+                con.rollback()
+                return AddResult(item.log.source, int(found[0][0]), False)
+            row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
+            row["added_at"] = _now()
+            names = list(row)
+            run_id = int(con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
+                                     "RETURNING run_id", [row[n] for n in names]).fetchall()[0][0])
+            incoming = series_frame(item.log)
+            con.register("incoming_series", incoming)
+            try:
+                columns = ", ".join(("row_index", *SERIES_COLUMNS))
+                con.execute(f"INSERT INTO series (run_id, {columns}) SELECT ?, {columns} FROM incoming_series",
+                            [run_id])
+            finally:
+                con.unregister("incoming_series")
+            for tag in item.tags:
+                con.execute("INSERT INTO run_tags VALUES (?, ?)", [run_id, tag])
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+        return AddResult(item.log.source, run_id, True)
+
+    def remove(self, run_ids: Iterable[int]) -> list[int]:
+        """Remove runs (their series, fits and tags with them) in one transaction; return the ids removed."""
+        ids = sorted({int(i) for i in run_ids})
+        if not ids or not self.exists():
+            return []
+        marks = ", ".join("?" for _ in ids)
+        with self.store.transaction() as con:
+            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks})",
+                                                      ids).fetchall()]
+            for table in ("series", "fits", "run_tags", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", ids)
+        return sorted(present)
+
+    def tag(self, run_ids: Iterable[int], tags: Iterable[str], *, remove: bool = False) -> int:
+        """Add (or with ``remove=True`` take away) tags on runs; return the number of runs that exist."""
+        ids, tags = sorted({int(i) for i in run_ids}), check_tags(tags)
+        if not ids or not tags or not self.exists():
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        with self.store.transaction() as con:
+            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks})",
+                                                      ids).fetchall()]
+            for run_id in present:
+                for tag in tags:
+                    if remove:
+                        con.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag])
+                    else:
+                        con.execute("INSERT OR IGNORE INTO run_tags VALUES (?, ?)", [run_id, tag])
+        return len(present)
+
+    # ------------------------------------------------------------------ reading
+    def runs(self, run_filter: RunFilter | str | None = None) -> pd.DataFrame:
+        """One row per run matching the filter (columns ``RUN_COLUMNS``, by id); empty when there is no file."""
+        run_filter = run_filter if isinstance(run_filter, RunFilter) else RunFilter.parse(run_filter)
+        where, params = run_filter.where()
+        with self.store.connect() as con:
+            if con is None:
+                return _empty_runs()
+            table = con.execute(
+                f"""SELECT r.*, (SELECT string_agg(tag, ',' ORDER BY tag) FROM run_tags t
+                                  WHERE t.run_id = r.run_id) AS tags
+                    FROM runs r WHERE {where} ORDER BY r.run_id""", params).df()
+        return _typed_runs(table)
+
+    def get(self, run_id: int) -> RunLog:
+        """The run with id ``run_id`` as it was added (``InputError`` when there is none)."""
+        return self.get_many([run_id])[0][1]
+
+    def get_many(self, run_ids: Iterable[int]) -> list[tuple[int, RunLog]]:
+        """``(run_id, RunLog)`` for each id, in the order given; an unknown id raises ``InputError``."""
+        ids = [int(i) for i in run_ids]
+        if not ids:
+            return []
+        with self.store.connect() as con:
+            if con is None:
+                raise InputError(f"{self.path}: expected a library holding run #{ids[0]}; there is no library "
+                                 "file yet. Add runs first (python -m core library add).")
+            marks = ", ".join("?" for _ in set(ids))
+            rows = con.execute(f"SELECT * FROM runs WHERE run_id IN ({marks})", sorted(set(ids))).df()
+            series = con.execute(f"SELECT * FROM series WHERE run_id IN ({marks}) ORDER BY run_id, row_index",
+                                 sorted(set(ids))).df()
+        by_id = {int(r["run_id"]): r for r in rows.to_dict("records")}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise InputError(f"{self.path}: expected run ids in the library; run #{missing[0]} is not there. "
+                             "See python -m core library list.")
+        groups = {int(k): g for k, g in series.groupby("run_id", sort=False)} if len(series) else {}
+        empty = series.iloc[0:0]
+        return [(i, log_from_rows(by_id[i], groups.get(i, empty))) for i in ids]
+
+    def load(self, run_filter: RunFilter | str | None = None, *, named: bool = True) -> list[RunLog]:
+        """Every run the filter matches, by id; ``named``: each named ``source (library #id)`` (unique)."""
+        table = self.runs(run_filter)
+        logs = self.get_many(table["run_id"].tolist())
+        if not named:
+            return [log for _, log in logs]
+        from dataclasses import replace
+
+        return [replace(log, source=library_name(i, log.source)) for i, log in logs]
+
+    def resolve(self, ref: str | int) -> int:
+        """A run id from ``ref``: an id, a content-hash prefix (6+ hex digits), or a unique source name."""
+        text = str(ref).strip()
+        table = self.runs()
+        if text.lstrip("#").isdigit() and int(text.lstrip("#")) in set(table["run_id"]):
+            return int(text.lstrip("#"))
+        if re.fullmatch(r"[0-9a-f]{6,64}", text):
+            hits = table[table["content_hash"].str.startswith(text)]
+            if len(hits) == 1:
+                return int(hits["run_id"].iloc[0])
+        hits = table[table["source"] == text]
+        if len(hits) == 1:
+            return int(hits["run_id"].iloc[0])
+        what = f"{len(hits)} runs named so (give the id)" if len(hits) > 1 else "no such run"
+        raise InputError(f"{text}: expected a run id, a content-hash prefix or a run's name; {what}. See python "
+                         "-m core library list.")
+
+    def schema_version(self) -> int:
+        return self.store.schema_version()
+
+    def known_hashes(self) -> dict[str, int]:
+        """Content hash → run id of every run (empty when there is no file)."""
+        if not self.exists():
+            return {}
+        table = self.runs()
+        return {str(h): int(i) for h, i in zip(table["content_hash"], table["run_id"])}
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table (zeros when there is no file)."""
+        from core.library.schema import TABLES
+
+        with self.store.connect() as con:
+            if con is None:
+                return {t: 0 for t in TABLES}
+            return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]) for t in TABLES}
+
+
+def filter_options(table: pd.DataFrame) -> dict[str, list]:
+    """The values a filter can take in a table of runs (``Library.runs``): models, devices, tags, batches.
+
+    >>> filter_options(pd.DataFrame({"model": ["resnet8", None, "resnet8"], "gpu": ["V100", "A100", None],
+    ...                              "tags": ["b,a", None, "a"], "global_batch": [128, None, 64]}))
+    {'model': ['resnet8'], 'gpu': ['A100', 'V100'], 'tag': ['a', 'b'], 'batch': [64, 128]}
+    """
+    tags = sorted({t for cell in table["tags"].dropna() for t in str(cell).split(",") if t})
+    return {"model": sorted(table["model"].dropna().astype(str).unique()),
+            "gpu": sorted(table["gpu"].dropna().astype(str).unique()), "tag": tags,
+            "batch": sorted(int(b) for b in table["global_batch"].dropna().unique())}
+
+
+def with_reached(table: pd.DataFrame, target_acc: float) -> pd.DataFrame:
+    """``table`` (of :meth:`Library.runs`) with ``reached_target`` after ``best_acc``: whether each run's
+    accuracy passed ``target_acc`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
+
+    >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), 0.92)["reached_target"].tolist()
+    [True, False, None]
+    """
+    out = table.copy()
+    out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
+               pd.Series([None if pd.isna(b) else bool(b > target_acc) for b in out["best_acc"]], dtype=object,
+                         index=out.index))
+    return out
+
+
+def _empty_runs() -> pd.DataFrame:
+    return _typed_runs(pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_COLUMNS}))
+
+
+def _typed_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """``RUN_COLUMNS`` in order, with whole numbers as nullable integers and text as text."""
+    table = table.reindex(columns=list(RUN_COLUMNS))
+    for c in ("run_id", "depth", "n_params", "global_batch", "n_points", "n_epochs", "steps_per_epoch",
+              "samples_per_epoch", "n_nodes", "n_devices"):
+        table[c] = pd.array(pd.to_numeric(table[c], errors="coerce"), dtype="Int64")
+    for c in ("best_acc", "final_loss", "throughput"):
+        table[c] = pd.to_numeric(table[c], errors="coerce").astype(float)
+    for c in ("source", "model", "gpu", "dataset", "split", "tags", "fmt", "granularity", "status", "system",
+              "content_hash"):
+        table[c] = table[c].astype(object).where(table[c].notna(), None)
+    table["added_at"] = pd.to_datetime(table["added_at"])
+    return table.reset_index(drop=True)
+

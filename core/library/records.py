@@ -1,0 +1,134 @@
+"""A ``RunLog`` as rows of the library's tables, and back: nothing lost, nothing executed.
+
+A run's row holds its metadata (``RunMeta`` field by field, so that runs can be filtered by
+model, device or batch), how it was read (format, granularity, steps per epoch, column
+roles, columns, flags: JSON text, never pickled objects) and a summary a table of runs shows
+without loading the series (points, epochs, best accuracy, final loss).  The series holds the
+tidy frame row by row.  :func:`log_from_rows` rebuilds the same ``RunLog``: same frame,
+dtypes, metadata and flags, hence the same :meth:`RunLog.fingerprint`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import fields
+
+import numpy as np
+import pandas as pd
+
+from core.logs import ColumnRoles, RunLog, RunMeta
+from core.runs import best_accuracy
+
+#: the series columns, in the order of ``RunLog.frame``
+SERIES_COLUMNS = ("global_step", "epoch", "loss", "acc", "time_s", "lr")
+#: the ``RunMeta`` fields stored as columns of ``runs`` (all of them)
+META_FIELDS = tuple(f.name for f in fields(RunMeta))
+#: the columns a table of runs shows, in order (``Library.runs``, ``python -m core library list``)
+RUN_COLUMNS = ("run_id", "source", "model", "depth", "n_params", "gpu", "global_batch", "dataset", "split", "tags",
+               "n_points", "n_epochs", "best_acc", "final_loss", "fmt", "granularity", "steps_per_epoch",
+               "samples_per_epoch", "status", "system", "n_nodes", "n_devices", "throughput", "schedule",
+               "content_hash", "added_at")
+
+
+def content_hash(data: bytes) -> str:
+    """The SHA-256 of a file's bytes: the identity of a run's content in the library.
+
+    >>> content_hash(b"")[:16]            # SHA-256 of no bytes, as sha256sum prints it
+    'e3b0c44298fc1c14'
+    """
+    return hashlib.sha256(bytes(data)).hexdigest()
+
+
+def _plain(value):
+    """A Python scalar (int, float, str) or None: numpy types and NaN never reach the database."""
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    return value
+
+
+def _n_epochs(log: RunLog) -> int | None:
+    epochs = log.frame["epoch"].dropna()
+    return int(epochs.nunique()) if len(epochs) else None
+
+
+def _final_loss(log: RunLog) -> float | None:
+    loss = log.frame["loss"].dropna()
+    return float(loss.iloc[-1]) if len(loss) else None
+
+
+def run_row(log: RunLog, *, digest: str, dataset: str | None, n_params: int | None) -> dict:
+    """The ``runs`` row of ``log`` (without ``run_id`` and ``added_at``, which the library sets)."""
+    row = {"content_hash": digest, "source": log.source, "dataset": dataset, "n_params": n_params,
+           "fmt": log.fmt, "granularity": log.granularity, "steps_per_epoch": _plain(log.steps_per_epoch),
+           "roles": json.dumps(log.roles.to_dict()), "columns": json.dumps(list(log.columns)),
+           "flags": json.dumps(list(log.flags)), "n_points": log.n_points, "n_epochs": _n_epochs(log),
+           "best_acc": best_accuracy(log), "final_loss": _final_loss(log)}
+    row.update({name: _plain(getattr(log.meta, name)) for name in META_FIELDS})
+    return row
+
+
+def series_frame(log: RunLog) -> pd.DataFrame:
+    """The ``series`` rows of ``log`` (without ``run_id``): ``row_index`` then ``SERIES_COLUMNS``."""
+    frame = log.frame
+    out = pd.DataFrame({"row_index": np.arange(len(frame), dtype=np.int32)})
+    for column in SERIES_COLUMNS:
+        if column == "epoch":
+            out[column] = pd.array(frame[column], dtype="Int64")
+        else:
+            out[column] = frame[column].to_numpy(dtype=float)
+    return out
+
+
+def _int_or_none(value) -> int | None:
+    value = _plain(value)
+    return None if value is None else int(value)
+
+
+def _float_or_none(value) -> float | None:
+    value = _plain(value)
+    return None if value is None else float(value)
+
+
+_META_TYPES = {"model": str, "depth": _int_or_none, "gpu": str, "split": str, "global_batch": _int_or_none,
+               "samples_per_epoch": _int_or_none, "status": str, "system": str, "n_nodes": _int_or_none,
+               "n_devices": _int_or_none, "throughput": _float_or_none, "schedule": str}
+
+
+def meta_from_row(row: dict) -> RunMeta:
+    """The ``RunMeta`` of a ``runs`` row (types as the reader makes them: int, float, str or None)."""
+    values = {}
+    for name in META_FIELDS:
+        value = _plain(row.get(name))
+        convert = _META_TYPES[name]
+        values[name] = None if value is None else convert(value)
+    return RunMeta(**values)
+
+
+def log_from_rows(row: dict, series: pd.DataFrame) -> RunLog:
+    """The ``RunLog`` stored as ``row`` (a ``runs`` row) and ``series`` (its rows, in ``row_index`` order)."""
+    series = series.sort_values("row_index", kind="stable") if len(series) else series
+    frame = pd.DataFrame({c: series[c].to_numpy(dtype=float, na_value=np.nan) if c != "epoch" else
+                          pd.array(series[c], dtype="Int64") for c in SERIES_COLUMNS})
+    frame = frame.reset_index(drop=True)
+    return RunLog(source=str(row["source"]), frame=frame, fmt=str(row["fmt"]),
+                  roles=ColumnRoles(**json.loads(row["roles"])), meta=meta_from_row(row),
+                  steps_per_epoch=_int_or_none(row.get("steps_per_epoch")), granularity=str(row["granularity"]),
+                  flags=tuple(json.loads(row["flags"])), columns=tuple(json.loads(row["columns"])))
+
+
+def library_name(run_id: int, source: str) -> str:
+    """How a library run is named beside uploads and built-in files: its source and its id.
+
+    Two runs in the library may share a file name (a run repeated); the id tells them apart,
+    and the folder and file name stay first, so a train log and its ``_val`` twin still pair up.
+
+    >>> library_name(12, "resnet20_V100.csv")
+    'resnet20_V100.csv (library #12)'
+    """
+    return f"{source} (library #{int(run_id)})"

@@ -1,0 +1,101 @@
+"""The library's tables and the migrations that make them, one numbered step per schema version.
+
+A new file is made by running every step from 1; a file made by an older version is upgraded
+in place, in one transaction, by the steps it lacks (``schema_version`` records each step
+applied).  A step, once released, is never edited: a change of the tables is a new step.
+
+Version 1 (the first release)
+    ``runs`` (one row per run: where it came from, its content hash, the metadata the file
+    name gave, its tags as one comma-separated text, a summary: points, epochs, best
+    accuracy, final loss), ``series`` (the tidy per-step or per-epoch rows: global step,
+    epoch, loss, accuracy, seconds), ``fits`` (one fitted curve per run, family, target and
+    criterion), ``speed_tables`` (measured-speed CSVs, stored as given).
+Version 2
+    The learning rate joins the series (``series.lr``: the logs' ``lr`` role); tags move to
+    their own table ``run_tags`` (one row per run and tag, so that a filter by tag is a join,
+    and a tag may hold a comma); the metadata MLPerf's MLLOG logs carry (samples per epoch,
+    run status, system, nodes, devices, throughput) get columns.
+Version 3
+    The learning-rate schedule a log declares (``runs.schedule``: MLLOG's optimiser events as a
+    ``core.prediction`` schedule spec such as ``poly:37:2``), used by the forecasts across drops.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+#: the version this code writes; a file of a later version is refused (``LibraryError``)
+SCHEMA_VERSION = 3
+
+#: version -> the SQL statements that take a file from the version before to it
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        "CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL, note VARCHAR)",
+        "CREATE SEQUENCE run_ids START 1",
+        "CREATE SEQUENCE speed_table_ids START 1",
+        """CREATE TABLE runs (
+            run_id INTEGER PRIMARY KEY DEFAULT nextval('run_ids'),
+            content_hash VARCHAR NOT NULL UNIQUE,
+            source VARCHAR NOT NULL,
+            model VARCHAR, depth INTEGER, n_params BIGINT, gpu VARCHAR, split VARCHAR NOT NULL,
+            global_batch BIGINT, dataset VARCHAR, tags VARCHAR,
+            fmt VARCHAR NOT NULL, granularity VARCHAR NOT NULL, steps_per_epoch INTEGER,
+            roles VARCHAR NOT NULL, columns VARCHAR NOT NULL, flags VARCHAR NOT NULL,
+            n_points BIGINT NOT NULL, n_epochs INTEGER, best_acc DOUBLE, final_loss DOUBLE,
+            added_at TIMESTAMP NOT NULL)""",
+        """CREATE TABLE series (
+            run_id INTEGER NOT NULL, row_index INTEGER NOT NULL, global_step DOUBLE NOT NULL,
+            epoch BIGINT, loss DOUBLE, acc DOUBLE, time_s DOUBLE)""",
+        """CREATE TABLE fits (
+            run_id INTEGER NOT NULL, family VARCHAR NOT NULL, target_acc DOUBLE NOT NULL,
+            criterion VARCHAR NOT NULL, params VARCHAR NOT NULL, stderr VARCHAR NOT NULL, r2 DOUBLE,
+            flags VARCHAR NOT NULL, step_to_target DOUBLE, epoch_to_target INTEGER, loss_at_target DOUBLE,
+            fitted_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (run_id, family, target_acc, criterion))""",
+        """CREATE TABLE speed_tables (
+            table_id INTEGER PRIMARY KEY DEFAULT nextval('speed_table_ids'),
+            content_hash VARCHAR NOT NULL UNIQUE, name VARCHAR NOT NULL, data BLOB NOT NULL,
+            n_rows BIGINT NOT NULL, added_at TIMESTAMP NOT NULL)""",
+    ),
+    2: (
+        "ALTER TABLE series ADD COLUMN lr DOUBLE",
+        "CREATE TABLE run_tags (run_id INTEGER NOT NULL, tag VARCHAR NOT NULL, PRIMARY KEY (run_id, tag))",
+        """INSERT INTO run_tags
+           SELECT DISTINCT run_id, trim(t) FROM (
+               SELECT run_id, unnest(string_split(tags, ',')) AS t FROM runs WHERE tags IS NOT NULL)
+           WHERE trim(t) <> ''""",
+        "ALTER TABLE runs DROP COLUMN tags",
+        "ALTER TABLE runs ADD COLUMN samples_per_epoch BIGINT",
+        "ALTER TABLE runs ADD COLUMN status VARCHAR",
+        "ALTER TABLE runs ADD COLUMN system VARCHAR",
+        "ALTER TABLE runs ADD COLUMN n_nodes INTEGER",
+        "ALTER TABLE runs ADD COLUMN n_devices INTEGER",
+        "ALTER TABLE runs ADD COLUMN throughput DOUBLE",
+    ),
+    3: (
+        "ALTER TABLE runs ADD COLUMN schedule VARCHAR",
+    ),
+}
+NOTES = {1: "first release", 2: "series.lr, run_tags, MLLOG metadata", 3: "runs.schedule"}
+
+#: the tables of the current version, in the order an export writes and an import reads them
+TABLES = ("runs", "run_tags", "series", "fits", "speed_tables")
+
+
+def current_version(con) -> int:
+    """The schema version of an open database (0: an empty file, no tables yet)."""
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
+                         "AND database_name = current_database()").fetchall()[0][0]
+    if not exists:
+        return 0
+    version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    return int(version or 0)
+
+
+def apply_migrations(con, *, start: int, stop: int = SCHEMA_VERSION) -> None:
+    """Run the steps ``start + 1 .. stop`` on ``con`` (the caller holds a transaction)."""
+    for version in range(start + 1, stop + 1):
+        for statement in MIGRATIONS[version]:
+            con.execute(statement)
+        con.execute("INSERT INTO schema_version VALUES (?, ?, ?)",
+                    [version, datetime.now(UTC).replace(tzinfo=None), NOTES[version]])

@@ -1,0 +1,223 @@
+"""Library: the runs every session and the command line share, in one database file.
+
+Filter the runs, choose some, and load them into this session (every page then uses them
+beside the uploads and the built-in data), tag them, delete them (after a confirmation) or
+download them as an export.  The built-in data goes into the library with one button.
+Nothing here creates the library file: it appears with the first run saved.  Every number
+and every query comes from ``core.library``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.errors import InputError, LibraryError
+from core.figures.library import library_preview_figure
+from core.library import RunFilter, add_builtin, export_zip, filter_options, library_name, with_reached
+from core.logs import RunLog
+from pages.shared.common import (
+    LIBRARY_RUNS,
+    SHARED,
+    chart,
+    guarded,
+    library,
+    load_library_runs,
+    page_setup,
+    plain,
+    show_errors,
+    table_download,
+    target_slider,
+)
+
+SELECTED = "library_selected"
+PENDING_DELETE = "library_pending_delete"
+NOTICE = "library_notice"
+SHOWN_COLUMNS = ["run_id", "source", "model", "gpu", "global_batch", "dataset", "split", "tags", "n_points",
+                 "n_epochs", "best_acc", "reached_target", "added_at"]
+
+
+# ---------------------------------------------------------------- cached core calls
+@st.cache_resource(**SHARED)
+def _preview_logs(path: str, runs: tuple[tuple[int, str], ...]) -> tuple[RunLog, ...]:
+    """The chosen runs (``(id, content hash)``: a run's content never changes, so the pair is a safe key)."""
+    from core.library import Library
+
+    return tuple(log for _, log in Library(path).get_many([i for i, _ in runs]))
+
+
+def _progress_bar(text: str):
+    """An ``st.progress`` bar and the ``progress(done, total, label)`` callback ``core.library`` calls."""
+    bar = st.progress(0.0, text=text)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.progress(min(1.0, done / max(total, 1)), text=plain(f"{done}/{total}: {label}"))
+
+    return bar, progress
+
+
+# ---------------------------------------------------------------- sections
+def location_section(lib) -> None:
+    st.caption(f"Library file: `{plain(lib.path)}` (set `TTA_LIBRARY_DB` to share another one). Every browser "
+               "session and `python -m core library ...` on this machine use it at once; each run is written "
+               "whole or not at all.")
+    if not lib.exists():
+        st.info("No library file yet: it is created when the first run is saved (Logs page: *Save to the "
+                "library*, the button below, or `python -m core library add PATH`).", icon=":material/info:")
+
+
+def builtin_section(lib) -> None:
+    with st.expander("Load the built-in data into the library", icon=":material/database_upload:",
+                     expanded=not lib.exists()):
+        st.caption("Adds the example runs shipped with the app (MNIST-1D, Pollux, MLPerf), tagged `built-in` and "
+                   "their set; runs already in the library are left as they are.")
+        if st.button("Load the built-in data", key="library_load_builtin", icon=":material/database:"):
+            bar, progress = _progress_bar("Adding the built-in runs…")
+            report = add_builtin(lib, progress=progress)
+            bar.empty()
+            show_errors(report.errors)
+            st.success(plain(report.summary()), icon=":material/check:")
+
+
+def filters_section(table) -> RunFilter:
+    """Model, device, tag and batch filters (options from the library itself)."""
+    options = filter_options(table)
+    c1, c2, c3, c4 = st.columns(4)
+    chosen = {"model": c1.multiselect("Model", options["model"], key="library_f_model"),
+              "gpu": c2.multiselect("Device", options["gpu"], key="library_f_gpu"),
+              "tag": c3.multiselect("Tag", options["tag"], key="library_f_tag"),
+              "batch": c4.multiselect("Global batch", options["batch"], key="library_f_batch")}
+    return RunFilter.of(**chosen)
+
+
+def table_section(shown, target: float) -> None:
+    table = with_reached(shown, target)[SHOWN_COLUMNS]
+    st.subheader(f"Runs ({len(table)})")
+    st.dataframe(table, key="library_table", hide_index=True, width="stretch",
+                 column_config={"best_acc": st.column_config.NumberColumn("best acc", format="%.4f"),
+                                "reached_target": st.column_config.CheckboxColumn(f"reached {target:.2f}"),
+                                "added_at": st.column_config.DatetimeColumn("added (UTC)", format="YYYY-MM-DD HH:mm")})
+    table_download(table, key="library_table_csv", file_name="library_runs.csv")
+
+
+def selection_section(shown) -> list[int]:
+    """The runs chosen (ids among those shown)."""
+    labels = {int(r.run_id): f"#{int(r.run_id)} {r.source}" for r in shown.itertuples()}
+    current = [i for i in st.session_state.get(SELECTED, []) if i in labels]
+    if current != st.session_state.get(SELECTED, []):
+        st.session_state[SELECTED] = current
+    return st.multiselect("Choose runs", list(labels), format_func=lambda i: labels[i], key=SELECTED,
+                          help="Load them into this session, tag, delete or export them.")
+
+
+def actions_section(lib, shown, chosen: list[int]) -> None:
+    c1, c2, c3 = st.columns([2, 3, 2])
+    c1.button(f"Load {len(chosen)} run(s) into this session", key="library_load", icon=":material/input:",
+              disabled=not chosen, on_click=_load_now, args=(lib.path, list(chosen)))
+    with c2:
+        tag = st.text_input("Tag", key="library_tag_text", placeholder="e.g. baseline", label_visibility="collapsed")
+        b1, b2 = st.columns(2)
+        add = b1.button("Add tag", key="library_tag_add", icon=":material/sell:", disabled=not chosen)
+        remove = b2.button("Remove tag", key="library_tag_remove", disabled=not chosen)
+        if (add or remove) and not tag.strip():
+            st.warning("Type a tag first.")
+        elif add or remove:
+            lib.tag(chosen, [tag], remove=remove)
+            st.rerun()
+    if c3.button(f"Delete {len(chosen)} run(s)…", key="library_delete", icon=":material/delete:", disabled=not chosen):
+        st.session_state[PENDING_DELETE] = list(chosen)
+    export_filter = RunFilter.of(id=chosen) if chosen else None
+    st.download_button("Export (Parquet + manifest, ZIP)" + (" of the chosen runs" if chosen else ""),
+                       data=lambda: export_zip(lib, export_filter), file_name="library_export.zip",
+                       mime="application/zip", key="library_export", on_click="ignore", icon=":material/archive:",
+                       help="Import it elsewhere with python -m core library import DIR (after unzipping).")
+
+
+def _load_now(path: str, ids: list[int]) -> None:
+    """``on_click`` of *Load*: before the page is drawn again, so the sidebar lists the runs at once."""
+    from core.library import Library
+
+    try:
+        names = load_library_runs(Library(path), ids)
+    except (LibraryError, InputError) as exc:
+        st.session_state[NOTICE] = ("error", str(exc))
+        return
+    st.session_state[NOTICE] = ("success", f"Loaded {len(names)} run(s): every page now uses them beside the "
+                                           "uploads and the built-in data (see the sidebar).")
+
+
+def _delete_now(path: str, ids: list[int], names: list[str]) -> None:
+    """``on_click`` of the confirmation: remove the runs, unload them from this session, clear the choice
+    (a callback runs before the widgets are drawn again, so it may reset the multiselect)."""
+    from core.library import Library
+
+    try:
+        removed = Library(path).remove(ids)
+    except LibraryError as exc:
+        st.session_state[NOTICE] = ("error", str(exc))
+        return
+    for name in names:
+        st.session_state.get(LIBRARY_RUNS, {}).pop(name, None)
+    st.session_state[PENDING_DELETE] = []
+    st.session_state[SELECTED] = []
+    st.session_state[NOTICE] = ("success", f"Deleted {len(removed)} run(s) from the library.")
+
+
+def _cancel_delete() -> None:
+    st.session_state[PENDING_DELETE] = []
+
+
+def confirm_delete_section(lib, shown) -> None:
+    pending = st.session_state.get(PENDING_DELETE)
+    if not pending:
+        return
+    st.warning(f"Delete {len(pending)} run(s) from the library for every user? Their series, fits and tags go "
+               "with them.", icon=":material/warning:")
+    names = [library_name(int(r.run_id), r.source) for r in shown.itertuples() if int(r.run_id) in pending]
+    c1, c2 = st.columns(2)
+    c1.button("Yes, delete", key="library_delete_confirm", type="primary", icon=":material/delete_forever:",
+              on_click=_delete_now, args=(lib.path, list(pending), names))
+    c2.button("Cancel", key="library_delete_cancel", on_click=_cancel_delete)
+
+
+def notice_section() -> None:
+    """The outcome of the last action done in a callback (shown once)."""
+    notice = st.session_state.pop(NOTICE, None)
+    if notice is not None:
+        kind, text = notice
+        (st.success if kind == "success" else st.error)(plain(text))
+
+
+def preview_section(lib, shown, chosen: list[int], target: float) -> None:
+    hashes = dict(zip(shown["run_id"].astype(int), shown["content_hash"]))
+    key = tuple((i, hashes[i]) for i in chosen if i in hashes)
+    logs = _preview_logs(lib.path, key) if key else ()
+    chart(library_preview_figure, logs, target_acc=target, key="library_preview_chart", file_stem="library_runs",
+          inputs=(lib.path, key))
+
+
+# ---------------------------------------------------------------- page
+@guarded("The Library page")
+def main() -> None:
+    page_setup()
+    st.title("Library")
+    st.caption("Every run and fit saved by anyone on this server or its command line, in one database: filter "
+               "them, load them into your session, tag, delete or export them.")
+    lib = library()
+    location_section(lib)
+    notice_section()
+    try:
+        builtin_section(lib)
+        target = target_slider(key="library_target_acc")
+        everything = lib.runs()
+        run_filter = filters_section(everything)
+        shown = lib.runs(run_filter) if not run_filter.is_empty else everything
+        table_section(shown, target)
+        chosen = selection_section(shown)
+        actions_section(lib, shown, chosen)
+        confirm_delete_section(lib, shown)
+        preview_section(lib, shown, chosen, target)
+    except (LibraryError, InputError) as exc:
+        st.error(plain(str(exc)), icon=":material/error:")
+
+
+main()

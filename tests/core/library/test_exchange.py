@@ -1,0 +1,98 @@
+"""Export to Parquet + manifest and import back (merging by content hash); compaction."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from core.errors import InputError
+from core.library import Library, compact, export_library, export_zip, fit_library, import_library
+from core.logs import read_log
+from tests.core.library.helpers import course_csv
+
+
+def _library(path, n: int = 4) -> Library:
+    lib = Library(path)
+    for i in range(n):
+        data = course_csv(seed=i)
+        lib.add(read_log(data, f"resnet{20 + 12 * (i % 2)}_Tesla V100-{64 * (i + 1)}.csv"), data=data,
+                tags=["even" if i % 2 == 0 else "odd"], dataset="cifar10")
+    return lib
+
+
+def test_an_export_imports_into_another_library_as_the_same_runs(tmp_path):
+    source = _library(tmp_path / "a.duckdb")
+    fit_library(source)
+    summary = export_library(source, tmp_path / "export")
+    assert summary.n_runs == 4 and summary.rows["series"] == 240 and summary.rows["fits"] == 4
+    manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
+    assert manifest["schema_version"] == 3 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
+                                                                            "speed_tables"}
+    target = Library(tmp_path / "b.duckdb")
+    report = import_library(target, tmp_path / "export")
+    assert report.n_added == 4 and not report.errors
+    for (_, a), (_, b) in zip(source.get_many(range(1, 5)), target.get_many(range(1, 5))):
+        assert a.fingerprint() == b.fingerprint()
+    assert target.runs()["tags"].tolist() == ["even", "odd", "even", "odd"]
+    assert target.counts()["fits"] == 4
+    pd.testing.assert_frame_equal(fit_library(target).table, fit_library(source).table)   # the fits came along
+
+
+def test_importing_twice_adds_nothing_and_a_filtered_export_merges_into_a_library_that_has_others(tmp_path):
+    source = _library(tmp_path / "a.duckdb")
+    export_library(source, tmp_path / "odd", "tag=odd")
+    target = _library(tmp_path / "b.duckdb", n=1)                 # already holds run 0 (even)
+    first = import_library(target, tmp_path / "odd")
+    assert (first.n_added, first.n_present) == (2, 0)
+    again = import_library(target, tmp_path / "odd")
+    assert (again.n_added, again.n_present) == (0, 2)
+    assert sorted(target.runs()["tags"]) == ["even", "odd", "odd"]
+
+
+def test_an_export_never_overwrites_and_a_changed_file_is_refused(tmp_path):
+    lib = _library(tmp_path / "a.duckdb")
+    export_library(lib, tmp_path / "export")
+    with pytest.raises(InputError, match="expected a new or empty folder"):
+        export_library(lib, tmp_path / "export")
+    series = tmp_path / "export" / "series.parquet"
+    series.write_bytes(series.read_bytes()[:-10] + b"0123456789")
+    with pytest.raises(InputError, match="series.parquet: expected the file the manifest describes"):
+        import_library(Library(tmp_path / "b.duckdb"), tmp_path / "export")
+    assert not (tmp_path / "b.duckdb").exists()
+
+
+@pytest.mark.parametrize(("manifest", "message"), [
+    ("not json", "cannot read it"), ('{"format": "other"}', "expected format"),
+    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 3; got 9")])
+def test_a_bad_manifest_is_refused_with_what_was_expected(tmp_path, manifest, message):
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "manifest.json").write_text(manifest)
+    with pytest.raises(InputError, match=message):
+        import_library(Library(tmp_path / "b.duckdb"), tmp_path / "export")
+
+
+def test_the_page_download_is_a_zip_of_the_export(tmp_path):
+    import io
+    import zipfile
+
+    lib = _library(tmp_path / "a.duckdb")
+    names = zipfile.ZipFile(io.BytesIO(export_zip(lib, "tag=even"))).namelist()
+    assert sorted(names) == ["library_export/fits.parquet", "library_export/manifest.json",
+                             "library_export/run_tags.parquet", "library_export/runs.parquet",
+                             "library_export/series.parquet"]
+
+
+def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(tmp_path):
+    lib = Library(tmp_path / "a.duckdb")
+    for i in range(40):
+        data = course_csv(epochs=60, steps=100, seed=i)              # 6000 rows each
+        lib.add(read_log(data, f"run{i}_Tesla V100.csv"), data=data)
+    lib.remove(range(2, 41))
+    summary = compact(lib)
+    assert summary.bytes_after < summary.bytes_before
+    assert lib.runs()["run_id"].tolist() == [1]
+    data = course_csv(seed=99)
+    assert lib.add(read_log(data, "new_Tesla V100.csv"), data=data).run_id == 42     # past every id given
+    assert lib.get(1).n_points == 6000

@@ -1,0 +1,44 @@
+"""Fits of library runs: made once, stored, the same table ``core.runs`` makes; a stopped fit keeps what it did."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.library import Library, fit_library
+from core.logs import read_log
+from core.runs import analyse_run, fits_table
+from tests.core.library.helpers import course_csv
+
+
+@pytest.fixture
+def lib(tmp_path) -> Library:
+    lib = Library(tmp_path / "lib.duckdb")
+    for i, b0 in enumerate((0.01, 0.02, 0.04)):
+        data = course_csv(b0=b0, seed=i)
+        lib.add(read_log(data, f"resnet{8 + 6 * i}_Tesla V100.csv"), data=data, dataset="mnist1d")
+    return lib
+
+
+def test_library_fits_equal_the_fits_table_of_the_same_runs_and_are_stored(lib):
+    first = fit_library(lib, target_acc=0.9)
+    expected = fits_table([analyse_run(log, target_acc=0.9) for log in lib.load()])
+    pd.testing.assert_frame_equal(first.table, expected)
+    assert (first.n_fitted, first.n_stored) == (3, 0)
+    # loss = 1/(b0 k + 0.5) + 0.05 exactly: the fit recovers b0 (written with 8 decimals)
+    assert first.table["b0"].tolist() == pytest.approx([0.01, 0.02, 0.04], rel=1e-4)
+    # epoch-end accuracy 0.6 + 0.06 e > 0.9 first at e = 6 (0.96), its last step 60
+    assert first.table["epoch_to_target"].tolist() == [6, 6, 6] and first.table["step_to_target"].tolist() == [60] * 3
+    second = fit_library(lib, target_acc=0.9)
+    assert (second.n_fitted, second.n_stored) == (0, 3)
+    pd.testing.assert_frame_equal(second.table, first.table, check_exact=True)
+    other_target = fit_library(lib, target_acc=0.8)
+    assert other_target.n_fitted == 3 and other_target.table["epoch_to_target"].tolist() == [4, 4, 4]
+    assert first.datasets == {name: "mnist1d" for name in first.table["file"]}
+
+
+def test_a_stopped_fit_stores_what_it_fitted(lib):
+    stopped = fit_library(lib, progress=lambda done, total, label: done < 2)
+    assert stopped.cancelled and stopped.n_fitted == 2 and len(stopped.table) == 2
+    rest = fit_library(lib)
+    assert (rest.n_fitted, rest.n_stored) == (1, 2)

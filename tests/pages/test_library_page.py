@@ -1,0 +1,115 @@
+"""The Library page (AppTest): an empty library, the built-in data in one button, filter, choose, preview, load
+into the session (the Logs page then fits them), tag, delete after a confirmation; the Logs page's "save to the
+library" keeps the edited roles and metadata."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from core.library import Library
+from tests.pages.conftest import chart_specs, open_page, shown
+
+PAGE = "pages/library.py"
+
+
+def _db() -> Path:
+    return Path(os.environ["TTA_LIBRARY_DB"])            # tests/conftest.py: a file of this test's own
+
+
+def _table(at):
+    return at.dataframe[0].value
+
+
+def test_an_empty_library_shows_where_it_will_be_and_creates_nothing():
+    at = open_page(PAGE, via_app=True)
+    assert at.title[0].value == "Library"
+    assert "No library file yet" in at.info[0].value
+    assert _table(at).empty
+    spec = chart_specs(at)[0]
+    assert spec["layout"]["annotations"][0]["text"] == "Choose runs in the table to see their curves here."
+    assert not _db().exists() and not Path(f"{_db()}.lock").exists()
+
+
+def test_builtin_data_filter_choose_load_tag_and_delete():
+    at = open_page(PAGE, via_app=True)
+    at.button(key="library_load_builtin").click().run()
+    assert not at.exception
+    assert shown(at.success[0].value) == "58 run(s) added, 0 already in the library."
+    assert len(_table(at)) == 58 and len(Library(_db()).runs()) == 58
+
+    at.multiselect(key="library_f_model").set_value(["resnet20"]).run()
+    table = _table(at)
+    assert table["source"].tolist() == ["resnet20_Intel Xeon Processor.csv", "resnet20_Intel Xeon Processor_val.csv"]
+    assert table["reached_target"].tolist() == [True, True]        # best epoch accuracies 0.976 and 0.957 > 0.92
+    ids = [int(i) for i in table["run_id"]]
+    at.multiselect(key="library_selected").set_value(ids).run()
+    preview = chart_specs(at)[0]
+    assert [t["name"] for t in preview["data"]] == ["resnet20 · Intel Xeon Processor",
+                                                     "resnet20 · Intel Xeon Processor · val", "target"]
+
+    at.button(key="library_load").click().run()
+    names = [f"resnet20_Intel Xeon Processor.csv (library #{ids[0]})",
+             f"resnet20_Intel Xeon Processor_val.csv (library #{ids[1]})"]
+    assert list(at.session_state["library_runs"]) == names
+    assert at.sidebar.text[-1].value == "\n".join(names)
+
+    at.text_input(key="library_tag_text").input("keep").run()
+    at.button(key="library_tag_add").click().run()
+    assert _table(at)["tags"].tolist() == ["built-in,keep,mnist1d"] * 2
+
+    at.button(key="library_delete").click().run()
+    assert "Delete 2 run(s) from the library" in at.warning[0].value
+    at.button(key="library_delete_cancel").click().run()
+    assert len(Library(_db()).runs()) == 58 and not at.warning
+    at.button(key="library_delete").click().run()
+    at.button(key="library_delete_confirm").click().run()
+    assert not at.exception
+    assert shown(at.success[0].value) == "Deleted 2 run(s) from the library."
+    assert len(Library(_db()).runs()) == 56 and "resnet20" not in set(Library(_db()).runs()["model"])
+    assert at.session_state["library_runs"] == {}                   # unloaded from the session too
+
+
+def test_runs_loaded_from_the_library_are_fitted_on_the_logs_page():
+    at = open_page(PAGE, via_app=True)
+    at.button(key="library_load_builtin").click().run()
+    at.multiselect(key="library_f_tag").set_value(["mnist1d_batch"]).run()
+    ids = [int(i) for i in _table(at)["run_id"]][:2]
+    at.multiselect(key="library_selected").set_value(ids).run()
+    at.button(key="library_load").click().run()
+    at.switch_page("pages/logs.py").run()
+    assert not at.exception
+    files = list(_table(at).index)
+    assert [f for f in files if "(library #" in f] == [f"resnet14_AMD EPYC-16.txt (library #{ids[0]})",
+                                                       f"resnet14_AMD EPYC-32.txt (library #{ids[1]})"]
+
+
+def _two_loss_log() -> bytes:
+    k = np.arange(1, 61)
+    rows = "".join(f"{(i - 1) // 10 + 1},{(i - 1) % 10 + 1},{1 / (0.01 * i + 0.5):.6f},{1 / (0.02 * i + 0.5):.6f},"
+                   f"{0.6 + 0.05 * ((i - 1) // 10 + 1):.3f}\n" for i in k)
+    return ("epoch,step,loss,smooth_loss,acc\n" + rows).encode()
+
+
+def test_save_to_the_library_keeps_the_edited_roles_and_metadata():
+    at = open_page()
+    at.file_uploader(key="logs_upload_0").upload("metrics.csv", _two_loss_log(), "text/csv").run()
+    at.selectbox(key="logs_edit_file").set_value("metrics.csv").run()
+    at.text_input(key="edit_model_metrics.csv").input("resnet77").run()
+    at.selectbox(key="edit_role_loss_metrics.csv").set_value("smooth_loss").run()
+    at.button(key="logs_apply_edit").click().run()
+    at.text_input(key="logs_save_tags").input("mine, edited").run()
+    at.button(key="logs_save").click().run()
+    assert not at.exception
+    assert shown(at.success[-1].value) == "1 run(s) added, 0 already in the library."
+    lib = Library(_db())
+    row = lib.runs().iloc[0]
+    assert (row["source"], row["model"], row["tags"]) == ("metrics.csv", "resnet77", "edited,mine")
+    log = lib.get(int(row["run_id"]))
+    assert log.roles.loss == "smooth_loss"
+    assert log.frame["loss"].tolist()[:2] == [round(1 / 0.52, 6), round(1 / 0.54, 6)]   # smooth_loss, k = 1, 2
+    at.button(key="logs_save").click().run()
+    assert "metrics.csv: already in the library as run #1 (same content); nothing added." in [
+        shown(c.value).removeprefix(":material/info: ") for c in at.caption]
