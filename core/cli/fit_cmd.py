@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         except (InputError, LibraryError) as exc:
             complain(str(exc))
             return 2
+        if not len(library.table):                  # as library_logs says it for backtest, calibrate and plan
+            from core.library import RunFilter
+
+            complain(f"{Library(args.db).path}: no run matches {RunFilter.parse(args.from_library).describe()}.")
         complain(f"library: {len(library.table)} run(s), {library.n_fitted} fitted now, {library.n_stored} "
                  "fitted before")
         table = pd.concat([t for t in (table, library.table) if len(t)], ignore_index=True) \

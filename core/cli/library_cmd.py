@@ -136,13 +136,18 @@ def _add(lib: Library, args) -> int:
                            global_batch=args.batch, steps_per_epoch=args.steps_per_epoch, progress=progress)
     finally:
         bar.close()
-    for _source, message in report.errors:
-        complain(message)
+    for source, message in report.errors:
+        complain(_with_source(source, message))
     for note in report.notes:
         complain(f"note: {note}")
     print_csv(_report_rows(report))
     complain(report.summary())
     return 2 if report.errors else 0
+
+
+def _with_source(source: str, message: str) -> str:
+    """``<file>: <problem>``: the message as it is when it names its file already, else prefixed with it."""
+    return message if message.startswith(str(source)) else f"{source}: {message}"
 
 
 def _filter(args) -> RunFilter:
@@ -187,7 +192,11 @@ def _resolve_all(lib: Library, refs) -> tuple[list[int], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    lib = Library(args.db)
+    try:
+        lib = Library(args.db)
+    except (InputError, LibraryError) as exc:          # e.g. a malformed TTA_LIBRARY_TIMEOUT
+        complain(str(exc))
+        return 2
     try:
         if args.verb == "add":
             return _add(lib, args)
@@ -218,8 +227,8 @@ def run(args: argparse.Namespace) -> int:
                 report = import_library(lib, args.directory, progress=progress)
             finally:
                 bar.close()
-            for _source, message in report.errors:
-                complain(message)
+            for source, message in report.errors:
+                complain(_with_source(source, message))
             print_csv(_report_rows(report))
             complain(report.summary())
             return 2 if report.errors else 0

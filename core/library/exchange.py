@@ -159,6 +159,20 @@ def _frames(directory: Path, manifest: dict) -> dict[str, pd.DataFrame]:
     return frames
 
 
+def _upgraded(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The tables of an export from an older schema as the current one has them (as ``schema`` migrates a file):
+    version 1 lacks ``series.lr`` and kept tags as comma-separated text in ``runs.tags``."""
+    frames = dict(frames)
+    if "lr" not in frames["series"]:
+        frames["series"] = frames["series"].assign(lr=float("nan"))
+    runs = frames["runs"]
+    if "tags" in runs and "run_tags" not in frames:
+        pairs = [(int(r), t.strip()) for r, text in zip(runs["run_id"], runs["tags"]) if isinstance(text, str)
+                 for t in text.split(",") if t.strip()]
+        frames["run_tags"] = pd.DataFrame(sorted(set(pairs)), columns=["run_id", "tag"])
+    return frames
+
+
 def import_library(library: Library, directory: str | Path, *, progress: Progress | None = None) -> AddReport:
     """Merge an export into ``library`` by content hash: new runs added (with tags and fits), others left.
 
@@ -173,6 +187,7 @@ def import_library(library: Library, directory: str | Path, *, progress: Progres
         if column not in runs:
             raise InputError(f"{directory / 'runs.parquet'}: expected a {column} column; got "
                              f"{', '.join(map(str, runs.columns))[:200]}.")
+    frames = _upgraded(frames)
     series_by_run = {int(k): g for k, g in frames["series"].groupby("run_id", sort=False)}
     tags = frames.get("run_tags", pd.DataFrame(columns=["run_id", "tag"]))
     tags_by_run = {int(k): tuple(g["tag"].astype(str)) for k, g in tags.groupby("run_id", sort=False)}
@@ -210,6 +225,16 @@ def import_library(library: Library, directory: str | Path, *, progress: Progres
                     con.execute("INSERT OR IGNORE INTO fits BY NAME SELECT * FROM incoming_fits")
                 finally:
                     con.unregister("incoming_fits")
+    speed = frames.get("speed_tables")
+    if speed is not None and len(speed):
+        with library.store.transaction() as con:             # by content hash, as runs; new ids here
+            con.register("incoming_speed", speed[["content_hash", "name", "data", "n_rows", "added_at"]])
+            try:
+                con.execute("INSERT INTO speed_tables (content_hash, name, data, n_rows, added_at) "
+                            "SELECT * FROM incoming_speed WHERE content_hash NOT IN "
+                            "(SELECT content_hash FROM speed_tables)")
+            finally:
+                con.unregister("incoming_speed")
     return replace(report, notes=report.notes + (f"read {directory} ({manifest['filter']}, exported "
                                                  f"{manifest.get('created', '?')})",))
 
@@ -250,7 +275,9 @@ def compact(library: Library) -> CompactSummary:
             for sequence, table, column in (("run_ids", "runs", "run_id"), ("speed_table_ids", "speed_tables",
                                                                               "table_id")):
                 top = copier.execute(f"SELECT coalesce(max({column}), 0) FROM dst.{table}").fetchall()[0][0]
-                value = copier.execute(f"SELECT nextval('dst.{sequence}')").fetchall()[0][0]
+                last = copier.execute("SELECT last_value FROM duckdb_sequences() WHERE database_name = 'dst' "
+                                      "AND sequence_name = ?", [sequence]).fetchall()
+                value = (last[0][0] if last and last[0][0] is not None else 0) + 1   # the next id, not used up
                 if value <= top:
                     raise LibraryError(f"{path}: compaction would give run ids again (next {value} <= {top}); "
                                        "the file was left as it was.")

@@ -345,10 +345,10 @@ class Library:
 
     def known_hashes(self) -> dict[str, int]:
         """Content hash → run id of every run (empty when there is no file)."""
-        if not self.exists():
-            return {}
-        table = self.runs()
-        return {str(h): int(i) for h, i in zip(table["content_hash"], table["run_id"])}
+        with self.store.connect() as con:
+            if con is None:
+                return {}
+            return {str(h): int(i) for h, i in con.execute("SELECT content_hash, run_id FROM runs").fetchall()}
 
     def counts(self) -> dict[str, int]:
         """Rows per table (zeros when there is no file)."""

@@ -24,7 +24,7 @@ from core.library.library import AddReport, AddResult, Library, PendingRun, Prog
 from core.library.records import content_hash
 from core.logs import RunLog, depth_of, read_log
 from core.logs.mllog import MARKER
-from core.logs.tfevents import event_files, files_digest, is_event_file, read_tfevents
+from core.logs.tfevents import _VAL_DIRS, event_files, files_digest, is_event_file, read_tfevents
 from core.tables import file_bytes
 
 #: bounds of one import: runs, bytes in all, folder depth
@@ -89,6 +89,7 @@ class _Walk:
         self.bytes += size
 
     def tfevents_run(self, folder: Path, name: str) -> None:
+        name = keras_run_name(name)
         key = folder.resolve()
         if key in self.seen_runs:
             return
@@ -108,7 +109,7 @@ class _Walk:
         self.seen_dirs.add((info.st_dev, info.st_ino))
         rel = folder.relative_to(root).as_posix()
         if any(is_event_file(e.name) and e.is_file(follow_symlinks=False) for e in entries):
-            self.tfevents_run(folder, root.name if rel == "." else rel)
+            self.tfevents_run(folder, _folder_name(folder) if rel == "." else rel)
         for entry in entries:
             if self.full:
                 return
@@ -130,6 +131,32 @@ class _Walk:
                 self.special += 1
 
 
+def keras_run_name(name: str) -> str:
+    """The run a TensorBoard folder belongs to, as ``read_tfevents_dir`` names it: Keras (and others) write
+    ``<run>/train`` and ``<run>/validation``; they are the run ``<run>`` and its ``<run>_val`` twin, so the model,
+    device and split come from ``<run>``.
+
+    >>> keras_run_name("resnet20_Tesla V100/validation"), keras_run_name("cifar/resnet20_V100/train")
+    ('resnet20_Tesla V100_val', 'cifar/resnet20_V100')
+    >>> keras_run_name("resnet20_V100"), keras_run_name("validation")
+    ('resnet20_V100', 'validation')
+    """
+    parent, _, last = name.rpartition("/")
+    if not parent:
+        return name
+    if last.lower() in _VAL_DIRS:
+        return f"{parent}_val"
+    return parent if last.lower() == "train" else name
+
+
+def _folder_name(folder: Path) -> str:
+    """A run folder given by itself: its name, with its parent's when it is a ``train``/``validation`` folder."""
+    folder = folder.absolute()
+    if folder.name.lower() in _VAL_DIRS | {"train"} and folder.parent.name:
+        return f"{folder.parent.name}/{folder.name}"
+    return folder.name
+
+
 def collect_sources(paths: Iterable[str | Path], *, max_files: int = MAX_FILES,
                     max_bytes: int = MAX_TOTAL_BYTES) -> Collected:
     """The runs under ``paths`` (files, TensorBoard event files, folders), within the bounds above.
@@ -149,7 +176,7 @@ def collect_sources(paths: Iterable[str | Path], *, max_files: int = MAX_FILES,
         if stat.S_ISDIR(info.st_mode):
             walk.folder(path, path, 0)
         elif is_event_file(path):
-            walk.tfevents_run(path.parent, path.absolute().parent.name)
+            walk.tfevents_run(path.parent, _folder_name(path.absolute().parent))
         elif stat.S_ISREG(info.st_mode):
             name = path.name
             if path.absolute().parent.name and _has_mllog_marker(path):

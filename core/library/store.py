@@ -143,6 +143,19 @@ class Store:
             self._lock().release()
 
     # ------------------------------------------------------------------ connections
+    def _check_header(self) -> None:
+        """Refuse an existing, non-empty file that is not a DuckDB database (its magic ``DUCK`` at byte 8)."""
+        if self.memory or not self.exists():
+            return
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(12)
+        except OSError as exc:
+            raise LibraryError(f"{self.path}: cannot read it: {exc.strerror or exc}. Give another --db path.") from None
+        if head and head[8:12] != b"DUCK":
+            raise LibraryError(f"{self.path}: expected a library database (a DuckDB file); got another kind of "
+                               "file. Give another --db path.")
+
     def _open(self, *, create: bool):
         import duckdb
 
@@ -188,6 +201,7 @@ class Store:
         if not create and not self.exists():   # nothing to read, and nothing (not even the lock file) is made
             yield None
             return
+        self._check_header()                     # before the lock: no lock file beside a file that is not ours
         with self._locked():
             if not create and not self.exists():   # removed while we waited
                 yield None

@@ -180,3 +180,17 @@ def test_the_command_runs_as_a_program(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith("run_id,source,model,")
     assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_a_malformed_timeout_setting_gives_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TTA_LIBRARY_TIMEOUT", "abc")
+    assert main(["library", "list", "--db", str(tmp_path / "lib.duckdb")]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and "TTA_LIBRARY_TIMEOUT" in out.err
+
+
+def test_a_missing_path_is_named_on_stderr(tmp_path, capsys):
+    missing = tmp_path / "no_such_log.csv"
+    assert main(["library", "add", str(missing), "--db", str(tmp_path / "lib.duckdb")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith(f"{missing}: ") or err[0].startswith("no_such_log.csv: "), err

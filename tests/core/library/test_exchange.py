@@ -94,5 +94,56 @@ def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(
     assert summary.bytes_after < summary.bytes_before
     assert lib.runs()["run_id"].tolist() == [1]
     data = course_csv(seed=99)
-    assert lib.add(read_log(data, "new_Tesla V100.csv"), data=data).run_id == 42     # past every id given
+    assert lib.add(read_log(data, "new_Tesla V100.csv"), data=data).run_id == 41   # none reused or skipped
     assert lib.get(1).n_points == 6000
+
+
+def test_speed_tables_come_along_once(tmp_path):
+    from pathlib import Path
+
+    from core.library import add_speed_table, speed_tables
+
+    data = (Path(__file__).resolve().parents[3] / "data" / "pollux_traces" / "cifar10" / "scalability.csv").read_bytes()
+    source = _library(tmp_path / "a.duckdb", n=1)
+    add_speed_table(source, "cifar10_scalability.csv", data)
+    export_library(source, tmp_path / "export")
+    target = Library(tmp_path / "b.duckdb")
+    import_library(target, tmp_path / "export")
+    import_library(target, tmp_path / "export")                  # a second import adds nothing
+    tables = speed_tables(target)
+    assert tables["name"].tolist() == ["cifar10_scalability.csv"] and tables["table_id"].tolist() == [1]
+
+
+def _as_version_1(directory) -> None:
+    """Rewrite an export as the first release wrote it: no ``series.lr``, tags as text in ``runs.tags``, no
+    ``run_tags`` table, manifest version 1 (hashes and row counts updated)."""
+    import hashlib
+
+    manifest = json.loads((directory / "manifest.json").read_text())
+    runs = pd.read_parquet(directory / "runs.parquet")
+    tags = pd.read_parquet(directory / "run_tags.parquet")
+    runs["tags"] = runs["run_id"].map(lambda i: ", ".join(tags.loc[tags["run_id"] == i, "tag"]) + " ,")
+    runs.drop(columns=["schedule", "samples_per_epoch", "status", "system", "n_nodes", "n_devices",
+                       "throughput"]).to_parquet(directory / "runs.parquet")
+    pd.read_parquet(directory / "series.parquet").drop(columns=["lr"]).to_parquet(directory / "series.parquet")
+    (directory / "run_tags.parquet").unlink()
+    del manifest["tables"]["run_tags"]
+    for entry in manifest["tables"].values():
+        path = directory / entry["file"]
+        entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        entry["rows"] = len(pd.read_parquet(path))
+    manifest["schema_version"] = 1
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_an_export_of_the_first_release_imports_with_its_tags(tmp_path):
+    source = _library(tmp_path / "a.duckdb", n=2)
+    export_library(source, tmp_path / "export")
+    _as_version_1(tmp_path / "export")
+    target = Library(tmp_path / "b.duckdb")
+    report = import_library(target, tmp_path / "export")
+    assert report.n_added == 2 and not report.errors
+    assert target.runs()["tags"].tolist() == ["even", "odd"]
+    back = target.get(1)
+    assert back.frame["lr"].isna().all()
+    assert back.frame["loss"].tolist() == source.get(1).frame["loss"].tolist()

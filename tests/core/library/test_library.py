@@ -191,6 +191,10 @@ def test_a_file_that_is_not_a_library_is_refused_with_its_name(tmp_path):
     path.write_text("just text\n" * 100)
     with pytest.raises(LibraryError, match="notes.duckdb: expected a library database"):
         Library(path).runs()
+    with pytest.raises(LibraryError, match="notes.duckdb: expected a library database"):
+        Library(path).add(read_log(course_csv(), "resnet20_V100.csv"), data=course_csv())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.duckdb"]     # no lock file left beside it
+    assert path.read_text() == "just text\n" * 100                           # and the file untouched
 
 
 def test_a_library_from_a_newer_version_is_refused(tmp_path):

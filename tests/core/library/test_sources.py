@@ -104,3 +104,17 @@ def test_the_built_in_data_goes_in_once_tagged_by_set(tmp_path):
     assert first.n_added == 58 and not first.errors        # 12 MNIST-1D + 13 Pollux + 7 batch + 26 MLPerf
     assert len(lib.runs("tag=mlperf")) == 26 and len(lib.runs("tag=mnist1d")) == 12
     assert add_builtin(lib).n_present == 58
+
+
+def test_keras_train_and_validation_folders_are_one_run_and_its_val_twin(tmp_path):
+    run = tmp_path / "tb" / "resnet20_Tesla V100"
+    write_events(run / "train", [{"step": k, "loss": 2.0 / k, "acc": 0.1 * k} for k in range(1, 4)])
+    write_events(run / "validation", [{"step": k, "loss": 3.0 / k, "acc": 0.1 * k} for k in range(1, 4)])
+    lib = Library(tmp_path / "lib.duckdb")
+    report = add_paths(lib, [tmp_path / "tb"])
+    assert (report.n_added, report.errors) == (2, ())
+    table = lib.runs().set_index("source")[["model", "gpu", "split"]]
+    assert table.loc["resnet20_Tesla V100"].tolist() == ["resnet20", "Tesla V100", "train"]
+    assert table.loc["resnet20_Tesla V100_val"].tolist() == ["resnet20", "Tesla V100", "val"]
+    one = collect_sources([next((run / "validation").iterdir())])      # one event file given by name
+    assert [s.name for s in one.sources] == ["resnet20_Tesla V100_val"]
