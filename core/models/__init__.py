@@ -49,9 +49,10 @@ from core.errors import InputError
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
 from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
-__all__ = ["MODEL_NAMES", "ArchitectureFeatures", "BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet",
-           "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "architecture_features", "build_model",
-           "example_input", "flops_per_sample", "model_info", "parameter_count", "registry_name"]
+__all__ = ["FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock", "BasicBlock1d", "Bottleneck",
+           "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "architecture_features",
+           "build_model", "count_flops_per_sample", "example_input", "flops_per_sample", "model_info",
+           "parameter_count", "registry_name"]
 
 
 # --------------------------------------------------------------------------- registry
@@ -328,11 +329,22 @@ class ArchitectureFeatures:
 _BLOCKS = {"cifar-resnet": "basic", "resnet1d": "basic", "vgg": "plain", "inception": "inception"}
 
 
+#: forward FLOPs of one sample of every registered model, as :func:`count_flops_per_sample` counts them
+#: (torch 2.13); a table because counting costs ~4 s of tracing in a fresh process (the Calibrate page's
+#: first run).  ``tests/core/models`` recounts every entry, so the table cannot drift from the models.
+FLOPS_PER_SAMPLE: dict[str, int] = {
+    "resnet20": 81102080, "resnet32": 137725184, "resnet44": 194348288, "resnet56": 250971392,
+    "resnet18": 3628146688, "resnet50": 8178368512, "resnet18_cifar": 1110845440, "resnet50_cifar": 2595659776,
+    "vgg16": 30940528640, "inception_v3": 11426432192, "resnet8_1d": 742400, "resnet14_1d": 1602560,
+    "resnet20_1d": 2462720, "resnet32_1d": 4183040, "resnet44_1d": 5903360, "resnet56_1d": 7623680,
+}
+
+
 @lru_cache(maxsize=None)
 def flops_per_sample(name: str) -> int:
     """Forward FLOPs of one sample (convolutions and matrix products, 2 per multiply-add).
 
-    Counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device (no memory).
+    From ``FLOPS_PER_SAMPLE`` for the registered models, else counted (:func:`count_flops_per_sample`).
 
     Examples
     --------
@@ -340,6 +352,18 @@ def flops_per_sample(name: str) -> int:
 
     >>> flops_per_sample("resnet20")
     81102080
+    """
+    if name in FLOPS_PER_SAMPLE:
+        return FLOPS_PER_SAMPLE[name]
+    return count_flops_per_sample(name)
+
+
+def count_flops_per_sample(name: str) -> int:
+    """Forward FLOPs of one sample counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device
+    (no memory): convolutions and matrix products, 2 per multiply-add.
+
+    >>> count_flops_per_sample("resnet8_1d")
+    742400
     """
     from torch.utils.flop_counter import FlopCounterMode
 

@@ -33,6 +33,7 @@ imported only when used, so ``import core.paleo`` does not import torch.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from core.errors import InputError
@@ -213,7 +214,9 @@ def list_nets(*, loadable_only: bool = False) -> dict[str, tuple[str, ...]]:
     return {"specs": specs, "models": tuple(f"{TORCH_PREFIX}{m}" for m in MODEL_NAMES)}
 
 
+@functools.lru_cache(maxsize=64)
 def _spec_loads(stem: str) -> bool:
+    """Whether the built-in spec ``stem`` loads (the shipped files never change while the program runs)."""
     try:
         read_spec_file(NETS_DIR / f"{stem}.json")
     except InputError:

@@ -170,3 +170,10 @@ def test_architecture_features_name_block_type_and_width():
     # stage 3: 2·96·64·10 = 122,880 + 2·192·64·10 = 245,760 + shortcut 2·32·64·10 = 40,960; fc 2·64·10 = 1,280
     assert flops_per_sample("resnet8_1d") == (3840 + 2 * 61440 + 61440 + 122880 + 20480 + 122880 + 245760
                                               + 40960 + 1280) == 742400
+
+
+def test_the_flops_table_is_what_the_counter_counts_for_every_model():
+    from core.models import FLOPS_PER_SAMPLE, count_flops_per_sample
+
+    assert set(FLOPS_PER_SAMPLE) == set(MODEL_NAMES)
+    assert {name: count_flops_per_sample(name) for name in MODEL_NAMES} == FLOPS_PER_SAMPLE
