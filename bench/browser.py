@@ -88,7 +88,8 @@ def _server(port: int) -> subprocess.Popen:
 
 def move(page: Page, label: str, chart: int | None, key: str) -> tuple[float | None, float]:
     """Press ``key`` on the slider labelled ``label``: (ms to the chart's change, ms to the rerun's end)."""
-    slider = page.get_by_test_id("stSlider").filter(has_text=label).get_by_role("slider")
+    # the first slider so labelled (Throughput has two "Layers shown": its Paleo table and the measured profile)
+    slider = page.get_by_test_id("stSlider").filter(has_text=label).first.get_by_role("slider")
     slider.focus()
     page.evaluate(_OBSERVE, chart)
     t0 = page.evaluate("() => performance.now()")
