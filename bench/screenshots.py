@@ -11,10 +11,12 @@ from pathlib import Path
 
 from playwright.sync_api import expect, sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# the repository first and bench/ out: bench/pages.py would hide the pages package
+sys.path[:] = [str(Path(__file__).resolve().parents[1])] + [
+    p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from app import PAGES
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS
+from app import PAGES  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS  # noqa: E402
 
 
 def main(url: str, out: Path) -> None:
@@ -23,10 +25,16 @@ def main(url: str, out: Path) -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1500, "height": 4200})  # the app scrolls inside its own container
         page.goto(url)
+        # wait for app.py's first run: until it calls st.navigation, a fresh server shows Streamlit's
+        # pages-folder navigation (file names), and a click there would leave st.navigation for good
+        expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
+                                                               timeout=180_000)
+        expect(page.get_by_test_id("stSidebarNav").get_by_role("link", name=PAGES[0][1], exact=True)).to_be_visible(
+            timeout=60_000)
         for _path, title, _icon in PAGES:
             nav = page.get_by_test_id("stSidebarNav")
             expect(nav).to_be_visible(timeout=60_000)
-            nav.get_by_role("link", name=title).click()
+            nav.get_by_role("link", name=title, exact=True).click()
             expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=90_000)
             page.wait_for_timeout(300)
             expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
