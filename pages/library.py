@@ -57,7 +57,7 @@ def _progress_bar(text: str):
 
 # ---------------------------------------------------------------- sections
 def location_section(lib) -> None:
-    st.caption(f"Library file: `{plain(lib.path)}` (set `TTA_LIBRARY_DB` to share another one). Every browser "
+    st.caption(f"Library file: {plain(lib.path)} (set `TTA_LIBRARY_DB` to share another one). Every browser "
                "session and `python -m core library ...` on this machine use it at once; each run is written "
                "whole or not at all.")
     if not lib.exists():

@@ -27,6 +27,8 @@ def test_an_empty_library_shows_where_it_will_be_and_creates_nothing():
     at = open_page(PAGE, via_app=True)
     assert at.title[0].value == "Library"
     assert "No library file yet" in at.info[0].value
+    # the path as text (escaped Markdown, outside a code span, where escapes would show as backslashes)
+    assert [c for c in at.caption if shown(c.value).startswith(f"Library file: {_db()} (set `TTA_LIBRARY_DB`")]
     assert _table(at).empty
     spec = chart_specs(at)[0]
     assert spec["layout"]["annotations"][0]["text"] == "Choose runs in the table to see their curves here."
