@@ -86,8 +86,9 @@ def device_name() -> str:
 
 
 # --------------------------------------------------------------------------- training
-def train_one(depth: int, cfg: dict) -> str:
-    torch.set_num_threads(1)
+def _seeded_data(depth: int, cfg: dict):
+    """Seed torch and numpy for a run of ``depth`` (in that order) and put MNIST-1D on the device:
+    ``(rng, device, x, y, x_val, y_val)``."""
     torch.manual_seed(cfg["seed"] + depth)
     rng = np.random.default_rng(cfg["seed"] + depth)
     data = load_mnist1d(cfg["num_samples"], cfg["data_seed"])
@@ -96,6 +97,12 @@ def train_one(depth: int, cfg: dict) -> str:
     y = torch.tensor(data["y"], dtype=torch.long, device=dev)
     x_val = torch.tensor(data["x_test"], dtype=torch.float32, device=dev)
     y_val = torch.tensor(data["y_test"], dtype=torch.long, device=dev)
+    return rng, dev, x, y, x_val, y_val
+
+
+def train_one(depth: int, cfg: dict) -> str:
+    torch.set_num_threads(1)
+    rng, dev, x, y, x_val, y_val = _seeded_data(depth, cfg)
 
     model = ResNet1d(depth).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"],
@@ -158,14 +165,7 @@ def train_batch(batch: int, cfg: dict) -> str:
     """One run of ``cfg["depth"]`` at global batch ``batch``, logged as MLLOG."""
     torch.set_num_threads(1)
     depth = cfg["depth"]
-    torch.manual_seed(cfg["seed"] + depth)
-    rng = np.random.default_rng(cfg["seed"] + depth)
-    data = load_mnist1d(cfg["num_samples"], cfg["data_seed"])
-    dev = torch.device(cfg["torch_device"])
-    x = torch.tensor(data["x"], dtype=torch.float32, device=dev)
-    y = torch.tensor(data["y"], dtype=torch.long, device=dev)
-    x_val = torch.tensor(data["x_test"], dtype=torch.float32, device=dev)
-    y_val = torch.tensor(data["y_test"], dtype=torch.long, device=dev)
+    rng, dev, x, y, x_val, y_val = _seeded_data(depth, cfg)
     model = ResNet1d(depth).to(dev)
     lr = cfg["lr"] * batch / cfg["base_batch"]          # the linear scaling rule
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=cfg["momentum"], weight_decay=cfg["weight_decay"])

@@ -46,6 +46,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from core.errors import FitError, InputError
+from core.plan.speed import fit_report_tail
 from core.plan.speed_table import normalise_speed_table
 
 PARAM_NAMES: tuple[str, ...] = ("alpha_c", "beta_c", "alpha_n", "beta_n", "delta_n", "alpha_r", "beta_r", "gamma")
@@ -219,16 +220,7 @@ class PolluxSpeedModel:
                  f"    {self.formula}", f"    global batch M: {batch}", f"    planning: {nodes}",
                  "    time unit: s", f"    source: {self.source or 'typed in'}", "[[Parameters]]"]
         lines += [f"    {k} = {v:.6g}" for k, v in self.named_params.items()]
-        lines.append("[[Fit Statistics]]")
-        if self.mape_pct is None:
-            lines.append("    not fitted")
-        else:
-            lines += [f"    points: {self.n_points}", f"    MAPE of speeds: {self.mape_pct:.2f} %"]
-            if self.loo_mape_pct is not None:
-                lines.append(f"    leave-one-out MAPE of speeds: {self.loo_mape_pct:.2f} %")
-        lines.append("[[Flags]]")
-        lines += [f"    {flag}" for flag in self.flags] or ["    none"]
-        return "\n".join(lines)
+        return "\n".join(lines + fit_report_tail(self))
 
 
 @dataclass(frozen=True)

@@ -320,16 +320,22 @@ class SpeedModel:
                  f"    time unit: {unit}", f"    source: {self.source or 'typed in'}",
                  "[[Theta]]"]
         lines += [f"    {name} = {value:.6g}" for name, value in self.params.items()]
-        lines.append("[[Fit Statistics]]")
-        if self.mape_pct is None:
-            lines.append("    not fitted")
-        else:
-            lines += [f"    points: {self.n_points}", f"    MAPE of speeds: {self.mape_pct:.2f} %"]
-            if self.loo_mape_pct is not None:
-                lines.append(f"    leave-one-out MAPE of speeds: {self.loo_mape_pct:.2f} %")
-        lines.append("[[Flags]]")
-        lines += [f"    {flag}" for flag in self.flags] or ["    none"]
-        return "\n".join(lines)
+        return "\n".join(lines + fit_report_tail(self))
+
+
+def fit_report_tail(model) -> list[str]:
+    """The ``[[Fit Statistics]]`` and ``[[Flags]]`` sections every speed model's report ends with (``model``
+    has ``mape_pct``, ``loo_mape_pct``, ``n_points`` and ``flags``: ``SpeedModel``, ``PolluxSpeedModel``)."""
+    lines = ["[[Fit Statistics]]"]
+    if model.mape_pct is None:
+        lines.append("    not fitted")
+    else:
+        lines += [f"    points: {model.n_points}", f"    MAPE of speeds: {model.mape_pct:.2f} %"]
+        if model.loo_mape_pct is not None:
+            lines.append(f"    leave-one-out MAPE of speeds: {model.loo_mape_pct:.2f} %")
+    lines.append("[[Flags]]")
+    lines += [f"    {flag}" for flag in model.flags] or ["    none"]
+    return lines
 
 
 def paper_speed_model(mode: str = "sync", *, global_batch: float = PAPER_GLOBAL_BATCH) -> SpeedModel:

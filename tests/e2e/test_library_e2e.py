@@ -4,29 +4,17 @@ page fit it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import download, goto_page, no_exception, wait_idle
-
-
-def _log(tmp_path: Path, name: str) -> Path:
-    rows = ["epoch,step,loss,acc"]
-    for e in range(1, 11):
-        for s in range(1, 31):
-            k = (e - 1) * 30 + s
-            rows.append(f"{e},{s},{1 / (0.013 * k + 0.5) + 0.05:.6f},{0.5 + 0.045 * e:.4f}")
-    path = tmp_path / name
-    path.write_text("\n".join(rows) + "\n")
-    return path
+from tests.e2e.conftest import course_log, download, goto_page, no_exception, wait_idle
 
 
 def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page, app_url, tmp_path):
     name = "resnet97_Tesla V100-PCIE-32GB.csv"
     goto_page(page, app_url, "Logs")
-    page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(_log(tmp_path, name)))
+    log = course_log(tmp_path, name, 0.013)
+    page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(log))
     wait_idle(page)
     expect(page.get_by_test_id("stSidebar").get_by_text("1 uploaded file(s)", exact=False)).to_be_visible(
         timeout=30_000)

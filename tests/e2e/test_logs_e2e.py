@@ -7,26 +7,15 @@ from pathlib import Path
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, course_log, download, goto_page, no_exception, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _log(tmp_path: Path, name: str, b0: float) -> Path:
-    rows = ["epoch, step, loss, acc"]
-    for e in range(1, 11):
-        for s in range(1, 31):
-            k = (e - 1) * 30 + s
-            rows.append(f"{e}, {s}, {1 / (b0 * k + 0.5) + 0.05:.6f}, {0.5 + 0.045 * e:.4f}")
-    path = tmp_path / name
-    path.write_text("\n".join(rows) + "\n")
-    return path
-
-
 def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path):
     goto_page(page, app_url, "Logs")
-    files = [_log(tmp_path, "resnet98_Tesla V100-PCIE-32GB.csv", 0.01),
-             _log(tmp_path, "resnet99_NVIDIA A100-PCIE-40GB.csv", 0.02)]
+    files = [course_log(tmp_path, "resnet98_Tesla V100-PCIE-32GB.csv", 0.01),
+             course_log(tmp_path, "resnet99_NVIDIA A100-PCIE-40GB.csv", 0.02)]
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(f) for f in files])
     wait_idle(page)
     sidebar = page.get_by_test_id("stSidebar")
