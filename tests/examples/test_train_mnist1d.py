@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from core.library import Library
 from core.logs import read_log_file
 
@@ -16,7 +14,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_example_trains_logs_and_adds_the_run_to_the_library(tmp_path):
-    pytest.importorskip("mnist1d")     # requirements-test.txt pins it (data/requirements.txt: the data set)
     db = tmp_path / "lib.duckdb"
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_mnist1d.py"), "--depth", "8", "--epochs", "3",
                            "--max-batches", "4", "--num-samples", "400", "--out", str(tmp_path / "runs"),

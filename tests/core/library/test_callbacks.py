@@ -20,7 +20,7 @@ def _tiny_data(torch):
 
 
 def test_a_plain_pytorch_loop_writes_the_log_as_it_trains(tmp_path):
-    torch = pytest.importorskip("torch")
+    import torch
     x, y = _tiny_data(torch)
     model = torch.nn.Linear(6, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
@@ -78,8 +78,8 @@ def _trainer(pl, callback):
 
 
 def test_a_lightning_trainer_writes_both_logs_and_adds_them_to_the_library(tmp_path):
-    pl = pytest.importorskip("lightning.pytorch")    # requirements-test.txt pins lightning
-    torch = pytest.importorskip("torch")
+    import lightning.pytorch as pl  # requirements-test.txt pins lightning: never skipped
+    import torch
     from torch.utils.data import DataLoader, TensorDataset
 
     from core.library import lightning_callback
@@ -100,8 +100,8 @@ def test_a_lightning_trainer_writes_both_logs_and_adds_them_to_the_library(tmp_p
 
 
 def test_a_lightning_run_that_fails_keeps_its_log_but_is_not_added(tmp_path):
-    pl = pytest.importorskip("lightning.pytorch")
-    torch = pytest.importorskip("torch")
+    import lightning.pytorch as pl
+    import torch
     from torch.utils.data import DataLoader, TensorDataset
 
     from core.library import lightning_callback
