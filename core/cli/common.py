@@ -23,6 +23,44 @@ def fraction(text: str) -> float:
     return value
 
 
+def target_spec(text: str):
+    """argparse type: ``METRIC>=VALUE`` or ``METRIC<=VALUE`` (``core.targets.parse_target``)."""
+    from core.errors import InputError
+    from core.targets import parse_target
+
+    try:
+        return parse_target(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--target: ")) from None
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, default_acc: bool = False) -> None:
+    """``--target METRIC>=VALUE|METRIC<=VALUE`` and ``--target-acc A`` (which means ``acc>=A``), exclusive.
+
+    With neither, a log that declares its own target (MLLOG, speedrun) uses it and others use
+    ``acc>=0.92``; ``default_acc`` makes ``--target-acc`` default to 0.92 for verbs on accuracies only.
+    """
+    from core.defaults import DEFAULT_TARGET_ACC
+
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
+                       help="the target: METRIC>=VALUE or METRIC<=VALUE (e.g. val_loss<=3.28, acc>=0.92); "
+                            "default: the log's own (MLLOG, speedrun), else acc>=0.92")
+    group.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC if default_acc else None,
+                       help="target accuracy as a fraction: the same as --target acc>=A (default 0.92)")
+
+
+def chosen_target(args: argparse.Namespace):
+    """The ``Target`` asked for with ``--target``/``--target-acc``, or None (each log's own, else acc>=0.92)."""
+    from core.targets import accuracy_target
+
+    if getattr(args, "target", None) is not None:
+        return args.target
+    if getattr(args, "target_acc", None) is not None:
+        return accuracy_target(args.target_acc)
+    return None
+
+
 def positive_int(text: str) -> int:
     """argparse type: an int >= 1."""
     try:

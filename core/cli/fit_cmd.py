@@ -1,7 +1,9 @@
-"""``python -m core fit LOG... [--target-acc 0.92] [--steps-per-epoch N] [--from-library [FILTER]]``.
+"""``python -m core fit LOG... [--target SPEC | --target-acc 0.92] [--steps-per-epoch N] [--from-library [FILTER]]``.
 
 Prints one CSV row per run with the columns of ``core.runs.analysis.FIT_TABLE_COLUMNS`` (then a few
-extra ones); a file that cannot be read gets one ``<file>: <problem>`` line on stderr and the
+extra ones): the fitted curve, where the run met its target (``metric,direction,target`` and the
+progress there in steps, epochs, samples, tokens and seconds, empty where the log cannot say); a file
+that cannot be read gets one ``<file>: <problem>`` line on stderr and the
 others are still fitted. Exit status 0 when every file was read, 2 when any was rejected.
 With ``--from-library`` the library's runs (all, or those FILTER matches) follow the files,
 named ``<source> (library #<id>)``; their fits are stored in the library and reused.
@@ -13,7 +15,14 @@ import argparse
 
 import pandas as pd
 
-from core.cli.common import add_library_arguments, complain, fraction, positive_int, print_csv
+from core.cli.common import (
+    add_library_arguments,
+    add_target_arguments,
+    chosen_target,
+    complain,
+    positive_int,
+    print_csv,
+)
 from core.curves import FAMILIES
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LibraryError
@@ -22,8 +31,7 @@ from core.runs import CRITERIA, fit_files
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", nargs="*", metavar="LOG", help="training-log CSV files")
-    parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
-                        help="target accuracy as a fraction (default 0.92)")
+    add_target_arguments(parser)
     parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
                         help="override the inferred steps per epoch")
     parser.add_argument("--criterion", choices=sorted(CRITERIA), default="epoch",
@@ -40,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.logs and args.from_library is None:
         complain("fit: expected LOG files or --from-library [FILTER]; got neither.")
         return 2
-    table, errors = fit_files(args.logs, target_acc=args.target_acc, criterion=args.criterion,
+    target = chosen_target(args)
+    table, errors = fit_files(args.logs, target_acc=target, criterion=args.criterion,
                               family=args.family, steps_per_epoch=args.steps_per_epoch, jobs=args.jobs,
                               extra=not args.no_extra)
     for message in errors:
@@ -49,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         from core.library import Library, fit_library
 
         try:
-            library = fit_library(Library(args.db), args.from_library, target_acc=args.target_acc,
+            library = fit_library(Library(args.db), args.from_library,
+                                  target_acc=DEFAULT_TARGET_ACC if target is None else target,
                                   criterion=args.criterion, family=args.family, extra=not args.no_extra)
         except (InputError, LibraryError) as exc:
             complain(str(exc))

@@ -382,7 +382,7 @@ def with_reached(table: pd.DataFrame, target_acc: float) -> pd.DataFrame:
     """
     out = table.copy()
     out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
-               pd.Series([None if pd.isna(b) else bool(b > target_acc) for b in out["best_acc"]], dtype=object,
+               pd.Series([None if pd.isna(b) else bool(b >= target_acc) for b in out["best_acc"]], dtype=object,
                          index=out.index))
     return out
 

@@ -381,7 +381,7 @@ def _note(drift: Drift, fit: FitResult, y_target: float, raw: float) -> str:
 
 def _reached(log: RunLog, target_acc: float) -> bool:
     table = epoch_summary(log)
-    return bool((table["acc"] > target_acc).any())
+    return bool((table["acc"] >= target_acc).any())
 
 
 def _route_data(log: RunLog, route: str, target_acc: float, loss_threshold: float | None

@@ -17,16 +17,17 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult, fit_curve
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
-from core.runs.targets import TargetCrossing, find_target_crossing
+from core.runs.targets import TargetCrossing, as_target, find_target_crossing, metric_column
+from core.targets import DEFAULT_TARGET, Target
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)
 FIT_TABLE_COLUMNS: tuple[str, ...] = (
     "file", "model", "gpu", "split", "depth", "steps_per_epoch", "n_points",
     "b0", "b1", "b2", "b0_se", "b1_se", "b2_se", "r2",
     "step_to_target", "epoch_to_target", "loss_at_target", "flags",
+    "metric", "direction", "target", "samples_to_target", "tokens_to_target", "time_to_target_s",
 )
 #: extra columns after the contract ones
 EXTRA_COLUMNS: tuple[str, ...] = ("target_acc", "criterion", "format", "granularity")
@@ -46,7 +47,7 @@ class RunAnalysis:
         """What makes this analysis unique (a cache key): the log's content and the target asked for."""
         c = self.crossing
         family = self.fit.family if self.fit is not None else ""
-        return f"{self.log.fingerprint()}|{c.target_acc!r}|{c.criterion}|{family}|{self.fit_problem}"
+        return f"{self.log.fingerprint()}|{c.target.spec}|{c.criterion}|{family}|{self.fit_problem}"
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -55,12 +56,15 @@ class RunAnalysis:
             out.append(self.fit_problem)
         if self.fit is not None:
             out.extend(self.fit.flags)
-        if not self.crossing.reached:
-            what = "no accuracy column" if self.crossing.note == "no accuracy column" else \
-                f"never reached target {self.crossing.target_acc:g}"
-            out.append(what)
-        elif self.crossing.note:
-            out.append(self.crossing.note)
+        c = self.crossing
+        if not c.reached:
+            target = f"{c.target.value:g}" if c.target.is_accuracy else c.target.spec
+            out.append(c.note if c.note.startswith("no ") else f"never reached target {target}")
+        else:
+            if not c.target.is_accuracy:
+                out.append(f"reached target {c.target.spec}")
+            if c.note:
+                out.append(c.note)
         return tuple(out)
 
     def row(self) -> dict:
@@ -78,7 +82,12 @@ class RunAnalysis:
             "epoch_to_target": c.epoch if c.reached else None,
             "loss_at_target": c.loss if c.reached else None,
             "flags": "; ".join(self.flags),
-            "target_acc": c.target_acc, "criterion": c.criterion, "format": self.log.fmt,
+            "metric": c.target.metric, "direction": c.target.direction, "target": c.target.value,
+            "samples_to_target": c.samples if c.reached else None,
+            "tokens_to_target": c.tokens if c.reached else None,
+            "time_to_target_s": c.time_s if c.reached else None,
+            "target_acc": c.target.value if c.target.is_accuracy else None, "criterion": c.criterion,
+            "format": self.log.fmt,
             "granularity": self.log.granularity,
         }
 
@@ -91,37 +100,64 @@ class RunFit:
     problem: str = ""
 
 
-def fit_run(log: RunLog, *, family: str = "optimus") -> RunFit:
-    """Fit the loss curve of ``log`` (it does not depend on the target, so pages cache it per log).
+def fit_run(log: RunLog, *, family: str = "optimus", metric: str = "loss") -> RunFit:
+    """Fit the loss curve of ``log`` (it does not depend on the target's value, so pages cache it per log).
 
-    A log without a loss column (an accuracy trace) or with too few points gets no fit and a
-    ``problem`` saying why; nothing here raises for a readable log.
+    ``metric`` names the falling metric to fit (default the loss role; a loss target's own metric,
+    such as ``eval_loss``, where the log has it). A log without it (an accuracy trace) or with too
+    few points gets no fit and a ``problem`` saying why; nothing here raises for a readable log.
     """
-    if not log.has_loss:
+    column = metric_column(log, metric) if metric != "loss" else ("loss" if log.has_loss else None)
+    if column is None:
         return RunFit(None)
-    frame = log.frame[log.frame["loss"].notna()]
+    frame = log.frame[log.frame[column].notna()]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
-            fit = fit_curve(frame["global_step"].to_numpy(), frame["loss"].to_numpy(),
+            fit = fit_curve(frame["global_step"].to_numpy(), frame[column].to_numpy(),
                             family=family, name=log.source)
     except (FitError, InputError) as exc:
         return RunFit(None, f"not fitted: {exc}")
     return RunFit(fit)
 
 
-def analyse_run(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
-                family: str = "optimus", fitted: RunFit | None = None) -> RunAnalysis:
-    """Fit the loss curve of ``log`` and find where it passed ``target_acc``.
+def analyse_run(log: RunLog, *, target_acc: float | Target | None = None, criterion: str = "epoch",
+                family: str = "optimus", fitted: RunFit | None = None, target: Target | None = None) -> RunAnalysis:
+    """Fit the loss curve of ``log`` and find where it met its target.
 
+    ``target`` (a ``Target``) or ``target_acc`` (an accuracy fraction, or a ``Target``); with
+    neither, the target the log declares (an MLLOG or speedrun log's own), else ``acc>=0.92``.
+    For a falling target the curve fitted is the target's metric (``fit_metric``).
     ``fitted`` reuses a fit made earlier by :func:`fit_run` (with the same ``family``).
     """
-    crossing = find_target_crossing(log, target_acc, criterion=criterion)
-    fitted = fitted if fitted is not None else fit_run(log, family=family)
+    target = run_target(log, target if target is not None else target_acc)
+    crossing = find_target_crossing(log, target, criterion=criterion)
+    fitted = fitted if fitted is not None else fit_run(log, family=family, metric=fit_metric(log, target))
     return RunAnalysis(log, fitted.fit, crossing, fit_problem=fitted.problem)
 
 
-def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
+def run_target(log: RunLog, target: Target | float | None = None) -> Target:
+    """The target used for ``log``: the one given, else the one the log declares, else ``acc>=0.92``."""
+    if target is not None:
+        return as_target(target)
+    declared = getattr(log, "target", None)
+    return declared if isinstance(declared, Target) else DEFAULT_TARGET
+
+
+def fit_metric(log: RunLog, target: Target) -> str:
+    """The metric whose curve is fitted for ``target``: its own metric when it falls and the log has it, else the loss.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.0,0.7\\n", "a.csv")
+    >>> fit_metric(log, Target("acc", ">=", 0.9)), fit_metric(log, Target("loss", "<=", 0.5))
+    ('loss', 'loss')
+    """
+    if not target.climbs and metric_column(log, target.metric) not in (None, "acc"):
+        return target.metric
+    return "loss"
+
+
+def _analyse_path(path: str, target_acc: float | Target | None, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
     from core.errors import LogFormatError
     from core.logs import read_log_file
@@ -133,11 +169,12 @@ def _analyse_path(path: str, target_acc: float, criterion: str, family: str,
     return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family).row(), None
 
 
-def fit_files(paths: Iterable[str], *, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+def fit_files(paths: Iterable[str], *, target_acc: float | Target | None = None, criterion: str = "epoch",
               family: str = "optimus", steps_per_epoch: int | None = None, jobs: int = 1,
               extra: bool = True) -> tuple[pd.DataFrame, list[str]]:
     """Read, fit and analyse log files: the fits table and one message per rejected file.
 
+    ``target_acc`` is an accuracy fraction or a ``Target``; None: each log's own target, else ``acc>=0.92``.
     ``jobs > 1`` spreads the files over that many processes (rows keep the order of
     ``paths``); the numbers are the same as with ``jobs=1``.
     """
@@ -161,7 +198,8 @@ def fit_files(paths: Iterable[str], *, target_acc: float = DEFAULT_TARGET_ACC, c
 def _typed_table(table: pd.DataFrame) -> pd.DataFrame:
     for col in ("depth", "steps_per_epoch", "epoch_to_target"):
         table[col] = pd.array(table[col], dtype="Int64")
-    for col in ("step_to_target", "loss_at_target"):
+    for col in ("step_to_target", "loss_at_target", "target", "samples_to_target", "tokens_to_target",
+                "time_to_target_s"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
     return table
 

@@ -22,10 +22,9 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
-from core.validation import check_scalar
+from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
@@ -35,24 +34,49 @@ CRITERIA: dict[str, str] = {
 }
 
 
-def check_target_acc(target_acc: float, name: str = "target_acc") -> float:
-    """Validate a target accuracy given as a fraction.
+def check_target_acc(target_acc: float | Target, name: str = "target_acc") -> float:
+    """Validate a target accuracy given as a fraction (or an accuracy ``Target``).
 
-    >>> check_target_acc(0.92)
-    0.92
+    The accuracy-only paths of the planner call this: a target on another metric is refused
+    here with words, never read as an accuracy.
+
+    >>> check_target_acc(0.92), check_target_acc(accuracy_target(0.8))
+    (0.92, 0.8)
+    >>> check_target_acc(Target("val_loss", "<=", 3.28))
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: target_acc: expected an accuracy target (acc>=A); got val_loss<=3.28. ...
     """
-    hint = ""
-    if isinstance(target_acc, (int, float, np.floating)) and not isinstance(target_acc, bool) \
-            and 1 < target_acc <= 100:
-        hint = f"Did you mean {target_acc / 100:g}?"
-    return check_scalar(target_acc, name, float, min_val=0, max_val=1, include_boundaries="neither", fix=hint)
+    if isinstance(target_acc, Target):
+        if target_acc.is_accuracy:
+            return target_acc.value
+        raise InputError(f"{name}: expected an accuracy target (acc>=A); got {target_acc.spec}. This step of "
+                         "the planner works on accuracies only; use a command that takes --target.")
+    return accuracy_target(target_acc).value
+
+
+def as_target(target: Target | float | None) -> Target:
+    """A ``Target`` from a ``Target``, an accuracy fraction (``acc>=value``) or None (the default ``acc>=0.92``).
+
+    >>> as_target(0.9).spec, as_target(None).spec
+    ('acc>=0.9', 'acc>=0.92')
+    """
+    if target is None:
+        return DEFAULT_TARGET
+    if isinstance(target, Target):
+        return target
+    return accuracy_target(target)
 
 
 @dataclass(frozen=True)
 class TargetCrossing:
-    """Where a logged run first passed ``target_acc`` (``reached`` False when never)."""
+    """Where a logged run first met its ``target`` (``reached`` False when never).
 
-    target_acc: float
+    ``value`` is the metric there; ``samples``, ``tokens`` and ``time_s`` the progress at that
+    point in the units the log counts (None where the log cannot say).
+    """
+
+    target: Target
     criterion: str
     reached: bool
     step: float | None = None
@@ -60,9 +84,23 @@ class TargetCrossing:
     loss: float | None = None
     acc: float | None = None
     note: str = ""
+    value: float | None = None
+    samples: float | None = None
+    tokens: float | None = None
+    time_s: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "target", as_target(self.target))
+
+    @property
+    def target_acc(self) -> float:
+        """The target accuracy (refused, with words, when the target is not an accuracy)."""
+        return check_target_acc(self.target, "crossing")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        out.update(self.target.to_dict())
+        return out
 
 
 def _mean_or_none(values: pd.Series) -> float | None:
@@ -80,57 +118,147 @@ def _epoch_ends(rows: pd.DataFrame) -> np.ndarray:
     return known[len(known) - 1 - first_from_end]
 
 
-def find_target_crossing(log: RunLog, target_acc: float = DEFAULT_TARGET_ACC, *,
+def metric_column(log: RunLog, metric: str) -> str | None:
+    """The frame column holding ``metric`` in ``log`` (None when the log does not have it).
+
+    ``acc``/``accuracy`` name the accuracy role and ``loss`` the loss role; any other name is looked
+    up in the log's own metric names (``RunLog.metrics``, e.g. MLLOG's ``eval_accuracy``) and then
+    among the frame's columns.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.0,0.7\\n", "a.csv")
+    >>> metric_column(log, "accuracy"), metric_column(log, "loss"), metric_column(log, "bleu")
+    ('acc', 'loss', None)
+    """
+    low = metric.strip().lower()
+    if low in ("acc", "accuracy"):
+        return "acc" if log.has_acc else None
+    named = getattr(log, "metrics", None) or {}
+    if metric in named and named[metric] in log.frame.columns:
+        return named[metric]
+    if low == "loss":
+        return "loss" if log.has_loss else None
+    if metric in log.frame.columns and metric not in ("global_step", "epoch", "time_s", "lr", "samples", "tokens"):
+        return metric
+    return None
+
+
+def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, float | None]:
+    """Samples, tokens and wall seconds at a row, in the units the log counts (None where unknown)."""
+    def cell(name: str) -> float | None:
+        if name in row.index and pd.notna(row[name]):
+            return float(row[name])
+        return None
+
+    meta = log.meta
+    samples = cell("samples")
+    if samples is None and meta.global_batch:
+        samples = float(row["global_step"]) * meta.global_batch
+    tokens = cell("tokens")
+    seq_len = getattr(meta, "seq_len", None)
+    if tokens is None and samples is not None and seq_len:
+        tokens = samples * seq_len
+    return samples, tokens, cell("time_s")
+
+
+def _crossing_at(log: RunLog, target: Target, criterion: str, row: pd.Series, value: float, *, epoch=None,
+                 loss: float | None = None, note: str = "") -> TargetCrossing:
+    samples, tokens, time_s = _progress(log, row)
+    ep = row["epoch"] if epoch is None else epoch
+    acc = float(row["acc"]) if pd.notna(row["acc"]) else None
+    if loss is None and pd.notna(row["loss"]):
+        loss = float(row["loss"])
+    return TargetCrossing(target, criterion, True, step=float(row["global_step"]),
+                          epoch=None if pd.isna(ep) else int(ep), loss=loss, acc=acc, note=note,
+                          value=float(value), samples=samples, tokens=tokens, time_s=time_s)
+
+
+def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *,
                          criterion: str = "epoch") -> TargetCrossing:
-    """First step and epoch where the run's accuracy exceeded ``target_acc``.
+    """First step and epoch where the run met ``target``, in either direction.
 
     Parameters
     ----------
     log : RunLog
-    target_acc : float, default 0.92
-        A fraction in (0, 1); "exceeds" is strict (``acc > target_acc``).
+    target : Target or float, default ``acc>=0.92``
+        A ``Target`` (``val_loss<=3.28``, ``eval_accuracy<=3.3``) or an accuracy as a fraction
+        (``acc>=value``). "Met" includes equality.
     criterion : {"epoch", "first-row"}, default "epoch"
-        See the module docstring.
+        See the module docstring; for a metric other than the running accuracy of a per-step
+        log, each epoch's mean of the metric is compared (the same averaging).
 
     Returns
     -------
     TargetCrossing
-        ``reached=False`` when the log has no accuracy or never passes the target.
+        ``reached=False`` when the log does not have the metric or never meets the target.
+
+    Examples
+    --------
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss\\n1,4.0\\n2,3.5\\n3,3.2\\n4,3.0\\n", "a.csv")
+    >>> c = find_target_crossing(log, Target("loss", "<=", 3.28))
+    >>> c.reached, c.step, c.value
+    (True, 3.0, 3.2)
+    >>> find_target_crossing(log, Target("loss", "<=", 2.5)).reached
+    False
     """
-    target_acc = check_target_acc(target_acc)
+    target = as_target(target)
     if criterion not in CRITERIA:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    column = metric_column(log, target.metric)
+    if column is None:
+        what = "no accuracy column" if target.metric.lower() in ("acc", "accuracy") else \
+            f"no {target.metric!r} metric in the log"
+        return TargetCrossing(target, criterion, False, note=what)
     frame = log.frame
-    if not log.has_acc:
-        return TargetCrossing(target_acc, criterion, False, note="no accuracy column")
-    rows = frame[frame["acc"].notna()]
+    rows = frame[frame[column].notna()]
+    values = rows[column].to_numpy(dtype=float)
     note = ""
-    if criterion == "epoch" and log.granularity == "step":
+    if criterion == "epoch" and log.granularity == "step" and len(rows) > 1:
         if rows["epoch"].isna().all():
             criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
-        else:
+        elif rows["epoch"].nunique() < len(rows):          # several rows an epoch: the epoch is the unit
             ends = _epoch_ends(rows)           # the last logged row of each epoch, by epoch
-            hits = np.flatnonzero(rows["acc"].to_numpy(dtype=float)[ends] > target_acc)
-            if hits.size == 0:
-                return TargetCrossing(target_acc, criterion, False)
-            last = rows.iloc[int(ends[hits[0]])]
+            if column == "acc":                # a running accuracy: its epoch's last row is the epoch's
+                per_epoch = values[ends]
+            else:                              # other metrics: the epoch's mean, as the loss at target is
+                means = rows.groupby("epoch", sort=True)[column].mean()
+                per_epoch = means.loc[rows["epoch"].to_numpy(dtype=float)[ends]].to_numpy(dtype=float)
+            hit = target.first_met(per_epoch)
+            if hit is None:
+                return TargetCrossing(target, criterion, False)
+            last = rows.iloc[int(ends[hit])]
             epoch = int(last["epoch"])
             loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
-            return TargetCrossing(target_acc, criterion, True, step=float(last["global_step"]),
-                                  epoch=epoch, loss=loss, acc=float(last["acc"]))
-    above = rows[rows["acc"] > target_acc]
-    if above.empty:
-        return TargetCrossing(target_acc, criterion, False, note=note)
-    first = above.iloc[0]
-    epoch = first["epoch"]
-    loss = float(first["loss"]) if pd.notna(first["loss"]) else None
-    return TargetCrossing(target_acc, criterion, True, step=float(first["global_step"]),
-                          epoch=None if pd.isna(epoch) else int(epoch), loss=loss,
-                          acc=float(first["acc"]), note=note)
+            return _crossing_at(log, target, criterion, last, per_epoch[hit], epoch=epoch, loss=loss)
+    hit = target.first_met(values)
+    if hit is None:
+        return TargetCrossing(target, criterion, False, note=note)
+    return _crossing_at(log, target, criterion, rows.iloc[hit], values[hit], note=note)
+
+
+def best_value(log: RunLog, target: Target | float = DEFAULT_TARGET, *, criterion: str = "epoch") -> float | None:
+    """The best value of the target's metric the log shows, compared as :func:`find_target_crossing` compares.
+
+    The run met the target exactly when ``target.met(best_value)``; None without the metric.
+    """
+    target = as_target(target)
+    column = metric_column(log, target.metric)
+    if column is None:
+        return None
+    rows = log.frame[log.frame[column].notna()]
+    values = rows[column].to_numpy(dtype=float)
+    if criterion == "epoch" and log.granularity == "step" and not rows["epoch"].isna().all() \
+            and rows["epoch"].nunique() < len(rows):
+        if column == "acc":
+            values = values[_epoch_ends(rows)]
+        else:
+            values = rows.groupby("epoch", sort=True)[column].mean().to_numpy(dtype=float)
+    return float(np.max(values) if target.climbs else np.min(values))
 
 
 def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
-    """The highest accuracy ``log`` shows under ``criterion``: it reached a target ``t`` exactly when this is ``> t``.
+    """The highest accuracy ``log`` shows under ``criterion``: it reached a target ``t`` exactly when this is ``>= t``.
 
     The same accuracies :func:`find_target_crossing` compares with the target (each epoch's
     final running accuracy for ``"epoch"`` on a per-step log with epochs; every row
@@ -142,7 +270,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     ...                b"2,3,1,0.85\\n", "a.csv")
     >>> best_accuracy(log), best_accuracy(log, criterion="first-row")    # epoch ends: 0.7, 0.85
     (0.85, 0.95)
-    >>> find_target_crossing(log, 0.84).reached, find_target_crossing(log, 0.85).reached
+    >>> find_target_crossing(log, 0.85).reached, find_target_crossing(log, 0.86).reached
     (True, False)
     """
     if criterion not in CRITERIA:
