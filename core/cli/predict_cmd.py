@@ -13,6 +13,13 @@ extrap_high,posterior_epoch,posterior_low,posterior_high,method,flags`` (empty c
 part is not available; epochs are whole epochs, ``inf`` = may never get there).  A sentence per
 LOG on stderr says where each part came from.
 
+With ``--target SPEC`` for a metric other than the accuracy (``eval_accuracy<=3.3``, ``val_loss<=3.28``), or
+with a log that declares such a target (MLLOG, speedrun), the answers are in the run's progress unit:
+``prior_samples,extrapolation_samples,posterior_samples,posterior_samples_low,posterior_samples_high``
+(samples where the log counts them, else optimiser steps: ``unit`` says which; ``core.prediction.progress``),
+``--observe`` a fraction of the log's evaluations or a number of them; with no ``--observe`` the whole log is
+the observed part (a run in progress, never assumed to end at its target).
+
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are still
 predicted.  Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -23,17 +30,29 @@ import argparse
 
 import pandas as pd
 
-from core.cli.common import complain, fraction, positive_int, print_csv, read_prior_sources, schedule_spec
-from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.cli.common import (
+    add_target_arguments,
+    chosen_target,
+    complain,
+    fraction,
+    positive_int,
+    print_csv,
+    read_prior_sources,
+    schedule_spec,
+)
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
 from core.prediction import forecast_epoch_at_target, n_epochs, observed_epochs
 from core.prediction.combined import whole
 from core.prediction.prior import prior_for_run
+from core.prediction.progress import predict_progress
+from core.runs import run_target
 
 PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
                    "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",
-                   "flags")
+                   "flags", "metric", "direction", "target", "unit", "prior_samples", "extrapolation_samples",
+                   "posterior_samples", "posterior_samples_low", "posterior_samples_high", "time_to_target_s")
 
 
 def observe(text: str) -> float:
@@ -52,8 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prior-from", nargs="+", default=[], metavar="FITS_OR_LOGS",
                         help="fitted-runs tables (course table, `python -m core fit` output) and/or logs of other "
                              "runs: other architectures, or the same job at other batch sizes")
-    parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
-                        help="target accuracy as a fraction (default 0.92)")
+    add_target_arguments(parser)
     parser.add_argument("--observe", type=observe, default=None, metavar="N_EPOCHS|FRACTION",
                         help="predict from the first N epochs, or this fraction of each log (default: all of it)")
     parser.add_argument("--schedule", type=schedule_spec, default="auto",
@@ -72,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     others, fits, rejected = read_prior_sources(args.prior_from, args)
     datasets = {o.source: args.dataset for o in others} if args.dataset else None
     rows = []
+    chosen = chosen_target(args)
     for path in args.logs:
         try:
             log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch)
@@ -79,21 +98,34 @@ def run(args: argparse.Namespace) -> int:
             complain(str(exc))
             rejected += 1
             continue
+        target = run_target(log, chosen)
+        if not target.is_accuracy:
+            try:
+                f = predict_progress(log, others, target, observe=args.observe, level=args.level)
+            except InputError as exc:
+                complain(f"{path}: {exc}")
+                rejected += 1
+                continue
+            rows.append(_progress_row(path, f))
+            complain(f"{path}: target {target.spec}; prior: {f.prior.description or 'none'}; extrapolation: "
+                     f"{f.extrapolation.description}; posterior: {f.posterior.description} ({f.unit})")
+            continue
+        target_acc = target.value
         total = n_epochs(log)
         n = total if args.observe is None else (observed_epochs(total, args.observe) if args.observe < 1
                                                 else min(int(args.observe), total))
         if datasets is not None:
             datasets[log.source] = args.dataset
         try:
-            prior = prior_for_run(log, others, target_acc=args.target_acc, level=args.level, fits=fits,
+            prior = prior_for_run(log, others, target_acc=target_acc, level=args.level, fits=fits,
                                   datasets_by_file=datasets)
-            f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=args.target_acc,
+            f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
                                          family=args.family, level=args.level, prior=prior, schedule=args.schedule)
         except InputError as exc:
             complain(f"{path}: {exc}")
             rejected += 1
             continue
-        rows.append(_row(path, n, f))
+        rows.append(_row(path, n, f, log, target))
         complain(f"{path}: prior: {f.prior.description}; extrapolation: "
                  f"{f.prediction.family} ({f.prediction.status}); posterior: {f.posterior.description}"
                  + (f"; schedule {f.schedule.describe()}" if f.schedule is not None else ""))
@@ -101,7 +133,25 @@ def run(args: argparse.Namespace) -> int:
     return 2 if rejected else 0
 
 
-def _row(path: str, n: int, f) -> dict:
+def _progress_row(path: str, f) -> dict:
+    """A row for a target in the run's progress unit (no epochs)."""
+    return {"file": path, "method": f.method, "flags": "; ".join(f.flags), "metric": f.target.metric,
+            "direction": f.target.direction, "target": f.target.value, "unit": f.unit,
+            "prior_samples": f.prior.value, "extrapolation_samples": f.extrapolation.value,
+            "posterior_samples": f.posterior.value, "posterior_samples_low": f.posterior.low,
+            "posterior_samples_high": f.posterior.high, "time_to_target_s": f.time_to_target_s}
+
+
+def _samples_per_epoch(log) -> float | None:
+    m = log.meta
+    if m.samples_per_epoch:
+        return float(m.samples_per_epoch)
+    if m.global_batch and log.steps_per_epoch:
+        return float(m.global_batch * log.steps_per_epoch)
+    return None
+
+
+def _row(path: str, n: int, f, log, target) -> dict:
     prior, p, post = f.prior, f.prediction, f.posterior
     pe = pl = ph = None
     if prior.available:
@@ -109,7 +159,16 @@ def _row(path: str, n: int, f) -> dict:
         pe, pl, ph = whole(prior.epoch), (whole(lo) if lo > 0 else 1.0), whole(hi)
     xe, xl, xh = (p.epoch, p.epoch_low, p.epoch_high) if p.status == "predicted" else (None, None, None)
     flags = list(p.flags) + list(post.flags)
+    spe = _samples_per_epoch(log)
+
+    def samples(epochs):
+        return None if spe is None or epochs is None else float(epochs) * spe
+
     return {"file": path, "observed_epochs": n, "prior_epoch": pe, "prior_low": pl, "prior_high": ph,
             "extrapolated_epoch": xe, "extrap_low": xl, "extrap_high": xh, "posterior_epoch": post.epoch,
             "posterior_low": post.epoch_low, "posterior_high": post.epoch_high, "method": post.method,
-            "flags": "; ".join(dict.fromkeys(flags))}
+            "flags": "; ".join(dict.fromkeys(flags)), "metric": target.metric, "direction": target.direction,
+            "target": target.value, "unit": "samples" if spe is not None else None,
+            "prior_samples": samples(pe), "extrapolation_samples": samples(xe),
+            "posterior_samples": samples(post.epoch), "posterior_samples_low": samples(post.epoch_low),
+            "posterior_samples_high": samples(post.epoch_high), "time_to_target_s": None}

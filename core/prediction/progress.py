@@ -18,7 +18,8 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
   out of its own prior): the weight that minimises the variance of the combined log error given
   both sources' error variances and their correlation (so two errors that point the same way are
   not counted as independent), and an interval from the empirical quantiles of that combined
-  error. Which source carried the answer is said (``method``).
+  error (whose median is taken out of the estimate: a drift both sources share is corrected). Which
+  source carried the answer is said (``method``).
 
 A run still in progress is never assumed to end at its target: everything in the log is the
 observed part unless told otherwise.
@@ -275,6 +276,7 @@ class Trust:
     quantiles: tuple[float, float] | None
     n_cases: int
     description: str
+    median: float = 0.0
 
 
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
@@ -312,11 +314,13 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         q = (float(np.quantile(combined, alpha)), float(np.quantile(combined, 1 - alpha)))
         return Trust(w, q, len(both), f"weights from a backtest of {len(both)} other runs "
                                       f"(prior rms {math.sqrt(vp):.1%}, extrapolation rms {math.sqrt(vx):.1%}, "
-                                      f"correlation {cov / math.sqrt(max(vp * vx, 1e-24)):.2f})")
+                                      f"correlation {cov / math.sqrt(max(vp * vx, 1e-24)):.2f})",
+                     float(np.median(combined)))
     if len(only_prior) >= 3:
         e = np.array(only_prior)
         return Trust(1.0, (float(np.quantile(e, alpha)), float(np.quantile(e, 1 - alpha))), len(e),
-                     f"the extrapolation had no answer in the backtest of {len(e)} other runs: the prior alone")
+                     f"the extrapolation had no answer in the backtest of {len(e)} other runs: the prior alone",
+                     float(np.median(e)))
     return Trust(0.5, None, len(both), "too few finished runs to backtest: equal weights, the sources' own intervals")
 
 
@@ -401,6 +405,7 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
     if trust is not None and trust.quantiles is not None:
         lo_q, hi_q = trust.quantiles
         low, high = math.exp(centre - hi_q), math.exp(centre - lo_q)   # truth = estimate / exp(error)
+        centre -= trust.median                  # the backtest's median error, taken out of the estimate
     elif w >= 1.0:
         low, high = prior.low, prior.high
     else:
@@ -408,6 +413,6 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
         high = math.exp(w * math.log(prior.high) + (1 - w) * math.log(extrap.high)) \
             if extrap.high and math.isfinite(extrap.high) else math.inf
     value = max(math.exp(centre), floor)
-    low, high = max(low, floor), max(high, value)
+    low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w

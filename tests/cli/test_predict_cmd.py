@@ -14,7 +14,9 @@ from core.prediction import PRIOR_COLUMNS, forecast_epoch_at_target, prior_for_r
 from tests.conftest import ROOT
 
 COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low",
-           "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags"]
+           "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags", "metric", "direction",
+           "target", "unit", "prior_samples", "extrapolation_samples", "posterior_samples", "posterior_samples_low",
+           "posterior_samples_high", "time_to_target_s"]
 IMAGENET = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "imagenet").glob("validation-*.csv"))
 BUILTIN = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
 
@@ -86,3 +88,20 @@ def test_backtest_with_prior_from_adds_the_three_predictions(capsys):
     assert (t["posterior_method"] == "prior").all()
     assert "summary [prior, extrapolation, posterior]: f=0.5 (4 scored)" in out.err
     assert "extrapolation n/a, 4 without an answer" in out.err
+
+
+def test_a_loss_target_is_predicted_in_samples_from_the_part_observed(capsys, tmp_path):
+    # L = 2 + 30·(100·step)^-0.5 with a global batch of 100 (the file name says batch 100): loss <= 2.5 at step 36
+    paths = []
+    for name, a in (("new", 30.0), ("o1", 28.0), ("o2", 32.0), ("o3", 30.5)):
+        path = tmp_path / f"{name}.csv"
+        path.write_text("step,loss\n" + "".join(f"{s},{2 + a * (100 * s) ** -0.5:.6f}\n" for s in range(1, 61)))
+        paths.append(str(path))
+    assert main(["predict", paths[0], "--prior-from", *paths[1:], "--target", "loss<=2.5", "--observe", "0.25"]) == 0
+    row = _table(capsys.readouterr().out).iloc[0]
+    assert (row["metric"], row["direction"], row["target"], row["unit"]) == ("loss", "<=", 2.5, "steps")
+    assert row["extrapolation_samples"] == pytest.approx(36.0, rel=1e-3)
+    # the three others reached at steps 32, 41 and 38: the prior is their median
+    assert row["prior_samples"] == pytest.approx(38.0)
+    assert row["posterior_samples_low"] <= row["posterior_samples"] <= row["posterior_samples_high"]
+    assert pd.isna(row["observed_epochs"])
