@@ -14,9 +14,9 @@ from core.prediction import PRIOR_COLUMNS, forecast_epoch_at_target, prior_for_r
 from tests.conftest import ROOT
 
 COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low",
-           "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags", "metric", "direction",
-           "target", "unit", "prior_samples", "extrapolation_samples", "posterior_samples", "posterior_samples_low",
-           "posterior_samples_high", "time_to_target_s"]
+           "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags", "metric",
+           "direction", "target", "unit", "prior_samples", "extrapolation_samples", "posterior_samples",
+           "posterior_samples_low", "posterior_samples_high", "time_to_target_s"]
 IMAGENET = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "imagenet").glob("validation-*.csv"))
 BUILTIN = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
 
