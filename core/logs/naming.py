@@ -48,7 +48,13 @@ class RunMeta:
     the platform name where it says them) and ``throughput`` (median of the logged
     ``tracked_stats`` throughput, samples per second) and ``schedule`` (the learning-rate
     schedule the optimiser events declare, as a ``core.prediction`` schedule spec such as
-    ``poly:37:2``).
+    ``poly:37:2``).  The language-model logs (MLLOG LLM benchmarks, NanoGPT speedrun, Hugging Face
+    ``trainer_state.json``) add ``seq_len`` (tokens per sample), ``run_time_s`` (MLLOG
+    ``run_stop − run_start``: MLPerf's time to train; a speedrun's final ``train_time``),
+    ``accelerator`` (the device model, from the submitter's system description or the
+    ``nvidia-smi`` table), ``max_steps``, ``warmup_steps`` and ``decay_steps`` (the declared
+    learning-rate schedule, in optimiser steps) and ``step_time_s`` (median logged step time).
+    ``n_devices`` is the number of accelerators in all.
     """
 
     model: str | None
@@ -63,6 +69,13 @@ class RunMeta:
     n_devices: int | None = None
     throughput: float | None = None
     schedule: str | None = None
+    seq_len: int | None = None
+    run_time_s: float | None = None
+    accelerator: str | None = None
+    max_steps: int | None = None
+    warmup_steps: float | None = None
+    decay_steps: float | None = None
+    step_time_s: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
