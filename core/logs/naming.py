@@ -18,6 +18,13 @@ from pathlib import PurePosixPath
 _GPU_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"RTX\s*8000", "RTX 8000"),
     (r"RTX\s*6000", "RTX 6000"),
+    (r"GB300", "GB300"),
+    (r"GB200", "GB200"),
+    (r"(?<![A-Z])B300", "B300"),
+    (r"(?<![A-Z])B200", "B200"),
+    (r"MI355X", "MI355X"),
+    (r"MI325X", "MI325X"),
+    (r"MI300X", "MI300X"),
     (r"H200", "H200"),
     (r"H100", "H100"),
     (r"A100", "A100"),

@@ -41,7 +41,7 @@ from core.tables import as_utf8, file_bytes
 
 __all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog", "detect_format",
            "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch", "read_log",
-           "read_log_file", "reader_for"]
+           "read_log_file", "reader_for", "system_description"]
 
 #: the largest system description read beside an MLPerf log
 _MAX_SYSTEM_BYTES = 1024 * 1024
@@ -179,7 +179,8 @@ def find_system_description(path: str | Path) -> Path | None:
     return None
 
 
-def _system(path: Path, source: str) -> dict | None:
+def system_description(path: str | Path, source: str) -> dict | None:
+    """The parsed system description beside an MLPerf result file (see :func:`find_system_description`), or None."""
     found = find_system_description(path)
     if found is None:
         return None
@@ -206,7 +207,7 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
         if source == path.name and path.parent.name:
             source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
         if kwargs.get("system") is None:
-            kwargs["system"] = _system(path, source)
+            kwargs["system"] = system_description(path, source)
     elif source == path.name and path.name == "trainer_state.json" and path.parent.name:
         source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json
     return read_log(data, source, **kwargs)
