@@ -16,14 +16,18 @@ BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mnist1d_batch": ("MNIST-1D ResNet-14 at seven global batches, linear LR rule (CPU, MLLOG)",
                       ("batch_logs/*.txt",)),
     "mlperf": ("MLPerf Training v3.0 ResNet-50, 13 systems (MLLOG)", ("mlperf_v3.0_resnet50/*/*/result_*.txt",)),
+    "mlperf_llama8b": ("MLPerf Training v5.1 Llama 3.1 8B to log-perplexity 3.3: GB200 at 8, 72 and 512 GPUs, "
+                       "B200 (MLLOG)", ("llm/mlperf_v5.1/llama31_8b/*/result_*.txt",)),
+    "speedrun": ("NanoGPT speedrun (GPT-2 small on 8 H100 to val_loss 3.28), 2 records x 2 runs",
+                 ("llm/nanogpt_speedrun/track_1_short/*/*.txt",)),
 }
-#: sets whose files are named ``<folder>/<file>`` (the file names alone repeat)
-_FOLDER_NAMED = ("pollux", "mlperf")
+#: sets whose files are named ``<folder>/<file>`` (the file names alone repeat, or say nothing)
+_FOLDER_NAMED = ("pollux", "mlperf", "mlperf_llama8b", "speedrun")
 
 
 #: what each built-in set trained on (picks parameter counts in ``core.calibrate``)
 BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other", "mnist1d_batch": "mnist1d",
-                                    "mlperf": "other"}
+                                    "mlperf": "other", "mlperf_llama8b": "c4", "speedrun": "fineweb"}
 
 
 @dataclass(frozen=True)
@@ -82,13 +86,20 @@ def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[
     """``(source name, path)`` of the logs in a built-in set, in a stable order.
 
     Pollux traces are named ``<job>/validation-<batch>.csv`` so that the job is the model;
-    MLPerf logs ``<system>/result_<n>.txt``.
+    MLPerf logs ``<system>/result_<n>.txt``; speedrun logs ``<record>/<uuid>.txt``.  Read a file
+    with ``core.logs.read_log_file(path, source=name)`` so that an MLPerf log finds its system
+    description (``llm/mlperf_v5.1/systems/``).
+
+    >>> [name for name, _ in builtin_log_files("mlperf_llama8b")][:2]
+    ['Dell__1xXE9680Lx8B200-SXM-180GB/result_0.txt', 'NVIDIA__tyche_ngpu512_ngc25.09_nemo/result_0.txt']
+    >>> len(builtin_log_files("speedrun"))
+    4
     """
     if set_key not in BUILTIN_LOG_SETS:
         raise KeyError(f"built-in log set: expected one of {', '.join(BUILTIN_LOG_SETS)}; got {set_key!r}")
     files: list[tuple[str, Path]] = []
     for pattern in BUILTIN_LOG_SETS[set_key][1]:
-        paths = sorted(data_dir.glob(pattern), key=_natural_key)
+        paths = sorted(data_dir.glob(pattern), key=lambda p: (_natural_key(p), p.parent.as_posix()))
         for p in paths:
             name = f"{p.parent.name}/{p.name}" if set_key in _FOLDER_NAMED else p.name
             files.append((name, p))

@@ -165,6 +165,8 @@ def _upgraded(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     frames = dict(frames)
     if "lr" not in frames["series"]:
         frames["series"] = frames["series"].assign(lr=float("nan"))
+    if "extra" not in frames["series"]:   # version 3 and before: no optional frame columns
+        frames["series"] = frames["series"].assign(extra=None)
     runs = frames["runs"]
     if "tags" in runs and "run_tags" not in frames:
         pairs = [(int(r), t.strip()) for r, text in zip(runs["run_id"], runs["tags"]) if isinstance(text, str)

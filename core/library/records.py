@@ -11,6 +11,7 @@ dtypes, metadata and flags, hence the same :meth:`RunLog.fingerprint`.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 from dataclasses import fields
@@ -18,17 +19,19 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 
-from core.logs import ColumnRoles, RunLog, RunMeta
+from core.logs import FRAME_COLUMNS, ColumnRoles, RunLog, RunMeta
 from core.runs import best_accuracy
+from core.targets import Target
 
-#: the series columns, in the order of ``RunLog.frame``
-SERIES_COLUMNS = ("global_step", "epoch", "loss", "acc", "time_s", "lr")
+#: the series columns: those of every ``RunLog.frame``, then ``extra`` (the optional columns, a JSON list per row)
+SERIES_COLUMNS = (*FRAME_COLUMNS, "extra")
 #: the ``RunMeta`` fields stored as columns of ``runs`` (all of them)
 META_FIELDS = tuple(f.name for f in fields(RunMeta))
 #: the columns a table of runs shows, in order (``Library.runs``, ``python -m core library list``)
 RUN_COLUMNS = ("run_id", "source", "model", "depth", "n_params", "gpu", "global_batch", "dataset", "split", "tags",
                "n_points", "n_epochs", "best_acc", "final_loss", "fmt", "granularity", "steps_per_epoch",
                "samples_per_epoch", "status", "system", "n_nodes", "n_devices", "throughput", "schedule",
+               "seq_len", "run_time_s", "accelerator", "max_steps", "warmup_steps", "decay_steps", "step_time_s",
                "content_hash", "added_at")
 
 
@@ -68,17 +71,37 @@ def run_row(log: RunLog, *, digest: str, dataset: str | None, n_params: int | No
            "fmt": log.fmt, "granularity": log.granularity, "steps_per_epoch": _plain(log.steps_per_epoch),
            "roles": json.dumps(log.roles.to_dict()), "columns": json.dumps(list(log.columns)),
            "flags": json.dumps(list(log.flags)), "n_points": log.n_points, "n_epochs": _n_epochs(log),
-           "best_acc": best_accuracy(log), "final_loss": _final_loss(log)}
+           "best_acc": best_accuracy(log), "final_loss": _final_loss(log),
+           "metrics": json.dumps(dict(log.metrics)), "extra_columns": json.dumps(list(_extra_columns(log))),
+           "target": json.dumps({"metric": log.target.metric, "direction": log.target.direction,
+                                 "value": log.target.value, "origin": log.target.origin}) if log.target else None,
+           "steps": log.steps.to_json(orient="split", index=False, double_precision=17)
+           if log.steps is not None else None}
     row.update({name: _plain(getattr(log.meta, name)) for name in META_FIELDS})
     return row
+
+
+def _extra_columns(log: RunLog) -> tuple[str, ...]:
+    """The frame's columns beyond ``FRAME_COLUMNS`` (``samples``, ``tokens``, extra metrics), in order."""
+    return tuple(c for c in log.frame.columns if c not in FRAME_COLUMNS)
+
+
+def _json_number(value) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else value
 
 
 def series_frame(log: RunLog) -> pd.DataFrame:
     """The ``series`` rows of ``log`` (without ``run_id``): ``row_index`` then ``SERIES_COLUMNS``."""
     frame = log.frame
     out = pd.DataFrame({"row_index": np.arange(len(frame), dtype=np.int32)})
+    extra = _extra_columns(log)
     for column in SERIES_COLUMNS:
-        if column == "epoch":
+        if column == "extra":
+            values = frame[list(extra)].to_numpy(dtype=float) if extra else None
+            out[column] = ([json.dumps([_json_number(v) for v in row]) for row in values] if extra
+                           else pd.Series([None] * len(frame), dtype=object))
+        elif column == "epoch":
             out[column] = pd.array(frame[column], dtype="Int64")
         else:
             out[column] = frame[column].to_numpy(dtype=float)
@@ -97,7 +120,9 @@ def _float_or_none(value) -> float | None:
 
 _META_TYPES = {"model": str, "depth": _int_or_none, "gpu": str, "split": str, "global_batch": _int_or_none,
                "samples_per_epoch": _int_or_none, "status": str, "system": str, "n_nodes": _int_or_none,
-               "n_devices": _int_or_none, "throughput": _float_or_none, "schedule": str}
+               "n_devices": _int_or_none, "throughput": _float_or_none, "schedule": str, "seq_len": _int_or_none,
+               "run_time_s": _float_or_none, "accelerator": str, "max_steps": _int_or_none,
+               "warmup_steps": _float_or_none, "decay_steps": _float_or_none, "step_time_s": _float_or_none}
 
 
 def meta_from_row(row: dict) -> RunMeta:
@@ -114,12 +139,27 @@ def log_from_rows(row: dict, series: pd.DataFrame) -> RunLog:
     """The ``RunLog`` stored as ``row`` (a ``runs`` row) and ``series`` (its rows, in ``row_index`` order)."""
     series = series.sort_values("row_index", kind="stable") if len(series) else series
     frame = pd.DataFrame({c: series[c].to_numpy(dtype=float, na_value=np.nan) if c != "epoch" else
-                          pd.array(series[c], dtype="Int64") for c in SERIES_COLUMNS})
+                          pd.array(series[c], dtype="Int64") for c in FRAME_COLUMNS})
     frame = frame.reset_index(drop=True)
+    extra = json.loads(_plain(row.get("extra_columns")) or "[]")
+    if extra:
+        texts = series["extra"] if "extra" in series else [None] * len(series)
+        cells = [json.loads(text) if isinstance(text, str) else [None] * len(extra) for text in texts]
+        values = np.array([[np.nan if v is None else v for v in cell] for cell in cells], dtype=float).reshape(
+            len(cells), len(extra))
+        for i, name in enumerate(extra):
+            frame[name] = values[:, i]
+    target = _plain(row.get("target"))
+    target = Target(**json.loads(target)) if target else None
+    steps = _plain(row.get("steps"))
+    steps = pd.read_json(io.StringIO(steps), orient="split", dtype=False, precise_float=True) if steps else None
+    if steps is not None:
+        steps = steps.astype(float)
     return RunLog(source=str(row["source"]), frame=frame, fmt=str(row["fmt"]),
                   roles=ColumnRoles(**json.loads(row["roles"])), meta=meta_from_row(row),
                   steps_per_epoch=_int_or_none(row.get("steps_per_epoch")), granularity=str(row["granularity"]),
-                  flags=tuple(json.loads(row["flags"])), columns=tuple(json.loads(row["columns"])))
+                  flags=tuple(json.loads(row["flags"])), columns=tuple(json.loads(row["columns"])),
+                  metrics=json.loads(_plain(row.get("metrics")) or "{}"), target=target, steps=steps)
 
 
 def library_name(run_id: int, source: str) -> str:

@@ -18,6 +18,14 @@ Version 2
 Version 3
     The learning-rate schedule a log declares (``runs.schedule``: MLLOG's optimiser events as a
     ``core.prediction`` schedule spec such as ``poly:37:2``), used by the forecasts across drops.
+Version 4
+    What the language-model readers learn: the new ``RunMeta`` fields (``seq_len``,
+    ``run_time_s``, ``accelerator``, ``max_steps``, ``warmup_steps``, ``decay_steps``,
+    ``step_time_s``) as columns of ``runs``; the log's metric names (``runs.metrics``), its own
+    target (``runs.target``), the names of the frame's optional columns (``runs.extra_columns``:
+    ``samples``, ``tokens``, ``train_loss``, ...) and its per-step figures (``runs.steps``), all
+    JSON text; the optional columns' values per row (``series.extra``, a JSON list in the order of
+    ``runs.extra_columns``).  Additive: a file of version 3 keeps every row, with these empty.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 #: the version this code writes; a file of a later version is refused (``LibraryError``)
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: version -> the SQL statements that take a file from the version before to it
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -75,8 +83,23 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (
         "ALTER TABLE runs ADD COLUMN schedule VARCHAR",
     ),
+    4: (
+        "ALTER TABLE runs ADD COLUMN seq_len BIGINT",
+        "ALTER TABLE runs ADD COLUMN run_time_s DOUBLE",
+        "ALTER TABLE runs ADD COLUMN accelerator VARCHAR",
+        "ALTER TABLE runs ADD COLUMN max_steps BIGINT",
+        "ALTER TABLE runs ADD COLUMN warmup_steps DOUBLE",
+        "ALTER TABLE runs ADD COLUMN decay_steps DOUBLE",
+        "ALTER TABLE runs ADD COLUMN step_time_s DOUBLE",
+        "ALTER TABLE runs ADD COLUMN metrics VARCHAR",
+        "ALTER TABLE runs ADD COLUMN target VARCHAR",
+        "ALTER TABLE runs ADD COLUMN extra_columns VARCHAR",
+        "ALTER TABLE runs ADD COLUMN steps VARCHAR",
+        "ALTER TABLE series ADD COLUMN extra VARCHAR",
+    ),
 }
-NOTES = {1: "first release", 2: "series.lr, run_tags, MLLOG metadata", 3: "runs.schedule"}
+NOTES = {1: "first release", 2: "series.lr, run_tags, MLLOG metadata", 3: "runs.schedule",
+         4: "language-model logs: metrics, target, samples/tokens columns, new metadata"}
 
 #: the tables of the current version, in the order an export writes and an import reads them
 TABLES = ("runs", "run_tags", "series", "fits", "speed_tables")

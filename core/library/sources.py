@@ -4,8 +4,10 @@ A folder is walked recursively, in name order, within bounds: at most ``MAX_FILE
 ``MAX_TOTAL_BYTES`` bytes, ``MAX_DEPTH`` levels; symbolic links are not followed (no loop can
 form), hidden folders (``.git``) are skipped, and devices, pipes and sockets are never opened.
 In a folder, ``*.csv`` and ``*.tsv`` files are logs, ``*.txt`` and ``*.log`` files are logs
-when they hold MLLOG events (``:::MLLOG``; a README is left alone), and a folder holding
-``events.out.tfevents.*`` files is one TensorBoard run.  A path given by name is always
+when they hold MLLOG events (``:::MLLOG``) or end in NanoGPT speedrun step lines (a README is
+left alone), a ``trainer_state.json`` is a Hugging Face Trainer run (of the checkpoints
+``checkpoint-<n>/`` of one folder, the latest only: it holds the whole history), and a folder
+holding ``events.out.tfevents.*`` files is one TensorBoard run.  A path given by name is always
 tried.  Each run is read by ``core.logs`` (no parser here), and a file that cannot be read
 gets one ``(source, message)`` refusal while the others go on.
 """
@@ -23,7 +25,9 @@ from core.errors import LogFormatError
 from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
 from core.library.records import content_hash
 from core.logs import RunLog, depth_of, read_log
-from core.logs.mllog import MARKER
+from core.logs.mllog import is_mllog
+from core.logs.reader import system_description
+from core.logs.speedrun import is_speedrun
 from core.logs.tfevents import _VAL_DIRS, event_files, files_digest, is_event_file, read_tfevents
 from core.tables import file_bytes
 
@@ -59,9 +63,32 @@ class Collected:
 def _has_mllog_marker(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
-            return MARKER in handle.read(65536)
+            return is_mllog(handle.read(65536))
     except OSError:
         return False
+
+
+def _is_text_log(path: Path) -> bool:
+    """A ``.txt``/``.log`` file a reader claims: MLLOG events in its head, or speedrun step lines at its end."""
+    if _has_mllog_marker(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, path.stat().st_size - 8192))
+            tail = handle.read(8192)
+    except OSError:
+        return False
+    return is_speedrun(tail[tail.find(b"\n") + 1:])
+
+
+def _latest_checkpoints(entries: list) -> set[str]:
+    """Of sibling ``checkpoint-<n>`` folders, the names of all but the latest (skipped: the latest holds all)."""
+    numbered = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith("checkpoint-") and name[11:].isdigit():
+            numbered.append((int(name[11:]), name))
+    return {name for _, name in sorted(numbered)[:-1]}
 
 
 class _Walk:
@@ -110,10 +137,13 @@ class _Walk:
         rel = folder.relative_to(root).as_posix()
         if any(is_event_file(e.name) and e.is_file(follow_symlinks=False) for e in entries):
             self.tfevents_run(folder, _folder_name(folder) if rel == "." else rel)
+        older = _latest_checkpoints(entries)
         for entry in entries:
             if self.full:
                 return
             path = Path(entry.path)
+            if entry.name in older and (path / "trainer_state.json").is_file():
+                continue
             if entry.is_symlink():
                 self.links += 1
             elif entry.is_dir(follow_symlinks=False):
@@ -125,7 +155,8 @@ class _Walk:
                     self.folder(path, root, depth + 1)
             elif entry.is_file(follow_symlinks=False):
                 suffix = path.suffix.lower()
-                if suffix in LOG_SUFFIXES or (suffix in MLLOG_SUFFIXES and _has_mllog_marker(path)):
+                if (suffix in LOG_SUFFIXES or entry.name == "trainer_state.json"
+                        or (suffix in MLLOG_SUFFIXES and _is_text_log(path))):
                     self.add(Source(path.relative_to(root).as_posix(), (path,)), entry.stat().st_size, str(path))
             else:
                 self.special += 1
@@ -179,7 +210,7 @@ def collect_sources(paths: Iterable[str | Path], *, max_files: int = MAX_FILES,
             walk.tfevents_run(path.parent, _folder_name(path.absolute().parent))
         elif stat.S_ISREG(info.st_mode):
             name = path.name
-            if path.absolute().parent.name and _has_mllog_marker(path):
+            if path.absolute().parent.name and (_has_mllog_marker(path) or path.name == "trainer_state.json"):
                 name = f"{path.absolute().parent.name}/{path.name}"
             walk.add(Source(name, (path,)), info.st_size, str(given))
         else:
@@ -230,7 +261,9 @@ def read_source(source: Source, *, dataset: str | None = None, tags: Sequence[st
     else:
         data = file_bytes(source.paths[0], source=source.name)
         digest = content_hash(data)
-        log = read_log(data, source.name, steps_per_epoch=steps_per_epoch)
+        path = source.paths[0]
+        system = system_description(path, source.name) if is_mllog(data) else None
+        log = read_log(data, source.name, steps_per_epoch=steps_per_epoch, path=str(path), system=system)
     log = with_overrides(log, model=model, gpu=gpu, global_batch=global_batch)
     return PendingRun(log, digest, dataset, tuple(tags), parameter_count_of(log.meta.model, dataset))
 

@@ -1,7 +1,10 @@
 """Training logs: read files of several formats into one tidy ``RunLog``.
 
-Modules: ``reader`` (bytes → validated ``RunLog``: formats, column roles, steps and epochs),
-``mllog`` (MLCommons MLLOG logs, the MLPerf result files; ``read_log`` hands them over),
+Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes →
+validated ``RunLog`` by the first reader whose ``sniff`` claims them), one module per format:
+``csvlog`` (CSV logs: formats, column roles, steps and epochs), ``mllog`` (MLCommons MLLOG
+logs, the MLPerf result files), ``speedrun`` (NanoGPT speedrun text logs), ``hf_trainer``
+(Hugging Face ``trainer_state.json``), ``tfevents`` (TensorBoard event files);
 ``noise`` (gradient-noise-scale columns), ``files`` (several files at once, each one's error kept),
 ``naming`` (model, depth, device and batch from a file name).
 """
@@ -10,8 +13,10 @@ from core.logs.files import (
     LogFiles,
     read_log_files,
 )
+from core.logs.hf_trainer import is_trainer_state, read_trainer_state
 from core.logs.mllog import (
     ABORTED_FLAG,
+    benchmark_rule,
     is_mllog,
     read_mllog,
 )
@@ -23,19 +28,26 @@ from core.logs.naming import (
 )
 from core.logs.reader import (
     MAX_LOG_BYTES,
+    READERS,
     ROLES,
     ColumnRoles,
     RunLog,
     detect_format,
     detect_roles,
     epoch_of_step,
+    find_system_description,
     infer_steps_per_epoch,
     read_log,
     read_log_file,
+    reader_for,
 )
+from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
+from core.logs.speedrun import is_speedrun, read_speedrun
 
 __all__ = [
-    'ABORTED_FLAG', 'ColumnRoles', 'LogFiles', 'MAX_LOG_BYTES', 'ROLES', 'RunLog', 'RunMeta', 'depth_of',
-    'detect_format', 'detect_roles', 'epoch_of_step', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog',
-    'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
+    'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'PROGRESS_COLUMNS', 'READERS',
+    'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
+    'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
+    'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
+    'read_speedrun', 'read_trainer_state', 'reader_for',
 ]

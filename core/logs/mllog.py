@@ -9,10 +9,23 @@ events used:
 ==========================  ===================================================================
 event (``key``)             becomes
 ==========================  ===================================================================
-``eval_accuracy``           the accuracy curve: one row per evaluation, at
+``eval_accuracy``           the evaluation curve: one row per evaluation, at
                             ``metadata.epoch_num`` epochs (or ``metadata.samples_count``
-                            samples) done; a later event for the same point replaces it
-``time_ms`` (every event)   ``time_s``: seconds since ``run_start`` (wall clock)
+                            samples) done; a later event for the same point replaces it.
+                            In the ``acc`` column for a benchmark whose metric climbs, in the
+                            ``loss`` column for one whose metric falls (the LLM benchmarks log
+                            a log-perplexity or a loss as ``eval_accuracy``); the direction is
+                            the one MLCommons' compliance checker applies
+                            (:func:`benchmark_rule`)
+``target_accuracy``         ``RunLog.target`` (``eval_accuracy`` with the benchmark's direction)
+``samples_count``           the ``samples`` column; ``tokens`` = samples × ``max_sequence_length``
+``time_ms`` (every event)   ``time_s``: seconds since ``run_start`` (wall clock);
+                            ``RunMeta.run_time_s``: ``run_stop − run_start``
+``tracked_stats``,          ``RunLog.steps`` (per-step ``train_loss``, ``step_time_s``,
+``train_loss``              ``throughput``, ``lr``); the frame's ``train_loss`` and ``lr`` at
+                            each evaluation are the last ones logged before it
+``opt_learning_rate_*``,    ``RunMeta.warmup_steps``, ``decay_steps``, ``max_steps`` and
+``max_steps``               ``schedule`` (``cosine:END`` / ``poly:END``, END in epochs)
 ``global_batch_size``       ``RunMeta.global_batch`` (samples per optimiser step)
 ``train_samples``           ``RunMeta.samples_per_epoch``
 ``tracked_stats``           ``RunMeta.throughput``: median ``value.throughput`` (or ``imgs_sec``),
@@ -27,15 +40,28 @@ The global step of an evaluation is ``samples / global_batch`` (``samples = epoc
 train_samples`` when the event gives epochs), so ``step × global_batch`` is exactly the
 samples seen; ``steps_per_epoch`` is ``ceil(train_samples / global_batch)``.
 
+The system (accelerator model, nodes, accelerators per node) comes from the submitter's
+system description where the caller found one (``core.logs.reader.read_log_file`` looks
+beside the file), else from the ``submission_platform`` name: a leading ``<n>x`` is the number
+of nodes (``8xSUBMISSION_PLATFORM_PLACEHOLDER``: 8 nodes).
+
+The events are read by this module's own bounded reader rather than
+``mlperf_logging.compliance_checker.mlp_parser``: that parser numbers only the marker lines
+(a message could not name the file's line), decodes as Latin-1 and raises a bare ``KeyError``
+for an event without ``metadata``.  What the package does know, each benchmark's direction
+and target, is taken from it.
+
 Every refusal is a :class:`core.errors.LogFormatError` naming the file, and the line for
 a truncated or non-JSON event.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,12 +69,19 @@ import pandas as pd
 
 from core.errors import LogFormatError
 from core.logs.naming import RunMeta, depth_of
-from core.logs.reader import ColumnRoles, RunLog
+from core.logs.runlog import ColumnRoles, RunLog
+from core.targets import Target, accuracy_in_percent
 
+#: the marker before every MLLOG event (the one place it is written)
 MARKER = b":::MLLOG"
+#: the metric name MLLOG logs every evaluation under, whatever it measures
+EVAL_METRIC = "eval_accuracy"
 #: names under which submitters log the throughput (samples per second) in ``tracked_stats``
 THROUGHPUT_KEYS_ORDER: tuple[str, ...] = ("throughput", "imgs_sec", "samples_per_second")
 THROUGHPUT_KEYS = frozenset(THROUGHPUT_KEYS_ORDER)
+#: names of the per-step training loss and step time in ``tracked_stats``
+_TRAIN_LOSS_KEYS = ("reduced_train_loss", "train_loss", "loss")
+_STEP_TIME_KEYS = ("train_step_time", "step_time")
 #: the flags an MLLOG run can carry (pages and the batch-scaling fit test for the first)
 ABORTED_FLAG = "aborted run: run_stop status 'aborted' (the run did not finish as a success; not fitted as one)"
 NO_STOP_FLAG = "no run_stop event: the log may be cut short"
@@ -56,10 +89,61 @@ ACC_ONLY_FLAG = "accuracy-only trace: no loss curve to fit"
 #: ``<nodes>x<system>x<devices per node><device>``, e.g. ``4xR750xax4A100-PCIE-80GB``
 _NODES = re.compile(r"^(\d+)x")
 _PER_NODE = re.compile(r"x(\d+)(?=[A-Za-z])")
-
+#: a compliance check on the evaluated value: ``v['value'] >= 0.759``, ``(v['value'] <= 3.3)``
+_CHECK = re.compile(r"v\[['\"]value['\"]\]\s*(>=|<=|>|<)\s*([0-9.eE+-]+)?")
 
 #: optimiser events (``lars_opt_...``, ``sgd_opt_...``) that declare a polynomial learning-rate decay
 _DECAY_KEYS = ("_opt_learning_rate_decay_steps", "_opt_learning_rate_decay_poly_power")
+
+#: Benchmarks whose direction the installed ``mlperf-logging`` does not state (none of the v4/v5
+#: Training benchmarks; kept for older names): metric falls (``<=``) or climbs (``>=``).
+_FALLBACK_DIRECTIONS: dict[str, str] = {"gpt3": "<="}
+
+
+@functools.lru_cache(maxsize=64)
+def benchmark_rule(benchmark: str | None) -> tuple[str, float | None] | None:
+    """``(direction, target)`` of a benchmark's ``eval_accuracy``, as MLCommons' compliance checker has it.
+
+    Read from the ``mlperf-logging`` package's YAML rules (``training_<round>/closed_<benchmark>.yaml``,
+    the newest round that has the benchmark): its ``ATLEAST_ONE_CHECK`` on ``eval_accuracy`` compares
+    the value with ``>=`` (a metric that climbs) or ``<=`` (one that falls).  ``None`` for a benchmark
+    the package does not know (then :data:`_FALLBACK_DIRECTIONS`, then the curve itself, decide).
+
+    >>> benchmark_rule("llama31_8b"), benchmark_rule("llama2_70b_lora"), benchmark_rule("resnet")
+    (('<=', 3.3), ('<=', 0.925), ('>=', 0.759))
+    >>> benchmark_rule("llama31_405b")[0], benchmark_rule("not_a_benchmark")
+    ('<=', None)
+    """
+    if not isinstance(benchmark, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", benchmark):
+        return None
+    try:
+        import importlib.resources as resources
+
+        import yaml
+        root = resources.files("mlperf_logging.compliance_checker")
+        rounds = sorted((d for d in root.iterdir() if d.name.startswith("training_") and d.is_dir()),
+                        key=lambda d: tuple(int(x) if x.isdigit() else 0
+                                            for x in re.findall(r"\d+", d.name)), reverse=True)
+    except (ImportError, OSError, TypeError):   # the package is pinned in requirements.txt
+        return None
+    for directory in rounds:
+        rules = directory / f"closed_{benchmark.lower()}.yaml"
+        if not rules.is_file():
+            continue
+        try:
+            entries = yaml.safe_load(rules.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        for entry in entries if isinstance(entries, list) else []:
+            key = entry.get("KEY") if isinstance(entry, dict) else None
+            if not isinstance(key, dict) or key.get("NAME") != EVAL_METRIC:
+                continue
+            m = _CHECK.search(str(key.get("ATLEAST_ONE_CHECK", "")))
+            if m:
+                direction = ">=" if m.group(1).startswith(">") else "<="
+                value = float(m.group(2)) if m.group(2) else None
+                return direction, value
+    return None
 
 
 def _schedule(decay: dict[str, float]) -> str | None:
@@ -72,14 +156,33 @@ def _schedule(decay: dict[str, float]) -> str | None:
     return f"poly:{end:g}:{power:g}" if math.isfinite(power) and power > 0 else f"poly:{end:g}"
 
 
+def _declared_schedule(kind: str | None, warmup: float | None, decay: float | None, batch: int | None,
+                       train_samples: int | None) -> str | None:
+    """``cosine:END`` or ``poly:END`` (END in epochs: warm-up plus decay steps × batch / samples per epoch)."""
+    if not kind or not decay or not batch or not train_samples:
+        return None
+    end = ((warmup or 0.0) + decay) * batch / train_samples
+    if not math.isfinite(end) or end <= 0:
+        return None
+    kind = kind.lower()
+    if "cos" in kind:
+        return f"cosine:{end:.6g}"
+    if "linear" in kind or "poly" in kind:
+        return f"poly:{end:.6g}"
+    return None
+
+
 @dataclass
 class _Events:
     """What the event lines said, collected in one pass (private, mutable while reading)."""
 
     first_ms: float | None = None
     run_start_ms: float | None = None
+    run_stop_ms: float | None = None
     global_batch: int | None = None
     train_samples: int | None = None
+    seq_len: int | None = None
+    target: float | None = None
     status: str | None = None
     stopped: bool = False
     throughput: list[float] = field(default_factory=list)
@@ -88,6 +191,10 @@ class _Events:
     keys: set[str] = field(default_factory=set)
     #: the optimiser's learning-rate decay: ``decay_steps`` (epochs) and ``poly_power``, first seen
     decay: dict[str, float] = field(default_factory=dict)
+    #: the declared schedule of the LLM benchmarks: warm-up and decay steps, kind, total steps
+    opt: dict[str, object] = field(default_factory=dict)
+    #: per-step rows ``(samples, step, train_loss, step_time_s, throughput, lr)``
+    steps: list[tuple[float, float, float, float, float, float]] = field(default_factory=list)
 
 
 def is_mllog(data: bytes) -> bool:
@@ -125,6 +232,17 @@ def _number(value, lineno: int, source: str, what: str) -> float:
     return float(value)
 
 
+def _maybe(value) -> float:
+    """A finite number, or NaN (per-step figures are kept where readable, never refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return math.nan
+    return float(value)
+
+
+def _first(value: dict, names: tuple[str, ...]) -> float:
+    return next((_maybe(value[k]) for k in names if k in value), math.nan)
+
+
 def _collect(data: bytes, source: str) -> _Events:
     ev = _Events()
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
@@ -144,22 +262,41 @@ def _collect(data: bytes, source: str) -> _Events:
             ev.global_batch = int(_number(value, lineno, source, "global_batch_size"))
         elif key == "train_samples":
             ev.train_samples = int(_number(value, lineno, source, "train_samples"))
+        elif key == "max_sequence_length":
+            ev.seq_len = int(_number(value, lineno, source, "max_sequence_length"))
+        elif key == "target_accuracy":
+            ev.target = _number(value, lineno, source, "target_accuracy")
         elif key == "run_stop":
             ev.stopped, ev.status = True, str(meta.get("status")) if meta.get("status") is not None else None
-        elif key == "tracked_stats" and isinstance(value, dict) and THROUGHPUT_KEYS & value.keys():
-            name = next(k for k in THROUGHPUT_KEYS_ORDER if k in value)
-            ev.throughput.append(_number(value[name], lineno, source, f"tracked_stats {name}"))
-        elif key == "eval_accuracy":
+            ev.run_stop_ms = t if math.isfinite(t) else None
+        elif key == "tracked_stats" and isinstance(value, dict):
+            if THROUGHPUT_KEYS & value.keys():
+                name = next(k for k in THROUGHPUT_KEYS_ORDER if k in value)
+                ev.throughput.append(_number(value[name], lineno, source, f"tracked_stats {name}"))
+            loss, step_time = _first(value, _TRAIN_LOSS_KEYS), _first(value, _STEP_TIME_KEYS)
+            put = _first(value, THROUGHPUT_KEYS_ORDER)
+            if any(math.isfinite(x) for x in (loss, step_time, put)):
+                ev.steps.append((_maybe(meta.get("samples_count")), _maybe(meta.get("step")), loss, step_time,
+                                 put, _maybe(meta.get("lr"))))
+        elif key == "train_loss":
+            ev.steps.append((_maybe(meta.get("samples_count")), _maybe(meta.get("step")), _maybe(value),
+                             math.nan, math.nan, _maybe(meta.get("lr"))))
+        elif key == EVAL_METRIC:
             _add_eval(ev, value, meta, t, lineno, source)
         elif key.startswith("submission_") or key in ("number_of_nodes", "accelerators_per_node"):
             ev.info[key] = value
+        elif key in ("opt_learning_rate_warmup_steps", "opt_learning_rate_decay_steps", "max_steps",
+                     "opt_learning_rate_training_steps") and _maybe(value) == _maybe(value):
+            ev.opt.setdefault(key, _maybe(value))
+        elif key == "opt_learning_rate_decay_schedule" and isinstance(value, str):
+            ev.opt.setdefault(key, value)
         elif key.endswith(_DECAY_KEYS) and not isinstance(value, bool) and isinstance(value, (int, float)):
             ev.decay.setdefault(next(k for k in _DECAY_KEYS if key.endswith(k)), float(value))
     return ev
 
 
 def _add_eval(ev: _Events, value, meta: dict, t: float, lineno: int, source: str) -> None:
-    acc = _number(value, lineno, source, "eval_accuracy")
+    acc = _number(value, lineno, source, EVAL_METRIC)
     if "samples_count" in meta:
         point = ("samples", _number(meta["samples_count"], lineno, source, "samples_count"))
     elif "epoch_num" in meta:
@@ -170,27 +307,77 @@ def _add_eval(ev: _Events, value, meta: dict, t: float, lineno: int, source: str
     ev.evals[point] = (acc, t, lineno)
 
 
-def _platform(info: dict) -> tuple[str | None, int | None, int | None]:
-    """(platform, nodes, devices) from the submission description (None where it does not say)."""
+def _count(value) -> int | None:
+    """A positive whole count from a log event or a system description (``"4"``, 4, 4.0), else None."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not re.fullmatch(r"\d+(\.0+)?", value):
+            return None
+        value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 1:
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+def _platform(info: dict, system: Mapping | None = None) -> tuple[str | None, int | None, int | None, list[str]]:
+    """(platform, nodes, devices, flags) from the submission events and the system description."""
+    flags: list[str] = []
     platform = info.get("submission_platform")
     platform = str(platform).strip() if platform not in (None, "") else None
-    nodes = info.get("number_of_nodes")
-    per_node = info.get("accelerators_per_node")
+    nodes = _count(info.get("number_of_nodes"))
+    per_node = _count(info.get("accelerators_per_node"))
+    system = system if isinstance(system, Mapping) else {}
+    sys_nodes, sys_per_node = _count(system.get("number_of_nodes")), _count(system.get("accelerators_per_node"))
+    name_nodes = name_per_node = None
     if platform:
         m = _NODES.match(platform)
-        if nodes is None and m:
-            nodes = int(m.group(1))
+        name_nodes = int(m.group(1)) if m and int(m.group(1)) >= 1 else None
         k = _PER_NODE.search(platform[m.end() if m else 0:])
-        if per_node is None and k:
-            per_node = int(k.group(1))
-    nodes = int(nodes) if isinstance(nodes, (int, float)) and nodes >= 1 else None
-    per_node = int(per_node) if isinstance(per_node, (int, float)) and per_node >= 1 else None
+        name_per_node = int(k.group(1)) if k and int(k.group(1)) >= 1 else None
+    nodes = nodes or sys_nodes or name_nodes
+    per_node = per_node or sys_per_node or name_per_node
+    if sys_nodes and name_nodes and sys_nodes != name_nodes:
+        flags.append(f"the system description says {sys_nodes} nodes, the platform name {platform!r} "
+                     f"{name_nodes}: {nodes} used")
     devices = nodes * per_node if nodes and per_node else None
-    return platform, nodes, devices
+    return platform, nodes, devices, flags
 
 
-def _frame(ev: _Events, source: str) -> tuple[pd.DataFrame, list[str]]:
-    """Evaluations as rows ``global_step, epoch, loss, acc, time_s``, ordered by samples seen."""
+def _direction(benchmark: str | None, values: np.ndarray, target: float | None) -> tuple[str, str | None]:
+    """The direction of ``eval_accuracy`` and, where the package did not say it, how it was chosen."""
+    rule = benchmark_rule(benchmark)
+    if rule is not None:
+        return rule[0], None
+    if isinstance(benchmark, str) and benchmark.lower() in _FALLBACK_DIRECTIONS:
+        return _FALLBACK_DIRECTIONS[benchmark.lower()], None
+    if target is not None and values.size and float(values[0]) > target:
+        return "<=", (f"benchmark {benchmark!r} unknown to mlperf-logging: eval_accuracy read as a metric that "
+                      "falls (its first evaluation is above the target)")
+    return ">=", (f"benchmark {benchmark!r} unknown to mlperf-logging: eval_accuracy read as an accuracy "
+                  "(a metric that climbs)") if benchmark else None
+
+
+def _last_before(step_x: np.ndarray, step_v: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each ``at``, the last finite ``step_v`` whose ``step_x`` is at or before it (NaN if none)."""
+    ok = np.isfinite(step_x) & np.isfinite(step_v)
+    x, v = step_x[ok], step_v[ok]
+    out = np.full(at.shape, np.nan)
+    if x.size == 0:
+        return out
+    order = np.argsort(x, kind="stable")
+    x, v = x[order], v[order]
+    idx = np.searchsorted(x, at, side="right") - 1
+    has = idx >= 0
+    out[has] = v[idx[has]]
+    return out
+
+
+def _frame(ev: _Events, source: str, direction: str) -> tuple[pd.DataFrame, list[str], float]:
+    """Evaluations as rows ``global_step, epoch, loss, acc, time_s, lr, samples[, tokens]``, by samples seen.
+
+    Returns the frame, the flags and the factor the evaluation values were divided by (100 for an
+    accuracy given in percent, else 1).
+    """
     flags: list[str] = []
     n, batch = ev.train_samples, ev.global_batch
     rows = []
@@ -208,27 +395,48 @@ def _frame(ev: _Events, source: str) -> tuple[pd.DataFrame, list[str]]:
         raise LogFormatError(source, "expected train_samples to place evaluations logged by samples_count on an "
                              "epoch axis; got none. Log train_samples (samples per epoch).")
     table = table.assign(global_step=step).sort_values("global_step", kind="stable").reset_index(drop=True)
-    acc = table["acc"].to_numpy(dtype=float)
-    if acc.min() < 0 or acc.max() > 100:
-        raise LogFormatError(source, f"expected eval_accuracy in [0, 1] (or percent); got values from "
-                             f"{acc.min():g} to {acc.max():g}. Is it an accuracy?")
-    if acc.max() > 1:
-        flags.append("accuracy given in percent; divided by 100")
-        acc = acc / 100.0
+    value = table["acc"].to_numpy(dtype=float)
+    scale = 1.0
+    if direction == ">=":
+        if value.min() < 0 or value.max() > 100:
+            raise LogFormatError(source, f"expected eval_accuracy in [0, 1] (or percent); got values from "
+                                 f"{value.min():g} to {value.max():g}. Is it an accuracy?")
+        if accuracy_in_percent(value, direction=direction):
+            flags.append("accuracy given in percent; divided by 100")
+            scale = 100.0
+        acc, loss = value / scale, np.full(value.shape, np.nan)
+    else:   # a loss or a log-perplexity: never rescaled
+        if value.min() < 0:
+            raise LogFormatError(source, f"expected eval_accuracy (a loss here, which falls) >= 0; got "
+                                 f"{value.min():g}. Is it a log-likelihood?")
+        acc, loss = np.full(value.shape, np.nan), value
     t0 = ev.run_start_ms if ev.run_start_ms is not None else ev.first_ms
     if ev.run_start_ms is None:
         flags.append("no run_start event: times count from the first event")
     time_s = (table["time_ms"].to_numpy(dtype=float) - t0) / 1000.0 if t0 is not None else np.nan
     epochs = np.ceil(table["epochs"].to_numpy(dtype=float) - 1e-9)
+    samples = table["samples"].to_numpy(dtype=float)
     frame = pd.DataFrame({"global_step": table["global_step"].to_numpy(dtype=float),
                           "epoch": pd.array(np.where(np.isfinite(epochs), epochs, np.nan),
                                             dtype="Float64").astype("Int64"),
-                          "loss": np.nan, "acc": acc, "time_s": time_s, "lr": np.nan})
-    return frame, flags
+                          "loss": loss, "acc": acc, "time_s": time_s, "lr": np.nan})
+    if np.isfinite(samples).all():
+        frame["samples"] = samples
+        if ev.seq_len:
+            frame["tokens"] = samples * ev.seq_len
+    return frame, flags, scale
+
+
+def _steps_table(ev: _Events) -> pd.DataFrame | None:
+    if not ev.steps:
+        return None
+    steps = pd.DataFrame(ev.steps, columns=["samples", "step", "train_loss", "step_time_s", "throughput", "lr"])
+    return steps.dropna(axis=0, how="all", subset=["train_loss", "step_time_s", "throughput", "lr"]).reset_index(
+        drop=True)
 
 
 def read_mllog(data: bytes, source: str, *, split: str | None = None,
-               steps_per_epoch: int | None = None) -> RunLog:
+               steps_per_epoch: int | None = None, system: Mapping | None = None) -> RunLog:
     """Read one MLLOG log (the bytes of an MLPerf ``result_<n>.txt``) into a ``RunLog``.
 
     Parameters
@@ -241,11 +449,15 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
         Defaults to "val": ``eval_accuracy`` is measured on held-out data.
     steps_per_epoch : int, optional
         Overrides ``ceil(train_samples / global_batch)``.
+    system : mapping, optional
+        The submitter's system description (``accelerator_model_name``, ``number_of_nodes``,
+        ``accelerators_per_node``).
 
     Returns
     -------
     RunLog
-        ``fmt="mllog"``, ``granularity="epoch"`` (one row per evaluation), no loss.
+        ``fmt="mllog"``, ``granularity="epoch"`` (one row per evaluation); the evaluation in
+        ``acc`` or, for a benchmark whose metric falls, in ``loss``.
 
     Raises
     ------
@@ -265,8 +477,25 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
     ... ''', "run.txt")
     >>> log.frame[["global_step", "epoch", "acc", "time_s"]].to_numpy().tolist()   # 2 · 50000 / 1000 = 100 steps
     [[100.0, 2, 0.5, 10.0], [200.0, 4, 0.8, 20.0]]
-    >>> log.meta.global_batch, log.meta.samples_per_epoch, log.meta.status, log.steps_per_epoch
-    (1000, 50000, 'success', 50)
+    >>> log.meta.global_batch, log.meta.samples_per_epoch, log.meta.status, log.steps_per_epoch, log.meta.run_time_s
+    (1000, 50000, 'success', 50, 21.0)
+
+    A language-model benchmark's ``eval_accuracy`` is a log-perplexity that falls: the ``loss`` column.
+
+    >>> log = read_mllog(b'''
+    ... :::MLLOG {"key": "submission_benchmark", "value": "llama31_8b", "time_ms": 0}
+    ... :::MLLOG {"key": "global_batch_size", "value": 16, "time_ms": 0}
+    ... :::MLLOG {"key": "max_sequence_length", "value": 8192, "time_ms": 0}
+    ... :::MLLOG {"key": "train_samples", "value": 1574207408, "time_ms": 0}
+    ... :::MLLOG {"key": "target_accuracy", "value": 3.3, "time_ms": 0}
+    ... :::MLLOG {"key": "run_start", "value": null, "time_ms": 0}
+    ... :::MLLOG {"key": "eval_accuracy", "value": 5.6, "time_ms": 9000, "metadata": {"samples_count": 12288}}
+    ... :::MLLOG {"key": "eval_accuracy", "value": 3.29, "time_ms": 18000, "metadata": {"samples_count": 24576}}
+    ... ''', "llama.txt")
+    >>> log.frame[["loss", "samples", "tokens"]].to_numpy().tolist(), log.has_acc
+    ([[5.6, 12288.0, 100663296.0], [3.29, 24576.0, 201326592.0]], False)
+    >>> log.target.spec, log.metrics["eval_accuracy"], log.metric_series("eval_accuracy").tolist()
+    ('eval_accuracy<=3.3', 'loss', [5.6, 3.29])
     >>> read_mllog(b':::MLLOG {"key": "eval_accuracy", "value": 0.5, "time_', "cut.txt")
     Traceback (most recent call last):
     ...
@@ -275,27 +504,62 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
     data = bytes(data)
     ev = _collect(data, source)
     if not ev.evals:
-        raise LogFormatError(source, "expected eval_accuracy events (the accuracy curve); got none "
+        raise LogFormatError(source, "expected eval_accuracy events (the evaluation curve); got none "
                              f"among {len(ev.keys)} kinds of MLLOG event. Is the run's evaluation logged?")
-    frame, flags = _frame(ev, source)
-    platform, nodes, devices = _platform(ev.info)
+    model = ev.info.get("submission_benchmark")
+    model = str(model) if model not in (None, "") else None
+    ordered = [v[0] for _, v in sorted(ev.evals.items(), key=lambda kv: kv[0][1])]   # by epochs or samples
+    rule = benchmark_rule(model)
+    declared = ev.target if ev.target is not None else (rule[1] if rule else None)
+    direction, how = _direction(model, np.asarray(ordered, dtype=float), declared)
+    frame, flags, scale = _frame(ev, source, direction)
+    if how:
+        flags.append(how)
+    platform, nodes, devices, platform_flags = _platform(ev.info, system)
+    flags.extend(platform_flags)
     if ev.status == "aborted":
         flags.append(ABORTED_FLAG)
     elif not ev.stopped:
         flags.append(NO_STOP_FLAG)
-    flags.append(ACC_ONLY_FLAG)
+    if direction == ">=":
+        flags.append(ACC_ONLY_FLAG)
+    steps = _steps_table(ev)
+    metrics = {EVAL_METRIC: "acc" if direction == ">=" else "loss"}
+    if steps is not None and "samples" in frame:
+        at = frame["samples"].to_numpy(dtype=float)
+        for column in ("train_loss", "lr"):
+            values = _last_before(steps["samples"].to_numpy(dtype=float), steps[column].to_numpy(dtype=float), at)
+            if np.isfinite(values).any():
+                frame[column] = values
+        if "train_loss" in frame:
+            metrics["train_loss"] = "train_loss"
     org = ev.info.get("submission_org")
-    system = " · ".join(str(v) for v in (org, platform) if v not in (None, "")) or None
-    model = ev.info.get("submission_benchmark")
-    model = str(model) if model not in (None, "") else None
+    system_name = " · ".join(str(v) for v in (org, platform) if v not in (None, "")) or None
     throughput = float(np.median(ev.throughput)) if ev.throughput else None
+    step_times = steps["step_time_s"].dropna() if steps is not None else pd.Series(dtype=float)
+    accelerator = system.get("accelerator_model_name") if isinstance(system, Mapping) else None
+    accelerator = str(accelerator).strip() if isinstance(accelerator, str) and accelerator.strip() else None
+    run_time = ((ev.run_stop_ms - ev.run_start_ms) / 1000.0
+                if ev.run_stop_ms is not None and ev.run_start_ms is not None else None)
+    warmup = ev.opt.get("opt_learning_rate_warmup_steps")
+    decay = ev.opt.get("opt_learning_rate_decay_steps")
+    max_steps = ev.opt.get("max_steps", ev.opt.get("opt_learning_rate_training_steps"))
+    schedule = _schedule(ev.decay) or _declared_schedule(ev.opt.get("opt_learning_rate_decay_schedule"), warmup,
+                                                         decay, ev.global_batch, ev.train_samples)
     meta = RunMeta(model=model, depth=depth_of(model), gpu=platform, split=split or "val",
                    global_batch=ev.global_batch, samples_per_epoch=ev.train_samples, status=ev.status,
-                   system=system, n_nodes=nodes, n_devices=devices, throughput=throughput,
-                   schedule=_schedule(ev.decay))
+                   system=system_name, n_nodes=nodes, n_devices=devices, throughput=throughput,
+                   schedule=schedule, seq_len=ev.seq_len, run_time_s=run_time, accelerator=accelerator,
+                   max_steps=int(max_steps) if max_steps is not None and math.isfinite(max_steps) else None,
+                   warmup_steps=warmup, decay_steps=decay,
+                   step_time_s=float(step_times.median()) if len(step_times) else None)
+    target = Target(EVAL_METRIC, direction, declared / scale, "log") if declared is not None else None
     spe = steps_per_epoch
     if spe is None and ev.global_batch and ev.train_samples:
         spe = -(-ev.train_samples // ev.global_batch)
-    roles = ColumnRoles(epoch="epoch_num", step="samples / global_batch_size", acc="eval_accuracy", time="time_ms")
+    roles = (ColumnRoles(epoch="epoch_num", step="samples / global_batch_size", acc=EVAL_METRIC, time="time_ms")
+             if direction == ">=" else
+             ColumnRoles(epoch="epoch_num", step="samples / global_batch_size", loss=EVAL_METRIC, time="time_ms"))
     return RunLog(source=source, frame=frame, fmt="mllog", roles=roles, meta=meta, steps_per_epoch=spe,
-                  granularity="epoch", flags=tuple(flags), columns=tuple(sorted(ev.keys)))
+                  granularity="epoch", flags=tuple(flags), columns=tuple(sorted(ev.keys)), metrics=metrics,
+                  target=target, steps=steps)

@@ -18,6 +18,13 @@ from pathlib import PurePosixPath
 _GPU_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"RTX\s*8000", "RTX 8000"),
     (r"RTX\s*6000", "RTX 6000"),
+    (r"GB300", "GB300"),
+    (r"GB200", "GB200"),
+    (r"(?<![A-Z])B300", "B300"),
+    (r"(?<![A-Z])B200", "B200"),
+    (r"MI355X", "MI355X"),
+    (r"MI325X", "MI325X"),
+    (r"MI300X", "MI300X"),
     (r"H200", "H200"),
     (r"H100", "H100"),
     (r"A100", "A100"),
@@ -48,7 +55,13 @@ class RunMeta:
     the platform name where it says them) and ``throughput`` (median of the logged
     ``tracked_stats`` throughput, samples per second) and ``schedule`` (the learning-rate
     schedule the optimiser events declare, as a ``core.prediction`` schedule spec such as
-    ``poly:37:2``).
+    ``poly:37:2``).  The language-model logs (MLLOG LLM benchmarks, NanoGPT speedrun, Hugging Face
+    ``trainer_state.json``) add ``seq_len`` (tokens per sample), ``run_time_s`` (MLLOG
+    ``run_stop − run_start``: MLPerf's time to train; a speedrun's final ``train_time``),
+    ``accelerator`` (the device model, from the submitter's system description or the
+    ``nvidia-smi`` table), ``max_steps``, ``warmup_steps`` and ``decay_steps`` (the declared
+    learning-rate schedule, in optimiser steps) and ``step_time_s`` (median logged step time).
+    ``n_devices`` is the number of accelerators in all.
     """
 
     model: str | None
@@ -63,6 +76,13 @@ class RunMeta:
     n_devices: int | None = None
     throughput: float | None = None
     schedule: str | None = None
+    seq_len: int | None = None
+    run_time_s: float | None = None
+    accelerator: str | None = None
+    max_steps: int | None = None
+    warmup_steps: float | None = None
+    decay_steps: float | None = None
+    step_time_s: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,611 +1,213 @@
-"""Read training-log CSVs of several formats into one tidy shape, ``RunLog``.
+"""Read a training log of any supported format into one tidy ``RunLog``: the reader registry.
 
-Accepted formats (detected from the header, roles overridable):
+Each format is one module with a ``sniff`` (does this file look like mine?) and a ``read``;
+:data:`READERS` lists them, most specific first, and :func:`read_log` hands a file to the
+first whose ``sniff`` says yes.  Adding a format touches its own module and this list only.
 
-* the course's per-step logs ``epoch, step, loss, acc`` (spaces after commas; ``step``
-  restarts every epoch; ``acc`` is the running training accuracy within the epoch);
-* PyTorch Lightning ``CSVLogger`` ``metrics.csv`` (sparse rows, global ``step``, 0-based
-  ``epoch``, ``train_loss``/``train_loss_step``/``val_loss`` ... columns);
-* TensorBoard scalar exports ``Wall time, Step, Value`` and Weights & Biases exports
-  ``Step, <run> - <metric>`` (one metric per file, min/max columns ignored);
-* per-epoch metric traces such as Pollux's ``progress, iteration, metric, ...``.
+==============  ============================  ===============================================
+reader          module                        recognised by
+==============  ============================  ===============================================
+``mllog``       :mod:`core.logs.mllog`        the marker ``:::MLLOG`` (MLPerf result files)
+``hf-trainer``  :mod:`core.logs.hf_trainer`   JSON with ``log_history`` (``trainer_state.json``)
+``speedrun``    :mod:`core.logs.speedrun`     ``step:N/M ... train_time:Tms`` lines (NanoGPT)
+``csv``         :mod:`core.logs.csvlog`       anything else: course, Lightning, TensorBoard,
+                                              W&B exports, metric traces (the header decides)
+==============  ============================  ===============================================
 
-Every error is a :class:`core.errors.LogFormatError` whose message starts with the file name.
+:func:`read_log_file` reads from disk and adds what lies beside the file: the MLPerf
+submitter's system description (``<submitter>/systems/<system>.json`` in MLCommons' layout,
+``systems/<submitter>__<system>.json`` in a flattened copy) and the folder names a speedrun
+log's track is read from.
+
+The names ``RunLog``, ``ColumnRoles``, ``ROLES``, ``MAX_LOG_BYTES``, ``detect_format``,
+``detect_roles``, ``infer_steps_per_epoch`` and ``epoch_of_step`` are re-exported here so that
+``core.logs.reader`` stays the one place to import a reader's vocabulary from.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from core.errors import LogFormatError
-from core.logs.naming import RunMeta, gpu_short_name, parse_run_name
-from core.tables import (
-    MAX_BAD_ROW_SHARE,
-    MAX_BYTES,
-    as_utf8,
-    decode_head,
-    file_bytes,
-    head_text,
-    read_csv_columns,
-    separator,
-)
+from core.logs import csvlog, hf_trainer, mllog, speedrun
+from core.logs.csvlog import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch
+from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
+from core.tables import as_utf8, file_bytes
 
-#: largest log accepted, the same as ``server.maxUploadSize`` in ``.streamlit/config.toml``
-MAX_LOG_BYTES = MAX_BYTES
-ROLES = ("epoch", "step", "loss", "acc", "time", "lr")
+__all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog", "detect_format",
+           "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch", "read_log",
+           "read_log_file", "reader_for", "system_description"]
 
-# Column-name patterns per role, most specific first (matched on lower-cased, stripped names).
-_ROLE_PATTERNS: dict[str, tuple[str, ...]] = {
-    "epoch": (r"epoch", r"epochs", r"epoch_idx", r"trainer/epoch"),
-    "step": (r"global_step", r"trainer/global_step", r"step", r"steps", r"iteration", r"iter",
-             r"_step", r"batch"),
-    "loss": (r"loss", r"train_loss_step", r"train_loss", r"train/loss", r"training_loss",
-             r"loss_step", r"train_loss_epoch", r".* - (train_|train/)?loss",
-             r"(?!val|test).*loss(?!.*__(min|max)$).*"),
-    "acc": (r"acc", r"accuracy", r"train_acc_step", r"train_acc", r"train/acc", r"train_accuracy",
-            r"top1", r"acc1", r"metric", r".* - (train_|train/)?acc(uracy)?",
-            r"(?!val|test).*acc(?!.*__(min|max)$).*"),
-    "time": (r"time", r"time_s", r"wall time", r"wall_time", r"walltime", r"elapsed",
-             r"elapsed_s", r"_runtime", r"_timestamp", r"timestamp"),
-    # the learning rate (Lightning's LearningRateMonitor writes lr-SGD, lr-Adam/pg1, ...)
-    "lr": (r"lr", r"learning_rate", r"learning-rate", r"learning rate", r"train/lr", r"trainer/lr",
-           r"lr[-_/].*", r".* - (train/)?lr"),
-}
-_VAL_PATTERNS: dict[str, tuple[str, ...]] = {
-    "loss": (r"val_loss", r"val/loss", r"validation_loss", r"val_loss_epoch", r"test_loss",
-             r".* - val(_|/)loss", r"(val|test).*loss(?!.*__(min|max)$).*"),
-    "acc": (r"val_acc", r"val/acc", r"val_accuracy", r"validation_accuracy", r"test_acc",
-            r".* - val(_|/)acc(uracy)?", r"(val|test).*acc(?!.*__(min|max)$).*"),
-}
+#: the largest system description read beside an MLPerf log
+_MAX_SYSTEM_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
-class ColumnRoles:
-    """Which column of the file plays which role (``None``: not present)."""
+class ReadOptions:
+    """What a caller may tell a reader beyond the bytes (each reader uses what applies to it)."""
 
-    epoch: str | None = None
-    step: str | None = None
-    loss: str | None = None
-    acc: str | None = None
-    time: str | None = None
-    lr: str | None = None
+    roles: Mapping[str, str | None] | None = None
+    steps_per_epoch: int | None = None
+    split: str | None = None
+    max_bytes: int = MAX_LOG_BYTES
+    #: the submitter's system description (MLPerf), parsed JSON
+    system: Mapping | None = None
+    #: the file's path on disk, folders included (a speedrun log's track is in its folder names)
+    path: str | None = None
 
-    def to_dict(self) -> dict[str, str | None]:
-        return asdict(self)
+
+@dataclass(frozen=True)
+class Reader:
+    """One log format: its name, a cheap test on the file's bytes, and the reader."""
+
+    name: str
+    sniff: Callable[[bytes], bool]
+    read: Callable[[bytes, str, ReadOptions], RunLog]
 
 
-@dataclass(frozen=True, eq=False)
-class RunLog:
-    """One training run, read and validated.
+def _read_csv(data: bytes, source: str, options: ReadOptions) -> RunLog:
+    return csvlog.read_csv_log(data, source, roles=options.roles, steps_per_epoch=options.steps_per_epoch,
+                               split=options.split, max_bytes=options.max_bytes)
 
-    Attributes
-    ----------
-    source : str
-        The file name, used in every message about this run.
-    frame : pandas.DataFrame
-        One row per logged step (or per epoch for epoch-level traces), sorted by
-        ``global_step``, with columns ``global_step`` (float, the optimiser step k of the
-        loss model), ``epoch`` (1-based, ``<NA>`` when unknown), ``loss``, ``acc``
-        (fraction in [0, 1], NaN where absent), ``time_s`` and ``lr`` (NaN where absent),
-        whatever the format.
-    fmt : str
-        Detected format: ``course``, ``lightning``, ``tensorboard``, ``wandb``,
-        ``metric-trace`` or ``generic``.
-    roles : ColumnRoles
-        The columns used, after detection and any user override.
-    meta : RunMeta
-        Model, depth, device and split (parsed from the file name, editable).
-    steps_per_epoch : int or None
-        Optimiser steps per epoch (inferred, or given), ``None`` when unknown.
-    granularity : str
-        ``"step"`` for per-step logs, ``"epoch"`` for one row per epoch.
-    flags : tuple of str
-        Short sentences about what was repaired or assumed while reading.
+
+def _read_mllog(data: bytes, source: str, options: ReadOptions) -> RunLog:
+    return mllog.read_mllog(data, source, split=options.split, steps_per_epoch=options.steps_per_epoch,
+                            system=options.system)
+
+
+def _read_speedrun(data: bytes, source: str, options: ReadOptions) -> RunLog:
+    return speedrun.read_speedrun(data, source, path=options.path)
+
+
+def _read_hf(data: bytes, source: str, options: ReadOptions) -> RunLog:
+    return hf_trainer.read_trainer_state(data, source, split=options.split)
+
+
+#: the readers, most specific first; the CSV reader takes whatever the others do not claim
+READERS: tuple[Reader, ...] = (
+    Reader("mllog", mllog.is_mllog, _read_mllog),
+    Reader("hf-trainer", hf_trainer.is_trainer_state, _read_hf),
+    Reader("speedrun", speedrun.is_speedrun, _read_speedrun),
+    Reader("csv", lambda data: True, _read_csv),
+)
+
+
+def reader_for(data: bytes) -> Reader:
+    """The first registered reader whose ``sniff`` claims ``data``.
+
+    >>> reader_for(b':::MLLOG {"key": "run_start"}').name, reader_for(b"step,loss\\n1,2\\n").name
+    ('mllog', 'csv')
+    >>> reader_for(b"step:0/10 val_loss:10.8 train_time:0ms step_avg:nanms\\n").name
+    'speedrun'
     """
-
-    source: str
-    frame: pd.DataFrame
-    fmt: str
-    roles: ColumnRoles
-    meta: RunMeta
-    steps_per_epoch: int | None
-    granularity: str
-    flags: tuple[str, ...] = field(default=())
-    columns: tuple[str, ...] = field(default=())
-
-    @property
-    def n_points(self) -> int:
-        return int(len(self.frame))
-
-    @property
-    def has_loss(self) -> bool:
-        return bool(self.frame["loss"].notna().any())
-
-    @property
-    def has_acc(self) -> bool:
-        return bool(self.frame["acc"].notna().any())
-
-    @property
-    def label(self) -> str:
-        """Short name for legends: ``resnet20 · V100 · val``, or the file name."""
-        meta = self.meta
-        if not meta.model:
-            return self.source
-        parts = [meta.model]
-        if meta.gpu:
-            parts.append(gpu_short_name(meta.gpu) or meta.gpu)
-        if meta.global_batch:
-            parts.append(f"batch {meta.global_batch}")
-        if meta.split != "train":
-            parts.append(meta.split)
-        return " · ".join(parts)
-
-    def fingerprint(self) -> str:
-        """A short hash of the tidy frame and the metadata (a cache key for pages).
-
-        >>> a = read_log(b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n", "a.csv")
-        >>> a.fingerprint() == read_log(b"step,loss\\n1,2.0\\n2,1.0\\n3,0.5\\n", "a.csv").fingerprint()
-        True
-        """
-        cached = self.__dict__.get("_fingerprint")   # frozen: the content never changes after reading
-        if cached is None:
-            h = hashlib.blake2b(digest_size=12)
-            h.update(pd.util.hash_pandas_object(self.frame, index=False).to_numpy().tobytes())
-            h.update(repr((self.source, self.meta, self.steps_per_epoch, self.granularity)).encode())
-            cached = self.__dict__["_fingerprint"] = h.hexdigest()
-        return cached
-
-    def with_meta(self, **changes) -> "RunLog":
-        """A copy with edited metadata (``model``, ``depth``, ``gpu``, ``split``)."""
-        return replace(self, meta=replace(self.meta, **changes))
+    return next(r for r in READERS if r.sniff(data))
 
 
-# --------------------------------------------------------------------------- bytes → table
-def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[str, np.ndarray]:
-    """Parse the CSV into ``{column name: values}`` (names stripped, duplicates numbered).
-
-    pyarrow's reader only, in bounded work: a row with more fields than the header stops the
-    parse at that row (the message names it and both counts), rows with fewer fields are
-    skipped with a flag (a log cut off while being written ends in one).
-    """
-    start = head_text(text)[:1]
-    if start in {"{", "["}:
-        raise LogFormatError(source, "expected a CSV with a header row; got JSON. Export the "
-                             "metrics as CSV (TensorBoard and W&B both offer 'Download CSV').")
-    if start == "<":
-        raise LogFormatError(source, "expected a CSV with a header row; got HTML or XML.")
-    names, arrays, short = read_csv_columns(data, source, sep=separator(text))
-    columns = [str(c).strip() for c in names]
-    seen: dict[str, int] = {}
-    for i, c in enumerate(columns):  # duplicated names become name.1, name.2 (as pandas does)
-        if c in seen:
-            seen[c] += 1
-            columns[i] = f"{c}.{seen[c]}"
-        else:
-            seen[c] = 0
-    if len(columns) < 2:
-        raise LogFormatError(source, "expected a CSV with at least a step and a loss column; got "
-                             f"one column {columns[0]!r}. Is it comma-separated?")
-    n = len(arrays[0])
-    if short:
-        if len(short) > MAX_BAD_ROW_SHARE * (n + len(short)):
-            raise LogFormatError(source, f"expected {len(columns)} fields per row as in the header; "
-                                 f"{len(short):,} row(s) have fewer (first: line {short[0]}). Check the separator.")
-        flags.append(f"skipped {len(short)} row(s) with fewer fields than the header (first: line {short[0]})")
-    if n == 0:
-        raise LogFormatError(source, "the file has a header but no data rows.")
-    return dict(zip(columns, arrays))
-
-
-# --------------------------------------------------------------------------- roles
-def _match(columns: list[str], patterns: tuple[str, ...], taken: set[str]) -> str | None:
-    lowered = {c: c.lower().strip() for c in columns if c not in taken}
-    for pattern in patterns:
-        for col, low in lowered.items():
-            if re.fullmatch(pattern, low):
-                return col
-    return None
-
-
-def detect_format(columns: list[str]) -> str:
-    """Name the log format a header looks like (see the module docstring)."""
-    low = [c.lower().strip() for c in columns]
-    if {"progress", "iteration", "metric"} <= set(low):
-        return "metric-trace"
-    if "wall time" in low and "value" in low:
-        return "tensorboard"
-    if any(" - " in c for c in low) or any(c.startswith("_") for c in low):
-        return "wandb"
-    if "step" in low and "epoch" in low and any(c.startswith(("train_", "val_")) for c in low):
-        return "lightning"
-    if {"epoch", "step"} <= set(low):
-        return "course"
-    return "generic"
-
-
-def detect_roles(columns: list[str], *, source: str = "<input>", split: str = "train") -> ColumnRoles:
-    """Guess the column of each role from the header.
-
-    ``split="val"`` prefers validation columns (``val_loss``) where a file has both.
-
-    >>> detect_roles(["epoch", "step", "loss", "acc"])
-    ColumnRoles(epoch='epoch', step='step', loss='loss', acc='acc', time=None, lr=None)
-    >>> detect_roles(["epoch", "step", "train_loss", "lr-SGD"]).lr
-    'lr-SGD'
-    >>> detect_roles(["Wall time", "Step", "Value"], source="run-tag-train_loss.csv").loss
-    'Value'
-    """
-    fmt = detect_format(columns)
-    taken: set[str] = set()
-    found: dict[str, str | None] = {}
-    for role in ("epoch", "step", "time", "lr"):
-        found[role] = _match(columns, _ROLE_PATTERNS[role], taken)
-        if found[role]:
-            taken.add(found[role])
-    if fmt == "tensorboard":
-        value = next(c for c in columns if c.lower().strip() == "value")
-        is_acc = re.search(r"acc|top1|metric", source.lower()) is not None
-        found["loss"], found["acc"] = (None, value) if is_acc else (value, None)
-        return ColumnRoles(**found)
-    if fmt == "metric-trace":
-        metric = next(c for c in columns if c.lower().strip() == "metric")
-        step = next(c for c in columns if c.lower().strip() == "iteration")
-        return ColumnRoles(epoch=None, step=step, loss=None, acc=metric, time=None)
-    for role in ("loss", "acc"):
-        patterns = _VAL_PATTERNS[role] + _ROLE_PATTERNS[role] if split == "val" else _ROLE_PATTERNS[role]
-        found[role] = _match(columns, patterns, taken)
-        if found[role]:
-            taken.add(found[role])
-    return ColumnRoles(**found)
-
-
-def _apply_overrides(auto: ColumnRoles, overrides: Mapping[str, str | None] | None,
-                     columns: list[str], source: str) -> ColumnRoles:
-    if not overrides:
-        return auto
-    values = auto.to_dict()
-    for role, col in overrides.items():
-        if role not in ROLES:
-            raise LogFormatError(source, f"expected a column role among {', '.join(ROLES)}; got {role!r}.")
-        if col is not None and col not in columns:
-            raise LogFormatError(source, f"expected a column named {col!r} for {role}; the columns "
-                                 f"are {', '.join(columns)}.")
-        values[role] = col
-    return ColumnRoles(**values)
-
-
-# --------------------------------------------------------------------------- values
-def _numeric(table: dict[str, np.ndarray], col: str | None, n: int) -> tuple[np.ndarray, int]:
-    """The column as float64 and the number of cells holding text that is not a number."""
-    if col is None:
-        return np.full(n, np.nan), 0
-    raw = table[col]
-    if raw.dtype.kind in "iuf":
-        return raw.astype(float, copy=False), 0  # already numbers: nothing is text
-    series = pd.Series(raw, dtype=object)
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-    bad_text = int((np.isnan(values) & series.notna().to_numpy()).sum())
-    return values, bad_text
-
-
-def _first_bad(values: np.ndarray, mask: np.ndarray) -> str:
-    i = int(np.flatnonzero(mask)[0])
-    return f"{float(values[i]):g} at data row {i + 1}"
-
-
-def _validate_values(source: str, roles: ColumnRoles, cols: dict[str, np.ndarray],
-                     text_counts: dict[str, int], flags: list[str], *, sparse: bool) -> np.ndarray:
-    """Check the numbers; return the mask of rows to keep."""
-    n = len(cols["loss"])
-    for role in ("epoch", "step", "loss"):
-        name = getattr(roles, role)
-        if name is None:
-            continue
-        v = cols[role]
-        if text_counts[role] == n or np.isnan(v).all():
-            raise LogFormatError(source, f"expected numbers in column {name!r} ({role}); it holds "
-                                 "no numeric value. Check the column roles.")
-        neg = v < 0
-        if neg.any():
-            raise LogFormatError(source, f"expected {role} >= 0 in column {name!r}; found "
-                                 f"{int(neg.sum())} negative values (first: {_first_bad(v, neg)}). "
-                                 + ("A loss below 0 cannot be fitted by 1/(b0·k+b1)+b2; is this "
-                                    "column a log-likelihood?" if role == "loss" else ""))
-    metric = cols["loss"] if roles.loss is not None else cols["acc"]
-    metric_name = roles.loss if roles.loss is not None else roles.acc
-    keep = np.isfinite(metric)
-    if roles.step is not None:
-        keep &= np.isfinite(cols["step"])
-    if roles.epoch is not None:
-        keep &= np.isfinite(cols["epoch"])
-    inf_count = int(np.isinf(metric).sum())
-    text = text_counts["loss" if roles.loss is not None else "acc"] + text_counts["step"]
-    dropped = n - int(keep.sum())
-    rest = dropped - inf_count - text
-    if keep.sum() == 0:
-        raise LogFormatError(source, f"expected finite values in column {metric_name!r}; every row "
-                             "is NaN, inf or empty.")
-    bad = inf_count + text + (0 if sparse else rest)
-    if bad > MAX_BAD_ROW_SHARE * n:
-        raise LogFormatError(source, f"expected mostly finite numbers; {bad} of {n} rows hold NaN, "
-                             f"inf, text or nothing in {metric_name!r} or the step column.")
-    if dropped and not (sparse and rest == dropped):
-        parts = []
-        if inf_count:
-            parts.append(f"{inf_count} inf")
-        if text:
-            parts.append(f"{text} non-numeric")
-        if rest:
-            parts.append(f"{rest} empty/NaN")
-        flags.append(f"skipped {dropped} of {n} rows without a usable value ({', '.join(parts)})")
-    return keep
-
-
-def _normalise_acc(acc: np.ndarray, source: str, column: str | None, flags: list[str]) -> np.ndarray:
-    finite = acc[np.isfinite(acc)]
-    if finite.size == 0:
-        return acc
-    lo, hi = float(finite.min()), float(finite.max())
-    if lo < 0 or hi > 100:
-        raise LogFormatError(source, f"expected accuracy in [0, 1] (or percent in [0, 100]) in "
-                             f"column {column!r}; got values from {lo:g} to {hi:g}. Is it the "
-                             "accuracy column?")
-    if hi > 1.0:
-        flags.append("accuracy given in percent; divided by 100")
-        return acc / 100.0
-    return acc
-
-
-# --------------------------------------------------------------------------- steps and epochs
-def infer_steps_per_epoch(epoch: np.ndarray, step: np.ndarray) -> int | None:
-    """Steps per epoch of a log that counts ``step`` within each epoch or globally.
-
-    Uses the most common epoch length over all epochs but the last, so a partial last
-    epoch (or a partial first one) does not change the answer.
-
-    >>> e = np.repeat([1, 2, 3], [4, 4, 2]); s = np.array([1, 2, 3, 4, 1, 2, 3, 4, 1, 2])
-    >>> infer_steps_per_epoch(e, s)
-    4
-    """
-    epoch = np.asarray(epoch, dtype=float)
-    step = np.asarray(step, dtype=float)
-    ok = np.isfinite(epoch) & np.isfinite(step)
-    epoch, step = epoch[ok], step[ok]
-    if epoch.size == 0:
-        return None
-    if np.all(epoch[1:] >= epoch[:-1]):  # the usual case: epochs in order
-        e_sorted, s_sorted = epoch, step
-    else:
-        order = np.argsort(epoch, kind="stable")
-        e_sorted, s_sorted = epoch[order], step[order]
-    starts = np.flatnonzero(np.concatenate([[True], np.diff(e_sorted) != 0]))
-    s_min = np.minimum.reduceat(s_sorted, starts)
-    s_max = np.maximum.reduceat(s_sorted, starts)
-    if _counts_within_epoch(step, epoch):
-        base = 0 if s_min.min() == 0 else 1
-        lengths = s_max - base + 1
-    else:  # global step: distance between the first steps of consecutive epochs
-        if s_min.size < 2:
-            return int(np.diff(np.concatenate([starts, [e_sorted.size]]))[0])
-        lengths = np.diff(s_min)
-        lengths = lengths[lengths > 0]
-        if lengths.size == 0:
-            return None
-        return _mode(lengths)
-    candidates = lengths[:-1] if lengths.size > 1 else lengths
-    return _mode(candidates)
-
-
-def _mode(values: np.ndarray) -> int:
-    """The most common value (the largest one on ties)."""
-    uniq, counts = np.unique(values.astype(np.int64), return_counts=True)
-    return int(uniq[counts == counts.max()].max())
-
-
-def _counts_within_epoch(step: np.ndarray, epoch: np.ndarray) -> bool:
-    """True when ``step`` restarts at epoch boundaries (course format)."""
-    if step.size < 2:
-        return False
-    boundary = np.diff(epoch) != 0
-    if not boundary.any():
-        return False
-    drops = np.diff(step)[boundary] < 0
-    return bool(drops.mean() > 0.5)
-
-
-def _global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source: str,
-                  steps_per_epoch: int | None, flags: list[str], fmt: str
-                  ) -> tuple[np.ndarray, np.ndarray, int | None, str]:
-    """(global step k, 1-based epoch or NaN, steps per epoch, granularity)."""
-    epoch, step = table_cols["epoch"], table_cols["step"]
-    has_epoch, has_step = roles.epoch is not None, roles.step is not None
-    if not has_step and not has_epoch:
-        n = len(epoch)
-        flags.append("no step or epoch column: rows numbered 1, 2, ... as steps")
-        step, has_step = np.arange(1, n + 1, dtype=float), True
-    if has_epoch and not has_step:
-        e0 = 0 if np.nanmin(epoch) == 0 else 1
-        ep = epoch - e0 + 1
-        spe = steps_per_epoch
-        if spe is None:
-            flags.append("one row per epoch and no step column: steps per epoch unknown, k counts epochs")
-            return ep.astype(float), ep, None, "epoch"
-        return ep * spe, ep, spe, "epoch"
-    if not has_epoch:
-        spe = steps_per_epoch
-        if fmt == "metric-trace" and _looks_per_epoch(step):
-            # metric trace: one row per epoch, step = optimiser steps so far
-            ep = np.arange(1, len(step) + 1, dtype=float)
-            if spe is None:
-                diffs = np.diff(np.concatenate([[0.0], step]))
-                spe = int(round(float(np.median(diffs)))) if diffs.size else None
-            return step.astype(float), ep, spe, "epoch"
-        if spe is None:
-            flags.append("no epoch column: epochs unknown until steps per epoch is set")
-            return step.astype(float), np.full(len(step), np.nan), None, "step"
-        return step.astype(float), np.ceil(np.maximum(step, 1) / spe), spe, "step"
-    # both epoch and step
-    e0 = 0 if np.nanmin(epoch) == 0 else 1
-    ep = epoch - e0 + 1
-    inferred = infer_steps_per_epoch(epoch, step)
-    spe = steps_per_epoch or inferred
-    if steps_per_epoch and inferred and steps_per_epoch != inferred:
-        flags.append(f"steps per epoch set to {steps_per_epoch} (the log suggests {inferred})")
-    if _counts_within_epoch(step, epoch):
-        s0 = 0 if np.nanmin(step) == 0 else 1
-        if spe is None:
-            raise LogFormatError(source, "could not infer steps per epoch; give it explicitly.")
-        k = (ep - 1) * spe + (step - s0 + 1)
-    else:
-        k = step.astype(float)
-    return k, ep, spe, "step"
-
-
-def _looks_per_epoch(step: np.ndarray) -> bool:
-    d = np.diff(step)
-    return step.size >= 2 and bool((d > 0).all()) and float(np.median(d)) > 1
-
-
-def _resolve_restarts(frame: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
-    """Keep, for every global step logged more than once, its last occurrence in the file."""
-    k = frame["global_step"].to_numpy()
-    steps = np.diff(k)
-    if (steps > 0).all():  # the usual case: strictly increasing, nothing to resolve
-        return frame
-    back = np.flatnonzero(steps < 0)
-    dup = frame["global_step"].duplicated(keep="last")
-    if back.size:
-        i = int(back[0])
-        flags.append(f"restarted steps: the log goes back from step {k[i]:g} to {k[i + 1]:g} at data "
-                     f"row {i + 2}; the later rows were kept for {int(dup.sum())} repeated steps")
-    elif dup.any():
-        flags.append(f"duplicated steps: {int(dup.sum())} rows repeat an earlier step; the last "
-                     "occurrence was kept")
-    if dup.any():
-        frame = frame.loc[~dup.to_numpy()]
-    if back.size or dup.any():
-        frame = frame.sort_values("global_step", kind="stable")
-    return frame.reset_index(drop=True)
-
-
-def _partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str]) -> None:
-    if spe is None or granularity != "step" or not np.isfinite(epoch).any():
-        return
-    last_epoch = np.nanmax(epoch)
-    last = int(np.count_nonzero(epoch == last_epoch))
-    if np.nanmin(epoch) < last_epoch and last < 0.9 * spe:
-        flags.append(f"partial last epoch ({last} of {spe} steps)")
-
-
-# --------------------------------------------------------------------------- public
 def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None = None,
              steps_per_epoch: int | None = None, split: str | None = None,
-             max_bytes: int = MAX_LOG_BYTES) -> RunLog:
-    """Read one training log from its bytes.
+             max_bytes: int = MAX_LOG_BYTES, system: Mapping | None = None, path: str | None = None) -> RunLog:
+    """Read one training log from its bytes, whatever its format (see the module docstring).
 
     Parameters
     ----------
     data : bytes
-        The file's content (never executed or unpickled; read as UTF-8 CSV text).
+        The file's content (never executed or unpickled).
     source : str
         The file name: used for metadata (``<model>_<GPU>[_val].csv``) and in every message.
     roles : mapping, optional
-        Column for each role to use instead of the detected one (``{"loss": "val_loss"}``);
-        ``None`` for a role removes it.
+        CSV logs: the column for each role instead of the detected one (``{"loss": "val_loss"}``).
     steps_per_epoch : int, optional
         Overrides the inferred number of steps per epoch.
     split : {"train", "val"}, optional
-        Overrides the split parsed from the file name (also chooses ``val_*`` columns).
+        Overrides the split parsed from the file name.
     max_bytes : int, default MAX_LOG_BYTES
         Larger files are refused.
-
-    Returns
-    -------
-    RunLog
+    system : mapping, optional
+        An MLPerf submitter's system description (accelerator model, nodes, accelerators per node).
+    path : str, optional
+        The file's path on disk (folder names a reader may use).
 
     Raises
     ------
     LogFormatError
-        For anything that is not a usable log: empty, binary, not UTF-8, not CSV, no loss
-        (or accuracy-trace) column, non-numeric or negative values, too large.
+        For anything that is not a usable log; the message starts with ``source``.
+
+    >>> log = read_log(b"step,loss\\n1,2.0\\n2,1.0\\n", "a.csv")
+    >>> log.fmt, log.metrics
+    ('generic', {'loss': 'loss'})
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
-    if len(data) <= max_bytes and b":::MLLOG" in data:   # an MLCommons MLLOG log (MLPerf result file)
-        from core.logs.mllog import read_mllog
-        return read_mllog(bytes(data), source, split=split, steps_per_epoch=steps_per_epoch)
-    if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer))
-                                        or steps_per_epoch < 1):
+    data = bytes(data)
+    if len(data) > max_bytes:
+        as_utf8(data, source, max_bytes)   # refuses it, with the one message every format shares
+    if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer)) or steps_per_epoch < 1):
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
-    data = as_utf8(bytes(data), source, max_bytes)
-    text = decode_head(data, source)
-    flags: list[str] = []
-    table = _read_table(data, text, source, flags)
-    columns = list(table)
-    meta = parse_run_name(source)
-    if split is not None:
-        meta = replace(meta, split=split)
-    fmt = detect_format(columns)
-    found = _apply_overrides(detect_roles(columns, source=source, split=meta.split), roles, columns, source)
-    if found.loss is None and not (found.acc is not None and (fmt in {"metric-trace", "tensorboard", "wandb"}
-                                                              or (roles and "loss" in roles))):
-        raise LogFormatError(source, f"expected a loss column (loss, train_loss, Value, ...); got "
-                             f"{', '.join(columns)}. Name the loss column under 'Column roles'.")
-    cols: dict[str, np.ndarray] = {}
-    text_counts: dict[str, int] = {}
-    n_rows = len(next(iter(table.values())))
-    for role in ROLES:
-        cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
-    keep = _validate_values(source, found, cols, text_counts, flags,
-                            sparse=fmt in {"lightning", "wandb"})
-    if not keep.all():
-        cols = {role: v[keep] for role, v in cols.items()}
-    acc = _normalise_acc(cols["acc"], source, found.acc, flags)
-    with np.errstate(over="ignore", invalid="ignore"):
-        k, epoch, spe, granularity = _global_steps(cols, found, source, steps_per_epoch, flags, fmt)
-    if not np.isfinite(k).all() or k.max() > 1e15 or np.nanmax(np.abs(np.nan_to_num(epoch)), initial=0) > 1e12:
-        raise LogFormatError(source, "expected step numbers below 1e15 and epochs below 1e12; got "
-                             f"steps up to {np.nanmax(np.where(np.isfinite(k), k, np.inf)):g}.")
-    if found.loss is None:
-        flags.append("accuracy-only trace: no loss curve to fit")
-    frame = pd.DataFrame({"global_step": k.astype(float), "epoch": epoch, "loss": cols["loss"],
-                          "acc": acc, "time_s": cols["time"], "lr": cols["lr"]})
-    frame = _resolve_restarts(frame, flags)
-    ep = frame["epoch"].to_numpy(dtype=float)
-    _partial_epoch_flag(ep, spe, granularity, flags)
-    if np.isfinite(ep).all():
-        frame["epoch"] = pd.array(np.rint(ep).astype(np.int64), dtype="Int64")
-    else:
-        frame["epoch"] = pd.array(np.where(np.isfinite(ep), np.rint(ep), np.nan), dtype="Float64").astype("Int64")
-    return RunLog(source=source, frame=frame, fmt=fmt, roles=found, meta=meta,
-                  steps_per_epoch=spe, granularity=granularity, flags=tuple(flags),
-                  columns=tuple(columns))
+    options = ReadOptions(roles=roles, steps_per_epoch=steps_per_epoch, split=split, max_bytes=max_bytes,
+                          system=system, path=path)
+    return reader_for(data).read(data, source, options)
+
+
+def find_system_description(path: str | Path) -> Path | None:
+    """The MLPerf system description beside a result file, or None.
+
+    Looks for ``<submitter>/systems/<system>.json`` (MLCommons' layout:
+    ``<submitter>/results/<system>/<benchmark>/result_<n>.txt``) and for
+    ``systems/<submitter>__<system>.json`` (a flattened copy:
+    ``<round>/<benchmark>/<submitter>__<system>/result_<n>.txt``).
+    """
+    path = Path(path)
+    system_dir = path.parent.name
+    candidates = []
+    if len(path.parents) >= 4:
+        # <submitter>/results/<system>/<benchmark>/result_n.txt
+        submitter_root = path.parents[3]
+        candidates.append(submitter_root / "systems" / f"{path.parents[1].name}.json")
+    for up in path.parents[1:4]:
+        candidates.append(up / "systems" / f"{system_dir}.json")
+    for candidate in candidates:
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
+    return None
+
+
+def system_description(path: str | Path, source: str) -> dict | None:
+    """The parsed system description beside an MLPerf result file (see :func:`find_system_description`), or None."""
+    found = find_system_description(path)
+    if found is None:
+        return None
+    data = file_bytes(found, source=found.name, max_bytes=_MAX_SYSTEM_BYTES)
+    try:
+        system = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LogFormatError(source, f"expected the system description {found.name} to be JSON; got "
+                             f"{type(exc).__name__}. Fix it or move it out of the systems folder.") from None
+    return system if isinstance(system, dict) else None
 
 
 def read_log_file(path: str | Path, **kwargs) -> RunLog:
-    """Read a log from disk (``source`` is the file name; see :func:`read_log`)."""
+    """Read a log from disk (``source`` is the file name; see :func:`read_log`).
+
+    An MLPerf result file is named ``<system folder>/result_<n>.txt`` and read with its
+    system description where one lies in a ``systems`` folder above it.
+    """
     path = Path(path)
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
-    if source == path.name and path.parent.name and b":::MLLOG" in data:
-        source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
+    kwargs.setdefault("path", str(path))
+    if mllog.is_mllog(data):
+        if source == path.name and path.parent.name:
+            source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
+        if kwargs.get("system") is None:
+            kwargs["system"] = system_description(path, source)
+    elif source == path.name and path.name == "trainer_state.json" and path.parent.name:
+        source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json
     return read_log(data, source, **kwargs)
-
-
-def epoch_of_step(step: float, steps_per_epoch: int | None) -> int | None:
-    """The 1-based epoch containing global step ``step`` (``ceil(step / steps_per_epoch)``).
-
-    >>> epoch_of_step(782, 391), epoch_of_step(783, 391), epoch_of_step(10, None)
-    (2, 3, None)
-    """
-    if steps_per_epoch is None or not math.isfinite(step):
-        return None
-    return max(1, math.ceil(step / steps_per_epoch))

@@ -28,7 +28,7 @@ def test_an_export_imports_into_another_library_as_the_same_runs(tmp_path):
     summary = export_library(source, tmp_path / "export")
     assert summary.n_runs == 4 and summary.rows["series"] == 240 and summary.rows["fits"] == 4
     manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
-    assert manifest["schema_version"] == 3 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
+    assert manifest["schema_version"] == 4 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
                                                                             "speed_tables"}
     target = Library(tmp_path / "b.duckdb")
     report = import_library(target, tmp_path / "export")
@@ -65,7 +65,7 @@ def test_an_export_never_overwrites_and_a_changed_file_is_refused(tmp_path):
 
 @pytest.mark.parametrize(("manifest", "message"), [
     ("not json", "cannot read it"), ('{"format": "other"}', "expected format"),
-    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 3; got 9")])
+    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 4; got 9")])
 def test_a_bad_manifest_is_refused_with_what_was_expected(tmp_path, manifest, message):
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "manifest.json").write_text(manifest)

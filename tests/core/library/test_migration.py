@@ -42,7 +42,7 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_run(tmp_path):
     con.close()
 
     lib = Library(path)
-    assert lib.schema_version() == SCHEMA_VERSION == 3
+    assert lib.schema_version() == SCHEMA_VERSION == 4
     table = lib.runs()
     assert table["tags"].tolist() == ["baseline,v100"]          # split on commas, trimmed, empty dropped
     assert lib.runs("tag=v100")["run_id"].tolist() == [1]
