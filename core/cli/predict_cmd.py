@@ -52,7 +52,8 @@ from core.runs import run_target
 PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
                    "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",
                    "flags", "metric", "direction", "target", "unit", "prior_samples", "extrapolation_samples",
-                   "posterior_samples", "posterior_samples_low", "posterior_samples_high", "time_to_target_s")
+                   "posterior_samples", "posterior_samples_low", "posterior_samples_high", "time_to_target_s",
+                   "posterior_progress", "posterior_progress_low", "posterior_progress_high")
 
 
 def observe(text: str) -> float:
@@ -134,12 +135,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress_row(path: str, f) -> dict:
-    """A row for a target in the run's progress unit (no epochs)."""
+    """A row for a target in the run's progress unit (no epochs); the ``*_samples`` columns only in samples."""
+    in_samples = f.unit == "samples"
+
+    def samples(value):
+        return value if in_samples else None
+
     return {"file": path, "method": f.method, "flags": "; ".join(f.flags), "metric": f.target.metric,
             "direction": f.target.direction, "target": f.target.value, "unit": f.unit,
-            "prior_samples": f.prior.value, "extrapolation_samples": f.extrapolation.value,
-            "posterior_samples": f.posterior.value, "posterior_samples_low": f.posterior.low,
-            "posterior_samples_high": f.posterior.high, "time_to_target_s": f.time_to_target_s}
+            "prior_samples": samples(f.prior.value), "extrapolation_samples": samples(f.extrapolation.value),
+            "posterior_samples": samples(f.posterior.value), "posterior_samples_low": samples(f.posterior.low),
+            "posterior_samples_high": samples(f.posterior.high), "time_to_target_s": f.time_to_target_s,
+            "posterior_progress": f.posterior.value, "posterior_progress_low": f.posterior.low,
+            "posterior_progress_high": f.posterior.high}
 
 
 def _samples_per_epoch(log) -> float | None:

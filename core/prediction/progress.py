@@ -31,6 +31,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 
 import numpy as np
 from scipy import stats
@@ -44,7 +45,7 @@ from core.targets import Target
 from core.validation import check_scalar
 
 #: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "steps")
+UNITS: tuple[str, ...] = ("samples", "tokens", "steps")
 #: the least log-space spread a prior from other runs is given (seed noise at one batch size, ~2 %)
 MIN_PRIOR_SD = 0.02
 #: fewest evaluations a power law is fitted to
@@ -115,21 +116,29 @@ class ProgressForecast:
 
 
 # --------------------------------------------------------------------------- progress axis
+def _column_known(log: RunLog, name: str) -> bool:
+    return name in log.frame.columns and bool(log.frame[name].notna().any())
+
+
 def progress_unit(log: RunLog) -> str:
-    """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``steps``."""
-    frame = log.frame
-    if "samples" in frame.columns and frame["samples"].notna().any():
+    """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``tokens`` when it
+    counts them (a speedrun log), else ``steps``."""
+    if _column_known(log, "samples") or log.meta.global_batch:
         return "samples"
-    return "samples" if log.meta.global_batch else "steps"
+    return "tokens" if _column_known(log, "tokens") else "steps"
 
 
 def progress(log: RunLog) -> np.ndarray:
-    """The progress of every row of ``log`` in :func:`progress_unit` (samples, else optimiser steps)."""
+    """The progress of every row of ``log`` in :func:`progress_unit` (samples, tokens, else optimiser steps)."""
     frame = log.frame
-    if "samples" in frame.columns and frame["samples"].notna().any():
+    if _column_known(log, "samples"):
         return frame["samples"].to_numpy(dtype=float)
     step = frame["global_step"].to_numpy(dtype=float)
-    return step * log.meta.global_batch if log.meta.global_batch else step
+    if log.meta.global_batch:
+        return step * log.meta.global_batch
+    if _column_known(log, "tokens"):
+        return frame["tokens"].to_numpy(dtype=float)
+    return step
 
 
 def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +179,11 @@ def progress_to_target(log: RunLog, target: Target) -> float | None:
     c = find_target_crossing(log, target, criterion="first-row")
     if not c.reached:
         return None
-    if progress_unit(log) == "samples":
+    unit = progress_unit(log)
+    if unit == "samples":
         return c.samples if c.samples is not None else c.step * (log.meta.global_batch or 1)
+    if unit == "tokens":
+        return c.tokens
     return c.step
 
 
@@ -239,9 +251,9 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
     curve = fit.curve
     draws = np.clip(draws, curve.lower, curve.upper)
     steps = np.asarray(curve.inverse(level_y, *draws.T), dtype=float)
-    steps = np.where(np.isfinite(steps), steps, np.inf)
-    q = np.quantile(steps, [(1 - level) / 2, (1 + level) / 2])
-    return float(q[0]), float(q[1])
+    steps = np.sort(np.where(np.isfinite(steps), steps, np.inf))
+    lo, hi = (steps[min(int(q * len(steps)), len(steps) - 1)] for q in ((1 - level) / 2, (1 + level) / 2))
+    return float(lo), float(hi)
 
 
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
@@ -279,8 +291,26 @@ class Trust:
     median: float = 0.0
 
 
+def group_of(log: RunLog) -> str:
+    """The group a run belongs to (its folder: an MLPerf system, a speedrun record), for leave-one-group-out."""
+    return str(PurePosixPath(log.source.replace("\\", "/")).parent)
+
+
+def _quantiles(errors: np.ndarray, level: float) -> tuple[float, float]:
+    """Split-conformal quantiles of backtest errors: order statistics at ⌊(n+1)α⌋ and ⌈(n+1)(1−α)⌉, the extremes
+    (widened by half the range) when there are too few cases for them."""
+    e = np.sort(errors)
+    n = len(e)
+    alpha = (1 - level) / 2
+    lo_i, hi_i = math.floor((n + 1) * alpha) - 1, math.ceil((n + 1) * (1 - alpha)) - 1
+    spread = float(e[-1] - e[0]) / 2
+    lo = float(e[lo_i]) if lo_i >= 0 else float(e[0]) - spread
+    hi = float(e[hi_i]) if hi_i <= n - 1 else float(e[-1]) + spread
+    return lo, hi
+
+
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
-                level: float = DEFAULT_LEVEL) -> Trust:
+                level: float = DEFAULT_LEVEL, same_group: bool = True) -> Trust:
     """Backtest the other finished runs at the same observed fraction: the prior's weight and the interval.
 
     Each finished run is cut at ``fraction`` of its evaluations (or at ``n_observed`` of them), its
@@ -295,7 +325,9 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         x, _ = evaluation_points(o, target)
         n = observed_count(len(x), fraction) if n_observed is None else min(n_observed, len(x))
         cut = first_points(o, target, n)
-        rest = [r for r in finished if r is not o]
+        # the backtest mimics the run's own case: when none of the others shares its group (system,
+        # record), each backtested run's prior leaves its whole group out too
+        rest = [r for r in finished if r is not o and (same_group or group_of(r) != group_of(o))]
         p = prior_progress(cut, rest, target, level=level)
         e = extrapolate_progress(cut, target, level=level)
         ep = math.log(p.value / truth) if p.available else None
@@ -303,7 +335,6 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         pairs.append((ep, ex))
     both = [(a, b) for a, b in pairs if a is not None and b is not None]
     only_prior = [a for a, b in pairs if a is not None]
-    alpha = (1 - level) / 2
     if len(both) >= 3:
         ep, ex = np.array(both).T
         vp, vx = float(np.mean(ep ** 2)), float(np.mean(ex ** 2))      # mean squared error: bias counts too
@@ -311,14 +342,14 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         denom = vp + vx - 2 * cov
         w = 1.0 if denom <= 1e-12 else float(np.clip((vx - cov) / denom, 0.0, 1.0))
         combined = w * ep + (1 - w) * ex
-        q = (float(np.quantile(combined, alpha)), float(np.quantile(combined, 1 - alpha)))
+        q = _quantiles(combined, level)
         return Trust(w, q, len(both), f"weights from a backtest of {len(both)} other runs "
                                       f"(prior rms {math.sqrt(vp):.1%}, extrapolation rms {math.sqrt(vx):.1%}, "
                                       f"correlation {cov / math.sqrt(max(vp * vx, 1e-24)):.2f})",
                      float(np.median(combined)))
     if len(only_prior) >= 3:
         e = np.array(only_prior)
-        return Trust(1.0, (float(np.quantile(e, alpha)), float(np.quantile(e, 1 - alpha))), len(e),
+        return Trust(1.0, _quantiles(e, level), len(e),
                      f"the extrapolation had no answer in the backtest of {len(e)} other runs: the prior alone",
                      float(np.median(e)))
     return Trust(0.5, None, len(both), "too few finished runs to backtest: equal weights, the sources' own intervals")
@@ -373,8 +404,9 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
                                 replace(none, source="extrapolation"), measured, "measured", None, per_unit)
     prior = prior_progress(seen, others, target, level=level)
     extrap = extrapolate_progress(seen, target, level=level)
+    same_group = any(group_of(o) == group_of(log) for o in others)
     trust = learn_trust(others, target, fraction=fraction, n_observed=None if fraction is not None else n,
-                        level=level) if prior.available else None
+                        level=level, same_group=same_group) if prior.available else None
     posterior, method, weight = _combine(prior, extrap, trust, unit, floor=observed_progress)
     flags = []
     if trust is not None:

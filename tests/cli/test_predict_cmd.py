@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import shutil
 
 import pandas as pd
 import pytest
@@ -16,7 +17,8 @@ from tests.conftest import ROOT
 COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low",
            "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags", "metric",
            "direction", "target", "unit", "prior_samples", "extrapolation_samples", "posterior_samples",
-           "posterior_samples_low", "posterior_samples_high", "time_to_target_s"]
+           "posterior_samples_low", "posterior_samples_high", "time_to_target_s", "posterior_progress",
+           "posterior_progress_low", "posterior_progress_high"]
 IMAGENET = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "imagenet").glob("validation-*.csv"))
 BUILTIN = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
 
@@ -99,9 +101,19 @@ def test_a_loss_target_is_predicted_in_samples_from_the_part_observed(capsys, tm
         paths.append(str(path))
     assert main(["predict", paths[0], "--prior-from", *paths[1:], "--target", "loss<=2.5", "--observe", "0.25"]) == 0
     row = _table(capsys.readouterr().out).iloc[0]
+    # no global batch: progress in optimiser steps, and the samples columns stay empty rather than lie
     assert (row["metric"], row["direction"], row["target"], row["unit"]) == ("loss", "<=", 2.5, "steps")
-    assert row["extrapolation_samples"] == pytest.approx(36.0, rel=1e-3)
+    assert pd.isna(row["extrapolation_samples"]) and pd.isna(row["prior_samples"])
+    assert row["posterior_progress_low"] <= row["posterior_progress"] <= row["posterior_progress_high"]
+    # with the batch in the name (batch 100 a step) the same run is in samples: 36 steps = 3,600 samples
+    named = [p.replace(".csv", "-100.csv") for p in paths]
+    for old, new in zip(paths, named):
+        shutil.copy(old, new)
+    assert main(["predict", named[0], "--prior-from", *named[1:], "--target", "loss<=2.5", "--observe", "0.25"]) == 0
+    row = _table(capsys.readouterr().out).iloc[0]
+    assert row["unit"] == "samples"
+    assert row["extrapolation_samples"] == pytest.approx(3600.0, rel=1e-3)
     # the three others reached at steps 32, 41 and 38: the prior is their median
-    assert row["prior_samples"] == pytest.approx(38.0)
+    assert row["prior_samples"] == pytest.approx(3800.0)
     assert row["posterior_samples_low"] <= row["posterior_samples"] <= row["posterior_samples_high"]
     assert pd.isna(row["observed_epochs"])
