@@ -30,6 +30,16 @@ and the runs share one global batch, it is used.  ``--theta fit:library:NAME`` f
 speed table stored in the library (``python -m core library add --speed FILE``)::
 
     python -m core plan --from-library model=resnet20,gpu=V100 --batch 128 --ps 2,4
+
+Straight from training logs that carry their GPU count, global batch and step time (MLPerf MLLOG
+results; ``core.plan.from_logs``): ``--from-logs LOG... --mode allreduce --workers LIST (--batch M |
+--per-worker-batch m)``; the step time at each count is fitted to the logs' configurations and the
+samples to target taken at the asked batch, the time counted as MLPerf counts it (evaluations
+included). Columns: the usual ones, then ``global_batch,samples_to_target,step_time_s,time_low,
+time_high``; stderr says what was assumed::
+
+    python -m core plan --from-logs data/llm/mlperf_v5.1/llama31_8b/*/result_*.txt --mode allreduce \
+        --workers 8,72,512 --per-worker-batch 0.125
 """
 
 from __future__ import annotations
@@ -39,7 +49,14 @@ import sys
 
 import pandas as pd
 
-from core.cli.common import add_library_arguments, complain, fraction, library_logs, print_csv
+from core.cli.common import (
+    add_library_arguments,
+    add_target_arguments,
+    chosen_target,
+    complain,
+    library_logs,
+    print_csv,
+)
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
 from core.plan import (
@@ -91,8 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --batch-model: the global batch grows with the workers, M = w·m")
     parser.add_argument("--best-batch", default=None, metavar="LO:HI",
                         help="with --batch-model: for each w the global batch in [LO, HI] with the shortest time")
-    parser.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
-                        help="with --from-library: the target the runs' steps are counted to (default 0.92)")
+    add_target_arguments(parser)
+    parser.add_argument("--from-logs", nargs="+", default=None, metavar="LOG",
+                        help="plan from training logs (MLLOG results): their speed and samples to target")
     add_library_arguments(parser)
 
 
@@ -191,7 +209,8 @@ def _library_steps(args: argparse.Namespace):
     if not logs:
         raise _BadArgument(f"--from-library: expected runs matching {args.from_library or 'all runs'!r}; none "
                            "match. See python -m core library list.")
-    analyses = [analyse_run(log, target_acc=args.target_acc) for log in logs]
+    target_acc = DEFAULT_TARGET_ACC if chosen_target(args) is None else chosen_target(args)
+    analyses = [analyse_run(log, target_acc=target_acc) for log in logs]
     estimates = []
     for run in analyses:
         try:
@@ -199,7 +218,7 @@ def _library_steps(args: argparse.Namespace):
         except PlannerError as exc:
             complain(f"{run.log.source}: left out: {exc}")
     if not estimates:
-        raise _BadArgument(f"--from-library: expected a run that reached {args.target_acc:g} or has a fitted curve "
+        raise _BadArgument(f"--from-library: expected a run that reached {target_acc} or has a fitted curve "
                            "that gets there; none of the matching runs does.")
     batches = {log.meta.global_batch for log in logs}
     for e in estimates:
@@ -213,7 +232,42 @@ def _library_steps(args: argparse.Namespace):
     return estimate, (batches.pop() if len(batches) == 1 else None)
 
 
+def _run_from_logs(args: argparse.Namespace) -> int:
+    """``--from-logs``: the plan from the logs' measured speed and samples to target."""
+    from core.errors import LogFormatError
+    from core.logs import read_log_file
+    from core.plan import plan_from_logs
+
+    logs, rejected = [], 0
+    for path in args.from_logs:
+        try:
+            logs.append(read_log_file(path, source=path))
+        except LogFormatError as exc:
+            complain(str(exc))
+            rejected += 1
+    try:
+        if args.mode != "allreduce":
+            raise _BadArgument(f"--from-logs: expected --mode allreduce (the logs' runs are data-parallel "
+                               f"all-reduce); got {args.mode!r}.")
+        for option in ("steps", "batch_model", "from_library", "best_batch"):
+            if getattr(args, option) is not None:
+                raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
+                                   f"--{option.replace('_', '-')} too. Leave it out.")
+        plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
+                              per_worker_batch=args.per_worker_batch, target=chosen_target(args),
+                              price_worker=args.price_worker)
+    except (PlannerError, _BadArgument) as err:
+        print(str(err), file=sys.stderr)
+        return 2
+    for flag in plan.flags:
+        complain(flag)
+    print_csv(plan.table)
+    return 2 if rejected else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.from_logs is not None:
+        return _run_from_logs(args)
     try:
         _steps_source(args)
         rule = _rule(args)

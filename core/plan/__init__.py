@@ -33,6 +33,16 @@ from core.plan.batch import (
     steps_to_target,
     typed_batch_scaling,
 )
+from core.plan.from_logs import (
+    MEASURED_COLUMNS,
+    PLAN_COLUMNS,
+    LogPlan,
+    LogStepTime,
+    fit_log_step_time,
+    measured_configurations,
+    plan_from_logs,
+    samples_at_batch,
+)
 from core.plan.goodput import (
     GOODPUT_COLUMNS,
     SCALING_RULES,
@@ -110,6 +120,8 @@ from core.plan.steps import (
 )
 
 __all__ = [
+    'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'measured_configurations',
+    'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'BatchStudy', 'COST_LATEX', 'Configuration',
     'DeadlineChoice', 'EFFICIENCY_LATEX', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS', 'METHODS',
     'MODEL_CHOICES', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX',

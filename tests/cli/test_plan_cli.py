@@ -141,3 +141,43 @@ def test_bad_batch_options_give_one_stderr_line_and_exit_2(argv, message, capsys
     out = capsys.readouterr()
     assert out.out == "" and len(out.err.strip().splitlines()) == 1
     assert re.search(message, out.err.strip()), out.err
+
+
+def test_plan_from_logs_fits_two_gpu_counts_and_plans_the_third(capsys):
+    from pathlib import Path
+
+    import numpy as np
+
+    from core.logs import read_log_file
+    from core.plan import measured_configurations
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    train = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu*/result_*.txt") if "ngpu72" not in str(p))
+    assert main(["plan", "--from-logs", *train, "--mode", "allreduce", "--workers", "72:72", "--batch", "36"]) == 0
+    out = capsys.readouterr()
+    row = pd.read_csv(io.StringIO(out.out)).iloc[0]
+    assert list(pd.read_csv(io.StringIO(out.out)).columns[-5:]) == ["global_batch", "samples_to_target",
+                                                                     "step_time_s", "time_low", "time_high"]
+    # by hand: the two measured configurations (8 GPUs at M=16, 512 at M=64) give t = θ0·M/w + θ1 exactly
+    table, _ = measured_configurations([read_log_file(p, source=p) for p in train])
+    g = table.groupby(["w", "global_batch"], as_index=False)["step_time_s"].median()
+    theta = np.linalg.solve(np.column_stack([g["global_batch"] / g["w"], np.ones(2)]), g["step_time_s"])
+    step = theta[0] * 36 / 72 + theta[1]
+    assert row["step_time_s"] == pytest.approx(step, rel=1e-5)
+    # samples at M=36: halfway-in-ln-M interpolation between the medians at 16 and 64
+    med = table.groupby("global_batch")["samples_to_target"].median()
+    f = (np.log(36) - np.log(16)) / (np.log(64) - np.log(16))
+    samples = np.exp((1 - f) * np.log(med[16.0]) + f * np.log(med[64.0]))
+    assert row["samples_to_target"] == pytest.approx(samples, rel=1e-5)   # CSV: 6 significant digits
+    overhead = np.median(table["counted_over_training"])
+    assert row["time_s"] == pytest.approx(samples / 36 * step * overhead, rel=1e-5)
+    assert row["time_low"] <= row["time_s"] <= row["time_high"]
+    assert "interpolated in ln M" in out.err
+
+
+def test_plan_from_logs_refuses_a_log_it_cannot_use(capsys, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("step,loss\n1,2\n2,1\n3,0.5\n")
+    assert main(["plan", "--from-logs", str(bad), "--mode", "allreduce", "--workers", "8:8", "--batch", "16"]) == 2
+    err = capsys.readouterr().err
+    assert "no GPU count" in err and "expected at least one log" in err
