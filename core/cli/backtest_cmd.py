@@ -18,6 +18,11 @@ the learning-rate schedule (``step:30,60``, ``cosine:100``, ``poly:90``, ``exp:1
 ``--from-library [FILTER]`` adds the library's runs (all, or those FILTER matches) to the
 files, named ``<source> (library #<id>)``.
 
+With ``--target SPEC`` on a metric other than the accuracy (``eval_accuracy<=3.3``), or logs that declare
+such a target (MLLOG, speedrun), each finished log is cut at each ``--observe`` fraction of its
+evaluations and its progress to target (samples, tokens or steps) predicted from the other logs
+(``core.prediction.progress.backtest_progress``); columns ``PROGRESS_BACKTEST_COLUMNS``.
+
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are
 still backtested.  Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -28,6 +33,7 @@ import argparse
 
 from core.cli.common import (
     add_library_arguments,
+    chosen_target,
     complain,
     fraction,
     library_logs,
@@ -35,6 +41,7 @@ from core.cli.common import (
     print_csv,
     read_prior_sources,
     schedule_spec,
+    target_spec,
 )
 from core.curves import FAMILIES
 from core.defaults import DEFAULT_TARGET_ACC
@@ -72,8 +79,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--observe", type=fractions, default=list(DEFAULT_FRACTIONS),
                         help="observed fractions of the epochs, comma-separated (default 0.3,0.5,0.7)")
     target = parser.add_mutually_exclusive_group()
-    target.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
-                        help="target accuracy as a fraction (default 0.92)")
+    target.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
+                        help="the target: METRIC>=VALUE or METRIC<=VALUE (default: the logs' own, else acc>=0.92)")
+    target.add_argument("--target-acc", type=fraction, default=None,
+                        help="target accuracy as a fraction: --target acc>=A (default 0.92)")
     target.add_argument("--target-rel", type=fraction, default=None,
                         help="target = this fraction of each log's final accuracy (defining the "
                              "target reads the end of the log; the prediction does not)")
@@ -122,6 +131,12 @@ def run(args: argparse.Namespace) -> int:
             complain(str(exc))
             rejected += 1
     logs += library
+    chosen = chosen_target(args)
+    declared = {str(getattr(lg, "target", None)) for lg in logs if getattr(lg, "target", None) is not None}
+    if (chosen is not None and not chosen.is_accuracy) or (chosen is None and args.target_rel is None and declared
+                                                           and len(declared) == 1 and "acc>=" not in declared.pop()):
+        return _progress_backtest(logs, chosen, args, rejected)
+    args.target_acc = DEFAULT_TARGET_ACC if chosen is None else chosen.value
     if args.target_rel is not None:
         kept = []
         for log in logs:
@@ -152,6 +167,19 @@ def run(args: argparse.Namespace) -> int:
     complain(summary_line(backtest_summary(table), family=args.family))
     if priors is not None:
         complain(_three_way_line(summary_of(table)))
+    return 2 if rejected else 0
+
+
+def _progress_backtest(logs, target, args, rejected: int) -> int:
+    from core.prediction.progress import backtest_progress, progress_backtest_summary
+
+    try:
+        table = backtest_progress(logs, target, fractions=args.observe)
+    except InputError as exc:
+        complain(f"backtest: {exc}")
+        return 2
+    print_csv(table)
+    complain(progress_backtest_summary(table))
     return 2 if rejected else 0
 
 

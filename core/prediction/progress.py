@@ -18,7 +18,8 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
   out of its own prior): the weight that minimises the variance of the combined log error given
   both sources' error variances and their correlation (so two errors that point the same way are
   not counted as independent), and an interval from the empirical quantiles of that combined
-  error (whose median is taken out of the estimate: a drift both sources share is corrected). Which
+  error (whose median is taken out of the estimate when there are at least ``MIN_SHIFT_CASES`` cases: a
+  drift both sources share is corrected). Which
   source carried the answer is said (``method``).
 
 A run still in progress is never assumed to end at its target: everything in the log is the
@@ -50,6 +51,8 @@ UNITS: tuple[str, ...] = ("samples", "tokens", "steps")
 MIN_PRIOR_SD = 0.02
 #: fewest evaluations a power law is fitted to
 MIN_POINTS = 4
+#: fewest backtest cases whose median error is taken out of the estimate (fewer: too noisy to correct by)
+MIN_SHIFT_CASES = 12
 #: the family of the extrapolation: a power law with a floor, L = E + A·D^(−α)
 POWER_LAW = "pow3"
 
@@ -437,7 +440,8 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
     if trust is not None and trust.quantiles is not None:
         lo_q, hi_q = trust.quantiles
         low, high = math.exp(centre - hi_q), math.exp(centre - lo_q)   # truth = estimate / exp(error)
-        centre -= trust.median                  # the backtest's median error, taken out of the estimate
+        if trust.n_cases >= MIN_SHIFT_CASES:    # the backtest's median error, taken out of the estimate
+            centre -= trust.median
     elif w >= 1.0:
         low, high = prior.low, prior.high
     else:
@@ -448,3 +452,64 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w
+
+
+#: columns of :func:`backtest_progress`
+PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
+    "file", "observed_fraction", "unit", "actual", "prior", "prior_low", "prior_high", "extrapolation",
+    "extrapolation_low", "extrapolation_high", "posterior", "posterior_low", "posterior_high", "method",
+    "prior_error_pct", "extrapolation_error_pct", "posterior_error_pct", "prior_covered", "extrapolation_covered",
+    "posterior_covered",
+)
+
+
+def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
+                      fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
+                      level: float = DEFAULT_LEVEL):
+    """Every finished log cut at each fraction of its evaluations and predicted from the rest.
+
+    The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
+    never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
+    ``level`` interval holds the actual progress. Logs that never met their target are left out.
+    """
+    import pandas as pd
+
+    rows = []
+    for log in logs:
+        t = run_target(log, target)
+        truth = progress_to_target(log, t)
+        if truth is None:
+            continue
+        pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
+        for fraction in fractions:
+            f = predict_progress(log, pool, t, observe=fraction, level=level)
+            row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
+                   "method": f.method}
+            for est in (f.prior, f.extrapolation, f.posterior):
+                name = est.source
+                row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
+                ok = est.available
+                row[f"{name}_error_pct"] = 100 * (est.value / truth - 1) if ok else None
+                row[f"{name}_covered"] = (est.low <= truth <= est.high) if ok and est.low is not None \
+                    and est.high is not None else None
+            if f.status == "reached":
+                row["posterior_error_pct"], row["posterior_covered"] = 0.0, True
+            rows.append(row)
+    return pd.DataFrame(rows, columns=list(PROGRESS_BACKTEST_COLUMNS))
+
+
+def progress_backtest_summary(table) -> str:
+    """Per fraction and source: median |error|, p90 |error| and 80 % coverage, in one line."""
+    parts = []
+    for fraction, g in table.groupby("observed_fraction", sort=True):
+        bits = []
+        for name in ("prior", "extrapolation", "posterior"):
+            err = g[f"{name}_error_pct"].dropna().abs()
+            cov = g[f"{name}_covered"].dropna()
+            if err.empty:
+                bits.append(f"{name} n/a")
+                continue
+            bits.append(f"{name} {err.median():.1f} % (p90 {err.quantile(0.9):.1f} %"
+                        + (f", {100 * cov.astype(bool).mean():.0f} % covered" if len(cov) else "") + ")")
+        parts.append(f"f={fraction:g} ({len(g)} runs): " + "; ".join(bits))
+    return "summary [prior, extrapolation, posterior], median |error|: " + " | ".join(parts)

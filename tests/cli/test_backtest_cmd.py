@@ -105,3 +105,23 @@ def test_python_dash_m_core_backtest_runs_as_a_program(run_log):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith(",".join(BACKTEST_COLUMNS))
     assert "summary [family exp3]" in proc.stderr
+
+
+def test_a_log_declared_falling_target_is_backtested_in_samples(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("*/result_*.txt"))
+    assert main(["backtest", *logs, "--observe", "0.25"]) == 0
+    out = capsys.readouterr()
+    t = pd.read_csv(io.StringIO(out.out))
+    assert len(t) == len(logs) and set(t["unit"]) == {"samples"}
+    # the actual samples are each log's own samples_count at its first evaluation at log-perplexity <= 3.3
+    fit = main(["fit", *logs]) == 0 and pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert dict(zip(t["file"], t["actual"])) == dict(zip(fit["file"], fit["samples_to_target"]))
+    # the prior is the median of the other systems: a value a reader can recompute from the fit table
+    first = t.iloc[0]
+    others = fit[fit["file"] != first["file"]]
+    low, high = others["samples_to_target"].min(), others["samples_to_target"].max()
+    assert low <= first["prior"] <= high
+    assert "summary [prior, extrapolation, posterior]" in out.err
