@@ -208,6 +208,6 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
             source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
         if kwargs.get("system") is None:
             kwargs["system"] = system_description(path, source)
-    elif source == path.name and path.name == "trainer_state.json" and path.parent.name:
-        source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json
+    elif source == path.name and path.parent.name and (path.name == "trainer_state.json" or speedrun.is_speedrun(data)):
+        source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json, <record>/<uuid>.txt
     return read_log(data, source, **kwargs)
