@@ -205,5 +205,5 @@ def test_a_library_from_a_newer_version_is_refused(tmp_path):
     con = duckdb.connect(str(path))
     con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP, 'future')")
     con.close()
-    with pytest.raises(LibraryError, match="schema version 3 or older; the file is version 99"):
+    with pytest.raises(LibraryError, match="schema version 4 or older; the file is version 99"):
         Library(path).runs()
