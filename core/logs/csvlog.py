@@ -508,6 +508,11 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
         fmt = "epoch-trace"
         flags.append("progress equals iteration: real epochs, not AdaptDL's statistical epochs")
     frame = _resolve_restarts(frame, flags)
+    if (meta.global_batch and not (fmt == "course" and meta.split == "val")
+            and not any("k counts epochs" in f for f in flags)):
+        # samples seen: optimiser steps × the global batch the name gives (a _val course log counts
+        # validation batches, not training steps: no samples there)
+        frame["samples"] = frame["global_step"] * float(meta.global_batch)
     ep = frame["epoch"].to_numpy(dtype=float)
     _partial_epoch_flag(ep, spe, granularity, flags)
     if np.isfinite(ep).all():

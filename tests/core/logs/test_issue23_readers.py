@@ -34,6 +34,8 @@ def test_a_pollux_layout_trace_is_statistical_only_when_progress_differs_from_it
     assert plain.fmt == "epoch-trace" and plain.granularity == "epoch"
     assert plain.frame["global_step"].tolist() == [64.0, 128.0, 192.0] and plain.frame["epoch"].tolist() == [1, 2, 3]
     assert plain.steps_per_epoch == 64 and any("real epochs" in f for f in plain.flags)
+    assert plain.frame["samples"].tolist() == [64.0 * 64, 128.0 * 64, 192.0 * 64]     # steps x the batch in the name
+    assert pollux.frame["samples"].tolist() == [390.0 * 128, 781.0 * 128, 1171.0 * 128]
 
 
 def test_the_trace_reader_gives_the_lr_role_to_an_lr_column():
