@@ -150,6 +150,7 @@ def test_trainer_state_in_a_checkpoint_folder_reads_as_the_run(tmp_path):
     path.write_bytes(_trainer_state(HISTORY))
     log = read_log_file(path)
     assert log.fmt == "hf-trainer" and log.source == "checkpoint-30/trainer_state.json"
+    assert read_log_file(path.parent).fingerprint() == log.fingerprint()       # the folder itself
     frame = log.frame
     assert frame["global_step"].tolist() == [5.0, 10.0, 20.0]          # the summary record is left out
     assert frame["loss"].tolist() == [2.5, 2.0, 1.5] and frame["lr"].tolist() == [5e-5, 4e-5, 2e-5]
