@@ -11,7 +11,6 @@ dtypes, metadata and flags, hence the same :meth:`RunLog.fingerprint`.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 from dataclasses import fields
@@ -75,8 +74,7 @@ def run_row(log: RunLog, *, digest: str, dataset: str | None, n_params: int | No
            "metrics": json.dumps(dict(log.metrics)), "extra_columns": json.dumps(list(_extra_columns(log))),
            "target": json.dumps({"metric": log.target.metric, "direction": log.target.direction,
                                  "value": log.target.value, "origin": log.target.origin}) if log.target else None,
-           "steps": log.steps.to_json(orient="split", index=False, double_precision=17)
-           if log.steps is not None else None}
+           "steps": _table_json(log.steps) if log.steps is not None else None}
     row.update({name: _plain(getattr(log.meta, name)) for name in META_FIELDS})
     return row
 
@@ -84,6 +82,12 @@ def run_row(log: RunLog, *, digest: str, dataset: str | None, n_params: int | No
 def _extra_columns(log: RunLog) -> tuple[str, ...]:
     """The frame's columns beyond ``FRAME_COLUMNS`` (``samples``, ``tokens``, extra metrics), in order."""
     return tuple(c for c in log.frame.columns if c not in FRAME_COLUMNS)
+
+
+def _table_json(table: pd.DataFrame) -> str:
+    """A float table as JSON text ``{"columns": [...], "data": [[...], ...]}`` (exact: floats by ``repr``)."""
+    return json.dumps({"columns": [str(c) for c in table.columns],
+                       "data": [[_json_number(v) for v in row] for row in table.to_numpy(dtype=float)]})
 
 
 def _json_number(value) -> float | None:
@@ -152,9 +156,12 @@ def log_from_rows(row: dict, series: pd.DataFrame) -> RunLog:
     target = _plain(row.get("target"))
     target = Target(**json.loads(target)) if target else None
     steps = _plain(row.get("steps"))
-    steps = pd.read_json(io.StringIO(steps), orient="split", dtype=False, precise_float=True) if steps else None
-    if steps is not None:
-        steps = steps.astype(float)
+    if steps:
+        table = json.loads(steps)
+        steps = pd.DataFrame([[np.nan if v is None else v for v in row] for row in table["data"]],
+                             columns=table["columns"], dtype=float)
+    else:
+        steps = None
     return RunLog(source=str(row["source"]), frame=frame, fmt=str(row["fmt"]),
                   roles=ColumnRoles(**json.loads(row["roles"])), meta=meta_from_row(row),
                   steps_per_epoch=_int_or_none(row.get("steps_per_epoch")), granularity=str(row["granularity"]),

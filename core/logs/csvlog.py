@@ -8,7 +8,9 @@ Accepted formats (detected from the header, roles overridable):
   ``epoch``, ``train_loss``/``train_loss_step``/``val_loss`` ... columns);
 * TensorBoard scalar exports ``Wall time, Step, Value`` and Weights & Biases exports
   ``Step, <run> - <metric>`` (one metric per file, min/max columns ignored);
-* per-epoch metric traces such as Pollux's ``progress, iteration, metric, ...``.
+* per-epoch metric traces such as Pollux's ``progress, iteration, metric, ...`` (format
+  ``metric-trace``: AdaptDL's statistical epochs; ``epoch-trace`` when ``progress`` equals
+  ``iteration`` on every row, a run without AdaScale whose epochs are real passes).
 
 Every error is a :class:`core.errors.LogFormatError` whose message starts with the file name.
 """
@@ -151,7 +153,9 @@ def detect_roles(columns: list[str], *, source: str = "<input>", split: str = "t
     if fmt == "metric-trace":
         metric = next(c for c in columns if c.lower().strip() == "metric")
         step = next(c for c in columns if c.lower().strip() == "iteration")
-        return ColumnRoles(epoch=None, step=step, loss=None, acc=metric, time=None)
+        lr = found["lr"] if found["lr"] not in (None, step) else None
+        time = found["time"] if found["time"] not in (None, step) else None
+        return ColumnRoles(epoch=None, step=step, loss=None, acc=metric, time=time, lr=lr)
     for role in ("loss", "acc"):
         patterns = _VAL_PATTERNS[role] + _ROLE_PATTERNS[role] if split == "val" else _ROLE_PATTERNS[role]
         found[role] = _match(columns, patterns, taken)
@@ -310,7 +314,8 @@ def _counts_within_epoch(step: np.ndarray, epoch: np.ndarray) -> bool:
     boundary = np.diff(epoch) != 0
     if not boundary.any():
         return False
-    drops = np.diff(step)[boundary] < 0
+    # a step that does not grow across an epoch boundary restarts there (one row per epoch logs step 1 in each)
+    drops = np.diff(step)[boundary] <= 0
     return bool(drops.mean() > 0.5)
 
 
@@ -359,7 +364,37 @@ def _global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source:
         k = (ep - 1) * spe + (step - s0 + 1)
     else:
         k = step.astype(float)
+        if fmt == "lightning" and _zero_based_batch_index(ep, step, spe):
+            k = k + 1.0
+            flags.append("Lightning logs the 0-based index of the last batch: steps done = step + 1")
     return k, ep, spe, "step"
+
+
+def _zero_based_batch_index(ep: np.ndarray, step: np.ndarray, spe: int | None) -> bool:
+    """True when every complete epoch's last logged step is ``epoch × spe − 1`` (Lightning's 0-based batch index).
+
+    >>> _zero_based_batch_index(np.array([1, 1, 2, 2, 3.]), np.array([4, 9, 14, 19, 24.]), 10)
+    True
+    >>> _zero_based_batch_index(np.array([1, 1, 2, 2, 3.]), np.array([5, 10, 15, 20, 25.]), 10)
+    False
+    """
+    if not spe:
+        return False
+    ok = np.isfinite(ep) & np.isfinite(step)
+    epochs = np.unique(ep[ok])
+    if epochs.size < 2:
+        return False
+    last = np.array([step[ok][ep[ok] == e].max() for e in epochs[:-1]])
+    return bool(np.all((last + 1) == epochs[:-1] * spe))
+
+
+def _progress_is_iteration(table: dict[str, np.ndarray], columns: list[str], n_rows: int) -> bool:
+    """Whether a Pollux-layout trace's ``progress`` equals its ``iteration`` on every row (no AdaScale gain)."""
+    names = {c.lower().strip(): c for c in columns}
+    progress, _ = _numeric(table, names.get("progress"), n_rows)
+    iteration, _ = _numeric(table, names.get("iteration"), n_rows)
+    both = np.isfinite(progress) & np.isfinite(iteration)
+    return bool(both.any()) and bool(np.all(progress[both] == iteration[both]))
 
 
 def _looks_per_epoch(step: np.ndarray) -> bool:
@@ -468,7 +503,16 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
         flags.append("accuracy-only trace: no loss curve to fit")
     frame = pd.DataFrame({"global_step": k.astype(float), "epoch": epoch, "loss": cols["loss"],
                           "acc": acc, "time_s": cols["time"], "lr": cols["lr"]})
+    if fmt == "metric-trace" and _progress_is_iteration(table, columns, n_rows):
+        # no AdaScale: Pollux's layout, but its epochs are real passes over the data
+        fmt = "epoch-trace"
+        flags.append("progress equals iteration: real epochs, not AdaptDL's statistical epochs")
     frame = _resolve_restarts(frame, flags)
+    if (meta.global_batch and not (fmt == "course" and meta.split == "val")
+            and not any("k counts epochs" in f for f in flags)):
+        # samples seen: optimiser steps × the global batch the name gives (a _val course log counts
+        # validation batches, not training steps: no samples there)
+        frame["samples"] = frame["global_step"] * float(meta.global_batch)
     ep = frame["epoch"].to_numpy(dtype=float)
     _partial_epoch_flag(ep, spe, granularity, flags)
     if np.isfinite(ep).all():

@@ -44,12 +44,13 @@ _HEAD = re.compile(rb'^\s*\{')
 
 
 def is_trainer_state(data: bytes) -> bool:
-    """Whether ``data`` is a JSON object with a ``log_history`` (a Trainer state).
+    """Whether ``data`` is a JSON object with a Trainer state's keys (``log_history``, ``best_model_checkpoint``).
 
     >>> is_trainer_state(b'{"log_history": [], "max_steps": 10}'), is_trainer_state(b'epoch,loss\\n1,2\\n')
     (True, False)
     """
-    return _HEAD.match(data[:4096]) is not None and b'"log_history"' in data
+    return _HEAD.match(data[:4096]) is not None and any(
+        key in data for key in (b'"log_history"', b'"best_model_checkpoint"', b'"is_world_process_zero"'))
 
 
 def _num(value) -> float:

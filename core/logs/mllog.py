@@ -553,7 +553,9 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
                    max_steps=int(max_steps) if max_steps is not None and math.isfinite(max_steps) else None,
                    warmup_steps=warmup, decay_steps=decay,
                    step_time_s=float(step_times.median()) if len(step_times) else None)
-    target = Target(EVAL_METRIC, direction, declared / scale, "log") if declared is not None else None
+    if declared is not None and scale != 1 and declared > 1:
+        declared = declared / scale          # a target in percent, as the evaluations were
+    target = Target(EVAL_METRIC, direction, declared, "log") if declared is not None else None
     spe = steps_per_epoch
     if spe is None and ev.global_batch and ev.train_samples:
         spe = -(-ev.train_samples // ev.global_batch)

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
+from core.logs.mllog import is_mllog
 
 SQR_NAMES = ("grad_sqr",)
 VAR_NAMES = ("grad_var",)
@@ -124,7 +125,7 @@ def read_gradient_noise(data: bytes, source: str) -> GradientNoise | None:
     >>> read_gradient_noise(b"epoch,loss\\n1,2.0\\n", "r.csv") is None
     True
     """
-    if b":::MLLOG" in data:
+    if is_mllog(data):
         return None
     try:
         frame = pd.read_csv(io.BytesIO(data), skipinitialspace=True)

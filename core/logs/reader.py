@@ -197,9 +197,13 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
     """Read a log from disk (``source`` is the file name; see :func:`read_log`).
 
     An MLPerf result file is named ``<system folder>/result_<n>.txt`` and read with its
-    system description where one lies in a ``systems`` folder above it.
+    system description where one lies in a ``systems`` folder above it; a speedrun log is named
+    ``<record>/<file>``; a Hugging Face checkpoint folder (``checkpoint-500/``) is read through its
+    ``trainer_state.json``.
     """
     path = Path(path)
+    if path.is_dir() and (path / "trainer_state.json").is_file():
+        path = path / "trainer_state.json"        # a Trainer checkpoint folder reads as its run
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
     kwargs.setdefault("path", str(path))
@@ -208,6 +212,6 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
             source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
         if kwargs.get("system") is None:
             kwargs["system"] = system_description(path, source)
-    elif source == path.name and path.name == "trainer_state.json" and path.parent.name:
-        source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json
+    elif source == path.name and path.parent.name and (path.name == "trainer_state.json" or speedrun.is_speedrun(data)):
+        source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json, <record>/<uuid>.txt
     return read_log(data, source, **kwargs)

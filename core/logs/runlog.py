@@ -62,7 +62,8 @@ class RunLog:
         metric the log carries (``train_loss``, ``eval_loss``, ...), named as the log names it.
     fmt : str
         Detected format: ``course``, ``lightning``, ``tensorboard``, ``wandb``,
-        ``metric-trace`` or ``generic``.
+        ``metric-trace``, ``epoch-trace`` or ``generic`` (CSV); ``mllog``, ``speedrun``,
+        ``hf-trainer``, ``tfevents`` for the other readers.
     roles : ColumnRoles
         The columns used, after detection and any user override.
     meta : RunMeta

@@ -30,7 +30,7 @@ def test_a_run_comes_back_exactly_as_it_was_added(tmp_path):
     assert back.fingerprint() == log.fingerprint()
 
 
-@pytest.mark.parametrize("set_key", ["mnist1d", "pollux", "mnist1d_batch", "mlperf"])
+@pytest.mark.parametrize("set_key", ["mnist1d", "pollux", "mnist1d_batch", "mlperf", "mlperf_llama8b", "speedrun"])
 def test_every_built_in_format_round_trips(tmp_path, set_key):
     lib = Library(tmp_path / "lib.duckdb")
     name, path = builtin_log_files(set_key)[0]
@@ -205,5 +205,5 @@ def test_a_library_from_a_newer_version_is_refused(tmp_path):
     con = duckdb.connect(str(path))
     con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP, 'future')")
     con.close()
-    with pytest.raises(LibraryError, match="schema version 3 or older; the file is version 99"):
+    with pytest.raises(LibraryError, match="schema version 4 or older; the file is version 99"):
         Library(path).runs()

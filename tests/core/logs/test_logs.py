@@ -72,7 +72,9 @@ def test_lightning_metrics_csv_sparse_rows_global_step_and_zero_based_epoch():
     log = read_log(csv, "metrics.csv")
     assert log.fmt == "lightning"
     assert log.roles.loss == "train_loss_step" and log.roles.acc == "train_acc_step"
-    assert log.frame["global_step"].tolist() == [49, 99, 149, 199, 249]
+    # Lightning writes the 0-based index of the last batch (a real Trainer, 10 batches per epoch, logs its
+    # epoch-end validation at step 9): the steps done are step + 1 (issue 23, part 5)
+    assert log.frame["global_step"].tolist() == [50, 100, 150, 200, 250]
     assert log.frame["epoch"].tolist() == [1, 1, 2, 2, 3]  # 0-based epochs become 1-based
     assert log.steps_per_epoch == 100  # first steps 49, 149, 249 per epoch -> 100 apart
     assert not any("skipped" in f for f in log.flags)  # sparse rows are normal in Lightning

@@ -1,0 +1,60 @@
+"""Issue 23, parts 2-5 (the readers' share of "one run, one answer in every format"), on hand-made files whose
+right answers can be counted by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.logs import read_log
+from core.runs import find_target_crossing
+
+
+def _course_val_one_row_per_epoch(n_epochs: int = 100, reach: int = 58) -> bytes:
+    """A course ``_val`` log of full-batch validation: ``step`` is 1 in every epoch; acc passes 0.92 at ``reach``."""
+    rows = ["epoch, step, loss, acc"]
+    for e in range(1, n_epochs + 1):
+        acc = 0.5 + 0.4 * (e - 1) / (reach - 1) if e < reach else 0.93 + 0.0005 * (e - reach)
+        rows.append(f"{e}, 1, {2.0 / e:.6f}, {min(acc, 0.99):.6f}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_course_log_with_one_row_per_epoch_keeps_every_epoch():
+    log = read_log(_course_val_one_row_per_epoch(), "resnet8_V100_val.csv")
+    assert log.n_points == 100 and log.frame["epoch"].tolist() == list(range(1, 101))
+    assert log.frame["global_step"].tolist() == [float(e) for e in range(1, 101)]   # one step per epoch
+    assert not any("duplicated" in f or "restarted" in f for f in log.flags)
+    assert find_target_crossing(log, 0.92).epoch == 58
+
+
+def test_a_pollux_layout_trace_is_statistical_only_when_progress_differs_from_iteration():
+    pollux = read_log(b"progress,iteration,metric\n391.0,390,0.44\n782.0,781,0.60\n1172.0,1171,0.66\n",
+                      "cifar10/validation-128.csv")
+    assert pollux.fmt == "metric-trace"
+    plain = read_log(b"progress,iteration,metric\n64,64,0.44\n128,128,0.60\n192,192,0.66\n", "mine/validation-64.csv")
+    assert plain.fmt == "epoch-trace" and plain.granularity == "epoch"
+    assert plain.frame["global_step"].tolist() == [64.0, 128.0, 192.0] and plain.frame["epoch"].tolist() == [1, 2, 3]
+    assert plain.steps_per_epoch == 64 and any("real epochs" in f for f in plain.flags)
+    assert plain.frame["samples"].tolist() == [64.0 * 64, 128.0 * 64, 192.0 * 64]     # steps x the batch in the name
+    assert pollux.frame["samples"].tolist() == [390.0 * 128, 781.0 * 128, 1171.0 * 128]
+
+
+def test_the_trace_reader_gives_the_lr_role_to_an_lr_column():
+    log = read_log(b"progress,iteration,metric,lr\n64,64,0.44,0.1\n128,128,0.60,0.1\n192,192,0.66,0.1\n",
+                   "mine/validation-64.csv")
+    assert log.roles.lr == "lr" and log.frame["lr"].tolist() == [0.1, 0.1, 0.1]
+
+
+def test_lightning_rows_count_the_steps_done_not_the_zero_based_batch_index():
+    # what a real Lightning 2 Trainer wrote (10 batches per epoch, log_every_n_steps=5, validation each epoch)
+    csv = (b"epoch,step,train_loss,val_loss\n0,4,2.76,\n0,9,0.59,\n0,9,,1.32\n"
+           b"1,14,2.58,\n1,19,0.56,\n1,19,,1.27\n")
+    val = read_log(csv, "metrics.csv", roles={"loss": "val_loss"})
+    assert val.frame["global_step"].tolist() == [10.0, 20.0]          # validation after 10 and 20 optimiser steps
+    assert val.steps_per_epoch == 10 and val.frame["epoch"].tolist() == [1, 2]
+    train = read_log(csv, "metrics.csv")
+    assert train.frame["global_step"].tolist() == [5.0, 10.0, 15.0, 20.0]
+    # a 1-based log of the same shape is left as it is
+    one_based = read_log(csv.replace(b",4,", b",5,").replace(b",9,", b",10,").replace(b",14,", b",15,")
+                         .replace(b",19,", b",20,"), "metrics.csv", roles={"loss": "val_loss"})
+    assert one_based.frame["global_step"].tolist() == [10.0, 20.0]
+    assert not any("0-based" in f for f in one_based.flags) and np.isfinite(one_based.frame["loss"]).all()
