@@ -76,6 +76,35 @@ class RcpPoint:
         v = np.asarray(self.values, dtype=float)
         return float(np.std(v) / np.mean(v)) if v.size > 1 and np.mean(v) > 0 else 0.0
 
+    @property
+    def resolution(self) -> float | None:
+        """The spacing of the evaluations the seeds passed at: a seed crossed somewhere within one such step.
+
+        The greatest common divisor of the differences between the seeds' (whole-number)
+        values; when every seed passed at the same value, one optimiser step (the batch) if
+        the values are whole steps; None when the values are not whole numbers.
+
+        >>> RcpPoint(8, (3072.0, 2688.0, 3456.0), 3072.0).resolution        # LoRA evaluates every 384 samples
+        384.0
+        >>> RcpPoint(256, (4608.0, 4608.0), 4608.0).resolution               # 18 whole steps of 256
+        256.0
+        """
+        v = np.asarray(self.values, dtype=float)
+        if v.size == 0 or not np.all(np.abs(v - np.round(v)) < 1e-9):
+            return None
+        diffs = np.diff(np.unique(np.round(v).astype(np.int64)))
+        if diffs.size:
+            return float(np.gcd.reduce(diffs))
+        b = int(round(self.global_batch))
+        return float(b) if b > 0 and int(round(v[0])) % b == 0 else None
+
+    @property
+    def spread(self) -> float:
+        """A new seed's relative scatter: the seeds' spread, never below a uniform step of :attr:`resolution`."""
+        res = self.resolution
+        floor = res / self.mean / math.sqrt(12) if res and self.mean > 0 else 0.0
+        return max(self.cv, floor)
+
 
 @dataclass(frozen=True)
 class RcpSet:
@@ -95,8 +124,8 @@ class RcpSet:
         return np.array([p.mean for p in self.points], dtype=float)
 
     @property
-    def cvs(self) -> np.ndarray:
-        return np.array([p.cv for p in self.points], dtype=float)
+    def spreads(self) -> np.ndarray:
+        return np.array([p.spread for p in self.points], dtype=float)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -236,7 +265,8 @@ def predict_from_points(batches: Sequence[float], means: Sequence[float], cvs: S
                         level: float = DEFAULT_LEVEL) -> BatchPrediction:
     """Samples to target at ``batch`` from mean samples at other batches (interpolation inside, McCandlish outside).
 
-    ``cvs`` are the seeds' relative spreads at each batch (a new run scatters that much);
+    ``cvs`` are the seeds' relative spreads at each batch (a new run scatters that much;
+    :attr:`RcpPoint.spread`);
     the model's own error inside the range is the root mean square of interpolation's
     leave-one-out errors at the interior batches given (none with two batches: then the
     seeds' spread alone).
@@ -298,15 +328,33 @@ def mccandlish_prediction(batches: Sequence[float], means: Sequence[float], batc
     return float(fit_batch_scaling(runs).samples(batch))
 
 
-def _lr_note(points: Sequence[RcpPoint], held: RcpPoint) -> str:
-    """Say so when the held-out batch's learning rate is outside the others' range."""
-    rates = [p.learning_rate for p in points if p.learning_rate is not None]
-    if held.learning_rate is None or not rates:
-        return ""
-    if held.learning_rate > max(rates) * (1 + 1e-9) or held.learning_rate < min(rates) * (1 - 1e-9):
-        return (f"learning rate {held.learning_rate:g} outside the other batches' "
-                f"{min(rates):g} to {max(rates):g}: not on the same curve")
-    return ""
+#: a learning rate this far (ratio) off the other runs' trend, and beyond their own scatter about it, is off the curve
+LR_TOLERANCE = 1.25
+
+
+def lr_deviation(points: Sequence[RcpPoint], batch: float, learning_rate: float | None) -> float | None:
+    """``ln(lr / trend)`` when ``learning_rate`` is off the others' learning-rate trend, else None.
+
+    The trend is ``ln lr = a + k·ln B`` fitted to ``points`` (the rule by which the
+    references scaled their rate with the batch); a run whose rate is more than
+    :data:`LR_TOLERANCE` times off it, and further off than any of the others, is not on the
+    same curve (a raised, capped or cut rate).
+
+    >>> pts = [RcpPoint(b, (1.0,), 1.0, 4e-4) for b in (8, 16, 32)]          # LoRA: one rate for 8 to 32
+    >>> round(lr_deviation(pts, 128, 1e-3), 3)                               # ln(1e-3 / 4e-4)
+    0.916
+    >>> lr_deviation(pts, 64, 4e-4) is None
+    True
+    """
+    pts = [(p.global_batch, p.learning_rate) for p in points if p.learning_rate]
+    if not learning_rate or len(pts) < 2:
+        return None
+    x = np.log([p[0] for p in pts])
+    y = np.log([p[1] for p in pts])
+    k, a = np.polyfit(x, y, 1) if np.ptp(x) > 0 else (0.0, float(np.mean(y)))
+    scatter = float(np.max(np.abs(y - (a + k * x))))
+    dev = math.log(learning_rate) - (a + k * math.log(batch))
+    return float(dev) if abs(dev) > max(math.log(LR_TOLERANCE), scatter + 1e-9) else None
 
 
 def rcp_leave_one_out(rcps: RcpSet, *, level: float = DEFAULT_LEVEL) -> list[dict]:
@@ -324,15 +372,26 @@ def rcp_leave_one_out(rcps: RcpSet, *, level: float = DEFAULT_LEVEL) -> list[dic
         rest = [p for j, p in enumerate(pts) if j != i]
         b = [p.global_batch for p in rest]
         e = [p.mean for p in rest]
-        pred = predict_from_points(b, e, [p.cv for p in rest], held.global_batch, level=level)
+        pred = predict_from_points(b, e, [p.spread for p in rest], held.global_batch, level=level)
         base = mccandlish_prediction(b, e, held.global_batch)
-        note = "; ".join(x for x in (pred.note, _lr_note(rest, held)) if x)
+        dev = lr_deviation(rest, held.global_batch, held.learning_rate)
+        low, high, lr_note = pred.low, pred.high, ""
+        if dev is not None:          # off the curve: widen by the rate's own deviation (one standard deviation)
+            z = float(ndtri((1 + level) / 2))
+            half = math.log(pred.high / pred.samples)
+            half = math.sqrt(half ** 2 + (z * dev) ** 2)
+            low, high = pred.samples * math.exp(-half), pred.samples * math.exp(half)
+            lr_note = (f"learning rate {held.learning_rate:g} is {math.exp(dev):.2g}x the other batches' trend: "
+                       "not on the same curve (interval widened by that factor)")
+        note = "; ".join(x for x in (pred.note, lr_note) if x)
         rows.append(dict(benchmark=rcps.benchmark, round=rcps.round, global_batch=held.global_batch,
                          seeds=len(held.values), mean=held.mean, seed_cv_pct=100 * held.cv,
-                         learning_rate=held.learning_rate, predicted=pred.samples, low=pred.low, high=pred.high,
+                         resolution=held.resolution,
+                         learning_rate=held.learning_rate, predicted=pred.samples, low=low, high=high,
+                         lr_off_trend=dev is not None,
                          error_pct=100 * (pred.samples / held.mean - 1), mccandlish=base,
                          mccandlish_error_pct=100 * (base / held.mean - 1), region=pred.region, note=note,
-                         seeds_covered=float(np.mean([pred.low <= v <= pred.high for v in held.values]))))
+                         seeds_covered=float(np.mean([low <= v <= high for v in held.values]))))
     return rows
 
 
