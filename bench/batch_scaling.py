@@ -8,7 +8,10 @@
    the MLLOG logs of data/mlperf_v3.0_resnet50 in this run (the mean over the runs there that
    reached the target; the aborted run is left out).
 
-Also the built-in MNIST-1D runs (all seven fitted). Usage: ``python bench/batch_scaling.py``.
+Also the built-in MNIST-1D runs (all seven fitted), and, as a check the batch fit's design
+never looked at (issue 23), the same runs fitted up to batch 256 and predicted at 512 and
+1,024, with the extrapolation flag and whether the 80 % interval holds the run.
+Usage: ``python bench/batch_scaling.py``.
 Everything is computed from data/ in this run; nothing is timed.
 """
 
@@ -82,11 +85,27 @@ def mnist1d() -> None:
               f"epochs), model {study.model.samples(r.global_batch):,.0f}")
 
 
+def mnist1d_held_out() -> None:
+    """A check nothing was tuned on: fit the MNIST-1D runs up to batch 256, predict 512 and 1,024."""
+    study = _runs("mnist1d_batch", 0.92)
+    small = [r for r in study.runs if r.reached and r.global_batch <= 256]
+    model = fit_batch_scaling(small)
+    print(f"\nMNIST-1D, fit on batches 16 to 256 only: {model.summary()}")
+    print("  | global batch | measured samples | predicted | 80 % interval | region | error | covered |")
+    for r in sorted((r for r in study.runs if r.reached and r.global_batch > 256), key=lambda r: r.global_batch):
+        pred = model.samples(r.global_batch)
+        low, high = model.samples_interval(r.global_batch)
+        print(f"  | {r.global_batch:,.0f} | {r.samples_to_target:,.0f} | {pred:,.0f} | {low:,.0f} to {high:,.0f} | "
+              f"{model.region(r.global_batch)} | {pred / r.samples_to_target - 1:+.1%} | "
+              f"{'yes' if low <= r.samples_to_target <= high else 'no'} |")
+
+
 def main() -> None:
     pollux("pollux_cifar10", 0.93)
     pollux("pollux_imagenet", 0.74)
     mlperf()
     mnist1d()
+    mnist1d_held_out()
 
 
 if __name__ == "__main__":
