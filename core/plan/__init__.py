@@ -6,7 +6,8 @@ speed family), ``speed_select`` (both families fitted, chosen by leave-one-out e
 (steps to target from a run, a calibration or a number), ``batch`` (samples and steps to target as a
 function of the global batch: E_min, B_noise, statistical efficiency), ``grid`` (time and cost of every
 configuration, frontier, deadline, greedy allocation), ``goodput`` (the plan when the batch follows the
-workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus).
+workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus),
+``rcp`` (MLCommons' reference convergence points from ``mlperf-logging``: batch scaling left one batch out).
 """
 
 from core.plan.batch import (

@@ -21,7 +21,10 @@ Two ways to learn ``E_min`` and ``B_noise`` (:func:`batch_scaling`):
   target): ``E(B) = E_min + (E_min/B_noise)·B`` is a line in ``B``; it is fitted by
   non-negative least squares on relative errors (each run's measured samples to target
   counts by its relative miss), with ``level`` intervals from the fit's covariance
-  (t-distribution, ``n − 2`` degrees of freedom; two runs give no interval);
+  (t-distribution, ``n − 2`` degrees of freedom; two runs give no interval), multiplicative
+  (never down to 0 samples), the runs' scatter floored at their resolution (one evaluation),
+  widened per e-fold beyond the measured batches (flagged ``extrapolated``), runs past a
+  learning-rate cap left out (:func:`learning_rate_cap`);
 * **noise scale** (one run whose log has Pollux's ``grad_sqr``, ``grad_var``, or a
   ``noise_scale`` column): ``B_noise`` is measured (:mod:`core.logs.noise`, the median over
   the evaluations just before the target), and ``E_min = E(B_run)/(1 + B_run/B_noise)``.
