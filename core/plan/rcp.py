@@ -132,13 +132,22 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
+def _root():
+    """The installed package's RCP folder, or a one-line refusal when ``mlperf-logging`` is missing."""
+    try:
+        return resources.files(PACKAGE)
+    except ModuleNotFoundError:
+        raise InputError("--rcp: expected the mlperf-logging package, which ships the RCPs; got none installed. "
+                         "pip install -r requirements.txt (mlperf-logging==4.1.68).") from None
+
+
 def rcp_rounds(usage: str = "training") -> list[str]:
     """The rounds the installed ``mlperf-logging`` has RCPs for, oldest first.
 
     >>> rcp_rounds()[:2]
     ['1.0.0', '1.1.0']
     """
-    root = resources.files(PACKAGE)
+    root = _root()
     found = [m.group(1) for p in root.iterdir() if (m := re.fullmatch(rf"{usage}_(\d+(?:\.\d+)*)", p.name))]
     return sorted(found, key=_version)
 
@@ -152,7 +161,7 @@ def rcp_benchmarks(round_: str | None = None, usage: str = "training") -> list[s
     rounds = rcp_rounds(usage) if round_ is None else [round_]
     names = set()
     for r in rounds:
-        folder = resources.files(PACKAGE) / f"{usage}_{r}"
+        folder = _root() / f"{usage}_{r}"
         if folder.is_dir():
             names |= {m.group(1) for p in folder.iterdir() if (m := re.fullmatch(r"rcps_(.+)\.json", p.name))}
     return sorted(names)
@@ -209,7 +218,7 @@ def load_rcps(benchmark: str, round_: str | None = None, usage: str = "training"
     from mlperf_logging.rcp_checker.rcp_checker import RCP_Checker, submission_runs
 
     round_ = round_ or latest_round(benchmark, usage)
-    path = resources.files(PACKAGE) / f"{usage}_{round_}" / f"rcps_{benchmark}.json"
+    path = _root() / f"{usage}_{round_}" / f"rcps_{benchmark}.json"
     if not path.is_file():
         have = [r for r in rcp_rounds(usage) if benchmark in rcp_benchmarks(r, usage)]
         raise InputError(f"--rcp: expected a round with RCPs for {benchmark}; got {round_}. "
