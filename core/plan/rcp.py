@@ -42,7 +42,7 @@ from scipy.special import ndtri
 
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.plan.batch import EXTRAPOLATION_SIGMA, BatchRun, fit_batch_scaling
+from core.plan import EXTRAPOLATION_SIGMA, BatchRun, fit_batch_scaling
 
 #: the package whose data this module reads
 PACKAGE = "mlperf_logging.rcp_checker"
