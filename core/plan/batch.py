@@ -349,7 +349,10 @@ class BatchScaling:
         spread ``s² = x·Cov·xᵀ/Ê² + σ² + (EXTRAPOLATION_SIGMA·ln(B/B_edge))²``: the line's
         covariance, the runs' scatter ``σ`` (never below the runs' resolution,
         ``sigma_floor``), and, beyond the measured batches only, a widening per e-fold of
-        extrapolation (``B_edge`` the nearest measured batch; :data:`EXTRAPOLATION_SIGMA`);
+        extrapolation (``B_edge`` the nearest measured batch; :data:`EXTRAPOLATION_SIGMA`),
+        kept within what McCandlish's model allows there (samples never fall and steps never
+        grow as the batch grows): above the runs between the interval at ``B_edge`` and that
+        interval's upper end × ``B/B_edge``, below them the mirror image;
         noise scale: ``E_min·(1 + B/B_noise)`` over the range of ``B_noise`` (and the matching
         ``E_min``).
         """
@@ -366,7 +369,24 @@ class BatchScaling:
         s2 = np.maximum(line, 0.0) + self.sigma_rel ** 2 + self.extrapolation_sigma(b) ** 2
         t = stdtrit(self.nfree, (1 + self.level) / 2)      # Student's t quantile
         half = t * np.sqrt(s2)
-        return mean * np.exp(-half), mean * np.exp(half)
+        low, high = mean * np.exp(-half), mean * np.exp(half)
+        span = self.batch_range()
+        if span is not None and (np.any(b > span[1]) or np.any(b < span[0])):
+            # beyond the runs, samples never fall and steps never grow with the batch (E and S monotone):
+            # the interval stays between perfect scaling (E flat) and none (S flat) from the nearest run's interval
+            edge = np.clip(b, span[0], span[1])
+            e_mean = np.asarray(self.samples(edge), dtype=float)
+            e_line = (c[0, 0] + 2 * edge * c[0, 1] + edge * edge * c[1, 1]) / e_mean ** 2
+            e_half = t * np.sqrt(np.maximum(e_line, 0.0) + self.sigma_rel ** 2)
+            e_low, e_high = e_mean * np.exp(-e_half), e_mean * np.exp(e_half)
+            up, down = b > span[1], b < span[0]
+            low = np.where(up, np.maximum(low, e_low), np.where(down, np.maximum(low, e_low * b / edge), low))
+            high = np.where(up, np.minimum(high, e_high * b / edge), np.where(down, np.minimum(high, e_high), high))
+            low = np.minimum(low, mean)
+            high = np.maximum(high, mean)
+        if np.ndim(low) == 0:
+            return float(low), float(high)
+        return low, high
 
     def batch_range(self) -> tuple[float, float] | None:
         """Smallest and largest global batch of the runs the model was fitted on (None: none)."""

@@ -19,7 +19,8 @@ others:
 Intervals are for one new run (a seed): ``Ê·exp(±z·s)`` with ``s²`` the seeds' relative
 spread at that batch (interpolated between batches) plus the model's own error, estimated
 by leave-one-batch-out on the batches given (interpolation errors for a point inside, the
-fit's line covariance and :data:`core.plan.batch.EXTRAPOLATION_SIGMA` per e-fold outside).
+fit's line covariance and :data:`core.plan.batch.EXTRAPOLATION_SIGMA` per e-fold outside,
+kept between perfect scaling and none from the nearest batch).
 
 The unit is the MLLOG field the checker compares (``mlperf_logging.rcp_checker``'s
 ``read_submission_file``): ``samples_count`` for the benchmarks it lists, ``step_num`` for
@@ -320,11 +321,20 @@ def predict_from_points(batches: Sequence[float], means: Sequence[float], cvs: S
         line = max(c[0, 0] + 2 * batch * c[0, 1] + batch * batch * c[1, 1], 0.0) / guess ** 2
     widen = float(fit.extrapolation_sigma(batch))
     half = z * math.sqrt(seed ** 2 + line + widen ** 2)
+    low, high = guess * math.exp(-half), guess * math.exp(half)
     edge = b[-1] if batch > b[-1] else b[0]
+    # samples never fall and steps never grow as the batch grows: stay between the nearest batch's interval
+    # (perfect scaling) and that interval scaled with the batch (no scaling)
+    k = 0 if batch < b[0] else -1
+    e_low, e_high = e[k] * math.exp(-z * cv[k]), e[k] * math.exp(z * cv[k])
+    if batch > edge:
+        low, high = max(low, e_low), min(high, e_high * batch / edge)
+    else:
+        low, high = max(low, e_low * batch / edge), min(high, e_high)
+    low, high = min(low, guess), max(high, guess)
     note = (f"extrapolated {max(batch, edge) / min(batch, edge):.3g}x beyond the measured batch {edge:,.0f} "
             f"(interval widened by {EXTRAPOLATION_SIGMA:g} per e-fold)")
-    return BatchPrediction(batch, guess, guess * math.exp(-half), guess * math.exp(half), "extrapolated",
-                           "McCandlish's line fitted to every batch", note)
+    return BatchPrediction(batch, guess, low, high, "extrapolated", "McCandlish's line fitted to every batch", note)
 
 
 def mccandlish_prediction(batches: Sequence[float], means: Sequence[float], batch: float) -> float:
@@ -387,9 +397,9 @@ def rcp_leave_one_out(rcps: RcpSet, *, level: float = DEFAULT_LEVEL) -> list[dic
         low, high, lr_note = pred.low, pred.high, ""
         if dev is not None:          # off the curve: widen by the rate's own deviation (one standard deviation)
             z = float(ndtri((1 + level) / 2))
-            half = math.log(pred.high / pred.samples)
-            half = math.sqrt(half ** 2 + (z * dev) ** 2)
-            low, high = pred.samples * math.exp(-half), pred.samples * math.exp(half)
+            up = math.sqrt(math.log(pred.high / pred.samples) ** 2 + (z * dev) ** 2)
+            down = math.sqrt(math.log(pred.samples / pred.low) ** 2 + (z * dev) ** 2)
+            low, high = pred.samples * math.exp(-down), pred.samples * math.exp(up)
             lr_note = (f"learning rate {held.learning_rate:g} is {math.exp(dev):.2g}x the other batches' trend: "
                        "not on the same curve (interval widened by that factor)")
         note = "; ".join(x for x in (pred.note, lr_note) if x)

@@ -42,10 +42,12 @@ def test_three_whole_epoch_runs_on_an_exact_line_keep_an_interval_from_their_res
 
 def test_intervals_are_multiplicative_and_never_start_at_zero():
     model = fit_batch_scaling(_line([(16, 50_000), (32, 70_000), (64, 60_000)]))    # a poor, wide fit
-    low, high = model.samples_interval(np.array([16.0, 1024.0]))
+    low, high = model.samples_interval(np.array([16.0, 48.0]))
     assert np.all(low > 0)
-    mid = model.samples(np.array([16.0, 1024.0]))
-    assert high / mid == pytest.approx(mid / low, rel=1e-9)        # symmetric in log
+    mid = model.samples(np.array([16.0, 48.0]))
+    assert high / mid == pytest.approx(mid / low, rel=1e-9)        # symmetric in log inside the runs
+    # beyond them samples never fall as the batch grows: the low end stays at batch 64's
+    assert model.samples_interval(1024.0)[0] == pytest.approx(model.samples_interval(64.0)[0], rel=1e-12)
 
 
 # ---------------------------------------------------------------- part 8: extrapolation and degenerate fits
@@ -61,7 +63,10 @@ def test_a_prediction_past_the_largest_batch_is_flagged_and_widened_by_the_state
     t = stdtrit(1, 0.9)
     half = t * math.sqrt(line + model.sigma_rel ** 2 + (0.15 * math.log(2)) ** 2)
     low, high = model.samples_interval(600.0)
-    assert math.log(high / model.samples(600)) == pytest.approx(half, rel=1e-9)
+    assert math.log(model.samples(600) / low) == pytest.approx(half, rel=1e-9)
+    # ... and its top is held where steps would stop falling: batch 300's upper end × 600/300
+    assert math.log(high / model.samples(600)) < half
+    assert high == pytest.approx(model.samples_interval(300.0)[1] * 2, rel=1e-12)
     rows = model.table([250, 600])
     assert [r["region"] for r in rows[-2:]] == ["interpolated", "extrapolated"]
     assert rows[-1]["note"].startswith("extrapolated 2x beyond the measured batch 300")
