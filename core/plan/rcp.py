@@ -331,7 +331,7 @@ def predict_from_points(batches: Sequence[float], means: Sequence[float], cvs: S
         low, high = max(low, e_low), min(high, e_high * batch / edge)
     else:
         low, high = max(low, e_low * batch / edge), min(high, e_high)
-    low, high = min(low, guess), max(high, guess)
+    low, high = float(min(low, guess)), float(max(high, guess))
     note = (f"extrapolated {max(batch, edge) / min(batch, edge):.3g}x beyond the measured batch {edge:,.0f} "
             f"(interval widened by {EXTRAPOLATION_SIGMA:g} per e-fold)")
     return BatchPrediction(batch, guess, low, high, "extrapolated", "McCandlish's line fitted to every batch", note)
