@@ -648,7 +648,7 @@ def batch_scaling_section() -> None:
     shown = pd.DataFrame(model.table(points))
     st.dataframe(shown, key="scaling_batch_table", hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4g") for c in shown.columns
-                                if c not in ("source", "file")})
+                                if c not in ("source", "file", "region", "note")})
     table_download(shown, key="scaling_batch_csv", file_name="batch_scaling.csv")
 
 

@@ -8,10 +8,24 @@ log has a gradient-noise-scale column).  Each run is assumed tuned for its batch
 
 Prints CSV on stdout::
 
-    global_batch,epochs_to_target,samples_to_target,steps_to_target,steps_low,steps_high,source
+    global_batch,epochs_to_target,samples_to_target,steps_to_target,steps_low,steps_high,source,region,note
 
 one row per run that reached the target (``measured``; the interval is the model's there),
-then one per ``--predict`` batch (``predicted``).  A summary line goes to stderr (``E_min``,
+then one per ``--predict`` batch (``predicted``), with its ``region`` (``measured``,
+``interpolated`` inside the fitted batches, ``extrapolated`` beyond them: the interval is
+widened per e-fold of extrapolation) and a ``note`` (extrapolation, a learning-rate cap).
+Warnings about the fit (runs on a line within their resolution, ``B_noise`` not determined,
+a learning-rate cap) follow the summary on stderr, one line each.
+
+``--rcp BENCHMARK[:ROUND]`` (no LOG) reads MLCommons' reference convergence points from the
+installed ``mlperf-logging`` (``core.plan.rcp``; the newest round with the benchmark when
+ROUND is left out; ``--rcp list`` lists them) and prints one row per batch, each predicted
+from the others (interpolation inside the measured batches, McCandlish's line outside)::
+
+    benchmark,round,global_batch,seeds,mean,seed_cv_pct,learning_rate,predicted,low,high,error_pct,mccandlish,mccandlish_error_pct,region,note
+
+then one row per ``--predict`` batch predicted from every batch (``mean`` empty); stderr
+gets McCandlish's fit to every batch and the leave-one-batch-out summary.  A summary line goes to stderr (``E_min``,
 ``B_noise``, their intervals, the fit's error on the measured runs), with one line per run
 left out (never reached the target, aborted).  A file that cannot be read gets one
 ``<file>: <problem>`` line on stderr; exit status 2 when any file was rejected or nothing
@@ -22,6 +36,7 @@ Examples::
     python -m core batch-scaling data/pollux_traces/cifar10/validation-{128,256,512}.csv \\
         --target-acc 0.93 --samples-per-epoch 50000 --predict 1024,2048,4096
     python -m core batch-scaling data/mlperf_v3.0_resnet50/*/*/result_*.txt --target-acc 0.759 --predict 65536
+    python -m core batch-scaling --rcp llama2_70b_lora:5.0.0 --predict 64,256
 """
 
 from __future__ import annotations
@@ -37,12 +52,18 @@ from core.logs import read_log_files
 from core.plan import TUNED_NOTE, batch_study
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
-                  "steps_high", "source")
+                  "steps_high", "source", "region", "note")
+#: flags of a fit that are notes, not warnings
+_QUIET_FLAGS = ("fitted on ",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="runs of one job at different global batches")
-    parser.add_argument("--target-acc", type=fraction, required=True, help="target accuracy as a fraction")
+    parser.add_argument("logs", nargs="*", metavar="LOG", help="runs of one job at different global batches")
+    parser.add_argument("--target-acc", type=fraction, default=None,
+                        help="target accuracy as a fraction (required with LOG)")
+    parser.add_argument("--rcp", default=None, metavar="BENCHMARK[:ROUND]",
+                        help="MLCommons reference convergence points from the installed mlperf-logging instead of "
+                             "logs ('list' lists them)")
     parser.add_argument("--batch", default=None, metavar="B,...",
                         help="the global batch of each LOG, in file order (default: read from each log)")
     parser.add_argument("--samples-per-epoch", default=None, metavar="N",
@@ -66,10 +87,59 @@ def _numbers(text: str | None, flag: str) -> list[float] | None:
     return values
 
 
+def _run_rcp(args: argparse.Namespace, predict: list[float]) -> int:
+    from core.plan.rcp import (
+        RCP_COLUMNS,
+        latest_round,
+        load_rcps,
+        parse_rcp_spec,
+        predict_from_points,
+        rcp_benchmarks,
+        rcp_fit,
+        rcp_leave_one_out,
+        rcp_rounds,
+    )
+
+    if args.rcp.strip() == "list":
+        rows = [dict(benchmark=b, rounds=" ".join(r for r in rcp_rounds() if b in rcp_benchmarks(r)),
+                     latest=latest_round(b)) for b in rcp_benchmarks()]
+        print_csv(pd.DataFrame(rows, columns=["benchmark", "rounds", "latest"]))
+        return 0
+    name, round_ = parse_rcp_spec(args.rcp)
+    rcps = load_rcps(name, round_)
+    rows = rcp_leave_one_out(rcps, level=args.level)
+    b = rcps.batches
+    for x in predict:
+        p = predict_from_points(b, rcps.means, rcps.spreads, x, level=args.level)
+        rows.append(dict(benchmark=rcps.benchmark, round=rcps.round, global_batch=x, predicted=p.samples, low=p.low,
+                         high=p.high, region=p.region, note=p.note))
+    print_csv(pd.DataFrame(rows, columns=list(RCP_COLUMNS)))
+    loo = [r for r in rows if r.get("mean") is not None]
+    err = sum(abs(r["error_pct"]) for r in loo) / len(loo)
+    base = sum(abs(r["mccandlish_error_pct"]) for r in loo) / len(loo)
+    covered = sum(r["low"] <= r["mean"] <= r["high"] for r in loo)
+    complain(f"{rcps.benchmark} {rcps.round} RCPs ({rcps.unit}, {len(b)} global batches): "
+             f"{rcp_fit(rcps, level=args.level).summary()}")
+    complain(f"leave one batch out: mean |error| {err:.1f} % (McCandlish's line alone {base:.1f} %); "
+             f"{args.level:.0%} intervals cover {covered} of {len(loo)} batch means. {TUNED_NOTE}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         batches = _numbers(args.batch, "--batch")
         predict = _numbers(args.predict, "--predict") or []
+        if args.rcp is not None:
+            if args.logs:
+                raise InputError(f"--rcp: expected either LOG files or --rcp; got both ({len(args.logs)} LOG). "
+                                 "Leave out the logs, or --rcp.")
+            return _run_rcp(args, predict)
+        if not args.logs:
+            raise InputError("batch-scaling: expected LOG files (runs at different global batches) or --rcp "
+                             "BENCHMARK[:ROUND]; got neither.")
+        if args.target_acc is None:
+            raise InputError("--target-acc: expected the target accuracy as a fraction (e.g. 0.93); got none. "
+                             "It is required with LOG files.")
         per_epoch = _numbers(args.samples_per_epoch, "--samples-per-epoch")
         noise_batch = _numbers(args.noise_batch, "--noise-batch")
         if batches is not None and len(batches) != len(args.logs):
@@ -106,4 +176,7 @@ def run(args: argparse.Namespace) -> int:
     table = pd.DataFrame(study.model.table(predict), columns=list(OUTPUT_COLUMNS))
     print_csv(table)
     complain(f"{study.model.summary()}. {TUNED_NOTE}")
+    for flag in study.model.flags:
+        if not flag.startswith(_QUIET_FLAGS):
+            complain(f"batch scaling: {flag}")
     return 2 if rejected or study.errors else 0

@@ -6,11 +6,13 @@ speed family), ``speed_select`` (both families fitted, chosen by leave-one-out e
 (steps to target from a run, a calibration or a number), ``batch`` (samples and steps to target as a
 function of the global batch: E_min, B_noise, statistical efficiency), ``grid`` (time and cost of every
 configuration, frontier, deadline, greedy allocation), ``goodput`` (the plan when the batch follows the
-workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus).
+workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus),
+``rcp`` (MLCommons' reference convergence points from ``mlperf-logging``: batch scaling left one batch out).
 """
 
 from core.plan.batch import (
     EFFICIENCY_LATEX,
+    EXTRAPOLATION_SIGMA,
     METHODS,
     SAMPLES_LATEX,
     STEPS_LATEX,
@@ -24,6 +26,7 @@ from core.plan.batch import (
     crossing_row,
     fit_batch_scaling,
     goodput,
+    learning_rate_cap,
     measure_batch_run,
     measure_batch_runs,
     noise_batch_scaling,
@@ -123,14 +126,15 @@ __all__ = [
     'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'measured_configurations',
     'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'BatchStudy', 'COST_LATEX', 'Configuration',
-    'DeadlineChoice', 'EFFICIENCY_LATEX', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS', 'METHODS',
+    'DeadlineChoice', 'EFFICIENCY_LATEX', 'EXTRAPOLATION_SIGMA', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS',
+    'METHODS',
     'MODEL_CHOICES', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX',
     'SCALING_RULES', 'SOURCES', 'STEPS_LATEX', 'ScalingRule', 'SpeedFit', 'SpeedModel', 'StepsEstimate',
     'THETA_NAMES', 'THETA_SOURCES', 'TIME_LATEX', 'TIME_RULE_LATEX', 'TUNED_NOTE', 'anchored_batch_scaling',
     'batch_plan_grid', 'batch_scaling', 'batch_study', 'best_configuration', 'best_workers', 'build_speed_model',
     'cheapest_config', 'configuration_cost', 'crossing_row', 'default_speed_mode', 'display_time',
     'fit_batch_scaling', 'fit_pollux_speed', 'fit_speed', 'fit_speed_model', 'goodput', 'goodput_curves',
-    'greedy_allocation', 'has_parameter_servers', 'loss_threshold_from_runs', 'measure_batch_run',
+    'greedy_allocation', 'has_parameter_servers', 'learning_rate_cap', 'loss_threshold_from_runs', 'measure_batch_run',
     'measure_batch_runs', 'noise_batch_scaling', 'optimus_speed', 'paleo_net_for', 'paleo_time_to_target',
     'paper_speed_model', 'pareto_frontier', 'plan_grid', 'plan_with_rule', 'pollux_step_time', 'read_speed_csv',
     'read_speed_table', 'run_batch', 'run_methods', 'samples_to_target', 'scale_to_step_time',

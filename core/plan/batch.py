@@ -21,7 +21,10 @@ Two ways to learn ``E_min`` and ``B_noise`` (:func:`batch_scaling`):
   target): ``E(B) = E_min + (E_min/B_noise)·B`` is a line in ``B``; it is fitted by
   non-negative least squares on relative errors (each run's measured samples to target
   counts by its relative miss), with ``level`` intervals from the fit's covariance
-  (t-distribution, ``n − 2`` degrees of freedom; two runs give no interval);
+  (t-distribution, ``n − 2`` degrees of freedom; two runs give no interval), multiplicative
+  (never down to 0 samples), the runs' scatter floored at their resolution (one evaluation),
+  widened per e-fold beyond the measured batches (flagged ``extrapolated``), runs past a
+  learning-rate cap left out (:func:`learning_rate_cap`);
 * **noise scale** (one run whose log has Pollux's ``grad_sqr``, ``grad_var``, or a
   ``noise_scale`` column): ``B_noise`` is measured (:mod:`core.logs.noise`, the median over
   the evaluations just before the target), and ``E_min = E(B_run)/(1 + B_run/B_noise)``.
@@ -59,6 +62,12 @@ METHODS: dict[str, str] = {
 }
 #: evaluations before the target over which the measured noise scale is taken (median)
 NOISE_WINDOW = 5
+#: relative standard deviation added per e-fold of batch beyond the measured range (ln B/B_edge): how far
+#: McCandlish's line misses when it extrapolates; leave-one-batch-out over MLCommons' reference convergence
+#: points (mlperf-logging 4.1.68, 19 benchmarks, 38 end points): median 0.13, root mean square 0.19
+EXTRAPOLATION_SIGMA = 0.15
+#: the regions of a prediction
+REGIONS = ("measured", "interpolated", "extrapolated")
 #: formulas, for pages
 SAMPLES_LATEX = r"E(B) = E_{\min}\left(1 + \frac{B}{B_\text{noise}}\right)"
 STEPS_LATEX = r"S(B) = \frac{E(B)}{B} = S_{\min}\left(1 + \frac{B_\text{noise}}{B}\right)"
@@ -136,6 +145,10 @@ class BatchRun:
     ``reached`` is False (and the counts None) when the run never passed the target, or
     when it was aborted; ``note`` says why it is left out of a fit.  ``samples_per_s`` is the
     throughput the log says (an MLLOG ``tracked_stats``), None when it says none.
+    ``resolution`` is how many samples lie between the evaluation that passed the target and
+    the one before (the run crossed somewhere in between: one epoch for whole-epoch
+    evaluations), None when unknown; ``learning_rate`` the largest learning rate the log
+    shows (its ``lr`` column), None when it has none.
     """
 
     source: str
@@ -146,6 +159,8 @@ class BatchRun:
     epochs_to_target: float | None = None
     note: str = ""
     samples_per_s: float | None = None
+    resolution: float | None = None
+    learning_rate: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -192,17 +207,42 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
     if ABORTED_FLAG in log.flags:
         return BatchRun(log.source, batch, False, note="aborted run (run_stop status 'aborted'): left out",
                         samples_per_s=speed)
+    lr = log.frame["lr"].to_numpy(dtype=float) if "lr" in log.frame else np.array([])
+    lr = float(np.nanmax(lr)) if np.isfinite(lr).any() else None
     crossing = find_target_crossing(log, target_acc, criterion="epoch")
     if not crossing.reached:
         why = "no accuracy column" if not log.has_acc else f"never reached {target_acc:g}"
-        return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed)
-    samples = float(crossing.step) * batch
+        return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed, learning_rate=lr)
     n = samples_per_epoch or log.meta.samples_per_epoch
+    if log.fmt == "course" and log.meta.split == "val":
+        # a course validation log counts validation batches in its steps: training samples are epochs × N
+        if not n or crossing.epoch is None:
+            return BatchRun(log.source, batch, False, samples_per_s=speed, learning_rate=lr,
+                            note="validation log (_val): its steps count validation batches, not training steps; "
+                                 "give the training samples per epoch (--samples-per-epoch N): left out")
+        samples = float(crossing.epoch) * float(n)
+        return BatchRun(log.source, batch, True, samples, samples / batch, float(crossing.epoch),
+                        samples_per_s=speed, resolution=float(n), learning_rate=lr)
+    samples = float(crossing.step) * batch
     if n:
         epochs = samples / float(n)
     else:
         epochs = None if log.fmt == "metric-trace" or crossing.epoch is None else float(crossing.epoch)
-    return BatchRun(log.source, batch, True, samples, samples / batch, epochs, samples_per_s=speed)
+    return BatchRun(log.source, batch, True, samples, samples / batch, epochs, samples_per_s=speed,
+                    resolution=_resolution(log, crossing, batch), learning_rate=lr)
+
+
+def _resolution(log: RunLog, crossing, batch: float) -> float | None:
+    """Samples between the evaluation that passed the target and the one before it (from 0 for the first).
+
+    Per-step logs judged by epoch: one epoch of steps; else the evaluations' own spacing.
+    """
+    if log.granularity == "step" and crossing.criterion == "epoch" and log.steps_per_epoch:
+        return float(log.steps_per_epoch) * batch
+    steps = log.frame.loc[log.frame["acc"].notna(), "global_step"].to_numpy(dtype=float)
+    before = steps[steps < float(crossing.step)]
+    gap = float(crossing.step) - (float(before.max()) if before.size else 0.0)
+    return gap * batch if gap > 0 else None
 
 
 def measure_batch_runs(logs: Sequence[RunLog], *, target_acc: float, batches: Sequence[float] | None = None,
@@ -245,6 +285,14 @@ class BatchScaling:
     mape_pct : float or None
         Mean absolute percentage error of the model on the runs it used.
     flags : tuple of str
+    lr_cap_batch : float or None
+        The smallest batch whose run's learning rate stopped growing with the batch (capped)
+        while the smaller runs' grew: from there on runs are not on the tuned curve, and a
+        prediction there is flagged (the model needs fewer samples than such a run).
+    sigma_floor : float or None
+        The relative scatter the runs' resolution alone implies (``sqrt(mean((r_i/E_i)²/12))``,
+        ``r_i`` the samples between the passing evaluation and the one before): the fit's
+        ``sigma_rel`` is never below it, so runs on an exact line keep an interval.
     """
 
     e_min: float
@@ -262,6 +310,8 @@ class BatchScaling:
     nfree: int = 0
     mape_pct: float | None = None
     flags: tuple[str, ...] = ()
+    lr_cap_batch: float | None = None
+    sigma_floor: float | None = None
 
     @property
     def s_min(self) -> float:
@@ -295,9 +345,16 @@ class BatchScaling:
     def samples_interval(self, global_batch) -> tuple[np.ndarray, np.ndarray] | None:
         """``level`` interval of a new run's samples to target at ``B``; None without one.
 
-        Fit: the line's covariance plus the runs' scatter, ``Ê ± t·sqrt(x·Cov·xᵀ + (σ·Ê)²)``
-        with ``x = (1, B)``; noise scale: ``E_min·(1 + B/B_noise)`` over the range of
-        ``B_noise`` (and the matching ``E_min``).
+        Fit: multiplicative (it never reaches 0 samples), ``Ê·exp(±t·s)`` with the relative
+        spread ``s² = x·Cov·xᵀ/Ê² + σ² + (EXTRAPOLATION_SIGMA·ln(B/B_edge))²``: the line's
+        covariance, the runs' scatter ``σ`` (never below the runs' resolution,
+        ``sigma_floor``), and, beyond the measured batches only, a widening per e-fold of
+        extrapolation (``B_edge`` the nearest measured batch; :data:`EXTRAPOLATION_SIGMA`),
+        kept within what McCandlish's model allows there (samples never fall and steps never
+        grow as the batch grows): above the runs between the interval at ``B_edge`` and that
+        interval's upper end × ``B/B_edge``, below them the mirror image;
+        noise scale: ``E_min·(1 + B/B_noise)`` over the range of ``B_noise`` (and the matching
+        ``E_min``).
         """
         b = np.asarray(global_batch, dtype=float)
         if self.method == "noise-scale" and self.b_noise_low is not None:
@@ -308,10 +365,69 @@ class BatchScaling:
             return None
         c = np.asarray(self.cov, dtype=float)
         mean = np.asarray(self.samples(b), dtype=float)
-        var = c[0, 0] + 2 * b * c[0, 1] + b * b * c[1, 1] + (self.sigma_rel * mean) ** 2
+        line = (c[0, 0] + 2 * b * c[0, 1] + b * b * c[1, 1]) / mean ** 2
+        s2 = np.maximum(line, 0.0) + self.sigma_rel ** 2 + self.extrapolation_sigma(b) ** 2
         t = stdtrit(self.nfree, (1 + self.level) / 2)      # Student's t quantile
-        half = t * np.sqrt(np.maximum(var, 0.0))
-        return np.maximum(mean - half, 0.0), mean + half
+        half = t * np.sqrt(s2)
+        low, high = mean * np.exp(-half), mean * np.exp(half)
+        span = self.batch_range()
+        if span is not None and (np.any(b > span[1]) or np.any(b < span[0])):
+            # beyond the runs, samples never fall and steps never grow with the batch (E and S monotone):
+            # the interval stays between perfect scaling (E flat) and none (S flat) from the nearest run's interval
+            edge = np.clip(b, span[0], span[1])
+            e_mean = np.asarray(self.samples(edge), dtype=float)
+            e_line = (c[0, 0] + 2 * edge * c[0, 1] + edge * edge * c[1, 1]) / e_mean ** 2
+            e_half = t * np.sqrt(np.maximum(e_line, 0.0) + self.sigma_rel ** 2)
+            e_low, e_high = e_mean * np.exp(-e_half), e_mean * np.exp(e_half)
+            up, down = b > span[1], b < span[0]
+            low = np.where(up, np.maximum(low, e_low), np.where(down, np.maximum(low, e_low * b / edge), low))
+            high = np.where(up, np.minimum(high, e_high * b / edge), np.where(down, np.minimum(high, e_high), high))
+            low = np.minimum(low, mean)
+            high = np.maximum(high, mean)
+        if np.ndim(low) == 0:
+            return float(low), float(high)
+        return low, high
+
+    def batch_range(self) -> tuple[float, float] | None:
+        """Smallest and largest global batch of the runs the model was fitted on (None: none)."""
+        batches = [r.global_batch for r in self.used]
+        return (min(batches), max(batches)) if batches else None
+
+    def extrapolation_sigma(self, global_batch):
+        """``EXTRAPOLATION_SIGMA·|ln(B/B_edge)|`` outside the measured batches, 0 inside.
+
+        >>> m = fit_batch_scaling([BatchRun(f"r{b}", b, True, 1e6 * (1 + b / 2000)) for b in (250, 1000, 4000)])
+        >>> m.extrapolation_sigma([1000, 4000 * math.e])        # inside: 0; one e-fold beyond 4,000: 0.15
+        array([0.  , 0.15])
+        """
+        b = np.asarray(global_batch, dtype=float)
+        span = self.batch_range()
+        if span is None:
+            return np.zeros_like(b)
+        out = EXTRAPOLATION_SIGMA * np.abs(np.log(np.clip(b, span[0], span[1]) / b))
+        return float(out) if out.ndim == 0 else out
+
+    def region(self, global_batch: float) -> str:
+        """``measured`` (a fitted run's batch), ``interpolated`` (inside their range) or ``extrapolated``."""
+        b = float(global_batch)
+        if any(r.global_batch == b for r in self.used):
+            return "measured"
+        span = self.batch_range()
+        return "interpolated" if span and span[0] <= b <= span[1] else "extrapolated"
+
+    def note(self, global_batch: float) -> str:
+        """What a reader of a prediction at ``B`` must know: extrapolation, a learning-rate cap."""
+        b = float(global_batch)
+        notes = []
+        span = self.batch_range()
+        if span and self.region(b) == "extrapolated":
+            edge = span[1] if b > span[1] else span[0]
+            notes.append(f"extrapolated {max(b, edge) / min(b, edge):.3g}x beyond the measured batch {edge:,.0f}: "
+                         f"interval widened by {EXTRAPOLATION_SIGMA:g} per e-fold")
+        if self.lr_cap_batch is not None and b >= self.lr_cap_batch:
+            notes.append(f"at or past batch {self.lr_cap_batch:,.0f}, where the runs' learning rate stopped "
+                         "growing with the batch: a capped run needs more samples than this curve")
+        return "; ".join(notes)
 
     def steps_interval(self, global_batch) -> tuple[np.ndarray, np.ndarray] | None:
         """The samples interval divided by ``B`` (None without one)."""
@@ -325,19 +441,22 @@ class BatchScaling:
         """Rows ``global_batch, epochs_to_target, samples_to_target, steps_to_target, steps_low, steps_high, source``.
 
         One per run (``measured``; the interval is the model's at that batch), then one per
-        batch of ``batches`` (``predicted``).
+        batch of ``batches`` (``predicted``), each with ``region`` (:meth:`region`) and
+        ``note`` (:meth:`note`: extrapolation, a learning-rate cap).
         """
         rows = []
         for r in sorted(self.used, key=lambda r: (r.global_batch, r.source)):
             rows.append(dict(global_batch=r.global_batch, epochs_to_target=r.epochs_to_target,
                              samples_to_target=r.samples_to_target, steps_to_target=r.steps_to_target,
-                             **self._band(r.global_batch), source="measured", file=r.source))
+                             **self._band(r.global_batch), source="measured", file=r.source,
+                             region="measured", note=""))
         for b in batches or ():
             b = float(b)
             epochs = self.epochs(b)
             rows.append(dict(global_batch=b, epochs_to_target=None if math.isnan(epochs) else epochs,
                              samples_to_target=self.samples(b), steps_to_target=self.steps(b),
-                             **self._band(b), source="predicted", file=""))
+                             **self._band(b), source="predicted", file="", region=self.region(b),
+                             note=self.note(b)))
         return rows
 
     def _band(self, b: float) -> dict:
@@ -442,6 +561,7 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     core.errors.InputError: batch scaling: expected runs of one job at two or more global batches that reached...
     """
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
+    runs, cap = _leave_out_capped(runs)
     used = [r for r in runs if r.reached]
     batches = sorted({r.global_batch for r in used})
     if len(batches) < 2:
@@ -463,13 +583,28 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     nfree = len(e) - 2
     mape = float(np.mean(np.abs(rel)) * 100)
     flags = []
+    if cap is not None:
+        flags.append(f"learning rate capped from batch {cap:,.0f} on (it grew with the batch below): those runs are "
+                     "not on the tuned curve and are left out of the fit; predictions there are flagged")
     cov = sigma = None
     lows = highs = (None, None)
+    res = np.array([r.resolution / r.samples_to_target for r in used if r.resolution], dtype=float)
+    floor = math.sqrt(float(np.mean(res ** 2)) / 12) if res.size else None     # uniform within one evaluation
     if nfree >= 1:
         s2 = float(rel @ rel) / nfree
+        if floor is not None and floor ** 2 > s2:
+            flags.append(f"the runs lie on the line within their resolution (one evaluation = {100 * res.mean():.1f} % "
+                         f"of their samples on average): the interval comes from that resolution "
+                         f"(scatter {100 * floor:.2f} %), not from the residuals ({100 * math.sqrt(s2):.2f} %)")
+            s2 = floor ** 2
         cov_m = s2 * np.linalg.pinv(design.T @ design)
         cov, sigma = tuple(map(tuple, cov_m.tolist())), math.sqrt(s2)
         lows, highs = _intervals(a, slope, cov_m, level, nfree)
+        if highs[1] == math.inf and slope > 0:
+            flags.append(f"B_noise is not determined: the runs' samples to target grow with the batch by no more "
+                         f"than their scatter, so B_noise follows the noise ({level:.0%} interval "
+                         f"{lows[1]:,.0f} to inf); predictions at larger batches range from perfect scaling to the "
+                         "interval's upper end. Add a run at a larger batch")
     else:
         flags.append("two runs: the line passes through both, no interval (add a run at a third batch)")
     a, slope = float(a), float(slope)
@@ -487,7 +622,53 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     return BatchScaling(a, b_noise, "fit", runs=tuple(runs), e_min_low=lows[0], e_min_high=highs[0],
                         b_noise_low=lows[1], b_noise_high=highs[1], level=level if nfree >= 1 else None,
                         samples_per_epoch=samples_per_epoch or _epoch_size(used), cov=cov, sigma_rel=sigma,
-                        nfree=max(nfree, 0), mape_pct=mape, flags=(note, *flags))
+                        nfree=max(nfree, 0), mape_pct=mape, flags=(note, *flags), lr_cap_batch=cap,
+                        sigma_floor=floor)
+
+
+def learning_rate_cap(runs: Sequence[BatchRun]) -> float | None:
+    """The smallest batch whose learning rate stopped growing with the batch, or None.
+
+    Read from the runs that reached the target and whose logs carry a learning rate (all of
+    them, at three or more batches): sorted by batch, the rate must have grown from one batch
+    to the next at least once (the sweep scaled it), then a larger batch's rate is no higher
+    than the rate below it (a cap, or a cut).  A sweep at one rate throughout has no cap.
+
+    >>> runs = [BatchRun(f"r{b}", b, True, 1e3 * b, 1e3, learning_rate=lr)
+    ...         for b, lr in ((16, 0.01), (32, 0.02), (64, 0.04), (128, 0.04), (256, 0.04))]
+    >>> learning_rate_cap(runs)
+    128.0
+    >>> learning_rate_cap([BatchRun(f"r{b}", b, True, 1e3 * b, learning_rate=0.1) for b in (16, 32, 64)]) is None
+    True
+    """
+    used = sorted((r for r in runs if r.reached), key=lambda r: r.global_batch)
+    if len({r.global_batch for r in used}) < 3 or any(r.learning_rate is None for r in used):
+        return None
+    lr_by_batch: dict[float, float] = {}
+    for r in used:
+        lr_by_batch[r.global_batch] = max(lr_by_batch.get(r.global_batch, 0.0), float(r.learning_rate))
+    batches = sorted(lr_by_batch)
+    grew = False
+    for lo, hi in zip(batches, batches[1:]):
+        if lr_by_batch[hi] > lr_by_batch[lo] * (1 + 1e-9):
+            grew = True
+        elif grew:
+            return float(hi)
+    return None
+
+
+def _leave_out_capped(runs: Sequence[BatchRun]) -> tuple[list[BatchRun], float | None]:
+    """The runs with those at or past a learning-rate cap marked not fitted (when two batches remain)."""
+    cap = learning_rate_cap(runs)
+    if cap is None or len({r.global_batch for r in runs if r.reached and r.global_batch < cap}) < 2:
+        return list(runs), None
+    out = []
+    for r in runs:
+        if r.reached and r.global_batch >= cap:
+            r = replace(r, reached=False, note=f"learning rate {r.learning_rate:g} capped (batch {cap:,.0f} and "
+                                               "larger): not on the tuned curve, left out of the fit")
+        out.append(r)
+    return out, cap
 
 
 def _intervals(a: float, slope: float, cov: np.ndarray, level: float, nfree: int):

@@ -13,7 +13,9 @@ from core.datasets import DATA_DIR
 
 POLLUX = DATA_DIR / "pollux_traces"
 COLUMNS = ["global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low", "steps_high",
-           "source"]
+           "source", "region", "note"]
+RCP_COLUMNS = ["benchmark", "round", "global_batch", "seeds", "mean", "seed_cv_pct", "learning_rate", "predicted",
+               "low", "high", "error_pct", "mccandlish", "mccandlish_error_pct", "region", "note"]
 
 
 def _run(argv, capsys) -> tuple[int, pd.DataFrame | None, str]:
@@ -29,13 +31,17 @@ def test_exact_columns_measured_then_predicted_rows_and_a_summary_line(capsys):
     assert code == 0 and list(df.columns) == COLUMNS
     assert df["source"].tolist() == ["measured"] * 3 + ["predicted"] * 2
     assert df["global_batch"].tolist() == [128, 256, 512, 1024, 4096]
+    assert df["region"].tolist() == ["measured"] * 3 + ["extrapolated"] * 2
+    assert df["note"].iloc[3].startswith("extrapolated 2x beyond the measured batch 512")
     # batch 128 first passes 0.93 at iteration 21874: 2,799,872 samples = 56.0 epochs of 50,000
     first = df.iloc[0]
     assert (first.steps_to_target, first.samples_to_target) == (21874, pytest.approx(2_799_872, rel=1e-5))
     assert first.epochs_to_target == pytest.approx(55.9974, rel=1e-5)
     assert (df.steps_low <= df.steps_to_target).iloc[3:].all() and (df.steps_to_target <= df.steps_high).iloc[3:].all()
     lines = err.strip().splitlines()
-    assert len(lines) == 1
+    # the summary, then one line per warning: B_noise's interval reaches infinity from 128 to 512 (737 to inf)
+    assert all(line.startswith("batch scaling: ") for line in lines[1:])
+    assert any(line.startswith("batch scaling: B_noise is not determined") for line in lines[1:])
     assert re.search(r"^E_min = [0-9.e+,]+ samples \(80% interval .* to .*\), B_noise = [0-9,.]+ \(80% interval .*\)"
                      r".*MAPE [0-9.]+ %.*assumed tuned for its batch", lines[0])
 
@@ -80,4 +86,38 @@ def test_one_run_without_a_noise_scale_is_refused(capsys):
 def test_bad_input_gives_stderr_lines_and_exit_2(argv, message, capsys):
     code, df, err = _run(argv, capsys)
     assert code == 2
+    assert re.search(message, err.strip().splitlines()[0]), err
+
+
+def test_rcp_rows_leave_one_batch_out_with_exact_columns(capsys):
+    code, df, err = _run(["--rcp", "llama2_70b_lora:5.0.0", "--predict", "64,256"], capsys)
+    assert code == 0 and list(df.columns) == RCP_COLUMNS
+    assert df["global_batch"].tolist() == [8, 16, 32, 128, 64, 256]
+    assert df["region"].tolist() == ["extrapolated", "interpolated", "interpolated", "extrapolated", "interpolated",
+                                     "extrapolated"]
+    assert df["seeds"].iloc[:4].tolist() == [20] * 4 and df["mean"].iloc[4:].isna().all()
+    # 64 from every batch: between 32 (6037.33) and 128 (11264): 6037.33 + 5226.67·32/96 = 7779.56
+    assert df["predicted"].iloc[4] == pytest.approx(7779.56, abs=0.01)
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("llama2_70b_lora 5.0.0 RCPs (samples_count, 4 global batches): E_min = ")
+    assert re.match(r"leave one batch out: mean \|error\| [0-9.]+ % \(McCandlish's line alone [0-9.]+ %\); 80% "
+                    r"intervals cover [0-4] of 4 batch means", lines[1])
+
+
+def test_rcp_list_names_benchmarks_rounds_and_the_latest(capsys):
+    code, df, _ = _run(["--rcp", "list"], capsys)
+    assert code == 0 and list(df.columns) == ["benchmark", "rounds", "latest"]
+    row = df.set_index("benchmark").loc["llama2_70b_lora"]
+    assert row["rounds"].split()[0] == "4.0.0"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rcp", "nope"], r"^--rcp: expected an MLPerf training benchmark"),
+    (["a.csv", "--rcp", "bert"], r"^--rcp: expected either LOG files or --rcp; got both"),
+    ([], r"^batch-scaling: expected LOG files .* or --rcp BENCHMARK\[:ROUND\]; got neither"),
+    (["a.csv"], r"^--target-acc: expected the target accuracy as a fraction"),
+])
+def test_rcp_and_log_arguments_are_checked(argv, message, capsys):
+    code, df, err = _run(argv, capsys)
+    assert code == 2 and df is None
     assert re.search(message, err.strip().splitlines()[0]), err
