@@ -185,7 +185,7 @@ def run_batch(log: RunLog, global_batch: float | None = None) -> float:
 
 def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | None = None,
                       samples_per_epoch: float | None = None) -> BatchRun:
-    """Samples, steps and epochs to ``target_acc`` of one run (epoch-level criterion, ``acc > target``).
+    """Samples, steps and epochs to ``target_acc`` of one run (epoch-level criterion, ``acc >= target``).
 
     ``samples = step at target × B`` (the step where the epoch-level criterion of
     :func:`core.runs.find_target_crossing` fires; for an MLLOG or Pollux trace the step of
@@ -777,14 +777,14 @@ def batch_scaling(runs: Sequence[BatchRun], *, noise: dict[str, GradientNoise] |
 
 
 def crossing_row(log: RunLog, target_acc: float) -> int | None:
-    """1-based row of a per-evaluation log where the accuracy first exceeded ``target_acc`` (None: never).
+    """1-based row of a per-evaluation log where the accuracy first met ``target_acc`` (>=; None: never).
 
     >>> from core.logs import read_log
     >>> crossing_row(read_log(b"progress,iteration,metric\\n1,1,0.5\\n2,2,0.95\\n", "t/validation-8.csv"), 0.9)
     2
     """
     acc = log.frame["acc"].to_numpy(dtype=float)
-    hits = np.flatnonzero(acc > target_acc)
+    hits = np.flatnonzero(acc >= target_acc)
     return int(hits[0]) + 1 if hits.size else None
 
 
