@@ -149,7 +149,8 @@ def calibrate(cfg: TransformerConfig, measurements: list[Measurement] | tuple[Me
     overlap = overlap or Overlap()
     ms = list(measurements)
     if not ms:
-        raise InputError("calibrate: expected at least one measured step; got none. Give --measured-step S@DEVICE,GPUS.")
+        raise InputError("calibrate: expected at least one measured step; got none. "
+                         "Give --measured-step S@DEVICE,GPUS.")
     strategies = [_strategy(cfg, m, prior, overlap) for m in ms]
     kc, km = _fit(cfg, ms, strategies, prior, overlap)
     loo: list[float] = []

@@ -168,7 +168,7 @@ def from_hf(cfg: object, *, name: str, source: str) -> TransformerConfig:
                          f"model_type {model_type!r} without them. Give a Llama- or GPT-2-style config.json.")
     return TransformerConfig(
         name=name, layers=int(layers), hidden=int(hidden), heads=int(heads), kv_heads=int(kv_heads),
-        ffn=int(ffn), vocab=int(getattr(cfg, "vocab_size")), gated_mlp=model_type not in _UNGATED,
+        ffn=int(ffn), vocab=int(cfg.vocab_size), gated_mlp=model_type not in _UNGATED,
         tied_embeddings=bool(getattr(cfg, "tie_word_embeddings", False)), source=source)
 
 

@@ -122,7 +122,8 @@ def _acc(name: str, label: str, *, bf16: float, fp8: float, mem: float, bw: floa
          source: str, up_source: str, nic_source: str, domain: int, vendor: str, basis: str = HALF_SPARSE,
          unverified: tuple[str, ...] = ()) -> Accelerator:
     return Accelerator(
-        name, label, _tf(bf16, source, basis, "bf16" not in unverified), _tf(fp8, source, basis, "fp8" not in unverified),
+        name, label, _tf(bf16, source, basis, "bf16" not in unverified),
+        _tf(fp8, source, basis, "fp8" not in unverified),
         Figure(mem, "GB", source, "", "memory" not in unverified),
         Figure(bw, "GB/s", source, "decimal GB/s", "bandwidth" not in unverified),
         Figure(up, "GB/s", up_source, "bidirectional, per GPU"),
