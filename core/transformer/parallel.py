@@ -123,7 +123,8 @@ class Overlap:
 class Efficiency:
     """Achieved fraction of the datasheet peak per op class.
 
-    ``matmul`` and ``attention`` of the tensor peak at ``precision``, ``memory`` of HBM bandwidth,
+    ``matmul`` of the tensor peak at ``precision``, ``attention`` of the BF16 peak (attention stays in
+    16 bits when the matmuls run in FP8), ``memory`` of HBM bandwidth,
     ``comm`` of the link bandwidth.  The defaults are priors (assumed) until :mod:`.calibrate` fixes them.
     """
 
@@ -311,8 +312,10 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
     if s.cp > 1:
         flops["attention"] /= s.cp
     peak = device.peak_flops(eff.precision)
+    # attention runs in BF16 even where the matmuls run in FP8 (FlashAttention; NVIDIA's MLPerf FP8
+    # configs keep attention in 16 bits): its fraction is of the BF16 peak
     compute = {"matmul": m * flops["matmul"] / (peak * eff.matmul),
-               "attention": m * flops["attention"] / (peak * eff.attention),
+               "attention": m * flops["attention"] / (device.peak_flops("bf16") * eff.attention),
                "memory": m * moved["memory"] / (device.hbm_bw * eff.memory)}
     # optimizer update: memory-bound, reads and writes the sharded fp32 state and bf16 weights/grads
     trained = cfg.trainable_params / (s.tp * s.pp)
