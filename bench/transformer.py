@@ -184,7 +184,8 @@ def speedrun() -> None:
               f"  ratio {p.time / t:.3f}")
     within = sum(1 for x in ratios if abs(x - 1) <= 0.15)
     print(f"  {within} of {len(ratios)} records within 15 %; the outliers are recipes that change the work per "
-          "step beyond this config (SOAP and FP4-quantised optimizers, the 1.5B ScaleUp1B, the first Muon)")
+          "step beyond this config (SOAP and FP4-quantised optimizers, the 1.5B ScaleUp1B, the first Muon, "
+          "extra optimizer or embedding work)")
     print(f"  spread of predicted/measured over {len(ratios)} records: min {min(ratios):.3f}, median "
           f"{statistics.median(ratios):.3f}, max {max(ratios):.3f} (the recipe, not the hardware, moves step_avg)")
 
