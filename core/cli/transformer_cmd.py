@@ -4,6 +4,8 @@ Examples::
 
     python -m core transformer --config llama31_405b --seq-len 8192 --global-batch 1152 --device H100 \\
         --gpus 512,2048,8192 --parallel tp=8,pp=8,cp=2,vp=8 --precision fp8 --measured-step 55.1@H100,512
+    python -m core transformer --config llama31_8b --seq-len 8192 --global-batch 36 --device GB200 --gpus 72 \
+        --precision fp8 --measured-log result_0.txt@systems/NVIDIA__tyche_ngpu8_ngc25.09_nemo.json
     python -m core transformer --config path/to/config.json --seq-len 4096 --global-batch 256 \\
         --device B200 --gpus 8,64 --lora-rank 16
 
@@ -13,7 +15,9 @@ count, or the fastest that fits in memory), the step time with its interval, tok
 spends in compute, exposed communication and the pipeline bubble.  The lines starting with ``#``
 on stderr name where every number comes from (datasheet, measured, assumed).  With
 ``--measured-step S@DEVICE,GPUS`` (repeatable) the fractions of peak are calibrated on those steps
-(same model, sequence length and global batch) first.  Bad input prints one line on stderr, exit 2.
+(same model, sequence length and global batch) first; ``--measured-log`` reads such a step, its batch and
+sequence length (and device and GPUs) from an MLPerf MLLOG file or a speedrun log.  Bad input prints
+one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import sys
 import pandas as pd
 
 from core.cli.common import parse_number, print_csv
-from core.errors import FitError, InputError
+from core.errors import FitError, InputError, LogFormatError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "device's: 8, or 72 for GB200/GB300)")
     parser.add_argument("--measured-step", action="append", metavar="S@DEVICE,GPUS",
                         help="a measured step time in seconds on GPUS × DEVICE (repeatable)")
+    parser.add_argument("--measured-log", action="append", metavar="LOG[@SYSTEM_JSON]",
+                        help="calibrate on a log's step time (MLPerf MLLOG: median tracked train_step_time, or run "
+                             "time less evaluations per step; speedrun: step_avg), its batch, sequence, device and "
+                             "GPUs read from it or from the MLPerf systems JSON given after @ (repeatable)")
     parser.add_argument("--precision", default="bf16", metavar="bf16|fp8", help="the peak utilisation is "
                         "counted against; default bf16")
     parser.add_argument("--lora-rank", metavar="R", help="freeze the model, train rank-R adapters")
@@ -74,6 +82,22 @@ def _measurement(text: str, *, cfg, strategy, global_batch: int, seq_len: int, d
                        domain, source=f"measured, given on the command line ({text})")
 
 
+def _log_measurement(text: str, *, strategy, domain):
+    from core.transformer.calibrate import Measurement
+    from core.transformer.measured import read_log_step
+    from core.transformer.parallel import with_dp
+
+    log, _, system = text.partition("@")
+    step = read_log_step(log, system or None)
+    if step.device is None or step.gpus is None:
+        raise InputError(f"--measured-log {log}: expected the device and GPU count in the log or a systems JSON; "
+                         f"got {'no device' if step.device is None else 'no GPU count'}. Give LOG@SYSTEM_JSON, or "
+                         "--measured-step S@DEVICE,GPUS.")
+    return Measurement(step.step_time, step.device, step.gpus, step.global_batch, step.seq_len,
+                       with_dp(strategy, step.gpus) if strategy else None, domain or step.domain,
+                       source=f"measured: {log}, {step.how}")
+
+
 def run(args: argparse.Namespace) -> int:
     from core.transformer.calibrate import calibrate, step_table
     from core.transformer.config import load_config
@@ -95,13 +119,14 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"--precision: expected bf16 or fp8; got {args.precision!r}.")
         prior = Efficiency(precision=args.precision)
         calibration = None
-        if args.measured_step:
-            ms = [_measurement(t, cfg=cfg, strategy=strategy, global_batch=global_batch, seq_len=seq_len,
-                               domain=domain) for t in args.measured_step]
+        ms = [_measurement(t, cfg=cfg, strategy=strategy, global_batch=global_batch, seq_len=seq_len,
+                           domain=domain) for t in args.measured_step or ()]
+        ms += [_log_measurement(t, strategy=strategy, domain=domain) for t in args.measured_log or ()]
+        if ms:
             calibration = calibrate(cfg, ms, prior=prior)
         rows, notes = step_table(cfg, device, gpus, global_batch=global_batch, seq_len=seq_len, strategy=strategy,
                                  domain=domain, calibration=calibration, prior=prior)
-    except (InputError, FitError) as err:
+    except (InputError, FitError, LogFormatError) as err:
         print(str(err).replace("\n", " "), file=sys.stderr)
         return 2
     print_csv(pd.DataFrame(rows))
