@@ -306,11 +306,10 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
     # the head's work spread over the stages (balanced pipelines give the last stage fewer layers)
     work = step_work(cfg, tokens_mb, seq_len, tp=s.tp, layers=layers_here, with_head=False, recompute=s.recompute)
     head = step_work(cfg, tokens_mb, seq_len, tp=s.tp, layers=0, with_head=True)
-    # causal context parallelism: each rank's share of the score matrix is 1/cp of the sequence's
+    # context parallelism: a rank's b·s/cp query tokens attend over the whole sequence (seq_len), so its
+    # share of the (load-balanced, causal) score matrix is already 1/cp of the sequence's
     flops = {k: work.flops[k] + head.flops[k] / s.pp for k in work.flops}
     moved = {k: work.bytes[k] + head.bytes[k] / s.pp for k in work.bytes}
-    if s.cp > 1:
-        flops["attention"] /= s.cp
     peak = device.peak_flops(eff.precision)
     # attention runs in BF16 even where the matmuls run in FP8 (FlashAttention; NVIDIA's MLPerf FP8
     # configs keep attention in 16 bits): its fraction is of the BF16 peak

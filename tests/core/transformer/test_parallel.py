@@ -118,3 +118,12 @@ def test_search_picks_a_fitting_strategy_and_model_parallelism_when_needed():
 def test_parse_strategy_round_trip():
     s = parse_strategy("dp=4,tp=8,pp=8,cp=2,vp=8,recompute=1")
     assert parse_strategy(s.text()) == s
+
+
+def test_context_parallelism_splits_attention_evenly():
+    cfg = TransformerConfig("cp", 4, 256, 8, 8, 512, 100)
+    one = estimate_step(cfg, H100, Strategy(dp=1), global_batch=2, seq_len=8192, overlap=NO_OVERLAP)
+    two = estimate_step(cfg, H100, Strategy(dp=1, cp=2), global_batch=2, seq_len=8192, overlap=NO_OVERLAP)
+    # each of the 2 ranks computes half of every sequence's causal attention: half the time, not a quarter
+    assert two.compute["attention"] == pytest.approx(one.compute["attention"] / 2)
+    assert two.compute["matmul"] == pytest.approx(one.compute["matmul"] / 2)
