@@ -340,9 +340,10 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
         volume = 2 * (n - 1) / n * BYTES * trained
         comms.append(_comm("DP", volume, s.tp, n, domain, device, eff, overlap.dp))
     # overlap: the declared fraction of a collective hides behind compute, but never more than the
-    # compute there is to hide behind (DP's gradient reduction behind the backward pass: 2/3 of it)
+    # compute there is to hide behind: DP's gradient reduction runs bucket by bucket behind the backward
+    # pass of the last micro-batch only (gradients accumulate over the others): 2/3 of 1/m of the compute
     window = {"TP": pipeline_compute, "CP": compute["attention"], "PP": pipeline_compute,
-              "DP": pipeline_compute * 2 / 3}
+              "DP": pipeline_compute * 2 / 3 / m}
     declared = {"TP": overlap.tp, "CP": overlap.cp, "PP": overlap.pp, "DP": overlap.dp}
     comms = [replace(c, exposed=c.time - min(declared[c.kind] * c.time, window[c.kind])) for c in comms]
     in_pipeline = sum(c.exposed for c in comms if c.kind in ("TP", "CP", "PP"))
