@@ -16,6 +16,8 @@ Collectives (ring algorithms, time = volume / one-direction bandwidth):
 * **DP**: the trained parameters' gradients (bf16), all-reduced over ``dp·cp`` ranks —
   ``2(n−1)/n × 2·P/(tp·pp)`` bytes per GPU; a distributed optimizer (ZeRO-1) does a reduce-scatter
   and an all-gather instead: the same volume.
+* **Overlap**: a declared fraction of each collective (:class:`Overlap`) hides behind compute, never
+  more than the compute there is: DP's reduction only behind the last micro-batch's backward pass.
 * **Bubble** of 1F1B: ``(pp−1)/(m·v + pp−1)`` of the pipeline time for ``m`` micro-batches and ``v``
   virtual stages per GPU (interleaving).
 
