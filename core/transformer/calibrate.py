@@ -201,7 +201,8 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
                             eff=eff, overlap=overlap)
     spread = calibration.spread if calibration else 0.5
     spread_source = calibration.spread_source if calibration else "uncalibrated: assumed prior spread ±50%"
-    notes = [f"peaks: {device.label}: BF16 {device.bf16.value:g} TFLOP/s, FP8 {device.fp8.value:g} TFLOP/s, "
+    fp8 = f"{device.fp8.value:g} TFLOP/s" if device.fp8 is not None else "none"
+    notes = [f"peaks: {device.label}: BF16 {device.bf16.value:g} TFLOP/s, FP8 {fp8}, "
              f"HBM {device.mem_bandwidth.value:g} GB/s, scale-up {device.scale_up_gbs.value:g} GB/s, NIC "
              f"{device.scale_out_gbps.value:g} Gb/s (datasheet: {device.bf16.source})",
              f"overlap declared (assumed): DP {overlap.dp:.0%}, TP {overlap.tp:.0%}, CP {overlap.cp:.0%}, "

@@ -41,6 +41,8 @@ _IF4 = "AMD MI350 series data sheet: 7 Infinity Fabric links, 1,075 GB/s peak ag
 _NVL4 = "NVLink 4: 900 GB/s bidirectional per GPU (NVIDIA H100/H200 datasheets)"
 _NVL5 = "NVLink 5: 1,800 GB/s bidirectional per GPU (NVIDIA Blackwell datasheets)"
 _CX7 = "ConnectX-7 400 Gb/s per GPU (DGX/HGX reference design; MLPerf systems JSON '4x/8x ConnectX-7 IB NDR 400Gb/s')"
+_CX6 = "ConnectX-6 200 Gb/s per GPU (DGX A100 reference design: 8 HDR InfiniBand ports)"
+_NVL3 = "NVLink 3: 600 GB/s bidirectional per GPU (NVIDIA A100 datasheet)"
 _CX8 = "ConnectX-8 800 Gb/s per GPU (HGX B300 / GB300 NVL72 datasheets; Nebius B300 systems JSON)"
 _NIC_AMD = "400 Gb/s per GPU NIC (AMD Pollara 400 / ConnectX-7 class reference platform); assumed, not a datasheet"
 DENSE_AMD = "dense (AMD prints dense and sparse separately)"
@@ -54,7 +56,7 @@ class Accelerator:
     ----------
     name, label : str
     bf16, fp8 : Figure
-        Dense peaks, TFLOP/s.
+        Dense peaks, TFLOP/s (``fp8`` None on GPUs without FP8 tensor cores: A100).
     memory_gb, mem_bandwidth : Figure
         HBM capacity (GB) and bandwidth (GB/s).
     scale_up_gbs : Figure
@@ -69,7 +71,7 @@ class Accelerator:
     name: str
     label: str
     bf16: Figure
-    fp8: Figure
+    fp8: Figure | None
     memory_gb: Figure
     mem_bandwidth: Figure
     scale_up_gbs: Figure
@@ -81,6 +83,8 @@ class Accelerator:
         """Dense peak in FLOP/s (``"bf16"`` or ``"fp8"``)."""
         if precision not in ("bf16", "fp8"):
             raise InputError(f"precision: expected bf16 or fp8; got {precision!r}. Pick one.")
+        if precision == "fp8" and self.fp8 is None:
+            raise InputError(f"--precision: expected bf16 on {self.name} (no FP8 tensor cores); got fp8. Use bf16.")
         return (self.bf16 if precision == "bf16" else self.fp8).value * 1e12
 
     @property
@@ -100,7 +104,8 @@ class Accelerator:
 
     @property
     def figures(self) -> tuple[tuple[str, Figure], ...]:
-        return (("BF16 dense peak", self.bf16), ("FP8 dense peak", self.fp8), ("HBM capacity", self.memory_gb),
+        fp8 = (("FP8 dense peak", self.fp8),) if self.fp8 is not None else ()
+        return (("BF16 dense peak", self.bf16), *fp8, ("HBM capacity", self.memory_gb),
                 ("HBM bandwidth", self.mem_bandwidth), ("scale-up link", self.scale_up_gbs),
                 ("scale-out NIC", self.scale_out_gbps))
 
@@ -109,10 +114,11 @@ def _tf(value: float, source: str, basis: str = HALF_SPARSE, verified: bool = Tr
     return Figure(value, "TFLOP/s", source, basis, verified)
 
 
-def _from_paleo(key: str, name: str, fp8: float, fp8_source: str, up_source: str, nic: float,
+def _from_paleo(key: str, name: str, fp8: float | None, fp8_source: str, up_source: str, nic: float,
                 nic_source: str, domain: int = 8) -> Accelerator:
     g = GPUS[key]
-    return Accelerator(name, g.label, g.peaks["bf16"], _tf(fp8, fp8_source), g.memory_gb, g.mem_bandwidth,
+    fig8 = _tf(fp8, fp8_source) if fp8 is not None else None
+    return Accelerator(name, g.label, g.peaks["bf16"], fig8, g.memory_gb, g.mem_bandwidth,
                        Figure(g.link_gbs.value, "GB/s", up_source if g.link.startswith("nvlink") else g.link_gbs.source,
                               "bidirectional, per GPU", g.link_gbs.verified),
                        Figure(nic, "Gb/s", nic_source, "one direction, per GPU"), domain, "NVIDIA")
@@ -132,6 +138,9 @@ def _acc(name: str, label: str, *, bf16: float, fp8: float, mem: float, bw: floa
 
 #: the accelerators, by table key
 ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
+    _from_paleo("A100_SXM4_80GB", "A100_SXM4_80GB", None, "", _NVL3, 200, _CX6),
+    _from_paleo("A100_SXM4_40GB", "A100_SXM4_40GB", None, "", _NVL3, 200, _CX6),
+    _from_paleo("A100_PCIE_80GB", "A100_PCIE_80GB", None, "", "", 200, _CX6),
     _from_paleo("H100_SXM", "H100_SXM", 1978.9, _NV_H100, _NVL4, 400, _CX7),
     _from_paleo("H100_PCIE", "H100_PCIE", 1513, _NV_H100_PCIE, "", 400, _CX7),
     _from_paleo("H200_SXM", "H200_SXM", 1978.9, _NV_H200, _NVL4, 400, _CX7),
@@ -158,8 +167,9 @@ ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
 )}
 
 #: the plain names people use -> table key
-ALIASES: dict[str, str] = {"H100": "H100_SXM", "H100SXM5": "H100_SXM", "H100SXM580GB": "H100_SXM",
-                           "H200": "H200_SXM", "H200SXM5": "H200_SXM", "B200SXM": "B200", "B300SXM": "B300"}
+ALIASES: dict[str, str] = {
+    "A100": "A100_SXM4_80GB", "H100": "H100_SXM", "H100SXM5": "H100_SXM", "H100SXM580GB": "H100_SXM",
+    "H200": "H200_SXM", "H200SXM5": "H200_SXM", "B200SXM": "B200", "B300SXM": "B300"}
 
 
 def _key(name: str) -> str:
@@ -176,8 +186,9 @@ def get_accelerator(name: str | Accelerator) -> Accelerator:
     >>> get_accelerator("TPUv5")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: --device: expected one of H100_SXM, H100_PCIE, H200_SXM, B200, B300, GB200, GB300, \
-MI300X, MI325X, MI350X, MI355X (or H100, H200); got 'TPUv5'. Pick a listed name.
+    core.errors.InputError: --device: expected one of A100_SXM4_80GB, A100_SXM4_40GB, A100_PCIE_80GB, H100_SXM, \
+H100_PCIE, H200_SXM, B200, B300, GB200, GB300, \
+MI300X, MI325X, MI350X, MI355X (or A100, H100, H200); got 'TPUv5'. Pick a listed name.
     """
     if isinstance(name, Accelerator):
         return name
@@ -187,7 +198,7 @@ MI300X, MI325X, MI350X, MI355X (or H100, H200); got 'TPUv5'. Pick a listed name.
         return table[key]
     if key in ALIASES:
         return ACCELERATORS[ALIASES[key]]
-    raise InputError(f"--device: expected one of {', '.join(ACCELERATORS)} (or H100, H200); got {name!r}. "
+    raise InputError(f"--device: expected one of {', '.join(ACCELERATORS)} (or A100, H100, H200); got {name!r}. "
                      "Pick a listed name.")
 
 
@@ -196,6 +207,7 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     (r"GB300", "GB300"), (r"GB200", "GB200"), (r"B300", "B300"), (r"B200", "B200"),
     (r"MI355X", "MI355X"), (r"MI350X", "MI350X"), (r"MI325X", "MI325X"), (r"MI300X", "MI300X"),
     (r"H200", "H200_SXM"), (r"H100.*PCIE", "H100_PCIE"), (r"H100", "H100_SXM"),
+    (r"A100.*PCIE", "A100_PCIE_80GB"), (r"A100.*40GB", "A100_SXM4_40GB"), (r"A100", "A100_SXM4_80GB"),
 )
 
 

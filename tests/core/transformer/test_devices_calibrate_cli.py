@@ -56,12 +56,17 @@ def test_every_device_number_names_its_source():
         for what, fig in acc.figures:
             assert fig.source, f"{acc.name} {what}"
             assert fig.value > 0
-        assert acc.fp8.value == pytest.approx(2 * acc.bf16.value, rel=0.01)  # FP8 doubles BF16 on all of them
+        if acc.fp8 is not None:  # FP8 doubles BF16 on all that have it
+            assert acc.fp8.value == pytest.approx(2 * acc.bf16.value, rel=0.01)
+    with pytest.raises(InputError, match="no FP8 tensor cores"):
+        get_accelerator("A100").peak_flops("fp8")
 
 
 def test_plain_names():
     assert get_accelerator("H100").name == "H100_SXM" and get_accelerator("h200").name == "H200_SXM"
     assert get_accelerator("mi-355x").name == "MI355X"
+    assert get_accelerator("A100_SXM4_80GB").name == "A100_SXM4_80GB"  # the Paleo table's keys too
+    assert get_accelerator("a100").bf16.value == 312
 
 
 CFG = TransformerConfig("small", 8, 1024, 16, 4, 4096, 32000)
