@@ -1,0 +1,31 @@
+"""Language-model step time on GPUs you have not measured (issue 19).
+
+Transformer work per step from a model description (:mod:`.config`, :mod:`.flops`), the
+accelerators (:mod:`.devices`), data × tensor × pipeline × context parallelism with its memory
+and collectives (:mod:`.parallel`), and the step time calibrated on measured steps with a
+leave-one-out interval (:mod:`.calibrate`).  See docs/transformer.md.
+"""
+
+from core.transformer.calibrate import Calibration, Measurement, Prediction, calibrate, predict, step_table
+from core.transformer.config import BUILTIN, TransformerConfig, load_config
+from core.transformer.devices import ACCELERATORS, Accelerator, accelerator_from_text, get_accelerator, system_from_json
+from core.transformer.flops import Work, layer_ops, step_work
+from core.transformer.measured import LogStep, read_log_step
+from core.transformer.parallel import (
+                                      Efficiency,
+                                      Memory,
+                                      Overlap,
+                                      StepEstimate,
+                                      Strategy,
+                                      best_strategy,
+                                      estimate_step,
+                                      memory_per_gpu,
+                                      parse_strategy,
+)
+
+__all__ = [
+    "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "LogStep", "Measurement", "Memory",
+    "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
+    "best_strategy", "calibrate", "estimate_step", "get_accelerator", "layer_ops", "load_config", "memory_per_gpu",
+    "parse_strategy", "predict", "read_log_step", "step_table", "step_work", "system_from_json",
+]

@@ -1,0 +1,440 @@
+"""Data × tensor × pipeline × context parallelism: memory per GPU, collectives, bubble, step time.
+
+Placement follows Megatron's order: tensor ranks innermost, then context, then data, pipeline
+outermost.  A group of ``size`` ranks at ``stride`` stays on one scale-up fabric when
+``stride × size <= domain`` (GPUs per NVLink/xGMI domain); otherwise it runs over the per-GPU NICs.
+
+Collectives (ring algorithms, time = volume / one-direction bandwidth):
+
+* **TP** (with sequence parallelism): per layer and micro-batch, 2 all-gathers + 2
+  reduce-scatters forward and again backward, each of the ``b·s/cp × h`` activation: the
+  all-reduce-equivalent volume per GPU is ``4 × 2(tp−1)/tp × b·s/cp·h·2`` bytes per layer.
+* **CP** (ring attention): each layer gathers the other ranks' keys and values forward
+  (``(cp−1)/cp`` of ``2·b·s·kv_dim/tp`` elements) and reduce-scatters their gradients backward.
+* **PP**: each micro-batch sends its ``b·s/cp·h/tp`` activation to the next stage forward and its
+  gradient back: ``2 × that × 2`` bytes per micro-batch.
+* **DP**: the trained parameters' gradients (bf16), all-reduced over ``dp·cp`` ranks —
+  ``2(n−1)/n × 2·P/(tp·pp)`` bytes per GPU; a distributed optimizer (ZeRO-1) does a reduce-scatter
+  and an all-gather instead: the same volume.
+* **Overlap**: a declared fraction of each collective (:class:`Overlap`) hides behind compute, never
+  more than the compute there is: DP's reduction only behind the last micro-batch's backward pass.
+* **Bubble** of 1F1B: ``(pp−1)/(m·v + pp−1)`` of the pipeline time for ``m`` micro-batches and ``v``
+  virtual stages per GPU (interleaving).
+
+Memory per GPU (bytes): weights 2 per parameter held; trained parameters add bf16 gradients (2) and
+Adam's fp32 master copy and two moments (12), i.e. the 16 bytes/parameter of mixed-precision Adam,
+with the 12 sharded over ``dp·cp`` at ZeRO ≥ 1, the gradients too at ZeRO ≥ 2, the weights at ZeRO 3.
+Activations per token and layer: ``2 × (6h + 2·kv_dim + 3f)`` bytes (gated MLP; ``2f`` ungated) over
+``tp`` (sequence parallelism), or ``2h`` with full recomputation; the first pipeline stage holds
+``pp`` micro-batches in flight (1F1B).  Usable memory is :data:`USABLE` of the HBM.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from core.errors import InputError
+from core.transformer.config import TransformerConfig
+from core.transformer.devices import Accelerator
+from core.transformer.flops import step_work
+
+#: share of HBM a training process can fill (CUDA/ROCm context, allocator fragmentation): assumed
+USABLE = 0.9
+BYTES = 2
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How the GPUs split the work.
+
+    Attributes
+    ----------
+    dp, tp, pp, cp : int
+        Data, tensor, pipeline and context (sequence) parallel degrees.
+    micro_batch : int
+        Sequences per micro-batch.
+    vp : int
+        Virtual pipeline stages per GPU (interleaved 1F1B).
+    zero : int
+        0 (replicated Adam state), 1 (distributed optimizer), 2 (+ gradients), 3 (+ weights).
+    recompute : bool
+        Full activation recomputation.
+    """
+
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    micro_batch: int = 1
+    vp: int = 1
+    zero: int = 1
+    recompute: bool = False
+
+    @property
+    def gpus(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+    def text(self) -> str:
+        """``"dp=4,tp=8,pp=8,cp=2,mb=1,vp=1,zero=1,recompute=0"``, the form :func:`parse_strategy` reads."""
+        return (f"dp={self.dp},tp={self.tp},pp={self.pp},cp={self.cp},mb={self.micro_batch},vp={self.vp},"
+                f"zero={self.zero},recompute={int(self.recompute)}")
+
+
+def parse_strategy(text: str) -> Strategy:
+    """``dp=..,tp=..,pp=..[,cp=..][,mb=..][,vp=..][,zero=..][,recompute=0|1]``; omitted degrees are 1.
+
+    >>> parse_strategy("dp=4,tp=8,pp=8,cp=2").gpus
+    512
+    >>> parse_strategy("dp=4,ep=2")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: --parallel: expected keys among dp, tp, pp, cp, mb, vp, zero, recompute; got 'ep'. \
+Write e.g. dp=4,tp=8,pp=8.
+    """
+    names = {"dp": "dp", "tp": "tp", "pp": "pp", "cp": "cp", "mb": "micro_batch", "vp": "vp", "zero": "zero",
+             "recompute": "recompute"}
+    values: dict[str, int | bool] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        key = key.strip().lower()
+        if key not in names:
+            raise InputError(f"--parallel: expected keys among {', '.join(names)}; got {key!r}. "
+                             "Write e.g. dp=4,tp=8,pp=8.")
+        try:
+            number = int(value)
+        except ValueError:
+            raise InputError(f"--parallel: expected {key}=<whole number>; got {part!r}. Write e.g. tp=8.") from None
+        if number < (0 if key in ("zero", "recompute") else 1):
+            raise InputError(f"--parallel: expected {key} >= 1; got {number}.")
+        values[names[key]] = bool(number) if key == "recompute" else number
+    return Strategy(**values)
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Declared fraction of each collective hidden behind compute (assumed, stated in every answer)."""
+
+    dp: float = 0.8
+    tp: float = 0.3
+    cp: float = 0.7
+    pp: float = 0.5
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achieved fraction of the datasheet peak per op class.
+
+    ``matmul`` of the tensor peak at ``precision``, ``attention`` of the BF16 peak (attention stays in
+    16 bits when the matmuls run in FP8), ``memory`` of HBM bandwidth,
+    ``comm`` of the link bandwidth.  The defaults are priors (assumed) until :mod:`.calibrate` fixes them.
+    """
+
+    matmul: float = 0.6
+    attention: float = 0.4
+    memory: float = 0.7
+    comm: float = 0.7
+    precision: str = "bf16"
+    source: str = "assumed prior"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes per GPU (on the most loaded GPU: the first pipeline stage)."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations
+
+
+@dataclass(frozen=True)
+class Comm:
+    """One kind of collective of a step: bytes per GPU, the link, its time and the exposed part."""
+
+    kind: str
+    bytes: float
+    link: str
+    time: float
+    exposed: float
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    """A step's predicted time and its parts (seconds)."""
+
+    strategy: Strategy
+    compute: dict[str, float]
+    comms: tuple[Comm, ...]
+    bubble: float
+    memory: Memory
+    model_flops: float
+    tokens: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def compute_time(self) -> float:
+        return sum(self.compute.values())
+
+    @property
+    def comm_exposed(self) -> float:
+        return sum(c.exposed for c in self.comms)
+
+    @property
+    def time(self) -> float:
+        return self.compute_time + self.bubble + self.comm_exposed
+
+
+def _check_fit(cfg: TransformerConfig, s: Strategy, gpus: int, global_batch: int, seq_len: int) -> None:
+    if s.gpus != gpus:
+        raise InputError(f"--parallel: expected dp×tp×pp×cp = {gpus} GPUs; got {s.dp}×{s.tp}×{s.pp}×{s.cp} = "
+                         f"{s.gpus}. Make the product equal the GPU count.")
+    if cfg.heads % s.tp:
+        raise InputError(f"--parallel: expected tp dividing the {cfg.heads} attention heads; got tp={s.tp}.")
+    if s.pp * s.vp > cfg.layers:
+        raise InputError(f"--parallel: expected pp×vp <= the {cfg.layers} layers; got {s.pp}×{s.vp}.")
+    if seq_len % s.cp:
+        raise InputError(f"--parallel: expected cp dividing the sequence length {seq_len}; got cp={s.cp}.")
+    if global_batch % (s.dp * s.micro_batch):
+        raise InputError(f"--global-batch: expected a multiple of dp×micro-batch = {s.dp}×{s.micro_batch}; got "
+                         f"{global_batch} sequences. Change the batch, dp or the micro-batch.")
+
+
+def memory_per_gpu(cfg: TransformerConfig, s: Strategy, seq_len: int) -> Memory:
+    """Bytes each GPU of the first pipeline stage holds (see the module text).
+
+    Llama 3.1 8B on one GPU, no parallelism: 16 bytes × 8.03 B parameters = 128 GB of state.
+
+    >>> from core.transformer.config import load_config
+    >>> m = memory_per_gpu(load_config("llama31_8b"), Strategy(zero=0), 8192)
+    >>> round((m.weights + m.gradients + m.optimizer) / 1e9, 1)
+    128.5
+    """
+    shard = s.tp * s.pp
+    held = cfg.params / shard
+    trained = cfg.trainable_params / shard
+    dp = s.dp * s.cp
+    weights = BYTES * held / (dp if s.zero >= 3 else 1)
+    grads = BYTES * trained / (dp if s.zero >= 2 else 1)
+    optimizer = 12 * trained / (dp if s.zero >= 1 else 1)
+    tokens = s.micro_batch * seq_len / s.cp
+    if s.recompute:
+        per_token_layer = BYTES * cfg.hidden
+    else:
+        ffn_terms = 3 if cfg.gated_mlp else 2
+        per_token_layer = BYTES * (6 * cfg.hidden + 2 * cfg.kv_dim + ffn_terms * cfg.ffn) / s.tp
+    layers_here = cfg.layers / s.pp
+    in_flight = s.pp  # 1F1B: the first stage holds pp micro-batches
+    acts = per_token_layer * tokens * layers_here * in_flight
+    if s.recompute:  # one layer's full working set while it is recomputed
+        ffn_terms = 3 if cfg.gated_mlp else 2
+        acts += BYTES * (6 * cfg.hidden + 2 * cfg.kv_dim + ffn_terms * cfg.ffn) / s.tp * tokens
+    if s.pp == 1:  # the logits (fp32) of the last stage
+        acts += 4 * tokens * cfg.vocab / s.tp
+    return Memory(weights, grads, optimizer, acts)
+
+
+def fits(memory: Memory, device: Accelerator) -> bool:
+    return memory.total <= USABLE * device.memory_gb.value * 1e9
+
+
+def _link(stride: int, size: int, domain: int, device: Accelerator) -> tuple[str, float, int]:
+    """The link a group of ``size`` ranks ``stride`` apart runs over, its one-direction bandwidth, and how
+    many of its ranks share one scale-up domain (``size`` when it fits in one)."""
+    if size <= 1:
+        return "none", math.inf, 1
+    if stride * size <= domain:
+        return "scale-up", device.scale_up_bw, size
+    local = max(1, min(size, domain // stride)) if stride < domain else 1
+    return ("scale-out" if local == 1 else "hierarchical"), device.scale_out_bw, local
+
+
+def ring_time(volume: float, size: int, local: int, device: Accelerator, comm_eff: float) -> float:
+    """Seconds for an all-reduce-like collective moving ``volume`` bytes per GPU over a ring of ``size``:
+    a hierarchical one (NCCL on several nodes) reduces over the ``local`` ranks of a domain on the
+    scale-up link, then exchanges ``1/local`` of it across domains on the NICs.
+
+    ``volume`` already carries the ring factor ``2(n−1)/n`` for the whole group; the split is
+    proportional: ``local`` ranks on NVLink/xGMI, ``size/local`` domains over the network.
+
+    >>> from core.transformer.devices import get_accelerator
+    >>> h100 = get_accelerator("H100")
+    >>> round(ring_time(1e9, 8, 8, h100, 1.0) * 1e3, 3)   # inside the node: 1 GB at 450 GB/s
+    2.222
+    >>> round(ring_time(1e9, 16, 1, h100, 1.0) * 1e3, 1)  # one GPU per node: 1 GB at 50 GB/s
+    20.0
+    """
+    if size <= 1:
+        return 0.0
+    if local >= size:
+        return volume / (device.scale_up_bw * comm_eff)
+    base = volume / (2 * (size - 1) / size)  # the message itself
+    nodes = size / local
+    inside = 2 * (local - 1) / local * base / (device.scale_up_bw * comm_eff) if local > 1 else 0.0
+    across = 2 * (nodes - 1) / nodes * base / local / (device.scale_out_bw * comm_eff)
+    return inside + across
+
+
+def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, global_batch: int, seq_len: int,
+                  domain: int | None = None, eff: Efficiency | None = None, overlap: Overlap | None = None,
+                  check_memory: bool = True) -> StepEstimate:
+    """The time of one optimizer step of ``global_batch`` sequences of ``seq_len`` tokens.
+
+    Compute: each op class's FLOPs (or bytes, for the memory-bound class) on one GPU over the
+    achieved fraction of the peak; collectives over their link at ``eff.comm`` of its bandwidth,
+    minus the declared overlap; the bubble from the 1F1B formula.
+
+    Raises
+    ------
+    InputError
+        If the strategy does not match the GPUs, the model or the batch, or (``check_memory``) does
+        not fit in the device's memory: the message says what does not fit and by how much.
+    """
+    eff = eff or Efficiency()
+    overlap = overlap or Overlap()
+    domain = domain or device.domain
+    gpus = s.gpus
+    _check_fit(cfg, s, gpus, global_batch, seq_len)
+    mem = memory_per_gpu(cfg, s, seq_len)
+    if check_memory and not fits(mem, device):
+        raise InputError(memory_message(mem, device, s))
+    m = global_batch // (s.dp * s.micro_batch)  # micro-batches per pipeline per step
+    tokens_mb = s.micro_batch * seq_len / s.cp
+    layers_here = cfg.layers / s.pp
+    # the head's work spread over the stages (balanced pipelines give the last stage fewer layers)
+    work = step_work(cfg, tokens_mb, seq_len, tp=s.tp, layers=layers_here, with_head=False, recompute=s.recompute)
+    head = step_work(cfg, tokens_mb, seq_len, tp=s.tp, layers=0, with_head=True)
+    # context parallelism: a rank's b·s/cp query tokens attend over the whole sequence (seq_len), so its
+    # share of the (load-balanced, causal) score matrix is already 1/cp of the sequence's
+    flops = {k: work.flops[k] + head.flops[k] / s.pp for k in work.flops}
+    moved = {k: work.bytes[k] + head.bytes[k] / s.pp for k in work.bytes}
+    peak = device.peak_flops(eff.precision)
+    # attention runs in BF16 even where the matmuls run in FP8 (FlashAttention; NVIDIA's MLPerf FP8
+    # configs keep attention in 16 bits): its fraction is of the BF16 peak
+    compute = {"matmul": m * flops["matmul"] / (peak * eff.matmul),
+               "attention": m * flops["attention"] / (device.peak_flops("bf16") * eff.attention),
+               "memory": m * moved["memory"] / (device.hbm_bw * eff.memory)}
+    # optimizer update: memory-bound, reads and writes the sharded fp32 state and bf16 weights/grads
+    trained = cfg.trainable_params / (s.tp * s.pp)
+    shard = s.dp * s.cp if s.zero >= 1 else 1
+    compute["memory"] += (2 * 16 * trained / shard) / (device.hbm_bw * eff.memory)
+    pipeline_compute = sum(compute.values())
+    act = BYTES * tokens_mb * cfg.hidden
+    comms = []
+    if s.tp > 1:
+        volume = m * layers_here * 4 * 2 * (s.tp - 1) / s.tp * act * (1.5 if s.recompute else 1.0)
+        comms.append(_comm("TP", volume, 1, s.tp, domain, device, eff, overlap.tp))
+    if s.cp > 1:
+        kv = BYTES * s.micro_batch * seq_len * 2 * cfg.kv_dim / s.tp
+        volume = m * layers_here * 3 * (s.cp - 1) / s.cp * kv
+        comms.append(_comm("CP", volume, s.tp, s.cp, domain, device, eff, overlap.cp))
+    if s.pp > 1:
+        # point-to-point: each send is one hop, no ring; a stage sends and receives, forward and backward
+        volume = m * 2 * act / s.tp
+        link, bw, _ = _link(s.tp * s.cp * s.dp, s.pp, domain, device)
+        comms.append(Comm("PP", volume, link, volume / (bw * eff.comm), volume / (bw * eff.comm) * (1 - overlap.pp)))
+    n = s.dp * s.cp
+    if n > 1:
+        volume = 2 * (n - 1) / n * BYTES * trained
+        comms.append(_comm("DP", volume, s.tp, n, domain, device, eff, overlap.dp))
+    # overlap: the declared fraction of a collective hides behind compute, but never more than the
+    # compute there is to hide behind: DP's gradient reduction runs bucket by bucket behind the backward
+    # pass of the last micro-batch only (gradients accumulate over the others): 2/3 of 1/m of the compute
+    window = {"TP": pipeline_compute, "CP": compute["attention"], "PP": pipeline_compute,
+              "DP": pipeline_compute * 2 / 3 / m}
+    declared = {"TP": overlap.tp, "CP": overlap.cp, "PP": overlap.pp, "DP": overlap.dp}
+    comms = [replace(c, exposed=c.time - min(declared[c.kind] * c.time, window[c.kind])) for c in comms]
+    in_pipeline = sum(c.exposed for c in comms if c.kind in ("TP", "CP", "PP"))
+    bubble = (pipeline_compute + in_pipeline) * (s.pp - 1) / (m * s.vp) if s.pp > 1 else 0.0
+    model_flops = step_work(cfg, global_batch * seq_len, seq_len).model_flops
+    return StepEstimate(s, compute, tuple(comms), bubble, mem, model_flops, global_batch * seq_len)
+
+
+def _comm(kind: str, volume: float, stride: int, size: int, domain: int, device: Accelerator, eff: Efficiency,
+          overlap: float) -> Comm:
+    link, _bw, local = _link(stride, size, domain, device)
+    time = ring_time(volume, size, local, device, eff.comm)
+    return Comm(kind, volume, link, time, time * (1 - overlap))
+
+
+def memory_message(mem: Memory, device: Accelerator, s: Strategy) -> str:
+    """``parallel dp=..: needs 93.1 GB per GPU (weights .., gradients .., optimizer .., activations ..);
+    H100_SXM holds 72.0 GB usable (90 % of 80 GB): 21.1 GB too much. <fix>.``"""
+    usable = USABLE * device.memory_gb.value
+    gb = 1e9
+    return (f"--parallel {s.text()}: expected at most {usable:.1f} GB per GPU ({USABLE:.0%} of {device.name}'s "
+            f"{device.memory_gb.value:g} GB); got {mem.total / gb:.1f} GB (weights {mem.weights / gb:.1f}, gradients "
+            f"{mem.gradients / gb:.1f}, optimizer {mem.optimizer / gb:.1f}, activations {mem.activations / gb:.1f}): "
+            f"{mem.total / gb - usable:.1f} GB too much. Raise tp or pp, shard the optimizer (zero=1..3), recompute "
+            "activations (recompute=1), shrink the micro-batch, or use more GPUs.")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def candidates(cfg: TransformerConfig, gpus: int, *, global_batch: int, seq_len: int, domain: int,
+               max_micro_batch: int = 8) -> list[Strategy]:
+    """Every strategy worth trying on ``gpus`` GPUs: tp within the scale-up domain and dividing the
+    heads, cp up to 16 (for sequences of 8k tokens and more), pp up to the layers, dp dividing the batch."""
+    out = []
+    for tp in _divisors(gpus):
+        if tp > domain or cfg.heads % tp or tp > 16:
+            continue
+        for cp in (1, 2, 4, 8, 16):
+            if gpus % (tp * cp) or seq_len % (2 * cp) or (cp > 1 and seq_len < 4096 * cp // 2):
+                continue
+            for pp in _divisors(gpus // (tp * cp)):
+                if pp > cfg.layers // 2 and pp > 1:
+                    continue
+                dp = gpus // (tp * cp * pp)
+                if global_batch % dp:
+                    continue
+                per_dp = global_batch // dp
+                for mb in (1, 2, 4, 8):
+                    if mb > max_micro_batch or per_dp % mb:
+                        continue
+                    for recompute in (False, True):
+                        vp = 1
+                        if pp > 1:
+                            vp = max(v for v in (1, 2, 4, 8) if pp * v <= cfg.layers and cfg.layers // (pp * v) >= 1)
+                        out.append(Strategy(dp, tp, pp, cp, mb, vp, 1, recompute))
+    return out
+
+
+def best_strategy(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_batch: int, seq_len: int,
+                  domain: int | None = None, eff: Efficiency | None = None,
+                  overlap: Overlap | None = None) -> StepEstimate:
+    """The fastest strategy that fits in memory, or an ``InputError`` naming the smallest shortfall."""
+    domain = domain or device.domain
+    best: StepEstimate | None = None
+    closest = None
+    for s in candidates(cfg, gpus, global_batch=global_batch, seq_len=seq_len, domain=domain):
+        mem = memory_per_gpu(cfg, s, seq_len)
+        if not fits(mem, device):
+            if closest is None or mem.total < closest[0].total:
+                closest = (mem, s)
+            continue
+        est = estimate_step(cfg, device, s, global_batch=global_batch, seq_len=seq_len, domain=domain, eff=eff,
+                            overlap=overlap, check_memory=False)
+        if best is None or est.time < best.time:
+            best = est
+    if best is None:
+        if closest is None:
+            raise InputError(f"--gpus: expected a GPU count that divides into data × tensor × pipeline × context "
+                             f"degrees for global batch {global_batch}; got {gpus}. Pick a count such as a multiple "
+                             "of 8 that divides the batch.")
+        raise InputError("no strategy fits; the closest: " + memory_message(closest[0], device, closest[1]))
+    return best
+
+
+def with_dp(s: Strategy, gpus: int) -> Strategy:
+    """``s`` with dp set so that the product is ``gpus`` (model split kept), or an ``InputError``."""
+    rest = s.tp * s.pp * s.cp
+    if gpus % rest:
+        raise InputError(f"--gpus: expected multiples of tp×pp×cp = {rest}; got {gpus}.")
+    return replace(s, dp=gpus // rest)

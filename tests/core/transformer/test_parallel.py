@@ -1,0 +1,129 @@
+"""Collective volumes on hand values, the 1F1B bubble, memory per GPU and the refusal of what does not fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import InputError
+from core.transformer.config import TransformerConfig, load_config
+from core.transformer.devices import get_accelerator
+from core.transformer.parallel import (
+    Efficiency,
+    Overlap,
+    Strategy,
+    best_strategy,
+    estimate_step,
+    memory_per_gpu,
+    parse_strategy,
+)
+
+# 4 layers, hidden 64, 8 heads (2 key-value heads of 8), ffn 128, vocab 100: 4×(64·(64+16+16+64) + 3·64·128)
+# + 2·100·64 = 4·(10240 + 24576) + 12800 = 152,064 parameters
+C = TransformerConfig("tiny", 4, 64, 8, 2, 128, 100)
+H100 = get_accelerator("H100")
+NO_OVERLAP = Overlap(dp=0, tp=0, cp=0, pp=0)
+
+
+def _comm(est, kind):
+    return next(c for c in est.comms if c.kind == kind)
+
+
+def test_parameter_count_by_hand():
+    assert C.params == 152_064
+
+
+def test_dp_all_reduce_volume():
+    est = estimate_step(C, H100, Strategy(dp=4), global_batch=8, seq_len=16, overlap=NO_OVERLAP)
+    # ring all-reduce of bf16 gradients: 2(n-1)/n × 2 bytes × P = 1.5 × 2 × 152,064
+    assert _comm(est, "DP").bytes == pytest.approx(1.5 * 2 * 152_064)
+    assert _comm(est, "DP").link == "scale-up"
+
+
+def test_tp_volume_per_layer_and_micro_batch():
+    est = estimate_step(C, H100, Strategy(dp=1, tp=2), global_batch=4, seq_len=16, overlap=NO_OVERLAP)
+    # 4 micro-batches of 1 sequence × 16 tokens; per layer 4 collectives of the 16×64 bf16 activation
+    # at the ring factor 2(tp-1)/tp = 1: 4 × 4 layers × 4 × 1 × 16·64·2 bytes
+    assert _comm(est, "TP").bytes == pytest.approx(4 * 4 * 4 * 16 * 64 * 2)
+    assert not any(c.kind == "DP" for c in est.comms)  # dp = 1: no gradient reduction
+
+
+def test_pp_point_to_point_volume_and_link_across_nodes():
+    est = estimate_step(C, H100, Strategy(dp=8, pp=2), global_batch=16, seq_len=16, overlap=NO_OVERLAP, domain=8)
+    # 2 micro-batches per pipeline; each sends a 16×64 bf16 activation forward and its gradient back
+    assert _comm(est, "PP").bytes == pytest.approx(2 * 2 * 16 * 64 * 2)
+    # stage neighbours are dp×tp×cp = 8 GPUs apart: the next node, over the NIC
+    assert _comm(est, "PP").link == "scale-out"
+
+
+def test_cp_gathers_keys_and_values():
+    est = estimate_step(C, H100, Strategy(dp=1, cp=2), global_batch=1, seq_len=32, overlap=NO_OVERLAP)
+    # per layer 3 × (cp-1)/cp × (keys + values of the whole sequence: 32 tokens × 2 × 16 × 2 bytes)
+    assert _comm(est, "CP").bytes == pytest.approx(4 * 3 * 0.5 * 32 * 2 * 16 * 2)
+
+
+@pytest.mark.parametrize("pp,m,vp", [(4, 12, 1), (8, 24, 1), (4, 8, 2)])
+def test_bubble_is_the_1f1b_fraction(pp, m, vp):
+    cfg = TransformerConfig("deep", 16, 64, 8, 8, 256, 100)
+    s = Strategy(dp=1, pp=pp, vp=vp)
+    est = estimate_step(cfg, H100, s, global_batch=m, seq_len=64, overlap=Overlap(dp=1, tp=1, cp=1, pp=1))
+    fraction = est.bubble / (est.compute_time + est.bubble)
+    assert fraction == pytest.approx((pp - 1) / (m * vp + pp - 1))
+
+
+def test_memory_adam_mixed_precision_and_zero():
+    cfg = load_config("llama31_8b")
+    plain = memory_per_gpu(cfg, Strategy(dp=8, zero=0), 8192)
+    zero1 = memory_per_gpu(cfg, Strategy(dp=8, zero=1), 8192)
+    assert plain.weights + plain.gradients + plain.optimizer == pytest.approx(16 * cfg.params)
+    assert zero1.optimizer == pytest.approx(12 * cfg.params / 8)
+    tuned = cfg.with_lora(16)
+    lora = memory_per_gpu(tuned, Strategy(dp=1), 8192)
+    assert lora.weights == pytest.approx(2 * cfg.params)
+    # rank 16 on q, k, v, o of 32 layers: 32 × 16 × ((4096+4096) + 2·(4096+1024) + (4096+4096)) = 13,631,488
+    assert tuned.lora_params == 13_631_488
+    assert lora.optimizer == pytest.approx(12 * 13_631_488)
+
+
+def test_impossible_strategy_is_refused_with_the_shortfall():
+    cfg = load_config("llama31_405b")
+    with pytest.raises(InputError, match=r"expected at most 72\.0 GB per GPU .* GB too much\. Raise tp or pp"):
+        estimate_step(cfg, H100, Strategy(dp=8), global_batch=8, seq_len=8192)
+
+
+def test_no_strategy_fits_names_the_closest():
+    with pytest.raises(InputError, match=r"no strategy fits; the closest: .*GB too much"):
+        best_strategy(load_config("llama31_405b"), H100, 8, global_batch=8, seq_len=8192)
+
+
+def test_strategy_must_match_the_gpus_and_batch():
+    with pytest.raises(InputError, match="dp×tp×pp×cp = 16 GPUs"):
+        _check(Strategy(dp=4, tp=2), 16)
+    with pytest.raises(InputError, match="--global-batch: expected a multiple of dp×micro-batch"):
+        estimate_step(C, H100, Strategy(dp=3), global_batch=8, seq_len=16)
+
+
+def _check(s, gpus):
+    from core.transformer.parallel import _check_fit
+
+    _check_fit(C, s, gpus, 8, 16)
+
+
+def test_search_picks_a_fitting_strategy_and_model_parallelism_when_needed():
+    cfg = load_config("llama2_70b")
+    est = best_strategy(cfg, H100, 64, global_batch=64, seq_len=4096, eff=Efficiency())
+    assert est.memory.total <= 0.9 * 80e9
+    assert est.strategy.gpus == 64 and est.strategy.tp * est.strategy.pp > 1  # 70B × 16 B does not fit unsplit
+
+
+def test_parse_strategy_round_trip():
+    s = parse_strategy("dp=4,tp=8,pp=8,cp=2,vp=8,recompute=1")
+    assert parse_strategy(s.text()) == s
+
+
+def test_context_parallelism_splits_attention_evenly():
+    cfg = TransformerConfig("cp", 4, 256, 8, 8, 512, 100)
+    one = estimate_step(cfg, H100, Strategy(dp=1), global_batch=2, seq_len=8192, overlap=NO_OVERLAP)
+    two = estimate_step(cfg, H100, Strategy(dp=1, cp=2), global_batch=2, seq_len=8192, overlap=NO_OVERLAP)
+    # each of the 2 ranks computes half of every sequence's causal attention: half the time, not a quarter
+    assert two.compute["attention"] == pytest.approx(one.compute["attention"] / 2)
+    assert two.compute["matmul"] == pytest.approx(one.compute["matmul"] / 2)
