@@ -19,10 +19,11 @@ from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.logs import depth_of, gpu_short_name
 from core.tables import file_bytes, read_csv_frame
+from core.targets import Target, accuracy_target
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
-    "step_to_target", "epoch_to_target", "loss_at_target", "target_acc", "dataset", "source",
+    "step_to_target", "epoch_to_target", "loss_at_target", "target_acc", "target_spec", "dataset", "source",
     "excluded",
 )
 COURSE_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "epoch_to_92acc", "step_to_92acc",
@@ -65,7 +66,7 @@ def _exclusion(row: pd.Series) -> str:
 
 
 def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str | None = None,
-                   target_acc: float | None = None, datasets_by_file: dict[str, str] | None = None
+                   target_acc: float | Target | None = None, datasets_by_file: dict[str, str] | None = None
                    ) -> pd.DataFrame:
     """The calibration frame of a course table or a fits table.
 
@@ -93,6 +94,7 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
             "loss_at_target": _never_to_nan(table["loss_92acc"]),
         })
         out["target_acc"] = DEFAULT_TARGET_ACC
+        out["target_spec"] = f"acc>={DEFAULT_TARGET_ACC:g}"
         out["dataset"] = dataset or "cifar10"
     elif set(FIT_COLUMNS) <= cols:
         out = table[list(FIT_COLUMNS)].copy()
@@ -101,7 +103,18 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
         out["split"] = _text(out["split"], "train")
         for c in ("step_to_target", "epoch_to_target", "loss_at_target"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
-        out["target_acc"] = table["target_acc"].astype(float) if "target_acc" in cols else target_acc
+        given = None if target_acc is None else target_acc if isinstance(target_acc, Target) \
+            else accuracy_target(target_acc)
+        if "target_acc" in cols:
+            out["target_acc"] = pd.to_numeric(table["target_acc"], errors="coerce").astype(float)
+        else:
+            out["target_acc"] = given.value if given is not None and given.is_accuracy else math.nan
+        if {"metric", "direction", "target"} <= cols:
+            out["target_spec"] = [None if pd.isna(m) else f"{m}{d}{float(v):g}"
+                                  for m, d, v in zip(table["metric"], table["direction"], table["target"])]
+        else:
+            out["target_spec"] = [None if pd.isna(a) else f"acc>={float(a):g}" for a in out["target_acc"]] \
+                if given is None or given.is_accuracy else given.spec
         out["dataset"] = dataset or "other"
         if datasets_by_file and "file" in cols:
             out["dataset"] = [datasets_by_file.get(f, d) for f, d in zip(table["file"], out["dataset"])]

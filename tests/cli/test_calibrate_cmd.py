@@ -68,3 +68,18 @@ def test_errors_exit_2(capsys, tmp_path):
     assert "holdout: expected one of" in capsys.readouterr().err
     assert main(["calibrate", COURSE, "--target-acc", "0.9"]) == 2
     assert "the course table only has 0.92" in capsys.readouterr().err
+
+
+def test_calibrate_takes_a_loss_target_and_refuses_fits_made_for_another(capsys, tmp_path):
+    from pathlib import Path
+
+    logs = sorted(str(p) for p in (Path(__file__).resolve().parents[2] / "data" / "logs").glob("*.csv"))
+    assert main(["fit", *logs, "--target", "loss<=0.5"]) == 0
+    fits = tmp_path / "fits.csv"
+    fits.write_text(capsys.readouterr().out)
+    assert main(["calibrate", str(fits), "--holdout", "resnet20", "--dataset", "mnist1d", "--target", "loss<=0.5"]) == 0
+    out = capsys.readouterr()
+    assert "resnet20" in out.out and "loss threshold L" in out.err
+    assert main(["calibrate", str(fits), "--holdout", "resnet20", "--dataset", "mnist1d"]) == 2
+    err = capsys.readouterr().err
+    assert "expected fits made for target acc>=0.92; the table records loss<=0.5" in err
