@@ -1,5 +1,7 @@
-"""Shared fixtures: caches cleared per test, a run library of its own per test, paths to the repository and to
-../shared."""
+"""Shared fixtures: caches cleared per test, a run library of its own per test, paths to the repository, its
+built-in data (``data/``) and the tests' own data (``tests/data/``, provenance in ``tests/data/NOTICE.md``).
+
+Nothing here or in any test reads outside the checkout: a fresh clone runs the whole suite."""
 
 from __future__ import annotations
 
@@ -9,16 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _shared_reference() -> Path:
-    """``shared/reference`` beside the checkout, or above it (a git worktree in a subfolder)."""
-    for parent in ROOT.parents:
-        if (parent / "shared" / "reference").is_dir():
-            return parent / "shared" / "reference"
-    return ROOT.parent / "shared" / "reference"
-
-
-SHARED = _shared_reference()
+#: the product's built-in data (real traces and logs, each folder with its NOTICE)
+DATA = ROOT / "data"
+#: data only the tests use (small copies, NOTICE.md says where each comes from)
+TEST_DATA = ROOT / "tests" / "data"
 
 
 @pytest.fixture(autouse=True)

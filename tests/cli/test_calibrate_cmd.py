@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.conftest import ROOT, SHARED
+from tests.conftest import DATA, ROOT
 
-COURSE = str(SHARED / "cifar10_resnet_optimus_fits.csv")
+COURSE = str(DATA / "cifar10_resnet_optimus_fits.csv")
 CONTRACT = ["model", "gpu", "method", "b0", "b1", "b2", "b0_hat", "b1_hat", "b2_hat", "epoch_actual",
             "epoch_pred", "epoch_pred_low", "epoch_pred_high", "epoch_error_pct"]
 

@@ -25,7 +25,7 @@ from core.paleo import (
     worker_counts,
 )
 from pages.shared.transfer import TRANSFERRED_STEPS
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/throughput.py"
@@ -81,7 +81,7 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
 
 
 def test_paleo_compatible_alexnet_on_k80_reproduces_the_validation_sample():
-    ref = pd.read_csv(SHARED / "paleo" / "validation_sample.csv")
+    ref = pd.read_csv(TEST_DATA / "paleo" / "validation_sample.csv")
     ref = ref[ref["net"] == "alex_v2"].set_index("workers")
     at = open_page(PAGE)
     at.toggle(key="tp_paleo").set_value(True).run()

@@ -28,9 +28,9 @@ from core.calibrate import (
 )
 from core.calibrate.evaluate import parameter_predictions
 from core.errors import InputError, LogFormatError
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-COURSE = SHARED / "cifar10_resnet_optimus_fits.csv"
+COURSE = DATA / "cifar10_resnet_optimus_fits.csv"
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 
 
 def _validation_sample() -> Path:
-    return SHARED / "paleo" / "validation_sample.csv"
+    return TEST_DATA / "paleo" / "validation_sample.csv"
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
