@@ -7,6 +7,7 @@ E2E_OPTIONAL=1 is set, which skips them instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -57,33 +58,47 @@ def library_db(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e_library") / "library.duckdb"
 
 
-@pytest.fixture(scope="session")
-def app_url(library_db):
+@contextlib.contextmanager
+def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamlit.log", env: dict | None = None):
+    """A fresh ``streamlit run app.py`` on a free loopback port, with the project's own
+    ``.streamlit/config.toml``; yields its URL once ``/_stcore/health`` answers."""
     port = _free_port()
-    log = open(ROOT / ".pytest-streamlit.log", "w")
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TTA_LIBRARY_DB": str(library_db)})
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "TTA_LIBRARY_DB": str(library_db), **(env or {})})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
+    try:
+        _wait_healthy(url, proc, log_path)
+        yield url
+    finally:
+        proc.terminate()
         try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                break
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log_path: Path) -> None:
+    """Poll the health endpoint until it answers; fail if the server exits (or hangs for 10 minutes)."""
+    deadline = time.monotonic() + 600          # a safety net for a hung server, not a timing check
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=5).read() == b"ok":
+                return
         except OSError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not become healthy; see .pytest-streamlit.log")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    raise RuntimeError(f"streamlit did not answer (exit code {proc.poll()}); see {log_path}")
+
+
+@pytest.fixture(scope="session")
+def app_url(library_db):
+    with streamlit_server(library_db) as url:
+        yield url
 
 
 def wait_idle(page, timeout: float = 60_000) -> None:
@@ -95,17 +110,21 @@ def wait_idle(page, timeout: float = 60_000) -> None:
                                                            timeout=timeout)
 
 
+def nav_link(page, title: str):
+    """The link to ``title`` in the app's navigation (``st.navigation(..., position="top")``)."""
+    return page.get_by_test_id("stTopNavLink").filter(has_text=re.compile(rf"{re.escape(title)}\s*$"))
+    # its text is the icon's ligature name then the title ("show_chartLogs")
+
+
 def goto_page(page, app_url: str, title: str) -> None:
-    """Open the app and click ``title`` in the sidebar navigation."""
+    """Open the app and click ``title`` in the navigation."""
     from playwright.sync_api import expect
 
     page.goto(app_url)
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-connection-state", "CONNECTED",
                                                            timeout=60_000)
     wait_idle(page)
-    nav = page.get_by_test_id("stSidebarNav")
-    if nav.count():  # one page only: Streamlit shows no navigation
-        nav.get_by_role("link", name=title).click()
+    nav_link(page, title).click()
     expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=60_000)
     wait_idle(page)
 
@@ -141,4 +160,5 @@ def no_exception(page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-__all__ = ["PNG_MAGIC", "course_log", "download", "wait_idle", "goto_page", "no_exception", "re"]
+__all__ = ["PNG_MAGIC", "course_log", "download", "wait_idle", "goto_page", "nav_link", "no_exception", "re",
+           "streamlit_server"]

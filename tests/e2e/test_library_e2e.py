@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import course_log, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import course_log, download, goto_page, nav_link, no_exception, wait_idle
 
 
 def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page, app_url, tmp_path):
@@ -51,7 +51,7 @@ def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page
     loaded = f"{name} (library #{runs['run_id'][0]})"
     expect(page.get_by_test_id("stSidebar").get_by_text(loaded, exact=False)).to_be_visible(timeout=30_000)
 
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Logs").click()   # same session
+    nav_link(page, "Logs").click()   # same session
     expect(page.get_by_role("heading", name="Logs", exact=True).first).to_be_visible(timeout=60_000)
     wait_idle(page)
     download(page, page, "Table (CSV)", tmp_path / "fits.csv")
