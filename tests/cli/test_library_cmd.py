@@ -177,7 +177,7 @@ def test_plan_from_several_runs_uses_their_median_and_range(db, capsys):
 
 def test_the_command_runs_as_a_program(tmp_path):
     done = subprocess.run([sys.executable, "-m", "core", "library", "list", "--db", str(tmp_path / "none.duckdb")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith("run_id,source,model,")
     assert not (tmp_path / "none.duckdb").exists()
 

@@ -21,6 +21,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+#: how long a browser check waits for the app (ms) before it fails. Generous on purpose: on a loaded machine a
+#: fresh server has taken minutes to its first chart, and no test here asserts how long anything takes.
+WAIT_MS = 600_000
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -44,6 +47,16 @@ def _chromium_installed():
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}
+
+
+@pytest.fixture
+def context(context):
+    """Every action and ``expect`` waits up to ``WAIT_MS`` unless a test says otherwise."""
+    from playwright.sync_api import expect
+
+    context.set_default_timeout(WAIT_MS)
+    expect.set_options(timeout=WAIT_MS)
+    return context
 
 
 def _free_port() -> int:
@@ -101,7 +114,7 @@ def app_url(library_db):
         yield url
 
 
-def wait_idle(page, timeout: float = 60_000) -> None:
+def wait_idle(page, timeout: float = WAIT_MS) -> None:
     """Wait until the script run triggered by the last action has finished."""
     from playwright.sync_api import expect
 
@@ -122,10 +135,10 @@ def goto_page(page, app_url: str, title: str) -> None:
 
     page.goto(app_url)
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-connection-state", "CONNECTED",
-                                                           timeout=60_000)
+                                                           timeout=WAIT_MS)
     wait_idle(page)
     nav_link(page, title).click()
-    expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=WAIT_MS)
     wait_idle(page)
 
 
@@ -145,7 +158,7 @@ def course_log(folder: Path, name: str, b0: float) -> Path:
     return path
 
 
-def download(page, scope, label: str, dest: Path, *, timeout: float = 90_000):
+def download(page, scope, label: str, dest: Path, *, timeout: float = WAIT_MS):
     """Click the first download button labelled ``label`` inside ``scope`` (a page or a
     locator), save the file to ``dest`` and return Playwright's Download (for its name)."""
     with page.expect_download(timeout=timeout) as info:
@@ -160,5 +173,5 @@ def no_exception(page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-__all__ = ["PNG_MAGIC", "course_log", "download", "wait_idle", "goto_page", "nav_link", "no_exception", "re",
+__all__ = ["PNG_MAGIC", "WAIT_MS", "course_log", "download", "wait_idle", "goto_page", "nav_link", "no_exception", "re",
            "streamlit_server"]

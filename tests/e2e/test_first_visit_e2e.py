@@ -15,7 +15,7 @@ import json
 from playwright.sync_api import Page, expect
 
 from app import PAGES
-from tests.e2e.conftest import ROOT, nav_link, no_exception, streamlit_server, wait_idle
+from tests.e2e.conftest import ROOT, WAIT_MS, nav_link, no_exception, streamlit_server, wait_idle
 
 #: what the legacy navigation would show: one link per file of pages/, named after the file
 FILE_NAMES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_"))
@@ -39,8 +39,8 @@ def first_visit(page: Page, url: str) -> list[str]:
     """Open ``url`` in a new page and wait for the default page's first chart; what the watcher saw."""
     page.add_init_script(WATCH % json.dumps(FILE_NAMES))
     page.goto(url)
-    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=300_000)
-    wait_idle(page, timeout=300_000)
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)
     return page.evaluate("window.__legacyNav")
 
 
@@ -58,8 +58,8 @@ def test_the_first_visit_to_a_fresh_server_never_shows_file_names_and_draws_the_
         for _, title, _ in PAGES:
             expect(nav_link(page, title)).to_have_count(1)
         nav_link(page, "Plan").click()
-        expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=120_000)
-        wait_idle(page, timeout=300_000)
+        expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
+        wait_idle(page, timeout=WAIT_MS)
         assert page.evaluate("window.__legacyNav") == []
 
 

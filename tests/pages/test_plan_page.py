@@ -187,7 +187,7 @@ def test_uploaded_ps_table_is_fitted_and_offers_sync_and_async():
 def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
     at = open_page(PAGE)
     assert "calibrate" not in at.radio(key="plan_steps_source").options
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = AppTest.from_file(str(APP), default_timeout=600)
     # what the Calibrate page hands over: a StepsEstimate (core.plan.steps_from_calibration)
     at.session_state["calibrated_steps"] = core_typed_steps(60_000, low=45_000, high=80_000,
                                                             label="ResNet-50 on Tesla V100")
@@ -252,7 +252,7 @@ def test_no_runs_loaded_falls_back_to_typed_steps():
 
 def test_builtin_runs_chosen_on_logs_survive_the_switch_to_plan():
     """Regression: the sidebar's built-in choice was dropped on a page switch (the widget id is per page)."""
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at = AppTest.from_file(str(APP), default_timeout=600).run()
     at.sidebar.multiselect(key="builtin_sets_widget").set_value(["mnist1d", "pollux"]).run()
     at.switch_page(PAGE).run()
     runs = at.selectbox(key="plan_run").options
