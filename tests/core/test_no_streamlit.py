@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 PROBE = """
@@ -20,6 +22,7 @@ print(json.dumps({"modules": names, "streamlit": sorted(m for m in sys.modules i
 """
 
 
+@pytest.mark.slow
 def test_importing_every_core_module_imports_no_streamlit():
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -30,6 +33,7 @@ def test_importing_every_core_module_imports_no_streamlit():
     assert {"core.logs", "core.prediction.forecast", "core.cli.calibrate_cmd"} <= set(seen["modules"])
 
 
+@pytest.mark.slow
 def test_the_probe_would_see_streamlit():
     out = subprocess.run([sys.executable, "-c", "import streamlit\n" + PROBE], cwd=ROOT, capture_output=True,
                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -7,12 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from core.library import Library
 from core.logs import read_log_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_example_trains_logs_and_adds_the_run_to_the_library(tmp_path):
     db = tmp_path / "lib.duckdb"
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_mnist1d.py"), "--depth", "8", "--epochs", "3",

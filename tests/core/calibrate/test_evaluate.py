@@ -31,6 +31,7 @@ def test_loss_threshold_is_the_mean_over_calibration_runs_only(fits):
     assert cal.loss_threshold == pytest.approx(L_measured)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["course", "ridge", "direct-gp"])
 def test_loao_never_sees_the_architecture_it_predicts(fits, method):
     clean = leave_one_architecture_out(fits, method=method)
@@ -47,6 +48,7 @@ def test_method_scores_exclude_the_held_out_architecture(fits):
     assert (a["n_runs"] == 15).all()  # 5 architectures x 3 GPUs, ResNet-50 removed
 
 
+@pytest.mark.slow
 def test_recommendation_is_the_lowest_loao_error_among_the_auto_methods(fits):
     scores = method_scores(fits, holdout="resnet50")
     auto = scores[scores["method"].isin(AUTO_METHODS)].set_index("method")["loao_mape_pct"]

@@ -29,6 +29,7 @@ def test_course_baseline_reproduces_the_course_printout(fits):
         assert p.loc[gpu, "b2_hat"] == pytest.approx(b2, abs=5e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("threshold", ["curve", "measured"])
 def test_the_held_out_runs_never_change_the_prediction(fits, method, threshold):

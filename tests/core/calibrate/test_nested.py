@@ -12,6 +12,7 @@ from core.calibrate import (
 from tests.core.calibrate.helpers import poison
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("holdout", ["resnet18", "resnet50"])
 def test_nested_loao_never_reads_the_held_out_architecture(fits, holdout):
     clean, dirty = nested_loao(fits), nested_loao(poison(fits, holdout))

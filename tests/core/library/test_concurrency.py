@@ -26,6 +26,7 @@ def _worker(*args) -> subprocess.Popen:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
+@pytest.mark.slow
 def test_parallel_writers_lose_no_run_and_readers_never_see_half_a_run(tmp_path):
     db = tmp_path / "shared.duckdb"
     stop = tmp_path / "stop"

@@ -35,6 +35,7 @@ def workloads():
     return load_workload("torch:resnet50"), workload_from_net(load_net("torch:resnet50"), free_layers=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, target", [(A100, H100), (H100, A100)], ids=["A100->H100", "H100->A100"])
 def test_transfer_predicts_the_other_system_within_15_percent(workloads, source, target):
     check = check_transfer(_runs(source[0]), _runs(target[0]), *workloads, source=source[1], target=target[1])

@@ -3,6 +3,8 @@ other runs teach, combined with a prior)."""
 
 from __future__ import annotations
 
+import pytest
+
 from core.datasets import builtin_datasets_by_file
 from core.logs import read_log
 from core.prediction import (
@@ -60,6 +62,7 @@ def test_a_declared_schedule_is_used_and_returned():
     assert f.prediction.status == "refused" and "learning-rate drop after epoch 12" in f.prediction.reason
 
 
+@pytest.mark.slow
 def test_unseen_epochs_change_neither_prior_nor_extrapolation_nor_posterior(builtin_logs):
     others = [lg for lg in builtin_logs if "resnet20" not in lg.source]
     clean = read_log(course_csv(), "resnet20_Intel Xeon Processor.csv")

@@ -284,6 +284,7 @@ def test_pollux_traces_parse(job):
     assert t.gpus.min() == 1                          # placements.csv holds the 1-GPU rows
 
 
+@pytest.mark.slow
 def test_pollux_cifar10_strong_scaling_slower_than_one_gpu():
     folder = POLLUX / "cifar10"
     p = pd.read_csv(folder / "placements.csv", dtype={"placement": str})
@@ -300,6 +301,7 @@ def test_pollux_cifar10_strong_scaling_slower_than_one_gpu():
     assert s.steps_per_epoch == 782
 
 
+@pytest.mark.slow
 def test_pollux_strong_comparisons_match_an_independent_merge():
     folder = POLLUX / "cifar10"
     p = pd.read_csv(folder / "placements.csv", dtype={"placement": str})
@@ -315,6 +317,7 @@ def test_pollux_strong_comparisons_match_an_independent_merge():
     assert (r.n_strong, r.n_weak) == (expected_strong, expected_weak)
 
 
+@pytest.mark.slow
 def test_pollux_sync_time_gives_a_second_bandwidth():
     r = scaling_analysis(read_pollux_trace(POLLUX / "imagenet"), n_params=25_557_032)
     s = r.rows.iloc[0]
