@@ -29,10 +29,9 @@ app_test_module.PagesManager = _NavigationPagesManager
 
 @pytest.fixture(autouse=True)
 def _clear_streamlit_cache():
-    """st.cache_data and st.cache_resource are global to the process; every page test starts from empty caches.
+    """st.cache_data is global to the process; every page test starts from an empty cache.
     (Only here: the core tests import no streamlit.)"""
     st.cache_data.clear()
-    st.cache_resource.clear()
     yield
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
