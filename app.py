@@ -23,8 +23,10 @@ PAGES = [
 
 def run() -> None:
     st.set_page_config(page_title="Time-to-Accuracy Planner", page_icon=":material/timer:", layout="wide")
+    # At the top: .streamlit/config.toml turns Streamlit's sidebar navigation off (showSidebarNavigation = false)
+    # so that the pages/ folder is never listed by file name, and that option also hides a sidebar menu.
     nav = st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))
-                         for i, (path, title, icon) in enumerate(PAGES)])
+                         for i, (path, title, icon) in enumerate(PAGES)], position="top")
     guarded("This page")(nav.run)()   # a page that fails to load shows one line, never a traceback
 
 

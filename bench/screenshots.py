@@ -6,6 +6,7 @@ Usage: start ``streamlit run app.py --server.port 8600`` then
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,16 +26,13 @@ def main(url: str, out: Path) -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1500, "height": 4200})  # the app scrolls inside its own container
         page.goto(url)
-        # wait for app.py's first run: until it calls st.navigation, a fresh server shows Streamlit's
-        # pages-folder navigation (file names), and a click there would leave st.navigation for good
+        # app.py's st.navigation sits at the top (the pages-folder navigation is off in .streamlit/config.toml)
         expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",
                                                                timeout=180_000)
-        expect(page.get_by_test_id("stSidebarNav").get_by_role("link", name=PAGES[0][1], exact=True)).to_be_visible(
-            timeout=60_000)
         for _path, title, _icon in PAGES:
-            nav = page.get_by_test_id("stSidebarNav")
-            expect(nav).to_be_visible(timeout=60_000)
-            nav.get_by_role("link", name=title, exact=True).click()
+            nav = page.get_by_test_id("stTopNavLink").filter(has_text=re.compile(rf"{re.escape(title)}\s*$"))
+            expect(nav).to_have_count(1, timeout=60_000)
+            nav.click()
             expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=90_000)
             page.wait_for_timeout(300)
             expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning",

@@ -1,36 +1,46 @@
-"""Shared fixtures: caches cleared per test, a run library of its own per test, paths to the repository and to
-../shared."""
+"""Shared fixtures: a run library of its own per test, markers by folder, paths to the repository, its
+built-in data (``data/``) and the tests' own data (``tests/data/``, provenance in ``tests/data/NOTICE.md``).
+
+Nothing here or in any test reads outside the checkout: a fresh clone runs the whole suite."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+#: no property test may fail on how long an example took (hypothesis' default deadline is 200 ms)
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: the product's built-in data (real traces and logs, each folder with its NOTICE)
+DATA = ROOT / "data"
+#: data only the tests use (small copies, NOTICE.md says where each comes from)
+TEST_DATA = ROOT / "tests" / "data"
 
-def _shared_reference() -> Path:
-    """``shared/reference`` beside the checkout, or above it (a git worktree in a subfolder)."""
-    for parent in ROOT.parents:
-        if (parent / "shared" / "reference").is_dir():
-            return parent / "shared" / "reference"
-    return ROOT.parent / "shared" / "reference"
-
-
-SHARED = _shared_reference()
+#: marker by folder: every test under tests/<folder> gets it (docs/testing.md)
+FOLDER_MARKERS = {"pages": "page", "e2e": "e2e"}
 
 
-@pytest.fixture(autouse=True)
-def _clear_streamlit_cache():
-    """st.cache_data is global to the process; every test starts from an empty cache."""
-    try:
-        import streamlit as st
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    st.cache_data.clear()
-    yield
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = Path(str(item.path)).relative_to(ROOT).parts
+        if len(parts) > 1 and parts[0] == "tests" and parts[1] in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[parts[1]])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Exit code 5 (no test ran: nothing collected, or -m/-k deselected everything) is a failure, never a pass
+    that CI could mistake for one."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("no test ran (pytest's exit code 5): reported as a failure", red=True)
 
 
 @pytest.fixture(autouse=True)

@@ -99,9 +99,10 @@ def test_bad_options_exit_with_a_message(capsys, run_log, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_python_dash_m_core_backtest_runs_as_a_program(run_log):
     proc = subprocess.run([sys.executable, "-m", "core", "backtest", str(run_log), "--observe", "0.5",
-                           "--family", "exp3"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           "--family", "exp3"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith(",".join(BACKTEST_COLUMNS))
     assert "summary [family exp3]" in proc.stderr

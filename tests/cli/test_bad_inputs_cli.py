@@ -19,7 +19,7 @@ def test_fit_on_the_whole_corpus_prints_one_line_per_file_and_exits_2():
     names = list(make_corpus.CORPUS)
     paths = [str(CORPUS_DIR / n) for n in names] + ["/dev/zero", str(ROOT / "data" / "logs"), "missing.csv"]
     result = subprocess.run([sys.executable, "-m", "core", "fit", *paths], cwd=ROOT, capture_output=True,
-                            text=True, timeout=300)
+                            text=True, timeout=600)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
     lines = result.stderr.strip().splitlines()

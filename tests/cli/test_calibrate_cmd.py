@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.conftest import ROOT, SHARED
+from tests.conftest import DATA, ROOT
 
-COURSE = str(SHARED / "cifar10_resnet_optimus_fits.csv")
+COURSE = str(DATA / "cifar10_resnet_optimus_fits.csv")
 CONTRACT = ["model", "gpu", "method", "b0", "b1", "b2", "b0_hat", "b1_hat", "b2_hat", "epoch_actual",
             "epoch_pred", "epoch_pred_low", "epoch_pred_high", "epoch_error_pct"]
 
 
+@pytest.mark.slow
 def test_course_baseline_rows(capsys):
     assert main(["calibrate", COURSE, "--holdout", "resnet50", "--method", "course"]) == 0
     out = capsys.readouterr()
@@ -25,6 +26,7 @@ def test_course_baseline_rows(capsys):
     assert "loss threshold L" in out.err and "recommended" in out.err
 
 
+@pytest.mark.slow
 def test_loao_table_and_auto(capsys):
     assert main(["calibrate", COURSE, "--loao", "--method", "ridge"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
@@ -40,6 +42,7 @@ def test_loao_table_and_auto(capsys):
     assert "lies outside the calibration set" in out.err
 
 
+@pytest.mark.slow
 def test_nested_loao_with_auto_prints_scores_and_coverage(capsys):
     assert main(["calibrate", COURSE, "--loao", "--method", "auto"]) == 0
     out = capsys.readouterr()
@@ -50,6 +53,7 @@ def test_nested_loao_with_auto_prints_scores_and_coverage(capsys):
     assert f"coverage {100 * table['covered'].mean():.0f} %" in out.err
 
 
+@pytest.mark.slow
 def test_output_of_core_fit_is_accepted(capsys, tmp_path):
     logs = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*[0-9]_Intel Xeon Processor.csv"))
     assert main(["fit", *logs]) == 0
@@ -61,6 +65,7 @@ def test_output_of_core_fit_is_accepted(capsys, tmp_path):
     assert table["model"].tolist() == ["resnet56"] and table["epoch_actual"].iloc[0] == 13
 
 
+@pytest.mark.slow
 def test_errors_exit_2(capsys, tmp_path):
     assert main(["calibrate", str(tmp_path / "missing.csv")]) == 2
     assert "missing.csv: cannot be read" in capsys.readouterr().err

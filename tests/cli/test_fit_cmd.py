@@ -58,7 +58,7 @@ def test_steps_per_epoch_option_and_bad_target(capsys):
 
 def test_python_dash_m_core_runs_as_a_program():
     proc = subprocess.run([sys.executable, "-m", "core", "fit", str(LOGS[0])], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("file,model,gpu,split,depth,steps_per_epoch,n_points,b0,b1,b2")
 

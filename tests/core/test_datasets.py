@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+
+import pandas as pd
 import pytest
 
 from core.datasets import BATCH_RUN_SETS, DATA_DIR, batch_run_files, builtin_log_files, builtin_speed_tables
 from core.logs import read_log_file
 from core.plan.speed import fit_speed_model
 from core.plan.speed_table import read_speed_table
-from tests.conftest import SHARED
+from data.extract_mllog import extract
+from tests.conftest import ROOT, TEST_DATA
 
 
 def test_builtin_speed_tables_are_the_six_pollux_traces_and_fit_as_allreduce():
@@ -23,18 +27,40 @@ def test_builtin_speed_tables_are_the_six_pollux_traces_and_fit_as_allreduce():
 
 # ---------------------------------------------------------------- issue 11: MLPerf copy, batch sets
 MLPERF_COPY = DATA_DIR / "mlperf_v3.0_resnet50"
-MLPERF_SHARED = SHARED / "mlperf_v3.0_resnet50"
+#: one original result file, unmodified (console output and all), kept to check the extraction on
+ORIGINAL = TEST_DATA / "mlperf_original" / "NVIDIA" / "dgxh100_n8_ngc23.04_mxnet" / "result_0.txt"
+SUMS = pd.read_csv(TEST_DATA / "reference_sha256.csv")
+MLPERF_SUMS = SUMS[SUMS.reference_path.str.startswith("mlperf_v3.0_resnet50/")]
 
 
-@pytest.mark.skipif(not MLPERF_SHARED.is_dir(), reason="shared MLPerf logs not present")
-@pytest.mark.parametrize("path", sorted(MLPERF_SHARED.glob("*/*/result_*.txt")), ids=lambda p: p.parent.name + p.name)
-def test_the_mlperf_copy_keeps_every_mllog_line_byte_for_byte_and_reads_the_same(path):
-    copy = MLPERF_COPY / path.relative_to(MLPERF_SHARED)
-    original = [line for line in path.read_bytes().split(b"\n") if b":::MLLOG" in line]
-    assert copy.read_bytes().split(b"\n")[:-1] == original      # nothing else, nothing changed, same order
-    a, b = read_log_file(path), read_log_file(copy)
+def test_extracting_an_original_mlperf_file_gives_the_builtin_copy_and_reads_the_same(tmp_path):
+    src = tmp_path / "src" / "NVIDIA" / "dgxh100_n8_ngc23.04_mxnet"
+    src.mkdir(parents=True)
+    (src / "result_0.txt").write_bytes(ORIGINAL.read_bytes())
+    assert extract(tmp_path / "src", tmp_path / "out") == 1
+    out = tmp_path / "out" / "NVIDIA" / "dgxh100_n8_ngc23.04_mxnet" / "result_0.txt"
+    copy = MLPERF_COPY / "NVIDIA" / "dgxh100_n8_ngc23.04_mxnet" / "result_0.txt"
+    assert out.read_bytes() == copy.read_bytes()
+    lines = ORIGINAL.read_bytes().split(b"\n")
+    kept = copy.read_bytes().split(b"\n")[:-1]
+    assert kept == [line for line in lines if b":::MLLOG" in line] and len(kept) < len(lines)
+    a, b = read_log_file(ORIGINAL), read_log_file(copy)
     assert a.source == b.source and a.meta == b.meta and a.flags == b.flags
     assert a.frame.equals(b.frame)
+
+
+@pytest.mark.parametrize("rec", list(MLPERF_SUMS.itertuples()), ids=lambda r: r.reference_path.split("/", 1)[1])
+def test_every_mlperf_copy_is_the_extract_of_its_original(rec):
+    # sha256_in_repository: the MLLOG lines of the original (sha256_original), taken when the copy was made
+    copy = ROOT / rec.repository_path
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == rec.sha256_in_repository
+    assert all(b":::MLLOG" in line for line in copy.read_bytes().split(b"\n")[:-1])
+
+
+def test_the_kept_original_is_the_one_recorded():
+    rec = MLPERF_SUMS[MLPERF_SUMS.reference_path.str.endswith("dgxh100_n8_ngc23.04_mxnet/result_0.txt")].iloc[0]
+    assert hashlib.sha256(ORIGINAL.read_bytes()).hexdigest() == rec.sha256_original
+    assert len(MLPERF_SUMS) == 26
 
 
 def test_builtin_mlperf_set_names_runs_by_system_folder():

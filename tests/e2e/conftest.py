@@ -7,6 +7,7 @@ E2E_OPTIONAL=1 is set, which skips them instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -20,6 +21,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+#: how long a browser check waits for the app (ms) before it fails. Generous on purpose: on a loaded machine a
+#: fresh server has taken minutes to its first chart, and no test here asserts how long anything takes.
+WAIT_MS = 600_000
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -45,6 +49,16 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}
 
 
+@pytest.fixture
+def context(context):
+    """Every action and ``expect`` waits up to ``WAIT_MS`` unless a test says otherwise."""
+    from playwright.sync_api import expect
+
+    context.set_default_timeout(WAIT_MS)
+    expect.set_options(timeout=WAIT_MS)
+    return context
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,36 +71,50 @@ def library_db(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e_library") / "library.duckdb"
 
 
-@pytest.fixture(scope="session")
-def app_url(library_db):
+@contextlib.contextmanager
+def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamlit.log", env: dict | None = None):
+    """A fresh ``streamlit run app.py`` on a free loopback port, with the project's own
+    ``.streamlit/config.toml``; yields its URL once ``/_stcore/health`` answers."""
     port = _free_port()
-    log = open(ROOT / ".pytest-streamlit.log", "w")
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TTA_LIBRARY_DB": str(library_db)})
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "TTA_LIBRARY_DB": str(library_db), **(env or {})})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
+    try:
+        _wait_healthy(url, proc, log_path)
+        yield url
+    finally:
+        proc.terminate()
         try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                break
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log_path: Path) -> None:
+    """Poll the health endpoint until it answers; fail if the server exits (or hangs for 10 minutes)."""
+    deadline = time.monotonic() + 600          # a safety net for a hung server, not a timing check
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=5).read() == b"ok":
+                return
         except OSError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not become healthy; see .pytest-streamlit.log")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    raise RuntimeError(f"streamlit did not answer (exit code {proc.poll()}); see {log_path}")
 
 
-def wait_idle(page, timeout: float = 60_000) -> None:
+@pytest.fixture(scope="session")
+def app_url(library_db):
+    with streamlit_server(library_db) as url:
+        yield url
+
+
+def wait_idle(page, timeout: float = WAIT_MS) -> None:
     """Wait until the script run triggered by the last action has finished."""
     from playwright.sync_api import expect
 
@@ -95,18 +123,22 @@ def wait_idle(page, timeout: float = 60_000) -> None:
                                                            timeout=timeout)
 
 
+def nav_link(page, title: str):
+    """The link to ``title`` in the app's navigation (``st.navigation(..., position="top")``)."""
+    return page.get_by_test_id("stTopNavLink").filter(has_text=re.compile(rf"{re.escape(title)}\s*$"))
+    # its text is the icon's ligature name then the title ("show_chartLogs")
+
+
 def goto_page(page, app_url: str, title: str) -> None:
-    """Open the app and click ``title`` in the sidebar navigation."""
+    """Open the app and click ``title`` in the navigation."""
     from playwright.sync_api import expect
 
     page.goto(app_url)
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-connection-state", "CONNECTED",
-                                                           timeout=60_000)
+                                                           timeout=WAIT_MS)
     wait_idle(page)
-    nav = page.get_by_test_id("stSidebarNav")
-    if nav.count():  # one page only: Streamlit shows no navigation
-        nav.get_by_role("link", name=title).click()
-    expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=60_000)
+    nav_link(page, title).click()
+    expect(page.get_by_role("heading", name=title, exact=True).first).to_be_visible(timeout=WAIT_MS)
     wait_idle(page)
 
 
@@ -126,7 +158,7 @@ def course_log(folder: Path, name: str, b0: float) -> Path:
     return path
 
 
-def download(page, scope, label: str, dest: Path, *, timeout: float = 90_000):
+def download(page, scope, label: str, dest: Path, *, timeout: float = WAIT_MS):
     """Click the first download button labelled ``label`` inside ``scope`` (a page or a
     locator), save the file to ``dest`` and return Playwright's Download (for its name)."""
     with page.expect_download(timeout=timeout) as info:
@@ -141,4 +173,5 @@ def no_exception(page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
-__all__ = ["PNG_MAGIC", "course_log", "download", "wait_idle", "goto_page", "no_exception", "re"]
+__all__ = ["PNG_MAGIC", "WAIT_MS", "course_log", "download", "wait_idle", "goto_page", "nav_link", "no_exception", "re",
+           "streamlit_server"]

@@ -8,7 +8,7 @@ import importlib.util
 from playwright.sync_api import Page, expect
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, wait_idle
 
 CORPUS_DIR = ROOT / "tests" / "data" / "bad_inputs"
 _spec = importlib.util.spec_from_file_location("make_corpus", CORPUS_DIR / "make_corpus.py")
@@ -26,10 +26,10 @@ def test_bad_uploads_are_each_named_and_a_good_one_is_fitted(page: Page, app_url
     goto_page(page, app_url, "Logs")
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(
         [str(CORPUS_DIR / name) for name in SUBSET] + [str(good)])
-    wait_idle(page, timeout=120_000)
-    expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=WAIT_MS)
     errors = page.get_by_test_id("stAlertContentError")
-    expect(errors).to_have_count(len(SUBSET), timeout=60_000)
+    expect(errors).to_have_count(len(SUBSET), timeout=WAIT_MS)
     for name in SUBSET:
         message = errors.filter(has_text=f"{name}: ")
         expect(message).to_have_count(1)

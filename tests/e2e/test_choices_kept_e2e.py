@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, wait_idle
 
 RESNET20 = "resnet20_Intel Xeon Processor.csv"
 
@@ -20,12 +20,12 @@ def choose(page: Page, label: str, option: str) -> None:
     page.get_by_role("combobox", name=label, exact=True).click()
     page.keyboard.type(option)                     # long lists are virtualised: filter to the option
     page.get_by_role("option", name=option, exact=True).click()
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
 
 
 def selected(page: Page, label: str, option: str) -> None:
     """The selectbox labelled ``label`` shows ``option``."""
-    expect(page.get_by_role("combobox", name=label, exact=True)).to_have_value(option, timeout=60_000)
+    expect(page.get_by_role("combobox", name=label, exact=True)).to_have_value(option, timeout=WAIT_MS)
 
 
 def press(page: Page, label: str, key: str, times: int = 1) -> None:
@@ -33,12 +33,12 @@ def press(page: Page, label: str, key: str, times: int = 1) -> None:
     page.get_by_test_id("stSlider").filter(has_text=label).first.get_by_role("slider").focus()
     for _ in range(times):
         page.keyboard.press(key)
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
 
 
 def toggle(page: Page, label: str) -> None:
     page.get_by_test_id("stCheckbox").filter(has_text=label).first.click()
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
 
 
 def test_logs_keeps_the_run_family_and_view(page: Page, app_url):
@@ -63,9 +63,9 @@ def test_plan_keeps_the_run_through_a_target_change(page: Page, app_url):
     press(page, "Largest number of workers", "ArrowRight")
     page.get_by_test_id("stNumberInput").filter(has_text="Price per worker-hour").locator("input").fill("3")
     page.keyboard.press("Enter")
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
     selected(page, "Run", RESNET20)
-    expect(page.get_by_text(f"{RESNET20}: passed 0.93", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(f"{RESNET20}: passed 0.93", exact=False)).to_be_visible(timeout=WAIT_MS)
     no_exception(page)
 
 
@@ -75,7 +75,7 @@ def test_calibrate_keeps_the_held_out_model_and_method(page: Page, app_url):
     choose(page, "Regression method", "Course baseline: KernelRidge on [layers, GPU index]")
     press(page, "Target accuracy", "ArrowLeft")
     page.get_by_test_id("stRadio").filter(has_text="Loss threshold L").get_by_text("measured (course)").click()
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
     selected(page, "Held-out architecture (predicted from the others)", "resnet32")
     selected(page, "Regression method", "Course baseline: KernelRidge on [layers, GPU index]")
     no_exception(page)
@@ -86,7 +86,7 @@ def test_throughput_keeps_model_device_and_network(page: Page, app_url):
     choose(page, "Model", "inception_v3 (Paleo spec)")
     page.get_by_role("combobox", name="Device", exact=True).click()
     page.get_by_role("option").filter(has_text="A100").first.click()
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
     device = page.get_by_role("combobox", name="Device", exact=True).input_value()
     press(page, "Workers: 1, 2, 4", "ArrowLeft")
     press(page, "Layers shown", "ArrowRight")
@@ -100,11 +100,11 @@ def test_scaling_keeps_its_choices(page: Page, app_url):
     goto_page(page, app_url, "Scaling")
     page.get_by_test_id("stRadio").filter(has_text="At an epoch boundary").get_by_text(
         "rounds run across epochs").click()
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
     press(page, "First rounds drawn", "ArrowRight")
     page.get_by_test_id("stNumberInput").filter(has_text="Worker machines m").locator("input").fill("6")
     page.keyboard.press("Enter")
-    wait_idle(page, timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
     expect(page.get_by_test_id("stRadio").filter(has_text="At an epoch boundary").get_by_role(
         "radio", name="rounds run across epochs")).to_be_checked()
     expect(page.get_by_test_id("stSlider").filter(has_text="First rounds drawn").get_by_test_id(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import course_log, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, course_log, download, goto_page, nav_link, no_exception, wait_idle
 
 
 def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page, app_url, tmp_path):
@@ -17,7 +17,7 @@ def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(log))
     wait_idle(page)
     expect(page.get_by_test_id("stSidebar").get_by_text("1 uploaded file(s)", exact=False)).to_be_visible(
-        timeout=30_000)
+        timeout=WAIT_MS)
 
     save = page.get_by_test_id("stExpander").filter(has_text="Save to the library")
     save.get_by_text("Save to the library").first.click()
@@ -26,13 +26,13 @@ def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page
     wait_idle(page)
     save.get_by_role("button", name="Save to the library").click()
     wait_idle(page)
-    expect(save.get_by_text("1 run(s) added, 0 already in the library.")).to_be_visible(timeout=60_000)
+    expect(save.get_by_text("1 run(s) added, 0 already in the library.")).to_be_visible(timeout=WAIT_MS)
     no_exception(page)
 
     page.reload()                                         # a new session: uploads are gone, the library is not
     goto_page(page, app_url, "Library")
     expect(page.get_by_test_id("stSidebar").get_by_text("uploaded file(s)", exact=False)).to_have_count(0)
-    expect(page.get_by_role("heading", name="Runs (1)")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name="Runs (1)")).to_be_visible(timeout=WAIT_MS)
     csv_path = tmp_path / "library_runs.csv"
     download(page, page, "Table (CSV)", csv_path)
     runs = pd.read_csv(csv_path)
@@ -49,10 +49,10 @@ def test_save_an_upload_reload_the_browser_and_find_it_in_the_library(page: Page
     page.get_by_role("button", name="Load 1 run(s) into this session").click()
     wait_idle(page)
     loaded = f"{name} (library #{runs['run_id'][0]})"
-    expect(page.get_by_test_id("stSidebar").get_by_text(loaded, exact=False)).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("stSidebar").get_by_text(loaded, exact=False)).to_be_visible(timeout=WAIT_MS)
 
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Logs").click()   # same session
-    expect(page.get_by_role("heading", name="Logs", exact=True).first).to_be_visible(timeout=60_000)
+    nav_link(page, "Logs").click()   # same session
+    expect(page.get_by_role("heading", name="Logs", exact=True).first).to_be_visible(timeout=WAIT_MS)
     wait_idle(page)
     download(page, page, "Table (CSV)", tmp_path / "fits.csv")
     fits = pd.read_csv(tmp_path / "fits.csv").set_index("file")

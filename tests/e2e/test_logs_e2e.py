@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import PNG_MAGIC, course_log, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, WAIT_MS, course_log, download, goto_page, no_exception, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,9 +19,9 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(f) for f in files])
     wait_idle(page)
     sidebar = page.get_by_test_id("stSidebar")
-    expect(sidebar.get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=30_000)
+    expect(sidebar.get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=WAIT_MS)
     charts = page.get_by_test_id("stPlotlyChart")
-    expect(charts).to_have_count(4, timeout=60_000)
+    expect(charts).to_have_count(4, timeout=WAIT_MS)
 
     # target 0.92 -> 0.90 with the keyboard (step 0.01)
     slider = page.get_by_test_id("stSlider").filter(has_text="Target accuracy").get_by_role("slider")
@@ -32,7 +32,7 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
            .get_by_test_id("stSliderThumbValue")).to_have_text("0.90")
     wait_idle(page)
     # the accuracy chart's title (SVG text) follows the slider once the rerun is done
-    expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=WAIT_MS)
     expect(charts).to_have_count(4)
 
     csv_path = tmp_path / "fits.csv"

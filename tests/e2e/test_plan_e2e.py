@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, WAIT_MS, download, goto_page, no_exception, wait_idle
 
 
 def test_move_workers_slider_and_download_the_headline_png(page: Page, app_url, tmp_path):
     goto_page(page, app_url, "Plan")
     charts = page.get_by_test_id("stPlotlyChart")
-    expect(charts).to_have_count(2, timeout=60_000)
+    expect(charts).to_have_count(2, timeout=WAIT_MS)
     headline = charts.first
     # paper θ: the best w is 7 for p = 2 and 10 for p = 4 (sqrt(130.56·p/4.92))
-    expect(headline.get_by_text("w = 10", exact=True)).to_be_visible(timeout=30_000)
+    expect(headline.get_by_text("w = 10", exact=True)).to_be_visible(timeout=WAIT_MS)
 
     # largest number of workers 32 -> 2 (Home) -> 8 (six steps right): p = 4 is then best at the edge, w = 8
     slider = page.get_by_test_id("stSlider").filter(has_text="Largest number of workers")
@@ -23,7 +23,7 @@ def test_move_workers_slider_and_download_the_headline_png(page: Page, app_url, 
         page.keyboard.press("ArrowRight")
     expect(slider.get_by_test_id("stSliderThumbValue")).to_have_text("8")
     wait_idle(page)
-    expect(headline.get_by_text("w = 8", exact=True)).to_be_visible(timeout=30_000)
+    expect(headline.get_by_text("w = 8", exact=True)).to_be_visible(timeout=WAIT_MS)
     expect(headline.get_by_text("w = 7", exact=True)).to_be_visible()
     expect(headline.get_by_text("w = 10", exact=True)).to_have_count(0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from core.scaling.ps_rounds import PSJob, ps_rounds
-from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, WAIT_MS, download, goto_page, no_exception, wait_idle
 
 
 def _metric(page: Page, label: str):
@@ -15,7 +15,7 @@ def _metric(page: Page, label: str):
 def test_tabs_machines_and_png_download(page: Page, app_url, tmp_path):
     goto_page(page, app_url, "Scaling")
     # parameter-server tab (the first): docs/scaling.md's example, 8 workers
-    expect(_metric(page, "Total time")).to_have_text("8.815 s", timeout=30_000)
+    expect(_metric(page, "Total time")).to_have_text("8.815 s", timeout=WAIT_MS)
     expect(_metric(page, "Crossover m*")).to_have_text("13")
 
     machines = page.get_by_test_id("stNumberInput").filter(has_text="Worker machines m").locator("input")
@@ -34,7 +34,7 @@ def test_tabs_machines_and_png_download(page: Page, app_url, tmp_path):
 
     page.get_by_role("tab", name="Measured scaling").click()
     wait_idle(page)
-    expect(_metric(page, "Strong-scaling comparisons")).to_have_text("12", timeout=30_000)
+    expect(_metric(page, "Strong-scaling comparisons")).to_have_text("12", timeout=WAIT_MS)
     expect(_metric(page, "Nominal link")).to_have_text("3.125 GB/s")
     tab = page.get_by_role("tabpanel", name="Measured scaling")
     png = tmp_path / "speedup.png"

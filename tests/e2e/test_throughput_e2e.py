@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from core.paleo import load_net, simulate, worker_counts
-from tests.e2e.conftest import PNG_MAGIC, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import PNG_MAGIC, WAIT_MS, download, goto_page, no_exception, wait_idle
 
 
 def _iteration_ms(device: str) -> str:
@@ -18,14 +18,14 @@ def _iteration_ms(device: str) -> str:
 def test_choose_another_device_and_download_the_throughput_chart(page: Page, app_url, tmp_path):
     goto_page(page, app_url, "Throughput")
     metric = page.get_by_test_id("stMetric").filter(has_text="Iteration time, 1 worker")
-    expect(metric).to_contain_text(_iteration_ms("V100"), timeout=90_000)
+    expect(metric).to_contain_text(_iteration_ms("V100"), timeout=WAIT_MS)
 
     page.get_by_test_id("stSelectbox").filter(has_text="Device").click()
     page.get_by_role("option", name="A100: 19,500 GFLOP/s, 1,555 GB/s", exact=True).click()
     wait_idle(page)
-    expect(metric).to_contain_text(_iteration_ms("A100"), timeout=60_000)
+    expect(metric).to_contain_text(_iteration_ms("A100"), timeout=WAIT_MS)
     # the chart title (SVG text) follows the device once the rerun is done
-    expect(page.get_by_text("Throughput: resnet50 on A100", exact=False)).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Throughput: resnet50 on A100", exact=False)).to_be_visible(timeout=WAIT_MS)
 
     png = tmp_path / "throughput.png"
     got = download(page, page, "Chart (PNG)", png)
@@ -40,7 +40,7 @@ def test_transfer_a_typed_step_and_download_its_table(page: Page, app_url, tmp_p
     from core.paleo import Measurement, calibrate_transfer, compare_devices, load_workload
 
     goto_page(page, app_url, "Throughput")
-    expect(page.get_by_text("The GPU you don't have yet", exact=False)).to_be_visible(timeout=90_000)
+    expect(page.get_by_text("The GPU you don't have yet", exact=False)).to_be_visible(timeout=WAIT_MS)
     step = page.get_by_role("spinbutton", name="Measured time per step (s)")
     step.fill("0.252")                                   # twice MLPerf's A100 PCIe step
     step.press("Enter")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, download, goto_page, no_exception, wait_idle
 
 IMAGE = "![p](https:evil.example)"
 LINK = "[click](https:evil.example)"
@@ -33,10 +33,10 @@ def test_markdown_in_names_is_shown_as_text_and_exports_are_inert(page: Page, ap
     good = _log(tmp_path / f"=1+2 {IMAGE} **bold** :red[x].csv")
     bad = _log(tmp_path / "headers.csv", loss_column=f"{LINK} q")          # no loss column: an error names it
     page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files([str(good), str(bad)])
-    wait_idle(page, timeout=120_000)
-    expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=120_000)
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=WAIT_MS)
     error = page.get_by_test_id("stAlertContentError").filter(has_text="headers.csv")
-    expect(error).to_contain_text(LINK, timeout=30_000)                   # the header, literally
+    expect(error).to_contain_text(LINK, timeout=WAIT_MS)                   # the header, literally
     sidebar = page.get_by_test_id("stSidebar")
     expect(sidebar).to_contain_text(f"=1+2 {IMAGE} **bold** :red[x].csv")
     app = page.get_by_test_id("stApp")

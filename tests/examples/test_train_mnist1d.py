@@ -7,18 +7,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from core.library import Library
 from core.logs import read_log_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_example_trains_logs_and_adds_the_run_to_the_library(tmp_path):
     db = tmp_path / "lib.duckdb"
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "train_mnist1d.py"), "--depth", "8", "--epochs", "3",
                            "--max-batches", "4", "--num-samples", "400", "--out", str(tmp_path / "runs"),
                            "--library", str(db), "--tag", "example"],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     train = next((tmp_path / "runs").glob("resnet8_*-64.csv"))

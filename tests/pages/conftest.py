@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+import streamlit as st
 import streamlit.testing.v1.app_test as app_test_module
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
@@ -24,10 +26,18 @@ class _NavigationPagesManager(PagesManager):
 
 app_test_module.PagesManager = _NavigationPagesManager
 
+
+@pytest.fixture(autouse=True)
+def _clear_streamlit_cache():
+    """st.cache_data is global to the process; every page test starts from an empty cache.
+    (Only here: the core tests import no streamlit.)"""
+    st.cache_data.clear()
+    yield
+
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
-def open_page(page: str | None = None, *, timeout: float = 120, via_app: bool = False) -> AppTest:
+def open_page(page: str | None = None, *, timeout: float = 600, via_app: bool = False) -> AppTest:
     """Run ``page`` (e.g. ``"pages/plan.py"``; None: the app's default page).
 
     Pages set up their own state and sidebar (``page_setup``), so a page runs on its own; the

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from core.defaults import DEFAULT_TARGET_ACC
 from core.logs.reader import read_log_file
 from core.runs.analysis import analyse_run, fits_table
 from tests.pages.conftest import chart_specs, open_page, shown
@@ -33,7 +34,8 @@ def test_opens_on_the_builtin_runs_with_the_core_numbers():
     assert at.title[0].value == "Logs"
     table = shown_table(at)
     assert len(table) == len(BUILTIN)
-    expected = fits_table([analyse_run(read_log_file(p), target_acc=0.92) for p in BUILTIN]).set_index("file")
+    expected = fits_table([analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC)
+                           for p in BUILTIN]).set_index("file")
     expected = expected.loc[table.index]
     assert table["b0"].to_numpy() == pytest.approx(expected["b0"].to_numpy(), rel=1e-9)
     pd.testing.assert_series_equal(table["epoch_to_target"], expected["epoch_to_target"], check_dtype=False)
@@ -123,9 +125,9 @@ def test_prediction_from_the_first_epochs_is_cores():
     assert not at.exception
     logs = [read_log_file(p) for p in BUILTIN]
     log = next(lg for lg in logs if lg.source == run)
-    prior = prior_for_run(log, logs, target_acc=0.92, datasets_by_file=builtin_datasets_by_file())
-    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=0.92, family="weibull", prior=prior,
-                                 schedule="auto")
+    prior = prior_for_run(log, logs, target_acc=DEFAULT_TARGET_ACC, datasets_by_file=builtin_datasets_by_file())
+    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=DEFAULT_TARGET_ACC, family="weibull",
+                                 prior=prior, schedule="auto")
     p, post = f.prediction, f.posterior
     values = {shown(m.label): m.value for m in at.metric}
     assert values["Extrapolation (first N epochs)"].startswith(f"{p.epoch:.0f} ({p.epoch_low:.0f} – ")
@@ -143,7 +145,7 @@ def test_prediction_from_the_first_epochs_is_cores():
     n_tables = len(at.dataframe)
     at.toggle(key="logs_family_scores_on").set_value(True).run()
     assert len(at.dataframe) == n_tables + 1
-    scores = family_scores(logs, fractions=(0.5,), target_acc=0.92).set_index("family")
+    scores = family_scores(logs, fractions=(0.5,), target_acc=DEFAULT_TARGET_ACC).set_index("family")
     shown_scores = at.dataframe[-1].value.set_index("family")
     assert shown_scores.loc["weibull", "median_abs_error_pct"] == scores.loc["weibull", "median_abs_error_pct"]
     assert list(shown_scores.index) == list(scores.index)

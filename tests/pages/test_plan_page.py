@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
+from core.defaults import DEFAULT_TARGET_ACC
 from core.logs.reader import read_log_file
 from core.plan import (
     SpeedModel,
@@ -35,7 +36,7 @@ CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
 def builtin_steps():
     """Steps to 92 % for the page's default run, computed by core alone: the run never reaches the
     target and five other architectures are loaded, so the page uses the posterior (issue 12)."""
-    analyses = [analyse_run(read_log_file(p), target_acc=0.92) for _, p in builtin_log_files("mnist1d")]
+    analyses = [analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC) for _, p in builtin_log_files("mnist1d")]
     run = next(a for a in analyses if a.log.source == DEFAULT_RUN)
     return steps_from_run(run, analyses, method="posterior")
 
@@ -187,7 +188,7 @@ def test_uploaded_ps_table_is_fitted_and_offers_sync_and_async():
 def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
     at = open_page(PAGE)
     assert "calibrate" not in at.radio(key="plan_steps_source").options
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = AppTest.from_file(str(APP), default_timeout=600)
     # what the Calibrate page hands over: a StepsEstimate (core.plan.steps_from_calibration)
     at.session_state["calibrated_steps"] = core_typed_steps(60_000, low=45_000, high=80_000,
                                                             label="ResNet-50 on Tesla V100")
@@ -252,7 +253,7 @@ def test_no_runs_loaded_falls_back_to_typed_steps():
 
 def test_builtin_runs_chosen_on_logs_survive_the_switch_to_plan():
     """Regression: the sidebar's built-in choice was dropped on a page switch (the widget id is per page)."""
-    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at = AppTest.from_file(str(APP), default_timeout=600).run()
     at.sidebar.multiselect(key="builtin_sets_widget").set_value(["mnist1d", "pollux"]).run()
     at.switch_page(PAGE).run()
     runs = at.selectbox(key="plan_run").options
@@ -305,7 +306,7 @@ def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
     assert not at.exception
     logs = [read_log_file(p) for p in sorted((ROOT / "data" / "logs").glob("*.csv"))]
     log = next(lg for lg in logs if lg.source == run)
-    p = forecast_epoch_at_target(log, logs, target_acc=0.92, family="auto").prediction
+    p = forecast_epoch_at_target(log, logs, target_acc=DEFAULT_TARGET_ACC, family="auto").prediction
     # epoch × 63 steps per epoch
     assert metrics(at)["Steps to target"] == f"{p.epoch * 63:,.0f}"
 
@@ -373,7 +374,7 @@ def test_steps_from_the_builtin_batch_fit_under_the_best_batch_rule_follow_core(
     assert not at.exception and not at.error
     assert "plan_b_noise" not in [n.key for n in at.number_input]     # the fit gives B_noise
     read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files("mnist1d_batch")])
-    model = batch_study(read.logs, target_acc=0.92, noise=read.noise).model
+    model = batch_study(read.logs, target_acc=DEFAULT_TARGET_ACC, noise=read.noise).model
     grid = batch_plan_grid(CALIBRATED, model, ScalingRule("best", batch_min=32, batch_max=8192), ps=(2, 4),
                            workers=range(1, 33), price_worker=2.5, price_ps=0.5)
     spec = figure(at)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.defaults import DEFAULT_TARGET_ACC
 from core.plan import TUNED_NOTE
 from core.scaling import (
     POLLUX_DIR,
@@ -396,7 +397,7 @@ def _study(key: str, target: float, samples: int | None):
 
 def test_batch_view_opens_on_the_builtin_mnist1d_runs_with_the_core_fit():
     at = open_page(PAGE)
-    model = _study("mnist1d_batch", 0.92, None).model
+    model = _study("mnist1d_batch", DEFAULT_TARGET_ACC, None).model
     assert metric(at, "E_min (samples)") == f"{model.e_min:,.0f}"
     assert metric(at, "B_noise") == f"{model.b_noise:,.0f}"
     assert metric(at, "Fit error (MAPE)") == f"{model.mape_pct:.1f} %"

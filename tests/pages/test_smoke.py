@@ -1,16 +1,59 @@
-"""Every page renders on the built-in data without an exception (streamlit-app-action style)."""
+"""Every page renders on the built-in data with no exception and no error box (streamlit-app-action style).
+
+Each section of a page is wrapped (``pages.shared.common.guarded``) so that an unexpected error
+becomes one ``st.error`` line instead of a traceback; a smoke test that looked at exceptions only
+could not fail on a broken section.  These look at both, and the last test shows that a section
+that raises is caught here, with the section and the problem named.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import pytest
 
 from app import PAGES
-from tests.pages.conftest import chart_specs, open_page
+from tests.pages.conftest import chart_specs, open_page, shown
+
+
+def errors_shown(at) -> list[str]:
+    """The text of every error box on the page (main area and sidebar)."""
+    return [shown(e.value) for e in at.error]
+
+
+def check_page(at, path: str) -> None:
+    """What every page shows on the built-in data: no exception, no error box, a title and a chart."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert errors_shown(at) == [], f"{path} shows an error on the built-in data"
+    assert at.title, f"{path} shows no title"
+    assert chart_specs(at), f"{path} shows no chart on the built-in data"
 
 
 @pytest.mark.parametrize("path", [p for p, _, _ in PAGES])
-def test_page_renders_without_exception(path):
-    at = open_page(path, via_app=True)  # through app.py's navigation, as a user gets there
-    assert not at.exception
-    assert at.title, f"{path} shows no title"
-    assert chart_specs(at), f"{path} shows no chart on the built-in data"
+def test_page_renders_without_exception_or_error(path):
+    check_page(open_page(path, via_app=True), path)  # through app.py's navigation, as a user gets there
+
+
+def _raise_in(monkeypatch, facade: str, name: str, problem: str) -> None:
+    """Make ``facade.name`` (and the module that defines it) raise ``RuntimeError(problem)``."""
+    module = importlib.import_module(facade)
+    home = importlib.import_module(getattr(module, name).__module__)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError(problem)
+
+    for where in {module, home}:
+        monkeypatch.setattr(where, name, broken)
+
+
+def test_a_section_that_raises_shows_its_name_and_the_problem_and_fails_the_smoke_check(monkeypatch):
+    # the Logs page's prediction section picks its default run with core.prediction.showcase_log
+    _raise_in(monkeypatch, "core.prediction", "showcase_log", "injected failure 1234")
+    at = open_page("pages/logs.py", via_app=True)
+    assert not at.exception                          # the wrapper caught it: no traceback ...
+    errors = errors_shown(at)
+    assert len(errors) == 1                          # ... one line, naming the section and the problem
+    assert errors[0].startswith("Logs: prediction could not finish: injected failure 1234")
+    assert chart_specs(at)                           # the sections before it still drew their charts
+    with pytest.raises(AssertionError, match="pages/logs.py shows an error on the built-in data"):
+        check_page(at, "pages/logs.py")              # the smoke check fails on this page

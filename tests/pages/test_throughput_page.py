@@ -8,6 +8,8 @@ import pytest
 from core.datasets import builtin_profiles
 from core.figures.paleo import ESTIMATE, LINEAR, MEASURED, NAIVE_BOUND, PALEO, ROOFLINE
 from core.paleo import (
+    DEFAULT_DEVICES,
+    DEFAULT_NETWORK,
     NETS_DIR,
     PALEO_DEVICES,
     PALEO_NETWORKS,
@@ -25,11 +27,13 @@ from core.paleo import (
     worker_counts,
 )
 from pages.shared.transfer import TRANSFERRED_STEPS
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/throughput.py"
-DEFAULTS = dict(device="V100", network="ethernet", batch_size=128, workers=worker_counts(32),
+#: the page's opening settings: core's default device and network (batch 128, up to 32 workers: the page's
+#: widgets' own defaults)
+DEFAULTS = dict(device=DEFAULT_DEVICES[False], network=DEFAULT_NETWORK, batch_size=128, workers=worker_counts(32),
                 scaling="weak", ppp_comp=1.0, ppp_comm=1.0, n_ps=(2, 4))
 
 
@@ -81,7 +85,7 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
 
 
 def test_paleo_compatible_alexnet_on_k80_reproduces_the_validation_sample():
-    ref = pd.read_csv(SHARED / "paleo" / "validation_sample.csv")
+    ref = pd.read_csv(TEST_DATA / "paleo" / "validation_sample.csv")
     ref = ref[ref["net"] == "alex_v2"].set_index("workers")
     at = open_page(PAGE)
     at.toggle(key="tp_paleo").set_value(True).run()

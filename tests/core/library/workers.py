@@ -2,8 +2,9 @@
 
 ``add DB WORKER N``: add N distinct runs, one ``add_runs`` call each (the way separate CLI calls and browser
 sessions write), then print ``done`` and the longest wait for the lock in seconds.
-``read DB SECONDS``: list the runs over and over; print the number of reads and of runs seen half-written
-(fewer series rows than points).
+``read DB STOP``: list the runs over and over until the file STOP exists, then once more; print the number of
+reads and of runs seen half-written (fewer series rows than points).  It stops on the parent's word, never
+after a time, so how quickly it gets the CPU changes how many reads overlap the writes, not the outcome.
 ``stall DB N STALL``: add N runs in one import; inside the transaction of run number STALL print ``writing``
 and sleep (the parent kills the process there).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 from core.library import Library, PendingRun, content_hash
 from core.logs import read_log
@@ -24,7 +26,7 @@ def _pending(worker: int, i: int) -> PendingRun:
 
 
 def add(db: str, worker: int, n: int) -> None:
-    lib = Library(db, timeout=60)
+    lib = Library(db, timeout=600)
     for i in range(n):
         lib.add_runs([_pending(worker, i)])
     print("done", f"{lib.store.longest_wait_s:.3f}", flush=True)
@@ -34,15 +36,17 @@ HALF_WRITTEN = """SELECT count(*) FROM runs r
                   WHERE r.n_points <> (SELECT count(*) FROM series s WHERE s.run_id = r.run_id)"""
 
 
-def read(db: str, seconds: float) -> None:
-    lib = Library(db, timeout=60)
+def read(db: str, stop: str) -> None:
+    lib = Library(db, timeout=600)
     reads = half = 0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while True:
+        last = Path(stop).exists()              # checked before the read: the read after it is the last
         with lib.store.connect() as con:
             if con is not None:
                 half += con.execute(HALF_WRITTEN).fetchall()[0][0]
                 reads += 1
+        if last:
+            break
         time.sleep(0.01)
     print("reads", reads, "half", half, flush=True)
 
@@ -70,6 +74,6 @@ if __name__ == "__main__":
     if verb == "add":
         add(db, int(rest[0]), int(rest[1]))
     elif verb == "read":
-        read(db, float(rest[0]))
+        read(db, rest[0])
     else:
         stall(db, int(rest[0]), int(rest[1]))

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import signal
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -39,19 +37,18 @@ def test_each_bad_file_is_refused_naming_it_and_the_problem(name):
     assert re.match(rf"{re.escape(name)}: (?:{CORPUS[name][1]})", str(info.value)), str(info.value)
 
 
-def test_a_row_of_two_million_fields_is_refused_at_that_row_quickly():
-    """Issue 15, F1: a 4 MB line once cost minutes and gigabytes through pandas' fallback."""
+def test_a_row_of_two_million_fields_is_refused_at_that_row_without_parsing_it():
+    """Issue 15, F1: a 4 MB line once cost minutes and gigabytes through pandas' fallback. The memory peak
+    (deterministic, unlike a duration) shows the row is refused before pandas splits it."""
     data = (b"epoch,step,loss,acc\n" + b",".join([b"1"] * 2_000_000) + b"\n"
             + "".join(f"1,{s},{1 / s:.4f},0.5\n" for s in range(1, 200)).encode())
     tracemalloc.start()
-    t0 = time.perf_counter()
     with pytest.raises(LogFormatError, match=r"^wide\.csv: expected 4 fields per row as in the header; line 2 has "
                                              r"2,000,000"):
         read_log(data, "wide.csv")
-    elapsed = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert elapsed < 20 and peak < 200 * 2**20, (elapsed, peak)   # safety bounds, not a speed goal
+    assert peak < 200 * 2**20, peak          # 2 million parsed fields would take gigabytes
 
 
 def test_special_files_are_refused_before_reading(tmp_path):
@@ -76,23 +73,14 @@ cells = st.one_of(st.integers(-5, 10**6).map(str), st.floats(allow_nan=True).map
 rows = st.lists(st.lists(cells, min_size=0, max_size=12), min_size=0, max_size=40)
 
 
-class _Timeout(Exception):
-    pass
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows, wide=st.integers(0, 200_000), where=st.integers(0, 40))
-def test_arbitrary_rows_are_read_or_refused_in_bounded_time_and_memory(rows, wide, where):
+def test_arbitrary_rows_are_read_or_refused_in_bounded_memory(rows, wide, where):
     lines = ["epoch,step,loss,acc"] + [",".join(r) for r in rows]
     if wide:
         lines.insert(min(where, len(lines) - 1) + 1, ",".join(["1"] * wide))
     data = ("\n".join(lines) + "\n").encode()
-
-    def on_alarm(*_):
-        raise _Timeout
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(20)                       # a safety bound (the old reader took minutes), not a speed goal
+    # the memory peak, not a duration, is the bound: the old reader's minutes came with gigabytes
     tracemalloc.start()
     try:
         result = read_log(data, "random.csv")
@@ -102,6 +90,4 @@ def test_arbitrary_rows_are_read_or_refused_in_bounded_time_and_memory(rows, wid
     finally:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert peak < 100 * 2**20 + 50 * len(data), peak

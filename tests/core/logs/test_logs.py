@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,9 +9,7 @@ from hypothesis import strategies as st
 
 from core.errors import LogFormatError
 from core.logs.reader import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_log, read_log_file
-from tests.conftest import SHARED
-
-DATA = Path(__file__).resolve().parents[3] / "data"
+from tests.conftest import DATA
 
 
 def course_csv(epochs: int = 3, spe: int = 4, last: int | None = None, header: str = "epoch, step, loss, acc") -> bytes:
@@ -104,8 +100,8 @@ def test_wandb_export_ignores_min_max_columns():
 
 @pytest.mark.parametrize("job", ["cifar10", "imagenet"])
 def test_pollux_validation_trace_is_an_epoch_level_accuracy_trace(job):
-    path = SHARED / "pollux_traces" / job / "validation-128.csv" if job == "cifar10" else \
-        SHARED / "pollux_traces" / job / "validation-200.csv"
+    path = DATA / "pollux_traces" / job / "validation-128.csv" if job == "cifar10" else \
+        DATA / "pollux_traces" / job / "validation-200.csv"
     log = read_log_file(path, source=f"{job}/{path.name}")
     assert log.fmt == "metric-trace" and log.granularity == "epoch"
     assert log.meta.model == job and log.meta.split == "val"

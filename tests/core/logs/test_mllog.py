@@ -1,4 +1,4 @@
-"""MLCommons MLLOG logs: every file of the shared MLPerf v3.0 set, and refusals of damaged lines."""
+"""MLCommons MLLOG logs: every file of the built-in MLPerf v3.0 set (data/), and refusals of damaged lines."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 from core.errors import LogFormatError
 from core.logs import ABORTED_FLAG, read_log, read_log_file
 from core.runs import find_target_crossing
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-MLPERF = SHARED / "mlperf_v3.0_resnet50"
+MLPERF = DATA / "mlperf_v3.0_resnet50"
 FILES = sorted(MLPERF.glob("*/*/result_*.txt"))
 #: the issue's numbers: epochs to 75.9 % per global batch (NOTICE.md; 1,632 added from the Dell runs)
 EPOCHS_AT = {1632: 35, 3200: 35, 3264: 35, 13056: 45, 16384: 47, 20480: 50, 32256: 56}
@@ -31,9 +31,8 @@ noise[12:00] :::MLLOG {"namespace": "", "time_ms": 4000, "key": "tracked_stats",
 """
 
 
-@pytest.mark.skipif(not FILES, reason="shared MLPerf logs not present")
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_shared_mlperf_log_reads_with_its_batch_and_epochs_to_target(path):
+def test_every_mlperf_log_reads_with_its_batch_and_epochs_to_target(path):
     log = read_log_file(path)
     assert log.fmt == "mllog" and log.source == f"{path.parent.name}/{path.name}"
     meta = log.meta
@@ -56,7 +55,10 @@ def test_every_shared_mlperf_log_reads_with_its_batch_and_epochs_to_target(path)
         assert crossing.epoch == EPOCHS_AT[meta.global_batch]
 
 
-@pytest.mark.skipif(not FILES, reason="shared MLPerf logs not present")
+def test_the_set_holds_26_runs():
+    assert len(FILES) == 26          # 13 systems x seeds 0 and 1 (data/mlperf_v3.0_resnet50/NOTICE.md)
+
+
 def test_the_dell_r750xa_series_says_its_nodes_devices_and_throughput():
     logs = {p.parent.name: read_log_file(p) for p in FILES if "R750" in p.parent.name and p.name == "result_0.txt"}
     devices = {name: (log.meta.n_nodes, log.meta.n_devices) for name, log in logs.items()}

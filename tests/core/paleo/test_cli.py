@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 
 
 def _validation_sample() -> Path:
-    return SHARED / "paleo" / "validation_sample.csv"
+    return TEST_DATA / "paleo" / "validation_sample.csv"
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -43,6 +43,7 @@ def test_cli_reproduces_the_validation_sample(capsys, net):
     assert (got.net == ref.net).all() and (got.workers == ref.workers).all()
 
 
+@pytest.mark.slow
 def test_cli_modern_mode_has_the_extra_schemes(capsys):
     code, out, _ = _run(capsys, "--net", "torch:resnet20", "--device", "A100",
                         "--network", "infiniband_hdr", "--workers", "1,2")

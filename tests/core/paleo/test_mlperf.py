@@ -1,4 +1,4 @@
-"""The MLPerf v3.0 ResNet-50 check of the transfer (shared logs): A100 PCIe ↔ DGX H100 within 15 %."""
+"""The MLPerf v3.0 ResNet-50 check of the transfer (the built-in logs in data/): A100 PCIe ↔ DGX H100 within 15 %."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 from core.errors import LogFormatError
 from core.paleo import check_transfer, load_net, load_workload, read_mlperf_throughput, workload_from_net
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-LOGS = SHARED / "mlperf_v3.0_resnet50"
+LOGS = DATA / "mlperf_v3.0_resnet50"   # MLLOG lines of the originals, byte for byte
 A100 = ("Dell/R750xax4A100-PCIE-80GB", "A100_PCIE_80GB")       # 1 node x 4 A100 PCIe 80GB
 H100 = ("NVIDIA/dgxh100_ngc23.04_mxnet", "H100_SXM")            # 1 DGX H100, 8 H100 SXM5
 
@@ -35,6 +35,7 @@ def workloads():
     return load_workload("torch:resnet50"), workload_from_net(load_net("torch:resnet50"), free_layers=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source, target", [(A100, H100), (H100, A100)], ids=["A100->H100", "H100->A100"])
 def test_transfer_predicts_the_other_system_within_15_percent(workloads, source, target):
     check = check_transfer(_runs(source[0]), _runs(target[0]), *workloads, source=source[1], target=target[1])

@@ -13,14 +13,14 @@ import pytest
 from core.errors import InputError
 from core.paleo import PALEO_SCHEMES, calibrate_ppp, layer_breakdown, load_net, simulate, step_time_ms
 from core.paleo.results import CSV_LEAD_COLUMNS
-from tests.conftest import SHARED
+from tests.conftest import TEST_DATA
 
 HERE = Path(__file__).resolve().parent
 ORIGINAL_GRID = HERE / "data" / "paleo_original_grid.csv"
 
 
 def _validation_sample() -> Path:
-    return SHARED / "paleo" / "validation_sample.csv"
+    return TEST_DATA / "paleo" / "validation_sample.csv"
 
 
 def _simulate_case(net, row, workers, **extra):

@@ -32,6 +32,7 @@ def _flops(ref: str, paleo_compatible: bool) -> tuple[int, int]:
     return int(dense.fwd_flops.sum()), int(dense.bwd_flops.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BRIDGED)
 def test_bridge_flops_equal_torch_flop_counter(name):
     counted = torch_flops(name)

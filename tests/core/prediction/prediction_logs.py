@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from core.logs.reader import RunLog, read_log
+from core.datasets import batch_run_files, course_fits_path
+from core.logs.reader import RunLog, read_log, read_log_file
 
 #: error 1 − acc of the synthetic runs: 0.8·exp(−e/5) + 0.02 (the exp3 family, s = 5 epochs)
 ERR_A, ERR_S, ERR_B = 0.8, 5.0, 0.02
@@ -51,3 +52,14 @@ def actual_epoch(scale: float = 1.0, target: float = TARGET) -> int:
     """First whole epoch whose accuracy exceeds ``target`` for a run of time scale ``scale``."""
     e_star = ERR_S * scale * math.log(ERR_A / (1 - target - ERR_B))
     return math.floor(e_star) + 1
+
+
+def pollux_logs(job: str) -> list[RunLog]:
+    """The built-in Pollux validation traces of ``job`` (one run per global batch)."""
+    files = sorted((course_fits_path().parent / "pollux_traces" / job).glob("validation-*.csv"))
+    return [read_log_file(p, source=f"{job}/{p.name}") for p in files]
+
+
+def mlperf_logs() -> list[RunLog]:
+    """The built-in MLPerf v3.0 ResNet-50 runs (26 files, data/mlperf_v3.0_resnet50)."""
+    return [read_log_file(p, source=n) for n, p in batch_run_files("mlperf")]

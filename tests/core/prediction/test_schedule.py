@@ -7,8 +7,7 @@ import pytest
 
 from core.errors import InputError
 from core.logs import read_log, read_log_file
-from core.prediction import first_epochs, predict_epoch_at_target
-from core.prediction.phases import epochs_after
+from core.prediction import first_epochs
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,
@@ -94,21 +93,11 @@ def test_an_lr_column_is_read_and_its_drops_found():
     assert resolve_schedule(log).source == "lr column"
 
 
-def test_epochs_after_a_drop_are_renumbered_and_the_prediction_shifted_back():
-    # error 0.3·exp(−e/20) + 0.3 before the drop after epoch 30, × 0.7 after it
-    e = np.arange(1, 46)
-    err = (0.3 * np.exp(-e / 20) + 0.3) * np.where(e > 30, 0.7, 1.0)
-    csv = "epoch,step,loss,acc\n" + "".join(f"{i},{i},{1 / i:.5f},{1 - x:.6f}\n" for i, x in zip(e, err))
-    log = read_log(csv.encode(), "job_V100.csv")
-    phase = epochs_after(log, 30)
-    assert phase.frame["epoch"].tolist() == list(range(1, 16)) and phase.frame["global_step"].iloc[0] == 1.0
-    # the new phase's floor is 0.7·0.3 = 0.21 (accuracy 0.79): 0.8 needs the next drop (after 60)
-    p = predict_epoch_at_target(log, target_acc=0.8, schedule="step:30,60")
-    assert p.status == "refused" and "learning-rate drop after epoch 60" in p.reason and p.epoch is None
-    # 0.77: 0.7·(0.3·exp(−e/20) + 0.3) <= 0.23 at e = 20·ln 10.5 = 47.0, epoch 48, before the next drop;
-    # predicted from epochs 31-45 only, on the log's own epoch numbers
-    q = predict_epoch_at_target(log, target_acc=0.77, family="exp3", schedule="step:30,60")
-    assert q.status == "predicted" and q.epoch_offset == 30.0 and q.epoch == 48.0
-    assert q.flags[0].startswith("fitted on epochs 31–45 only")
-    too_soon = predict_epoch_at_target(first_epochs(log, 33), target_acc=0.8, schedule="step:30,60")
-    assert too_soon.status == "refused" and "only 3 epochs since the learning-rate drop" in too_soon.reason
+def test_the_mlperf_logs_declare_their_learning_rate_schedule(mlperf_logs):
+    from core.prediction import known_schedule, resolve_schedule
+
+    log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n96_"))
+    # :::MLLOG lars_opt_learning_rate_decay_steps 58 and ..._decay_poly_power 2 in the log
+    assert log.meta.schedule == "poly:58:2"
+    assert known_schedule(log).spec() == "poly:58:2" and resolve_schedule(log).spec() == "poly:58:2"
+

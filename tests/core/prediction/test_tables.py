@@ -57,6 +57,7 @@ def test_family_scores_one_row_per_family_and_auto():
     assert scores.set_index("family").loc["exp3", "median_abs_error_pct"] == 0.0
 
 
+@pytest.mark.slow
 def test_builtin_logs_at_half_the_epochs_meet_the_documented_numbers():
     """The headline measurement of docs/prediction.md (built-in logs, auto, 50 %)."""
     logs = [read_log_file(p) for p in sorted((ROOT / "data" / "logs").glob("*.csv"))]

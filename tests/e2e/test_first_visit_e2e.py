@@ -1,0 +1,71 @@
+"""The first visit to a freshly started server (issue 21, part 2).
+
+``pages/`` is the dashboard's package of page modules, and Streamlit also treats a ``pages/``
+folder beside the entry script as a legacy multipage app: until ``app.py``'s first run reached
+``st.navigation``, a new session listed the file names (``logs``, ``plan``, ...) in the sidebar,
+and a click there kept the session in that mode.  ``.streamlit/config.toml`` turns that list off
+(``client.showSidebarNavigation = false``) and ``app.py`` shows its own navigation at the top.
+This test starts a server of its own, so that the visit is the very first one of that server.
+"""
+
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import Page, expect
+
+from app import PAGES
+from tests.e2e.conftest import ROOT, WAIT_MS, nav_link, no_exception, streamlit_server, wait_idle
+
+#: what the legacy navigation would show: one link per file of pages/, named after the file
+FILE_NAMES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_"))
+
+#: runs in the page before any of its scripts: records every legacy navigation or file-name link
+#: that is ever attached to the document, however briefly
+WATCH = """
+window.__legacyNav = [];
+const names = new Set(%s);
+new MutationObserver(() => {
+  if (document.querySelector('[data-testid="stSidebarNav"]')) window.__legacyNav.push('stSidebarNav');
+  for (const a of document.querySelectorAll('a')) {
+    const text = (a.textContent || '').trim();
+    if (names.has(text)) window.__legacyNav.push(text);
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+
+
+def first_visit(page: Page, url: str) -> list[str]:
+    """Open ``url`` in a new page and wait for the default page's first chart; what the watcher saw."""
+    page.add_init_script(WATCH % json.dumps(FILE_NAMES))
+    page.goto(url)
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)
+    return page.evaluate("window.__legacyNav")
+
+
+def test_file_names_list_what_the_legacy_navigation_would_show():
+    assert {"logs", "plan", "calibrate"} <= set(FILE_NAMES)
+    assert not {title for _, title, _ in PAGES} & set(FILE_NAMES)    # titles are capitalised: no clash
+
+
+def test_the_first_visit_to_a_fresh_server_never_shows_file_names_and_draws_the_first_chart(page: Page, tmp_path):
+    with streamlit_server(tmp_path / "library.duckdb", tmp_path / "streamlit.log") as url:
+        assert first_visit(page, url) == []
+        expect(page.get_by_role("heading", name=PAGES[0][1], exact=True).first).to_be_visible()
+        no_exception(page)
+        # the app's own navigation is there, one link per page, and it navigates
+        for _, title, _ in PAGES:
+            expect(nav_link(page, title)).to_have_count(1)
+        nav_link(page, "Plan").click()
+        expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
+        wait_idle(page, timeout=WAIT_MS)
+        assert page.evaluate("window.__legacyNav") == []
+
+
+def test_the_watcher_sees_the_legacy_navigation_when_it_is_on(page: Page, tmp_path):
+    """The check above can fail: with the option back on, the same visit shows the file names."""
+    env = {"STREAMLIT_CLIENT_SHOW_SIDEBAR_NAVIGATION": "true"}
+    with streamlit_server(tmp_path / "library.duckdb", tmp_path / "streamlit.log", env=env) as url:
+        seen = first_visit(page, url)
+    assert "stSidebarNav" in seen and set(seen) - {"stSidebarNav"} <= set(FILE_NAMES)
