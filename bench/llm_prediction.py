@@ -21,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.errors import LogFormatError  # noqa: E402
-from core.logs import read_log_file  # noqa: E402
-from core.prediction.progress import predict_progress, progress_to_target  # noqa: E402
-from core.runs import run_target  # noqa: E402
+from core.errors import LogFormatError
+from core.logs import read_log_file
+from core.prediction.progress import predict_progress, progress_to_target
+from core.runs import run_target
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference"
 

@@ -129,7 +129,6 @@ def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_ba
     assert math.log(prior.high / prior.low) == pytest.approx(math.log((high / n - 0.5) / (low / n - 0.5)), rel=1e-9)
     # chosen over the log-mean by leave-one-run-out, and the description says both errors
     assert "leave-one-run-out median error over 24 runs: batch-scaling fit" in prior.description
-    # the run passed 75.9 % during epoch 50: the prior says between 47 and 50
     # the run passed 75.9 % between its evaluations at epochs 46 (75.5 %) and 50 (76.0 %); the fit's scatter is
     # floored at one evaluation (4 epochs, uniform: 3.1 % of the samples, above the residuals' 2.3 %), so the
     # prior's interval spans about that whole range
