@@ -16,6 +16,10 @@ Collectives (ring algorithms, time = volume / one-direction bandwidth):
 * **DP**: the trained parameters' gradients (bf16), all-reduced over ``dp·cp`` ranks —
   ``2(n−1)/n × 2·P/(tp·pp)`` bytes per GPU; a distributed optimizer (ZeRO-1) does a reduce-scatter
   and an all-gather instead: the same volume.
+* **Latency** (:class:`Latency`): every collective also pays NCCL's fixed ring cost, base + per-step
+  hops (NVLink or network), ``n−1`` steps per reduce-scatter/all-gather: TP 8 per layer and
+  micro-batch, CP 3, PP 2 sends per micro-batch and virtual stage, DP 2 per Megatron gradient bucket
+  (``max(40 M, 1 M × dp·cp)`` parameters).  It does not shrink with the tokens per GPU.
 * **Overlap**: a declared fraction of each collective (:class:`Overlap`) hides behind compute, never
   more than the compute there is: DP's reduction only behind the last micro-batch's backward pass.
 * **Bubble** of 1F1B: ``(pp−1)/(m·v + pp−1)`` of the pipeline time for ``m`` micro-batches and ``v``
