@@ -213,7 +213,8 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
              f"{device.scale_out_gbps.value:g} Gb/s (datasheet: {device.bf16.source})",
              f"overlap declared (assumed): DP {overlap.dp:.0%}, TP {overlap.tp:.0%}, CP {overlap.cp:.0%}, "
              f"PP {overlap.pp:.0%}", f"interval: {spread_source}"]
-    notes += list(calibration.notes) if calibration else [f"fractions of peak: {eff.source}"]
+    notes += list(calibration.notes) if calibration else [f"fractions of peak: {eff.source}",
+                                                          f"collective latency: {latency.source}"]
     if strategy is None:
         notes.append(f"strategy searched: the fastest that fits ({est.strategy.text()})")
     return Prediction(est, est.time * (1 - spread), est.time * (1 + spread), tuple(notes))
