@@ -26,9 +26,11 @@ sys.path.insert(0, str(ROOT))
 from core.transformer.calibrate import Measurement, calibrate, predict  # noqa: E402
 from core.transformer.config import load_config  # noqa: E402
 from core.transformer.devices import get_accelerator, system_from_json  # noqa: E402
-from core.transformer.parallel import Efficiency, parse_strategy  # noqa: E402
+from core.transformer.parallel import Efficiency, Latency, parse_strategy  # noqa: E402
 
 REF = Path("/work/shared/reference")
+#: the model before the collective-latency term (Latency.zero()) and after (NCCL's ring latencies)
+BEFORE, AFTER = Latency.zero(), Latency()
 LLM = REF / "mlperf_v5_llm"
 
 
@@ -102,7 +104,10 @@ def scale_study(title: str, cfg_name: str, folders: list[str], strategies: list[
     s0 = parse_strategy(strategies[0])
     cal = calibrate(cfg, [Measurement(base["step"], base["info"].accelerator, base["info"].gpus, base["gbs"],
                                       base["seq"], s0, base["info"].domain, f"{base['name']}: {base['how']}")],
-                    prior=Efficiency(precision=precision))
+                    prior=Efficiency(precision=precision), latency=AFTER)
+    cal0 = calibrate(cfg, [Measurement(base["step"], base["info"].accelerator, base["info"].gpus, base["gbs"],
+                                       base["seq"], s0, base["info"].domain, base["name"])],
+                     prior=Efficiency(precision=precision), latency=BEFORE)
     print(f"  calibrated on {base['info'].gpus} GPUs ({base['name']}, {base['runs']} runs, {base['how']}): "
           f"{base['step']:.4g} s/step; {cal.notes[0]}")
     eval_share = base["ttt"] / (base["step"] * base["steps"])  # time to train / pure step time at the base
@@ -110,8 +115,10 @@ def scale_study(title: str, cfg_name: str, folders: list[str], strategies: list[
         p = predict(cfg, r["info"].accelerator, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"],
                     calibration=cal, strategy=parse_strategy(s), domain=r["info"].domain)
         mfu = p.estimate.model_flops / (p.time * r["info"].gpus * r["info"].accelerator.peak_flops(precision))
+        p0 = predict(cfg, r["info"].accelerator, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"],
+                     calibration=cal0, strategy=parse_strategy(s), domain=r["info"].domain)
         line(f"{r['info'].gpus} × {r['info'].accelerator.name} GBS {r['gbs']} ({s})", r["step"], p,
-             f"MFU({precision}) {mfu:.2f}")
+             f"MFU({precision}) {mfu:.2f}; before (no latency) ratio {p0.time / r['step']:.3f}")
         ttt_pred = p.time * r["steps"] * eval_share
         print(f"  {'':<46} time to train: measured {r['ttt'] / 60:7.1f} min  predicted {ttt_pred / 60:7.1f} min "
               f"(steps from the log, evaluation share of the calibration run)  ratio {ttt_pred / r['ttt']:.3f}")
@@ -124,7 +131,10 @@ def device_study(title: str, cfg, source: str, s_source: str, targets: list[tupl
     acc0 = base["info"].accelerator
     cal = calibrate(cfg, [Measurement(base["step"], acc0, base["info"].gpus, base["gbs"], base["seq"],
                                       parse_strategy(s_source), base["info"].domain, base["how"])],
-                    prior=Efficiency(precision=precision))
+                    prior=Efficiency(precision=precision), latency=AFTER)
+    cal0 = calibrate(cfg, [Measurement(base["step"], acc0, base["info"].gpus, base["gbs"], base["seq"],
+                                       parse_strategy(s_source), base["info"].domain, base["how"])],
+                     prior=Efficiency(precision=precision), latency=BEFORE)
     print(f"  source {base['info'].gpus} × {acc0.name} ({base['name']}): {base['step']:.4g} s/step "
           f"GBS {base['gbs']} ({base['how']})")
     for folder, s in targets:
@@ -132,11 +142,14 @@ def device_study(title: str, cfg, source: str, s_source: str, targets: list[tupl
         acc = r["info"].accelerator
         p = predict(cfg, acc, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"], calibration=cal,
                     strategy=parse_strategy(s), domain=r["info"].domain)
+        p0 = predict(cfg, acc, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"], calibration=cal0,
+                     strategy=parse_strategy(s), domain=r["info"].domain)
         # the naive transfer: per-GPU work scaled by the ratio of dense peaks
         work = r["gbs"] / base["gbs"] * base["info"].gpus / r["info"].gpus
         naive = base["step"] * work * acc0.peak_flops(precision) / acc.peak_flops(precision)
         print(f"  {r['info'].gpus} × {acc.name:<9} ({folder}, {r['how']}): measured {r['step']:.4g} s  model "
-              f"{p.time:.4g} s (ratio {p.time / r['step']:.3f})  datasheet-peak ratio {naive:.4g} s "
+              f"{p.time:.4g} s (ratio {p0.time / r['step']:.3f} -> {p.time / r['step']:.3f})  "
+              f"datasheet-peak ratio {naive:.4g} s "
               f"(ratio {naive / r['step']:.3f})")
 
 
@@ -199,13 +212,17 @@ def two_point() -> None:
     strategies = ["dp=8,mb=2", "dp=36,cp=2", "dp=64,tp=2,cp=4"]
     ms = [Measurement(r["step"], r["info"].accelerator, r["info"].gpus, r["gbs"], r["seq"], parse_strategy(s),
                       r["info"].domain, r["how"]) for r, s in zip(runs[:2], strategies[:2])]
-    cal = calibrate(cfg, ms, prior=Efficiency(precision="fp8"))
+    cal = calibrate(cfg, ms, prior=Efficiency(precision="fp8"), latency=AFTER)
+    cal0 = calibrate(cfg, ms, prior=Efficiency(precision="fp8"), latency=BEFORE)
     r = runs[2]
+    p0 = predict(cfg, r["info"].accelerator, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"],
+                 calibration=cal0, strategy=parse_strategy(strategies[2]), domain=r["info"].domain)
     p = predict(cfg, r["info"].accelerator, r["info"].gpus, global_batch=r["gbs"], seq_len=r["seq"], calibration=cal,
                 strategy=parse_strategy(strategies[2]), domain=r["info"].domain)
     print(f"\n== (2b) Llama 3.1 8B, GB200: calibrate on 8 and 72 (compute factor {cal.compute_factor:.3f}, "
           f"communication factor {cal.comm_factor:.3f}; {cal.spread_source}), predict 512")
-    line(f"512 × GB200 GBS {r['gbs']} ({strategies[2]})", r["step"], p)
+    line(f"512 × GB200 GBS {r['gbs']} ({strategies[2]})", r["step"], p,
+         f"before (no latency) ratio {p0.time / r['step']:.3f}")
 
 
 def main() -> None:

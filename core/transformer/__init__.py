@@ -13,6 +13,7 @@ from core.transformer.flops import Work, layer_ops, step_work
 from core.transformer.measured import LogStep, read_log_step
 from core.transformer.parallel import (
                                       Efficiency,
+                                      Latency,
                                       Memory,
                                       Overlap,
                                       StepEstimate,
@@ -24,8 +25,8 @@ from core.transformer.parallel import (
 )
 
 __all__ = [
-    "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "LogStep", "Measurement", "Memory",
-    "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
+    "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "Latency", "LogStep", "Measurement",
+    "Memory", "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
     "best_strategy", "calibrate", "estimate_step", "get_accelerator", "layer_ops", "load_config", "memory_per_gpu",
     "parse_strategy", "predict", "read_log_step", "step_table", "step_work", "system_from_json",
 ]

@@ -24,7 +24,7 @@ from scipy.optimize import brentq, least_squares
 from core.errors import FitError, InputError
 from core.transformer.config import TransformerConfig
 from core.transformer.devices import Accelerator
-from core.transformer.parallel import Efficiency, Overlap, StepEstimate, Strategy, best_strategy, estimate_step
+from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, Strategy, best_strategy, estimate_step
 
 #: relative half-width of the interval when only one measurement calibrates (assumed)
 PRIOR_SPREAD = 0.15
@@ -70,6 +70,7 @@ class Calibration:
     measurements: tuple[Measurement, ...]
     loo_errors: tuple[float, ...]
     notes: tuple[str, ...] = field(default=())
+    latency: Latency = Latency()
 
     @property
     def spread(self) -> float:
@@ -91,23 +92,24 @@ def _scaled(prior: Efficiency, kc: float, km: float, source: str) -> Efficiency:
 
 
 def _estimate(cfg: TransformerConfig, m: Measurement, eff: Efficiency, overlap: Overlap,
-              strategy: Strategy) -> StepEstimate:
+              strategy: Strategy, latency: Latency | None = None) -> StepEstimate:
     return estimate_step(cfg, m.device, strategy, global_batch=m.global_batch, seq_len=m.seq_len, domain=m.domain,
-                         eff=eff, overlap=overlap, check_memory=False)
+                         eff=eff, overlap=overlap, check_memory=False, latency=latency)
 
 
-def _strategy(cfg: TransformerConfig, m: Measurement, prior: Efficiency, overlap: Overlap) -> Strategy:
+def _strategy(cfg: TransformerConfig, m: Measurement, prior: Efficiency, overlap: Overlap,
+              latency: Latency | None = None) -> Strategy:
     if m.strategy is not None:
         return m.strategy
     return best_strategy(cfg, m.device, m.gpus, global_batch=m.global_batch, seq_len=m.seq_len, domain=m.domain,
-                         eff=prior, overlap=overlap).strategy
+                         eff=prior, overlap=overlap, latency=latency).strategy
 
 
 def _fit(cfg: TransformerConfig, ms: list[Measurement], strategies: list[Strategy], prior: Efficiency,
-         overlap: Overlap) -> tuple[float, float]:
+         overlap: Overlap, latency: Latency | None = None) -> tuple[float, float]:
     def times(kc: float, km: float) -> np.ndarray:
         eff = _scaled(prior, kc, km, "fit")
-        return np.array([_estimate(cfg, m, eff, overlap, s).time for m, s in zip(ms, strategies)])
+        return np.array([_estimate(cfg, m, eff, overlap, s, latency).time for m, s in zip(ms, strategies)])
 
     measured = np.array([m.step_time for m in ms])
     if len(ms) == 1:
@@ -128,7 +130,8 @@ def _fit(cfg: TransformerConfig, ms: list[Measurement], strategies: list[Strateg
 
 
 def calibrate(cfg: TransformerConfig, measurements: list[Measurement] | tuple[Measurement, ...], *,
-              prior: Efficiency | None = None, overlap: Overlap | None = None) -> Calibration:
+              prior: Efficiency | None = None, overlap: Overlap | None = None,
+              latency: Latency | None = None) -> Calibration:
     """Fractions of peak that reproduce ``measurements`` (see the module text).
 
     Examples
@@ -147,19 +150,20 @@ def calibrate(cfg: TransformerConfig, measurements: list[Measurement] | tuple[Me
     """
     prior = prior or Efficiency()
     overlap = overlap or Overlap()
+    latency = latency or Latency()
     ms = list(measurements)
     if not ms:
         raise InputError("calibrate: expected at least one measured step; got none. "
                          "Give --measured-step S@DEVICE,GPUS.")
-    strategies = [_strategy(cfg, m, prior, overlap) for m in ms]
-    kc, km = _fit(cfg, ms, strategies, prior, overlap)
+    strategies = [_strategy(cfg, m, prior, overlap, latency) for m in ms]
+    kc, km = _fit(cfg, ms, strategies, prior, overlap, latency)
     loo: list[float] = []
     if len(ms) > 1:
         for i in range(len(ms)):
             rest = [m for j, m in enumerate(ms) if j != i]
             rest_s = [s for j, s in enumerate(strategies) if j != i]
-            kci, kmi = _fit(cfg, rest, rest_s, prior, overlap)
-            pred = _estimate(cfg, ms[i], _scaled(prior, kci, kmi, "loo"), overlap, strategies[i]).time
+            kci, kmi = _fit(cfg, rest, rest_s, prior, overlap, latency)
+            pred = _estimate(cfg, ms[i], _scaled(prior, kci, kmi, "loo"), overlap, strategies[i], latency).time
             loo.append(pred / ms[i].step_time - 1)
     fitted = "compute" if len(ms) == 1 else "compute and communication"
     source = (f"calibrated ({fitted} factors) on " + "; ".join(
@@ -170,7 +174,8 @@ def calibrate(cfg: TransformerConfig, measurements: list[Measurement] | tuple[Me
     if max(eff.matmul, eff.attention) > 1:
         notes.append(f"a calibrated fraction exceeds the {prior.precision.upper()} peak: the run computes faster than "
                      "that peak (FP8 matmuls?); compare against --precision fp8")
-    return Calibration(eff, kc, km, tuple(ms), tuple(loo), tuple(notes))
+    notes.append(f"collective latency: {latency.source}")
+    return Calibration(eff, kc, km, tuple(ms), tuple(loo), tuple(notes), latency)
 
 
 @dataclass(frozen=True)
@@ -193,12 +198,13 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
     """The step time on ``gpus`` × ``device`` with its interval (see the module text)."""
     overlap = overlap or Overlap()
     eff = calibration.efficiency if calibration else (prior or Efficiency())
+    latency = calibration.latency if calibration else Latency()
     if strategy is None:
         est = best_strategy(cfg, device, gpus, global_batch=global_batch, seq_len=seq_len, domain=domain, eff=eff,
-                            overlap=overlap)
+                            overlap=overlap, latency=latency)
     else:
         est = estimate_step(cfg, device, strategy, global_batch=global_batch, seq_len=seq_len, domain=domain,
-                            eff=eff, overlap=overlap)
+                            eff=eff, overlap=overlap, latency=latency)
     spread = calibration.spread if calibration else 0.5
     spread_source = calibration.spread_source if calibration else "uncalibrated: assumed prior spread ±50%"
     fp8 = f"{device.fp8.value:g} TFLOP/s" if device.fp8 is not None else "none"
@@ -207,7 +213,8 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
              f"{device.scale_out_gbps.value:g} Gb/s (datasheet: {device.bf16.source})",
              f"overlap declared (assumed): DP {overlap.dp:.0%}, TP {overlap.tp:.0%}, CP {overlap.cp:.0%}, "
              f"PP {overlap.pp:.0%}", f"interval: {spread_source}"]
-    notes += list(calibration.notes) if calibration else [f"fractions of peak: {eff.source}"]
+    notes += list(calibration.notes) if calibration else [f"fractions of peak: {eff.source}",
+                                                          f"collective latency: {latency.source}"]
     if strategy is None:
         notes.append(f"strategy searched: the fastest that fits ({est.strategy.text()})")
     return Prediction(est, est.time * (1 - spread), est.time * (1 + spread), tuple(notes))

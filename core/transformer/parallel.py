@@ -16,6 +16,10 @@ Collectives (ring algorithms, time = volume / one-direction bandwidth):
 * **DP**: the trained parameters' gradients (bf16), all-reduced over ``dp·cp`` ranks —
   ``2(n−1)/n × 2·P/(tp·pp)`` bytes per GPU; a distributed optimizer (ZeRO-1) does a reduce-scatter
   and an all-gather instead: the same volume.
+* **Latency** (:class:`Latency`): every collective also pays NCCL's fixed ring cost, base + per-step
+  hops (NVLink or network), ``n−1`` steps per reduce-scatter/all-gather: TP 8 per layer and
+  micro-batch, CP 3, PP 2 sends per micro-batch and virtual stage, DP 2 per Megatron gradient bucket
+  (``max(40 M, 1 M × dp·cp)`` parameters).  It does not shrink with the tokens per GPU.
 * **Overlap**: a declared fraction of each collective (:class:`Overlap`) hides behind compute, never
   more than the compute there is: DP's reduction only behind the last micro-batch's backward pass.
 * **Bubble** of 1F1B: ``(pp−1)/(m·v + pp−1)`` of the pipeline time for ``m`` micro-batches and ``v``
@@ -42,6 +46,42 @@ from core.transformer.flops import step_work
 #: share of HBM a training process can fill (CUDA/ROCm context, allocator fragmentation): assumed
 USABLE = 0.9
 BYTES = 2
+#: Megatron-core's default gradient bucket: max(40 M, 1 M × data-parallel size) parameters
+#: (``DistributedDataParallelConfig.bucket_size``; one reduce-scatter and one all-gather per bucket)
+BUCKET_MIN, BUCKET_PER_RANK = 40e6, 1e6
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Fixed cost (seconds) of one collective, independent of its size: NCCL's own cost model for a ring
+    with the Simple protocol (``src/graph/tuning.cc``: ``baseLat`` 8.4 µs, ``hwLat`` 3.4 µs per step on
+    NVLink and 9.6 µs per step over the network).  A ring reduce-scatter or all-gather over ``n`` ranks
+    takes ``n−1`` steps (``nodes−1`` of them across the network); an all-reduce twice that; a
+    point-to-point send one.  ``zero()`` turns the term off."""
+
+    base: float = 8.4e-6
+    hop_scale_up: float = 3.4e-6
+    hop_scale_out: float = 9.6e-6
+    source: str = "NCCL src/graph/tuning.cc ring/Simple latencies (baseLat 8.4 us, NVLink 3.4 us, NET 9.6 us/step)"
+
+    @classmethod
+    def zero(cls) -> Latency:
+        return cls(0.0, 0.0, 0.0, "none")
+
+    def ring(self, size: int, local: int, steps_per_rank: int = 1) -> float:
+        """One ring collective over ``size`` ranks, ``local`` of them per scale-up domain:
+        ``base + (steps − inter)·hop_up + inter·hop_out`` with ``steps = k(size−1)``, ``inter = k(domains−1)``.
+
+        >>> round(Latency().ring(8, 8) * 1e6, 1)        # reduce-scatter over 8 GPUs on NVLink
+        32.2
+        >>> round(Latency().ring(16, 8, 2) * 1e6, 1)    # all-reduce over 2 nodes of 8
+        122.8
+        """
+        if size <= 1:
+            return 0.0
+        steps = steps_per_rank * (size - 1)
+        inter = steps_per_rank * (math.ceil(size / max(local, 1)) - 1)
+        return self.base + (steps - inter) * self.hop_scale_up + inter * self.hop_scale_out
 
 
 @dataclass(frozen=True)
@@ -281,7 +321,7 @@ def ring_time(volume: float, size: int, local: int, device: Accelerator, comm_ef
 
 def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, global_batch: int, seq_len: int,
                   domain: int | None = None, eff: Efficiency | None = None, overlap: Overlap | None = None,
-                  check_memory: bool = True) -> StepEstimate:
+                  check_memory: bool = True, latency: Latency | None = None) -> StepEstimate:
     """The time of one optimizer step of ``global_batch`` sequences of ``seq_len`` tokens.
 
     Compute: each op class's FLOPs (or bytes, for the memory-bound class) on one GPU over the
@@ -296,6 +336,7 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
     """
     eff = eff or Efficiency()
     overlap = overlap or Overlap()
+    lat = latency or Latency()
     domain = domain or device.domain
     gpus = s.gpus
     _check_fit(cfg, s, gpus, global_batch, seq_len)
@@ -327,20 +368,26 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
     comms = []
     if s.tp > 1:
         volume = m * layers_here * 4 * 2 * (s.tp - 1) / s.tp * act * (1.5 if s.recompute else 1.0)
-        comms.append(_comm("TP", volume, 1, s.tp, domain, device, eff, overlap.tp))
+        # 2 all-gathers + 2 reduce-scatters forward, again backward (+ forward again when recomputing)
+        count = m * layers_here * 8 * (1.5 if s.recompute else 1.0)
+        comms.append(_comm("TP", volume, 1, s.tp, domain, device, eff, overlap.tp, lat, count))
     if s.cp > 1:
         kv = BYTES * s.micro_batch * seq_len * 2 * cfg.kv_dim / s.tp
         volume = m * layers_here * 3 * (s.cp - 1) / s.cp * kv
-        comms.append(_comm("CP", volume, s.tp, s.cp, domain, device, eff, overlap.cp))
+        comms.append(_comm("CP", volume, s.tp, s.cp, domain, device, eff, overlap.cp, lat, m * layers_here * 3))
     if s.pp > 1:
         # point-to-point: each send is one hop, no ring; a stage sends and receives, forward and backward
         volume = m * 2 * act / s.tp
         link, bw, _ = _link(s.tp * s.cp * s.dp, s.pp, domain, device)
-        comms.append(Comm("PP", volume, link, volume / (bw * eff.comm), volume / (bw * eff.comm) * (1 - overlap.pp)))
+        hop = lat.hop_scale_up if link == "scale-up" else lat.hop_scale_out
+        time = volume / (bw * eff.comm) + m * s.vp * 2 * (lat.base + hop)
+        comms.append(Comm("PP", volume, link, time, time * (1 - overlap.pp)))
     n = s.dp * s.cp
     if n > 1:
         volume = 2 * (n - 1) / n * BYTES * trained
-        comms.append(_comm("DP", volume, s.tp, n, domain, device, eff, overlap.dp))
+        # distributed optimizer: one reduce-scatter and one all-gather per gradient bucket
+        buckets = math.ceil(trained / max(BUCKET_MIN, BUCKET_PER_RANK * n))
+        comms.append(_comm("DP", volume, s.tp, n, domain, device, eff, overlap.dp, lat, 2 * buckets))
     # overlap: the declared fraction of a collective hides behind compute, but never more than the
     # compute there is to hide behind: DP's gradient reduction runs bucket by bucket behind the backward
     # pass of the last micro-batch only (gradients accumulate over the others): 2/3 of 1/m of the compute
@@ -355,9 +402,12 @@ def estimate_step(cfg: TransformerConfig, device: Accelerator, s: Strategy, *, g
 
 
 def _comm(kind: str, volume: float, stride: int, size: int, domain: int, device: Accelerator, eff: Efficiency,
-          overlap: float) -> Comm:
+          overlap: float, latency: Latency | None = None, count: float = 0.0) -> Comm:
+    """A ring collective's bandwidth time plus ``count`` reduce-scatter/all-gather latencies."""
     link, _bw, local = _link(stride, size, domain, device)
     time = ring_time(volume, size, local, device, eff.comm)
+    if latency is not None:
+        time += count * latency.ring(size, local)
     return Comm(kind, volume, link, time, time * (1 - overlap))
 
 
@@ -408,7 +458,7 @@ def candidates(cfg: TransformerConfig, gpus: int, *, global_batch: int, seq_len:
 
 def best_strategy(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_batch: int, seq_len: int,
                   domain: int | None = None, eff: Efficiency | None = None,
-                  overlap: Overlap | None = None) -> StepEstimate:
+                  overlap: Overlap | None = None, latency: Latency | None = None) -> StepEstimate:
     """The fastest strategy that fits in memory, or an ``InputError`` naming the smallest shortfall."""
     domain = domain or device.domain
     best: StepEstimate | None = None
@@ -420,7 +470,7 @@ def best_strategy(cfg: TransformerConfig, device: Accelerator, gpus: int, *, glo
                 closest = (mem, s)
             continue
         est = estimate_step(cfg, device, s, global_batch=global_batch, seq_len=seq_len, domain=domain, eff=eff,
-                            overlap=overlap, check_memory=False)
+                            overlap=overlap, check_memory=False, latency=latency)
         if best is None or est.time < best.time:
             best = est
     if best is None:

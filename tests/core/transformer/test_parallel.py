@@ -9,6 +9,7 @@ from core.transformer.config import TransformerConfig, load_config
 from core.transformer.devices import get_accelerator
 from core.transformer.parallel import (
     Efficiency,
+    Latency,
     Overlap,
     Strategy,
     best_strategy,
@@ -65,7 +66,8 @@ def test_cp_gathers_keys_and_values():
 def test_bubble_is_the_1f1b_fraction(pp, m, vp):
     cfg = TransformerConfig("deep", 16, 64, 8, 8, 256, 100)
     s = Strategy(dp=1, pp=pp, vp=vp)
-    est = estimate_step(cfg, H100, s, global_batch=m, seq_len=64, overlap=Overlap(dp=1, tp=1, cp=1, pp=1))
+    est = estimate_step(cfg, H100, s, global_batch=m, seq_len=64, overlap=Overlap(dp=1, tp=1, cp=1, pp=1),
+                        latency=Latency.zero())
     fraction = est.bubble / (est.compute_time + est.bubble)
     assert fraction == pytest.approx((pp - 1) / (m * vp + pp - 1))
 
@@ -127,3 +129,50 @@ def test_context_parallelism_splits_attention_evenly():
     # each of the 2 ranks computes half of every sequence's causal attention: half the time, not a quarter
     assert two.compute["attention"] == pytest.approx(one.compute["attention"] / 2)
     assert two.compute["matmul"] == pytest.approx(one.compute["matmul"] / 2)
+
+
+# --- collective latency (NCCL's ring/Simple cost model: 8.4 µs base, 3.4 µs per NVLink step, 9.6 per network step)
+
+def test_ring_latency_by_hand():
+    lat = Latency()
+    # 72 GPUs of one NVL72 rack: 71 NVLink steps
+    assert lat.ring(72, 72) == pytest.approx(8.4e-6 + 71 * 3.4e-6)
+    # 256 ranks, 36 per rack: 255 steps, 8 racks so 7 of them across the network
+    assert lat.ring(256, 36) == pytest.approx(8.4e-6 + 248 * 3.4e-6 + 7 * 9.6e-6)
+    assert lat.ring(1, 1) == 0.0
+    assert Latency.zero().ring(64, 8) == 0.0
+
+
+def _extra(kind, strategy, cfg=C, global_batch=8, seq_len=16, device=H100):
+    """Seconds the latency term adds to one kind of collective (no overlap)."""
+    with_lat = estimate_step(cfg, device, strategy, global_batch=global_batch, seq_len=seq_len, overlap=NO_OVERLAP,
+                             check_memory=False)
+    without = estimate_step(cfg, device, strategy, global_batch=global_batch, seq_len=seq_len, overlap=NO_OVERLAP,
+                            check_memory=False, latency=Latency.zero())
+    return _comm(with_lat, kind).time - _comm(without, kind).time
+
+
+def test_dp_latency_is_two_collectives_per_megatron_bucket():
+    # the tiny model is one bucket: one reduce-scatter and one all-gather over 4 GPUs: 2 × (8.4 + 3 × 3.4) µs
+    assert _extra("DP", Strategy(dp=4)) == pytest.approx(2 * 18.6e-6)
+    # Llama 3.1 8B (8.03 B parameters) on 72 GB200: buckets of max(40 M, 72 M) -> 112 buckets, 71 NVLink steps
+    cfg = load_config("llama31_8b")
+    buckets = -(-cfg.params // 72e6)
+    assert buckets == 112
+    extra = _extra("DP", Strategy(dp=72), cfg, 72, 8192, get_accelerator("GB200"))
+    assert extra == pytest.approx(2 * 112 * (8.4e-6 + 71 * 3.4e-6))
+
+
+def test_tp_latency_per_layer_and_micro_batch():
+    # tp=2, 4 layers, 4 micro-batches: 8 collectives (2 all-gathers + 2 reduce-scatters, forward and backward)
+    # per layer and micro-batch, each 8.4 + 1 × 3.4 µs
+    assert _extra("TP", Strategy(dp=1, tp=2), global_batch=4) == pytest.approx(4 * 4 * 8 * 11.8e-6)
+
+
+def test_pp_latency_per_send():
+    # pp=2 across nodes (domain 8, stride 8): 2 sends per micro-batch, each 8.4 + 9.6 µs; 2 micro-batches per pipeline
+    s = Strategy(dp=8, pp=2)
+    with_lat = estimate_step(C, H100, s, global_batch=16, seq_len=16, overlap=NO_OVERLAP, domain=8)
+    without = estimate_step(C, H100, s, global_batch=16, seq_len=16, overlap=NO_OVERLAP, domain=8,
+                            latency=Latency.zero())
+    assert _comm(with_lat, "PP").time - _comm(without, "PP").time == pytest.approx(2 * 2 * 18.0e-6)
