@@ -17,9 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.batch import batch_study
 from core.datasets import DATA_DIR
 from core.logs import read_log_file
-from core.plan import batch_study, fit_speed, speed_table_from_logs
+from core.plan import fit_speed, speed_table_from_logs
 from core.runs import find_target_crossing
 
 SERIES = ("R750xax4A100-PCIE-80GB", "2xR750xax4A100-PCIE-80GB", "4xR750xax4A100-PCIE-80GB",

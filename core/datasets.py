@@ -28,7 +28,7 @@ BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other", "mn
 
 @dataclass(frozen=True)
 class BatchRunSet:
-    """Runs of one job at several global batches, for the batch-size view (``core.plan.batch``).
+    """Runs of one job at several global batches, for the batch-size view (``core.batch``).
 
     ``set_key`` is a key of :data:`BUILTIN_LOG_SETS`, ``prefix`` picks its files (a Pollux
     job), ``target_acc`` is the accuracy the job is usually taken to, and

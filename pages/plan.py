@@ -14,6 +14,7 @@ import warnings
 import pandas as pd
 import streamlit as st
 
+from core.batch import TUNED_NOTE, BatchScaling
 from core.datasets import BATCH_RUN_SETS, builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
@@ -29,9 +30,7 @@ from core.plan import (
     THETA_SOURCES,
     TIME_LATEX,
     TIME_RULE_LATEX,
-    TUNED_NOTE,
     Allocation,
-    BatchScaling,
     DeadlineChoice,
     ScalingRule,
     SpeedFit,

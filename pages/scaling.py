@@ -15,6 +15,7 @@ from types import ModuleType
 import pandas as pd
 import streamlit as st
 
+from core.batch import TUNED_NOTE, BatchScaling
 from core.datasets import BATCH_RUN_SETS
 from core.errors import LogFormatError, PlannerError
 from core.figures.batch import batch_samples_figure, efficiency_goodput_figure
@@ -28,14 +29,7 @@ from core.figures.scaling import (
     ps_timeline_figure,
     sync_async_figure,
 )
-from core.plan import (
-    TUNED_NOTE,
-    BatchScaling,
-    PolluxSpeedModel,
-    fit_pollux_speed,
-    goodput_curves,
-    read_speed_csv,
-)
+from core.plan import PolluxSpeedModel, fit_pollux_speed, goodput_curves, read_speed_csv
 from core.scaling import (
     LARGE_BATCH_TEXT,
     LINK_PRESETS_GBPS,

@@ -39,6 +39,7 @@ import sys
 
 import pandas as pd
 
+from core.batch import typed_batch_scaling
 from core.cli.common import add_library_arguments, complain, fraction, library_logs, print_csv
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
@@ -51,7 +52,6 @@ from core.plan import (
     build_speed_model,
     plan_grid,
     read_speed_csv,
-    typed_batch_scaling,
 )
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")

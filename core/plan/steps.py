@@ -443,13 +443,13 @@ def steps_from_target_prediction(prediction: TargetPrediction, *, steps_per_epoc
 
 
 def steps_from_batch_scaling(model, global_batch: float, *, label: str) -> StepsEstimate:
-    """Steps to target at ``global_batch`` from a batch-scaling model (:mod:`core.plan.batch`).
+    """Steps to target at ``global_batch`` from a batch-scaling model (:mod:`core.batch`).
 
     ``S(M) = E_min·(1 + M/B_noise)/M`` with the model's interval at ``M`` when it has one.
 
     Examples
     --------
-    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.batch import typed_batch_scaling
     >>> steps_from_batch_scaling(typed_batch_scaling(1e6, 1000), 1000, label="job").steps   # 2e6 / 1000
     2000.0
     """

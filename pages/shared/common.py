@@ -37,7 +37,7 @@ from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
 
 if TYPE_CHECKING:
-    from core.plan.batch import BatchStudy
+    from core.batch import BatchStudy
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -275,7 +275,7 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
 def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
                  samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
                  ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
-    from core.plan.batch import batch_study  # only the batch-size views pay for core.plan
+    from core.batch import batch_study
 
     read = read_log_files(_files)
     study = batch_study([*read.logs, *_extra], target_acc=target_acc, noise=read.noise,

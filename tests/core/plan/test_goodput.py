@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from core.batch import BatchRun, fit_batch_scaling, typed_batch_scaling
 from core.errors import InputError
-from core.plan.batch import BatchRun, fit_batch_scaling, typed_batch_scaling
 from core.plan.goodput import ScalingRule, batch_plan_grid, best_configuration
 from core.plan.grid import pareto_frontier, plan_grid
 from core.plan.pollux_speed import PolluxSpeedModel

@@ -1,0 +1,38 @@
+"""Batch scaling: samples and steps to target as a function of the global batch (McCandlish et al. 2018).
+
+One module, ``batch``: the runs of one job at several global batches → ``E(B) = E_min·(1 + B/B_noise)``,
+``S(B)``, statistical efficiency and goodput, and the batch study of a set of logs.  Below both
+``core.prediction`` (the same job's fit is a prior) and ``core.plan`` (steps to target at a batch).
+"""
+
+from core.batch.batch import (
+    EFFICIENCY_LATEX,
+    METHODS,
+    SAMPLES_LATEX,
+    STEPS_LATEX,
+    TUNED_NOTE,
+    BatchRun,
+    BatchScaling,
+    BatchStudy,
+    anchored_batch_scaling,
+    batch_scaling,
+    batch_study,
+    crossing_row,
+    fit_batch_scaling,
+    goodput,
+    measure_batch_run,
+    measure_batch_runs,
+    noise_batch_scaling,
+    run_batch,
+    samples_to_target,
+    statistical_efficiency,
+    steps_to_target,
+    typed_batch_scaling,
+)
+
+__all__ = [
+    'EFFICIENCY_LATEX', 'METHODS', 'SAMPLES_LATEX', 'STEPS_LATEX', 'TUNED_NOTE', 'BatchRun', 'BatchScaling',
+    'BatchStudy', 'anchored_batch_scaling', 'batch_scaling', 'batch_study', 'crossing_row', 'fit_batch_scaling',
+    'goodput', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'run_batch', 'samples_to_target',
+    'statistical_efficiency', 'steps_to_target', 'typed_batch_scaling',
+]
