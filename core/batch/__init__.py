@@ -6,8 +6,8 @@ One module, ``batch``: the runs of one job at several global batches → ``E(B) 
 """
 
 from core.batch.batch import (
+    BATCH_SCALING_METHODS,
     EFFICIENCY_LATEX,
-    METHODS,
     SAMPLES_LATEX,
     STEPS_LATEX,
     TUNED_NOTE,
@@ -31,7 +31,8 @@ from core.batch.batch import (
 )
 
 __all__ = [
-    'EFFICIENCY_LATEX', 'METHODS', 'SAMPLES_LATEX', 'STEPS_LATEX', 'TUNED_NOTE', 'BatchRun', 'BatchScaling',
+    'BATCH_SCALING_METHODS', 'EFFICIENCY_LATEX',
+    'SAMPLES_LATEX', 'STEPS_LATEX', 'TUNED_NOTE', 'BatchRun', 'BatchScaling',
     'BatchStudy', 'anchored_batch_scaling', 'batch_scaling', 'batch_study', 'crossing_row', 'fit_batch_scaling',
     'goodput', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'run_batch', 'samples_to_target',
     'statistical_efficiency', 'steps_to_target', 'typed_batch_scaling',

@@ -27,9 +27,7 @@ from core.cli.common import complain, fraction, positive_int, print_csv, read_pr
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
-from core.prediction import forecast_epoch_at_target, n_epochs, observed_epochs
-from core.prediction.combined import whole
-from core.prediction.prior import prior_for_run
+from core.prediction import forecast_epoch_at_target, n_epochs, observed_epochs, prior_for_run, whole
 
 PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
                    "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",

@@ -36,7 +36,7 @@ from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost, plan_grid
 from core.plan.steps import StepsEstimate
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: the scaling rules, for pages and ``--help``
 SCALING_RULES: dict[str, str] = {
@@ -74,8 +74,7 @@ class ScalingRule:
     batch_max: float | None = None
 
     def __post_init__(self) -> None:
-        if self.rule not in SCALING_RULES:
-            raise InputError(f"scaling rule: expected one of {', '.join(SCALING_RULES)}; got {self.rule!r}.")
+        check_option(self.rule, "scaling rule", SCALING_RULES)
         need = {"fixed": ("global_batch",), "per-worker": ("per_worker_batch",),
                 "best": ("batch_min", "batch_max")}[self.rule]
         for name in need:
@@ -158,7 +157,7 @@ def batch_plan_grid(speed, batch: BatchScaling, rule: ScalingRule, *, ps: Sequen
 
     Parameters
     ----------
-    speed : SpeedModel or PolluxSpeedModel
+    speed : FittedSpeed
         ``steps_per_s_at(p, w, M)`` gives the speed at each batch.
     batch : BatchScaling
         Steps to target ``S(M)`` (and its interval).
@@ -261,7 +260,7 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
     ----------
     batch : BatchScaling
         Gives the efficiency ``E_min/E(M)`` (and the measured runs).
-    speed : SpeedModel or PolluxSpeedModel, optional
+    speed : FittedSpeed, optional
         With ``workers``: one curve per worker count, throughput ``M·f(p, w, M)`` (``p`` = 0
         for all-reduce, else 1) at ``batches`` (default: 60 batches spaced geometrically
         over the runs' range widened ×4 both ways, at least one sample per worker).

@@ -34,7 +34,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.prediction import FitCache, Forecast, TargetPrediction, forecast_epoch_at_target, prior_source
 from core.runs import RunAnalysis, predict_step_at_loss
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: how steps are taken from a logged run
 RUN_METHODS: dict[str, str] = {
@@ -314,9 +314,7 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     >>> steps_from_run(b, [a, b]).steps               # measured
     800.0
     """
-    if method not in RUN_METHODS:
-        raise InputError(f"steps_from_run: expected method one of {', '.join(RUN_METHODS)}; "
-                         f"got {method!r}.")
+    check_option(method, "steps_from_run: method", RUN_METHODS)
     name = run.log.source
     if method == "posterior":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],

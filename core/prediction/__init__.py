@@ -18,7 +18,7 @@ from core.prediction.backtest import (
     observed_epochs,
     resolve_target,
 )
-from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of
+from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
     Forecast,
@@ -75,5 +75,5 @@ __all__ = [
     'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
     'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
     'resolve_schedule',
-    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'widen',
+    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
 ]

@@ -211,8 +211,7 @@ def load_library_runs(lib, run_ids) -> list[str]:
 def save_uploads_to_library(lib, names, *, tags=(), dataset: str | None = None, progress=None):
     """Add uploaded files to the library as the session reads them (column roles and metadata as edited);
     a file the session cannot read is refused with its message.  Returns ``core.library.AddReport``."""
-    from core.library import PendingRun, check_tags, content_hash
-    from core.library.sources import parameter_count_of
+    from core.library import PendingRun, check_tags, content_hash, parameter_count_of
 
     tags = check_tags(tags)
     uploads = st.session_state.get(UPLOADS, {})

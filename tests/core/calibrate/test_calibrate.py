@@ -8,7 +8,7 @@ import pytest
 
 from core.calibrate import (
     AUTO_METHODS,
-    METHODS,
+    CALIBRATION_METHODS,
     architecture_parameters,
     calibrate,
     excluded_rows,
@@ -81,7 +81,7 @@ def _poison(fits: pd.DataFrame, model: str) -> pd.DataFrame:
     return poisoned
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", list(CALIBRATION_METHODS))
 @pytest.mark.parametrize("threshold", ["curve", "measured"])
 def test_the_held_out_runs_never_change_the_prediction(fits, method, threshold):
     clean = calibrate(fits, holdout="resnet50", method=method, threshold=threshold)
@@ -113,7 +113,7 @@ def test_recommendation_is_the_lowest_loao_error_among_the_auto_methods(fits):
     best = recommend_method(scores)
     assert auto[best] == auto.min()
     # outside the calibration set the trend-following methods do not compete
-    local = auto[[not METHODS[m].trend for m in auto.index]]
+    local = auto[[not CALIBRATION_METHODS[m].trend for m in auto.index]]
     assert recommend_method(scores, outside=True) == local.idxmin()
 
 
@@ -160,7 +160,7 @@ def test_outside_the_calibration_set_is_said_in_words(fits):
 
 def test_auto_leaves_trend_methods_out_outside_the_calibration_set(fits):
     cal = calibrate(fits, holdout="resnet50", method="auto")
-    assert not METHODS[cal.method].trend and cal.method in AUTO_METHODS
+    assert not CALIBRATION_METHODS[cal.method].trend and cal.method in AUTO_METHODS
     assert "trend-following methods left out" in cal.chosen_by
 
 
