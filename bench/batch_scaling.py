@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.batch import batch_study, fit_batch_scaling
 from core.datasets import BATCH_RUN_SETS, batch_run_files
 from core.logs import read_log_files
-from core.plan import batch_study, fit_batch_scaling
 
 
 def _runs(key: str, target: float):

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.calibrate import (
     AUTO_METHODS,
-    METHODS,
+    CALIBRATION_METHODS,
     architectures,
     calibrate,
     holdout_outside,
@@ -46,7 +46,7 @@ def variant(fits: pd.DataFrame, candidates: tuple[str, ...], *, outside_rule: bo
         scores = method_scores(fits, holdout=arch, methods=candidates)
         pool = scores[np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
         if outside_rule and holdout_outside(fits, arch):
-            pool = pool[[not METHODS[m].trend for m in pool["method"]]]
+            pool = pool[[not CALIBRATION_METHODS[m].trend for m in pool["method"]]]
         method = str(pool.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0])
         cal = calibrate(fits, holdout=arch, method=method)
         p = cal.predictions
@@ -73,13 +73,13 @@ def main() -> None:
     print(line(f"**auto** (product: {', '.join(AUTO_METHODS)}; no trend method outside the set)", product))
     variants = {
         "auto among the architecture methods, without the outside rule": (AUTO_METHODS, False),
-        "auto among all 10 methods, with the outside rule": (tuple(METHODS), True),
-        "auto among all 10 methods, without the outside rule": (tuple(METHODS), False),
+        "auto among all 10 methods, with the outside rule": (tuple(CALIBRATION_METHODS), True),
+        "auto among all 10 methods, without the outside rule": (tuple(CALIBRATION_METHODS), False),
         "auto among the six methods before issue 12 (the issue's 24.0 %, 36.3 %)": (OLD_METHODS, False),
     }
     for label, (candidates, rule) in variants.items():
         print(line(label, variant(fits, candidates, outside_rule=rule)))
-    for m in METHODS:
+    for m in CALIBRATION_METHODS:
         print(line(f"always {m}", nested_loao(fits, method=m)))
     print("\n### The product's auto, run by run\n")
     cols = ["model", "gpu", "method", "epoch_actual", "epoch_pred", "epoch_pred_low", "epoch_pred_high", "covered",

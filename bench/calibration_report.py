@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.calibrate import (
-    METHODS,
+    CALIBRATION_METHODS,
     calibrate,
     hardware_independence,
     leave_one_architecture_out,
@@ -34,7 +34,7 @@ def main() -> None:
     best = recommend_method(scores.reset_index())
     print(f"holdout {args.holdout}, threshold {args.threshold}; recommended: {best}")
     print("| method | LOAO MAPE (calibration runs) | LOAO MAPE (all) | held-out error per GPU |")
-    for m in METHODS:
+    for m in CALIBRATION_METHODS:
         all_loao = mape(leave_one_architecture_out(fits, method=m, threshold=args.threshold))
         cal = calibrate(fits, holdout=args.holdout, method=m, threshold=args.threshold)
         errs = " / ".join(f"{e:+.0f} %" for e in cal.predictions["epoch_error_pct"])

@@ -17,9 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.batch import batch_study
 from core.datasets import DATA_DIR
 from core.logs import read_log_file
-from core.plan import batch_study, fit_speed, speed_table_from_logs
+from core.plan import fit_speed, speed_table_from_logs
 from core.runs import find_target_crossing
 
 SERIES = ("R750xax4A100-PCIE-80GB", "2xR750xax4A100-PCIE-80GB", "4xR750xax4A100-PCIE-80GB",
@@ -45,7 +46,7 @@ def main() -> None:
                   for log, s in zip(held, measured_t)]
     print(f"measured at 32 GPUs: throughput {', '.join(f'{t:,.0f}' for t in measured_thr)} samples/s; "
           f"time from run_start to the evaluation at target {', '.join(f'{t:,.0f}' for t in measured_s)} s")
-    fit = fit_speed(table, model="auto", mode="allreduce", global_batch=batch, gpus_per_node=4,
+    fit = fit_speed(table, family="auto", mode="allreduce", global_batch=batch, gpus_per_node=4,
                     source="R750xa 4-16 GPUs")
     print("\n| speed model | fit MAPE | LOO MAPE | planned throughput at 32 GPUs | vs measured | planned time "
           "(band) | vs measured time to target |")

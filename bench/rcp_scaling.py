@@ -6,13 +6,13 @@ from the other batches by
 
 * the baseline, measured in this run: McCandlish's line ``E(B) = E_min·(1 + B/B_noise)`` fitted
   to all the other batches (``core.plan.batch.fit_batch_scaling``), and
-* the model of ``core.plan.rcp``: linear interpolation between the neighbouring batches inside
+* the model of ``core.batch.rcp``: linear interpolation between the neighbouring batches inside
   the measured range (McCandlish's line through those two), the fitted line outside
   (flagged ``extrapolated``), with an 80 % interval for one new seed.
 
 Printed per benchmark and pooled: mean and worst |error|, the share of 80 % intervals that
 hold the held-out batch's mean and the share of its individual seeds they hold, and the
-batches whose learning rate is off the other batches' trend (``core.plan.rcp.lr_deviation``:
+batches whose learning rate is off the other batches' trend (``core.batch.rcp.lr_deviation``:
 flagged "not on the same curve" and widened). "Current" are the 13 benchmarks of rounds 5.0
 to 6.1 (the issue's set); "retired" the others.
 
@@ -21,7 +21,7 @@ How the model was chosen (so that no number here is tuned on what it reports): t
 or three batches outside; a nested choice among them by inner leave-one-out; restricting to
 batches at the same learning rate) were compared on this same leave-one-out over all 21
 benchmarks, and the simplest that was no worse pooled was kept; the learning-rate flag's
-threshold (1.25x, :data:`core.plan.rcp.LR_TOLERANCE`) and the extrapolation widening
+threshold (1.25x, :data:`core.batch.rcp.LR_TOLERANCE`) and the extrapolation widening
 (:data:`core.plan.batch.EXTRAPOLATION_SIGMA`) were set from the same data.  There is no
 held-out benchmark: read the numbers as in-sample for the model's design, out-of-sample only
 for the held-out batch.  The same-learning-rate variant is printed too (investigated, not
@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.plan.rcp import latest_round, load_rcps, predict_from_points, rcp_benchmarks, rcp_leave_one_out
+from core.batch import latest_round, load_rcps, predict_from_points, rcp_benchmarks, rcp_leave_one_out
 
 CURRENT_FROM = (5, 0, 0)
 

@@ -62,7 +62,7 @@ def main() -> None:
     worst = 0.0
     for name, path in builtin_speed_tables():
         raw = pd.read_csv(path)
-        fit = fit_speed(raw, model="auto", source=name)
+        fit = fit_speed(raw, family="auto", source=name)
         rows = fit.table().set_index("family")
         o, p = rows.loc["optimus"], rows.loc["pollux"]
         worst = max(worst, fit.model.loo_mape_pct)

@@ -8,6 +8,13 @@ from pathlib import Path
 #: the repository's data folder
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
+#: training-set sizes (samples per epoch) of the standard datasets the built-in data and examples use: the one
+#: table of them (CIFAR-10: Krizhevsky 2009, 50,000 training images; ImageNet: ILSVRC-2012, 1,281,167)
+TRAINING_SET_SIZES: dict[str, int] = {
+    "cifar10": 50_000,
+    "imagenet": 1_281_167,
+}
+
 #: built-in log sets: key -> (label, glob patterns relative to DATA_DIR)
 BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mnist1d": ("MNIST-1D ResNets, per-step train + val logs (CPU)", ("logs/*.csv",)),
@@ -32,7 +39,7 @@ BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other", "mn
 
 @dataclass(frozen=True)
 class BatchRunSet:
-    """Runs of one job at several global batches, for the batch-size view (``core.plan.batch``).
+    """Runs of one job at several global batches, for the batch-size view (``core.batch``).
 
     ``set_key`` is a key of :data:`BUILTIN_LOG_SETS`, ``prefix`` picks its files (a Pollux
     job), ``target_acc`` is the accuracy the job is usually taken to, and
@@ -57,9 +64,9 @@ BATCH_RUN_SETS: dict[str, BatchRunSet] = {
     "mnist1d_batch": BatchRunSet("MNIST-1D ResNet-14, 7 global batches (CPU, made here)", "mnist1d_batch", "",
                                  0.92, None),
     "pollux_cifar10": BatchRunSet("Pollux CIFAR-10 ResNet-18, 6 global batches", "pollux", "cifar10/", 0.93,
-                                  50_000, "pollux_traces/cifar10/scalability.csv"),
+                                  TRAINING_SET_SIZES["cifar10"], "pollux_traces/cifar10/scalability.csv"),
     "pollux_imagenet": BatchRunSet("Pollux ImageNet ResNet-50, 7 global batches", "pollux", "imagenet/", 0.74,
-                                   1_281_167, "pollux_traces/imagenet/scalability.csv"),
+                                   TRAINING_SET_SIZES["imagenet"], "pollux_traces/imagenet/scalability.csv"),
     "mlperf": BatchRunSet("MLPerf v3.0 ResNet-50 on ImageNet, 13 systems", "mlperf", "", 0.759, None),
 }
 

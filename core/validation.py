@@ -1,4 +1,5 @@
-"""One scalar validator for every ``core`` function, in the style of scikit-learn's ``check_scalar``.
+"""The validators of every ``core`` function: one for scalars, in the style of scikit-learn's
+``check_scalar``, and one for a choice among options (``check_option``).
 
 Every refusal is a :class:`core.errors.InputError` (a ``ValueError``), whether the value is of
 the wrong kind (a string, a bool, ``None``) or out of range, so a caller catches one type.
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Collection
+from typing import TypeVar
 
 from core.errors import InputError
 
 _KIND = {int: "an int", float: "a number"}
+T = TypeVar("T")
 
 
 def check_scalar(value: object, name: str, target_type: type = float, *, min_val: float | None = None,
@@ -80,3 +84,36 @@ def _describe(target_type: type, min_val, max_val, include: str) -> str:
     if max_val is not None:
         return f"{kind} {right} {max_val:g}"
     return kind
+
+
+def check_option(value: T, name: str, options: Collection, *, fix: str = "") -> T:
+    """``value`` if it is one of ``options``, else an ``InputError`` naming them all.
+
+    Parameters
+    ----------
+    value : object
+        What the caller passed.
+    name : str
+        What it is, first in the message (``"mode"``, ``"speed model"``).
+    options : collection
+        The accepted values, in the order the message lists them (a dict: its keys).
+    fix : str, optional
+        What the user should do, appended to the message.
+
+    Examples
+    --------
+    >>> check_option("sync", "mode", ("sync", "async", "allreduce"))
+    'sync'
+    >>> check_option("fast", "mode", ("sync", "async", "allreduce"), fix="Pick the training mode of the job")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: mode: expected one of sync, async, allreduce; got 'fast'. Pick the training mode of the job.
+    """
+    try:
+        known = value in options
+    except TypeError:          # an unhashable value asked of a dict or set
+        known = False
+    if not known:
+        tail = f" {fix.rstrip('.')}." if fix else ""
+        raise InputError(f"{name}: expected one of {', '.join(map(str, options))}; got {value!r}.{tail}")
+    return value

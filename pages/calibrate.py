@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from core.calibrate import (
+    CALIBRATION_METHODS,
     INTERVAL_METHOD,
-    METHODS,
     PREDICTION_COLUMNS,
     THRESHOLDS,
     Calibration,
@@ -173,12 +173,12 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
                            index=archs.index("resnet50") if "resnet50" in archs else len(archs) - 1)
     scores = _scores(key, fits, split, holdout, threshold)
     best = recommend_method(scores, outside=bool(_outside(key, fits, holdout, split)))
-    choice = st.selectbox("Regression method", ["auto", *METHODS], key="cal_method",
+    choice = st.selectbox("Regression method", ["auto", *CALIBRATION_METHODS], key="cal_method",
                           format_func=lambda m: "Recommended (lowest leave-one-architecture-out error)"
-                          if m == "auto" else METHODS[m].label)
+                          if m == "auto" else CALIBRATION_METHODS[m].label)
     method = best if choice == "auto" else choice
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
-    st.markdown(f"**Recommended method: {METHODS[best].label}** — leave-one-architecture-out error "
+    st.markdown(f"**Recommended method: {CALIBRATION_METHODS[best].label}** — leave-one-architecture-out error "
                 f"{mape_of[best]:.1f} % on the calibration runs ({plain(holdout)} removed first), against "
                 f"{mape_of['course']:.1f} % for the course baseline and {mape_of['mean']:.1f} % for the mean of "
                 "the other architectures. The recommendation comes from the methods on the architecture's features "

@@ -14,6 +14,7 @@ import warnings
 import pandas as pd
 import streamlit as st
 
+from core.batch import TUNED_NOTE, BatchScaling
 from core.datasets import BATCH_RUN_SETS, builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
@@ -21,17 +22,15 @@ from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.plan import (
     COST_LATEX,
-    FAMILIES,
     PAPER_GLOBAL_BATCH,
     SCALING_RULES,
     SOURCES,
+    SPEED_FAMILIES,
     THETA_NAMES,
     THETA_SOURCES,
     TIME_LATEX,
     TIME_RULE_LATEX,
-    TUNED_NOTE,
     Allocation,
-    BatchScaling,
     DeadlineChoice,
     ScalingRule,
     SpeedFit,
@@ -50,6 +49,7 @@ from core.plan import (
     plan_with_rule,
     read_speed_csv,
     run_methods,
+    speed_model_choices,
     steps_from_batch_scaling,
     steps_from_run,
     suggest_deadline,
@@ -87,7 +87,8 @@ THETA_LABELS = {"paper": "the paper's θ", "table": "fitted on a speed table", "
                 "transfer": "step time from a GPU transfer"}
 STEPS_SOURCES = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
                  "typed": "a number typed in", "batch": "a batch-scaling fit (runs at several batches)"}
-FAMILY_LABELS = {"optimus": "Optimus", "pollux": "Pollux", "auto": "both: the smaller leave-one-out error"}
+SPEED_MODEL_LABELS = {**{name: f.label for name, f in SPEED_FAMILIES.items()},
+                      "auto": "both: the smaller leave-one-out error"}
 RULE_LABELS = {"fixed": "fixed global batch M", "per-worker": "fixed per-worker batch m (M = w·m)",
                "best": "best M per w (largest goodput)"}
 METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted curve",
@@ -131,11 +132,11 @@ def _speed_table(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
 
 
 @st.cache_resource(**{**SHARED, "show_spinner": "Fitting the speed families (leave-one-out) …"})
-def _speed_fit(family: str, mode: str, global_batch: float, table_name: str, table_data: bytes) -> SpeedFit:
+def _speed_fit(speed_model: str, mode: str, global_batch: float, table_name: str, table_data: bytes) -> SpeedFit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the model's flags say the same
-        return fit_speed(_speed_table(table_data, table_name), model=family, mode=mode,
-                         global_batch=global_batch, source=table_name)
+        return fit_speed(_speed_table(table_data, table_name), family=speed_model, mode=mode,
+                         global_batch=global_batch, source=table_name, score=None)
 
 
 @st.cache_data(**CACHE)
@@ -160,8 +161,8 @@ def _model(source: str, mode: str, global_batch: float, theta: tuple[float, ...]
 
 @st.cache_data(**CACHE)
 def _run_steps(run: RunAnalysis, others: tuple[RunAnalysis, ...], method: str, loss_threshold: float | None,
-               family: str, route: str) -> StepsEstimate:
-    return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=family, route=route,
+               curve_family: str, route: str) -> StepsEstimate:
+    return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=curve_family, route=route,
                           cache=shared_fits())
 
 
@@ -227,11 +228,11 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
                              else f"never passed {c.target_acc:.2f} in its log"))
     methods = run_methods(chosen, runs.analyses)
     keep_valid_choice("plan_run_method", methods)
-    family, route = st.session_state[FAMILY], st.session_state[ROUTE]
+    curve_family, route = st.session_state[FAMILY], st.session_state[ROUTE]
     method = st.radio("Steps from", list(methods), key="plan_run_method", horizontal=True,
                       format_func=RUN_METHOD_LABELS.get,
                       help="\n\n".join(f"**{RUN_METHOD_LABELS[k]}**: {v}" for k, v in methods.items())
-                           + f"\n\nCurve family in use: {family} ({route} route).")
+                           + f"\n\nCurve family in use: {curve_family} ({route} route).")
     threshold = None
     if method == "fitted" or (method == "auto" and not c.reached):
         threshold = st.number_input(
@@ -239,7 +240,7 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
             placeholder="mean loss at target of the other runs",
             help="The fitted curve is inverted where it falls to L. Blank: the mean loss at which the "
                  "other loaded runs (same split) first passed the target; never this run's own.")
-    return _run_steps(chosen, runs.analyses, method, threshold, family, route)
+    return _run_steps(chosen, runs.analyses, method, threshold, curve_family, route)
 
 
 def _on_batch_set() -> None:
@@ -368,18 +369,19 @@ def _table_model(global_batch: float) -> SpeedModel:
     name, data = usable[label]
     has_ps = has_parameter_servers(_speed_table(data, name))
     mode = _mode_radio(("sync", "async") if has_ps else ("allreduce",))
-    families = ["optimus"] if has_ps else list(FAMILY_LABELS)
-    keep_valid_choice("plan_speed_family", families)
-    family = st.radio("Speed model", families, format_func=FAMILY_LABELS.get, key="plan_speed_family",
-                      horizontal=True, help="\n\n".join(f"**{FAMILY_LABELS[k]}**: {v}" for k, v in FAMILIES.items())
-                      + "\n\nBoth: each is refitted without each point in turn; the one that predicts the left-out "
-                        "points better is used (docs/plan.md). Pollux's model has no parameter servers.")
-    if family == "optimus":
-        model = _model("table", mode, global_batch, None, name, data, None)
-        st.caption(f"NNLS fit on {model.n_points} measured points: MAPE {model.mape_pct:.2f} % of the speeds. "
+    choices = speed_model_choices(has_ps)
+    keep_valid_choice("plan_speed_family", choices)
+    speed_model = st.radio("Speed model", choices, format_func=SPEED_MODEL_LABELS.get, key="plan_speed_family",
+                           horizontal=True, help="\n\n".join(f"**{f.label}**: {f.description}"
+                                                              for f in SPEED_FAMILIES.values())
+                           + "\n\nBoth: each is refitted without each point in turn; the one that predicts the "
+                             "left-out points better is used (docs/plan.md). Pollux's model has no parameter servers.")
+    fit = _speed_fit(speed_model, mode, float(global_batch), name, data)
+    if not fit.scored:
+        model = fit.model
+        st.caption(f"{model.source}: MAPE {model.mape_pct:.2f} % of the speeds. "
                    + ("" if has_ps else "The table has no parameter servers: all-reduce model, p ignored."))
         return model
-    fit = _speed_fit(family, mode, float(global_batch), name, data)
     st.caption(plain(fit.note))
     st.dataframe(fit.table(), key="plan_speed_fits", hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("mape_pct", "loo_mape_pct")})

@@ -15,7 +15,8 @@ from types import ModuleType
 import pandas as pd
 import streamlit as st
 
-from core.datasets import BATCH_RUN_SETS
+from core.batch import TUNED_NOTE, BatchScaling
+from core.datasets import BATCH_RUN_SETS, TRAINING_SET_SIZES
 from core.errors import LogFormatError, PlannerError
 from core.figures.batch import batch_samples_figure, efficiency_goodput_figure
 from core.figures.scaling import (
@@ -28,19 +29,11 @@ from core.figures.scaling import (
     ps_timeline_figure,
     sync_async_figure,
 )
-from core.plan import (
-    TUNED_NOTE,
-    BatchScaling,
-    PolluxSpeedModel,
-    fit_pollux_speed,
-    goodput_curves,
-    read_speed_csv,
-)
+from core.plan import PolluxSpeedModel, fit_pollux_speed, goodput_curves, read_speed_csv
 from core.scaling import (
     LARGE_BATCH_TEXT,
     LINK_PRESETS_GBPS,
     LOCAL_TRAINING_NOTE,
-    POLLUX_DATASET_SIZES,
     POLLUX_DIR,
     ROUND_MODE_TEXT,
     ROUND_MODES,
@@ -93,7 +86,7 @@ EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0,
 EXAMPLE_TIMES = pd.DataFrame({"gpus": [1, 2, 4, 2, 4], "nodes": [1, 1, 1, 1, 2],
                               "batch_per_gpu": [128, 64, 32, 128, 128],
                               "epoch_time_s": [120.0, 70.0, 45.0, 64.0, 40.0]})
-EXAMPLE_SAMPLES = 50_000
+EXAMPLE_SAMPLES = TRAINING_SET_SIZES["cifar10"]
 #: ResNet-18 for CIFAR-10 (10 classes), the parameter count used in docs/scaling.md
 DEFAULT_PARAMS = 11_173_962
 TYPED_IN = "(typed in)"
@@ -192,7 +185,7 @@ def _on_source_or_job() -> None:
     """A new data source: its dataset size (known for cifar10 and imagenet; the example's)."""
     if st.session_state.get("scaling_source") == "builtin":
         job = st.session_state.get("scaling_job", "cifar10")
-        st.session_state["scaling_n_samples"] = POLLUX_DATASET_SIZES.get(job, 0)
+        st.session_state["scaling_n_samples"] = TRAINING_SET_SIZES.get(job, 0)
     elif st.session_state.get("scaling_source") == "edit":
         st.session_state["scaling_n_samples"] = EXAMPLE_SAMPLES
 
@@ -379,7 +372,7 @@ def _measured_table() -> tuple[pd.DataFrame | None, str]:
     """The canonical table of the chosen source (None after showing the file's error)."""
     source = st.radio("Measured times", options=list(SOURCES), format_func=SOURCES.get, horizontal=True,
                       key="scaling_source", on_change=_on_source_or_job)
-    st.session_state.setdefault("scaling_n_samples", POLLUX_DATASET_SIZES["cifar10"])
+    st.session_state.setdefault("scaling_n_samples", TRAINING_SET_SIZES["cifar10"])
     c1, c2 = st.columns([3, 1])
     with c1:
         if source == "builtin":

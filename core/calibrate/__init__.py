@@ -26,15 +26,16 @@ from core.calibrate.holdout import calibrate, holdout_outside, query_rows
 from core.calibrate.limits import INTERVAL_METHOD, FeatureSpace, outside_reasons
 from core.calibrate.methods import (
     AUTO_METHODS,
+    CALIBRATION_METHODS,
     GPU_INDEX,
-    METHODS,
     architecture_parameters,
     feature_frame,
 )
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
 from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
 
-__all__ = ["AUTO_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "METHODS", "NESTED_COLUMNS", "PREDICTION_COLUMNS",
+__all__ = ["AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
+           "PREDICTION_COLUMNS",
            "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
            "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",
            "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",

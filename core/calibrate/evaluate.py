@@ -32,11 +32,12 @@ import numpy as np
 import pandas as pd
 
 from core.calibrate.limits import INTERVAL_METHOD
-from core.calibrate.methods import AUTO_METHODS, METHODS, PARAM_TARGETS, check_method, fit_predict
+from core.calibrate.methods import AUTO_METHODS, CALIBRATION_METHODS, PARAM_TARGETS, check_method, fit_predict
 from core.calibrate.table import architectures, usable
 from core.curves import optimus_loss, optimus_step_at_loss
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
+from core.validation import check_option
 
 #: error counted for a prediction that never reaches the loss threshold
 UNREACHABLE_ERROR_PCT = 100.0
@@ -60,8 +61,7 @@ def loss_threshold(rows: pd.DataFrame, *, threshold: str = "curve") -> tuple[flo
     >>> loss_threshold(rows, threshold="measured")
     (0.55, 1)
     """
-    if threshold not in THRESHOLDS:
-        raise InputError(f"threshold: expected one of {', '.join(THRESHOLDS)}; got {threshold!r}.")
+    check_option(threshold, "threshold", THRESHOLDS)
     if threshold == "curve":
         k = rows["step_to_target"].to_numpy(dtype=float)
         values = optimus_loss(k, rows["b0"].to_numpy(float), rows["b1"].to_numpy(float), rows["b2"].to_numpy(float))
@@ -74,7 +74,8 @@ def loss_threshold(rows: pd.DataFrame, *, threshold: str = "curve") -> tuple[flo
     return float(values.mean()), int(values.size)
 
 
-def _epochs(steps: np.ndarray, spe: np.ndarray) -> np.ndarray:
+def epochs_from_steps(steps: np.ndarray, spe: np.ndarray) -> np.ndarray:
+    """Whole epochs (at least 1) that ``steps`` take at ``spe`` steps per epoch; NaN where a step is not finite."""
     with np.errstate(invalid="ignore"):
         return np.where(np.isfinite(steps), np.maximum(1, np.ceil(steps / spe)), np.nan)
 
@@ -100,11 +101,12 @@ def predict_holdout_rows(method: str, train: pd.DataFrame, test: pd.DataFrame, *
             out[f"{p}_hat"] = np.nan
         out["step_pred"] = pred["step_hat"]
         out["loss_threshold"] = np.nan
-    out["epoch_pred"] = _epochs(out["step_pred"].to_numpy(float), out["steps_per_epoch"].to_numpy(float))
+    out["epoch_pred"] = epochs_from_steps(out["step_pred"].to_numpy(float), out["steps_per_epoch"].to_numpy(float))
     return out
 
 
-def _error_pct(pred, actual) -> np.ndarray:
+def error_pct(pred, actual) -> np.ndarray:
+    """Signed relative error ``(pred − actual)/actual`` in percent."""
     pred, actual = np.asarray(pred, float), np.asarray(actual, float)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (pred - actual) / actual * 100.0
@@ -135,7 +137,7 @@ def leave_one_architecture_out(fits: pd.DataFrame, *, split: str = "train", meth
     return pd.DataFrame({
         "model": out["model"], "gpu": out["gpu"], "method": method,
         "epoch_actual": out["epoch_to_target"], "epoch_pred": out["epoch_pred"],
-        "epoch_error_pct": _error_pct(out["epoch_pred"], out["epoch_to_target"]),
+        "epoch_error_pct": error_pct(out["epoch_pred"], out["epoch_to_target"]),
         "step_actual": out["step_to_target"], "step_pred": out["step_pred"], "note": out["note"],
     })
 
@@ -162,17 +164,18 @@ def loao_summary(loao: pd.DataFrame) -> pd.DataFrame:
 
 
 def method_scores(fits: pd.DataFrame, *, split: str = "train", holdout: str | None = None,
-                  methods: tuple[str, ...] = tuple(METHODS), threshold: str = "curve") -> pd.DataFrame:
+                  methods: tuple[str, ...] = tuple(CALIBRATION_METHODS), threshold: str = "curve") -> pd.DataFrame:
     """Leave-one-architecture-out MAPE of each method on the calibration runs (holdout removed)."""
     rows = []
     for method in methods:
+        m = CALIBRATION_METHODS[method]
         try:
             loao = leave_one_architecture_out(fits, split=split, method=method, exclude=holdout,
                                               threshold=threshold)
-            rows.append({"method": method, "label": METHODS[method].label, "route": METHODS[method].route,
+            rows.append({"method": method, "label": m.label, "route": m.route,
                          "loao_mape_pct": mape(loao), "n_runs": int(loao["epoch_actual"].notna().sum())})
         except InputError as exc:
-            rows.append({"method": method, "label": METHODS[method].label, "route": METHODS[method].route,
+            rows.append({"method": method, "label": m.label, "route": m.route,
                          "loao_mape_pct": math.nan, "n_runs": 0, "note": str(exc)})
     return pd.DataFrame(rows)
 
@@ -191,7 +194,7 @@ def recommend_method(scores: pd.DataFrame, *, outside: bool = False) -> str:
     finite = scores[np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
     pool = finite[finite["method"].isin(AUTO_METHODS)]
     if outside:
-        pool = pool[[not METHODS[m].trend for m in pool["method"]]]
+        pool = pool[[not CALIBRATION_METHODS[m].trend for m in pool["method"]]]
     pool = pool if len(pool) else finite
     if pool.empty:
         return "course"
@@ -205,7 +208,7 @@ def companion_method(scores: pd.DataFrame, method: str) -> str | None:
     draws no curve, so the best curve-parameter method draws it (and the other way round).
     None when no method of the other route could be scored.
     """
-    other = "params" if METHODS[method].route == "direct" else "direct"
+    other = "params" if CALIBRATION_METHODS[method].route == "direct" else "direct"
     rows = scores[(scores["route"] == other) & np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
     return str(rows.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0]) if len(rows) else None
 

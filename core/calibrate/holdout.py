@@ -22,8 +22,8 @@ import pandas as pd
 from core.calibrate.evaluate import (
     PREDICTION_COLUMNS,
     Calibration,
-    _epochs,
-    _error_pct,
+    epochs_from_steps,
+    error_pct,
     leave_one_architecture_out,
     loss_threshold,
     method_scores,
@@ -31,7 +31,7 @@ from core.calibrate.evaluate import (
     recommend_method,
 )
 from core.calibrate.limits import FeatureSpace, conformal_interval, outside_reasons
-from core.calibrate.methods import AUTO_METHODS, METHODS, PARAM_TARGETS, check_method
+from core.calibrate.methods import AUTO_METHODS, CALIBRATION_METHODS, PARAM_TARGETS, check_method
 from core.calibrate.table import CALIBRATION_COLUMNS, architectures, check_holdout, excluded_rows, usable
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
@@ -79,7 +79,7 @@ def calibrate(fits: pd.DataFrame, *, holdout: str = "resnet50", split: str = "tr
         Architecture to predict; its runs are never used for anything but the comparison.
     split : {"train", "val"}
     method : str
-        A key of ``METHODS``, or ``"auto"`` (module docstring).
+        A key of ``CALIBRATION_METHODS``, or ``"auto"`` (module docstring).
     level : float
         Coverage of the interval (default 80 %).
     threshold : {"curve", "measured"}
@@ -117,14 +117,15 @@ def calibrate(fits: pd.DataFrame, *, holdout: str = "resnet50", split: str = "tr
         scores = method_scores(fits, split=split, holdout=holdout, methods=AUTO_METHODS, threshold=threshold)
         method = recommend_method(scores, outside=bool(outside))
         mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
-        pool = [m for m in AUTO_METHODS if not (outside and METHODS[m].trend)]
+        pool = [m for m in AUTO_METHODS if not (outside and CALIBRATION_METHODS[m].trend)]
         chosen_by = (f"auto: the lowest leave-one-architecture-out error on the calibration runs among "
                      f"{', '.join(pool)} ({mape_of.get(method, math.nan):.1f} %)"
                      + ("; trend-following methods left out because the architecture lies outside the "
                         "calibration set" if outside else ""))
     pred = predict_holdout_rows(method, train, test, threshold=threshold)
     notes: list[str] = []
-    L, n_L = (loss_threshold(train, threshold=threshold) if METHODS[method].route == "params" else (None, 0))
+    L, n_L = (loss_threshold(train, threshold=threshold) if CALIBRATION_METHODS[method].route == "params"
+              else (None, 0))
     residuals, difficulty, distance, mean_distance = _residuals(fits, holdout, train, test, split, method,
                                                                  threshold, notes)
     q = conformal_interval(np.array(residuals), np.array(difficulty), level) if residuals else math.inf
@@ -138,7 +139,7 @@ def calibrate(fits: pd.DataFrame, *, holdout: str = "resnet50", split: str = "tr
             notes.append(f"no interval: only {len(residuals)} leave-one-architecture-out residuals (a "
                          f"{level:.0%} interval needs at least {math.ceil(level / (1 - level))})")
     _finish(pred)
-    return Calibration(holdout=holdout, split=split, method=method, route=METHODS[method].route,
+    return Calibration(holdout=holdout, split=split, method=method, route=CALIBRATION_METHODS[method].route,
                        loss_threshold=L, threshold_runs=n_L, threshold=threshold, level=level,
                        predictions=pred.reset_index(drop=True), excluded=excluded_rows(fits, split=split),
                        residuals=tuple(residuals), notes=tuple(notes), outside=outside, distance=distance,
@@ -169,13 +170,13 @@ def _residuals(fits, holdout, train, test, split, method, threshold, notes):
 
 def _finish(pred: pd.DataFrame) -> None:
     spe = pred["steps_per_epoch"].to_numpy(float)
-    pred["epoch_pred_low"] = _epochs(pred["step_pred_low"].to_numpy(float), spe)
-    pred["epoch_pred_high"] = _epochs(pred["step_pred_high"].to_numpy(float), spe)
+    pred["epoch_pred_low"] = epochs_from_steps(pred["step_pred_low"].to_numpy(float), spe)
+    pred["epoch_pred_high"] = epochs_from_steps(pred["step_pred_high"].to_numpy(float), spe)
     pred["epoch_actual"] = pred["epoch_to_target"]
     pred["step_actual"] = pred["step_to_target"]
-    pred["epoch_error_pct"] = _error_pct(pred["epoch_pred"], pred["epoch_actual"])
+    pred["epoch_error_pct"] = error_pct(pred["epoch_pred"], pred["epoch_actual"])
     for p in PARAM_TARGETS:
-        pred[f"{p}_error_pct"] = _error_pct(pred[f"{p}_hat"], pred[p])
+        pred[f"{p}_error_pct"] = error_pct(pred[f"{p}_hat"], pred[p])
     for col in PREDICTION_COLUMNS:
         if col not in pred:
             pred[col] = np.nan

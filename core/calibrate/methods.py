@@ -44,6 +44,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from core.errors import InputError
+from core.validation import check_option
 
 #: the course's GPU coding; other GPU types get the next indices in name order
 GPU_INDEX: dict[str, int] = {"RTX 8000": 0, "V100": 1, "A100": 2}
@@ -67,7 +68,7 @@ class Method:
     features: str = "depth"
 
 
-METHODS: dict[str, Method] = {
+CALIBRATION_METHODS: dict[str, Method] = {
     "course": Method("course", "Course baseline: KernelRidge on [layers, GPU index]", "params",
                      "KernelRidge(alpha=1.0, kernel='linear') on [depth, GPU index] → [b0, b1, b2], as the course did",
                      trend=True),
@@ -103,9 +104,7 @@ KERNEL_BANDWIDTH = 1.0
 
 
 def check_method(name: str) -> Method:
-    if name not in METHODS:
-        raise InputError(f"method: expected one of {', '.join(METHODS)}; got {name!r}.")
-    return METHODS[name]
+    return CALIBRATION_METHODS[check_option(name, "method", CALIBRATION_METHODS)]
 
 
 # --------------------------------------------------------------------------- features
@@ -226,7 +225,7 @@ def _targets(rows: pd.DataFrame, route: str) -> dict[str, np.ndarray]:
 
 def training_rows(rows: pd.DataFrame, method: str) -> pd.DataFrame:
     """Rows a method can learn from (direct methods need a reached target)."""
-    if METHODS[method].route == "direct":
+    if CALIBRATION_METHODS[method].route == "direct":
         return rows[rows["step_to_target"].notna() & (rows["step_to_target"] > 0)]
     return rows
 

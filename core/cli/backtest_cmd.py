@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress_backtest(logs, target, args, rejected: int) -> int:
-    from core.prediction.progress import backtest_progress, progress_backtest_summary
+    from core.prediction import backtest_progress, progress_backtest_summary
 
     try:
         table = backtest_progress(logs, target, fractions=args.observe)

@@ -3,7 +3,7 @@
 Each LOG is one run of the same job at its own global batch, read from the log (an MLLOG
 ``global_batch_size``), from a ``-<batch>`` file-name suffix (Pollux's
 ``validation-<batch>.csv``), or given with ``--batch B,...`` in file order.  The runs are
-fitted to ``E(B) = E_min·(1 + B/B_noise)`` (``core.plan.batch``; one run is enough when its
+fitted to ``E(B) = E_min·(1 + B/B_noise)`` (``core.batch``; one run is enough when its
 log has a gradient-noise-scale column).  Each run is assumed tuned for its batch.
 
 Prints CSV on stdout::
@@ -18,7 +18,7 @@ Warnings about the fit (runs on a line within their resolution, ``B_noise`` not 
 a learning-rate cap) follow the summary on stderr, one line each.
 
 ``--rcp BENCHMARK[:ROUND]`` (no LOG) reads MLCommons' reference convergence points from the
-installed ``mlperf-logging`` (``core.plan.rcp``; the newest round with the benchmark when
+installed ``mlperf-logging`` (``core.batch.rcp``; the newest round with the benchmark when
 ROUND is left out; ``--rcp list`` lists them) and prints one row per batch, each predicted
 from the others (interpolation inside the measured batches, McCandlish's line outside)::
 
@@ -45,11 +45,11 @@ import argparse
 
 import pandas as pd
 
+from core.batch import TUNED_NOTE, batch_study
 from core.cli.common import complain, fraction, parse_number, print_csv
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import read_log_files
-from core.plan import TUNED_NOTE, batch_study
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
                   "steps_high", "source", "region", "note")
@@ -88,7 +88,7 @@ def _numbers(text: str | None, flag: str) -> list[float] | None:
 
 
 def _run_rcp(args: argparse.Namespace, predict: list[float]) -> int:
-    from core.plan.rcp import (
+    from core.batch import (
         RCP_COLUMNS,
         latest_round,
         load_rcps,

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from core.calibrate import (
+    CALIBRATION_METHODS,
     INTERVAL_METHOD,
-    METHODS,
     NESTED_COLUMNS,
     PREDICTION_COLUMNS,
     THRESHOLDS,
@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--holdout", default="resnet50", help="architecture to predict (default resnet50)")
     add_target_arguments(parser)
     parser.add_argument("--split", default="train", choices=["train", "val"])
-    parser.add_argument("--method", default="course", choices=["auto", *METHODS],
+    parser.add_argument("--method", default="course", choices=["auto", *CALIBRATION_METHODS],
                         help="regression method; auto = lowest leave-one-architecture-out error "
                              "on the calibration runs among the architecture methods, trend-following "
                              "ones left out when the held-out model lies outside the calibration set "
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     method = cal.method
     best = recommend_method(scores, outside=bool(holdout_outside(fits, args.holdout, split=args.split)))
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
-    complain(f"method: {method} ({METHODS[method].description}); recommended by leave-one-architecture-out "
+    complain(f"method: {method} ({CALIBRATION_METHODS[method].description}); recommended by leave-one-architecture-out "
              f"on the calibration runs: {best} ({mape_of[best]:.1f} %), course baseline "
              f"{mape_of.get('course', math.nan):.1f} %" + (f"; {cal.chosen_by}" if cal.chosen_by else ""))
     complain(cal.where())

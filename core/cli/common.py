@@ -113,7 +113,7 @@ def schedule_spec(text: str) -> str:
     """argparse type: a schedule (``step:30,60``, ``cosine:100``, ``poly:90[:2]``, ``exp:100``, ``none``) or auto."""
     if text == "auto":
         return text
-    from core.prediction.schedule import parse_schedule
+    from core.prediction import parse_schedule
 
     try:
         parse_schedule(text)

@@ -6,9 +6,10 @@ Examples::
     python -m core fit-speed speeds.csv --mode sync --batch 128
     python -m core fit-speed data/pollux_traces/ncf/scalability.csv --model auto
 
-``--model optimus`` (default) fits the Optimus θ by NNLS; ``pollux`` fits Pollux's throughput
-model; ``auto`` fits both, prints both reports and keeps the one with the smaller
-leave-one-out MAPE (``core.plan.speed_select``). The table's columns are documented in
+``--model`` names a registered speed family (``core.plan.SPEED_FAMILIES``): ``optimus`` (default)
+fits the Optimus θ by NNLS; ``pollux`` fits Pollux's throughput model (and scores it by
+leave-one-out); ``auto`` fits every family, prints their reports and keeps the one with the
+smallest leave-one-out MAPE (``core.plan.speed_select``). The table's columns are documented in
 ``core.plan.speed_table`` and docs/plan.md. Without ``--mode``, a table with no parameter
 servers (no p column, or p = 0) is fitted as all-reduce and any other as synchronous.
 """
@@ -20,7 +21,7 @@ import sys
 
 from core.cli.common import positive_int
 from core.errors import PlannerError
-from core.plan import MODEL_CHOICES, MODES, default_speed_mode, fit_speed, fit_speed_model, read_speed_csv
+from core.plan import MODES, SPEED_MODEL_CHOICES, default_speed_mode, fit_speed, read_speed_csv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sync, async or allreduce (default: allreduce without PS, else sync)")
     parser.add_argument("--batch", type=float, default=None, metavar="M",
                         help="global batch M for rows without one (and to plan with)")
-    parser.add_argument("--model", choices=MODEL_CHOICES, default="optimus",
+    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default="optimus",
                         help="speed family: optimus (default), pollux, or auto (both, the smaller "
                              "leave-one-out error wins)")
     parser.add_argument("--gpus-per-node", type=positive_int, default=None, metavar="G",
@@ -41,11 +42,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = read_speed_csv(path, global_batch=args.batch, source=path)
         mode = args.mode or default_speed_mode(table)
-        if args.model == "optimus":
-            report = fit_speed_model(table, mode=mode, global_batch=args.batch, source=path).report()
-        else:
-            report = fit_speed(table, model=args.model, mode=mode, global_batch=args.batch,
-                               gpus_per_node=args.gpus_per_node, source=path).report()
+        report = fit_speed(table, family=args.model, mode=mode, global_batch=args.batch,
+                           gpus_per_node=args.gpus_per_node, source=path, score=None).report()
     except PlannerError as err:
         print(str(err), file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ import sys
 
 from core.cli.common import parse_number, print_csv
 from core.errors import InputError
+from core.validation import check_option
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,8 +100,7 @@ def _transfer_frame(args: argparse.Namespace, workers: tuple[int, ...], batch: i
     if args.paleo_compatible or args.pipeline:
         raise InputError("--measured-step: expected the modern model; got --paleo-compatible or --pipeline. The "
                          "transfer is the per-op roofline; drop those flags.")
-    if args.scaling not in SCALINGS:
-        raise InputError(f"--scaling: expected 'weak' or 'strong'; got {args.scaling!r}. Pick one.")
+    check_option(args.scaling, "--scaling", SCALINGS, fix="Pick one")
     measured = parse_number("--measured-step", args.measured_step, float, fix="Give seconds per step, e.g. 0.126")
     precision = args.precision or "fp32"
     workload = load_workload(args.net)
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             workers=workers, scaling=args.scaling,
             ppp_comp=parse_number("--ppp-comp", args.ppp_comp, float, fix="Give e.g. 0.62"),
             ppp_comm=ppp_comm, paleo_compatible=args.paleo_compatible, pipeline=args.pipeline)
-    except (InputError, TypeError) as err:
+    except InputError as err:
         print(str(err).replace("\n", " "), file=sys.stderr)
         return 2
     print_csv(result.to_frame(), float_format=None)

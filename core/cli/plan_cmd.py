@@ -49,6 +49,7 @@ import sys
 
 import pandas as pd
 
+from core.batch import typed_batch_scaling
 from core.cli.common import (
     add_library_arguments,
     add_target_arguments,
@@ -60,15 +61,14 @@ from core.cli.common import (
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
 from core.plan import (
-    MODEL_CHOICES,
     MODES,
+    SPEED_MODEL_CHOICES,
+    FittedSpeed,
     ScalingRule,
-    SpeedModel,
     batch_plan_grid,
     build_speed_model,
     plan_grid,
     read_speed_csv,
-    typed_batch_scaling,
 )
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price per worker-hour (default 1)")
     parser.add_argument("--price-ps", type=float, default=1.0, metavar="Y",
                         help="price per PS-hour (default 1)")
-    parser.add_argument("--model", choices=MODEL_CHOICES, default="optimus",
+    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default="optimus",
                         help="speed family fitted with --theta fit:CSV: optimus (default), pollux or auto")
     parser.add_argument("--batch-model", default=None, metavar="E_MIN,B_NOISE",
                         help="steps to target vary with the global batch: S(M) = E_MIN·(1 + M/B_NOISE)/M")
@@ -139,7 +139,7 @@ def _floats(text: str, option: str) -> list[float]:
                            "Write e.g. 1.02,2.78,4.92,0,0.02.") from None
 
 
-def build_model(args: argparse.Namespace) -> SpeedModel:
+def build_model(args: argparse.Namespace) -> FittedSpeed:
     """The speed model the options describe (``core.plan.build_speed_model``)."""
     spec = args.theta.strip()
     step_time = None

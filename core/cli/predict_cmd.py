@@ -43,10 +43,14 @@ from core.cli.common import (
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
-from core.prediction import forecast_epoch_at_target, n_epochs, observed_epochs
-from core.prediction.combined import whole
-from core.prediction.prior import prior_for_run
-from core.prediction.progress import predict_progress
+from core.prediction import (
+    forecast_epoch_at_target,
+    n_epochs,
+    observed_epochs,
+    predict_progress,
+    prior_for_run,
+    whole,
+)
 from core.runs import run_target
 
 PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",

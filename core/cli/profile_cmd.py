@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
                                   warmup=counts["--warmup"], threads=counts["--threads"])
         net = f"{TORCH_PREFIX}{model}"
         comparison = compare_profile(profile, load_workload(net), load_net(net))
-    except (InputError, TypeError) as err:
+    except InputError as err:
         print(str(err).replace("\n", " "), file=sys.stderr)
         return 2
     print_csv(profile_report(profile, comparison))

@@ -18,14 +18,7 @@ import sys
 
 from core.cli.common import parse_number
 from core.errors import PlannerError
-from core.scaling.ps_rounds import (
-    BATCH_KINDS,
-    ROUND_MODE_TEXT,
-    ROUND_MODES,
-    PSJob,
-    local_then_send,
-    ps_rounds,
-)
+from core.scaling import BATCH_KINDS, ROUND_MODE_TEXT, ROUND_MODES, PSJob, local_then_send, ps_rounds
 
 _NUMBERS = (("samples", int, "training samples per epoch"),
             ("batch", int, "minibatch size (per worker unless --batch-kind global)"),

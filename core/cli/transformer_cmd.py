@@ -65,9 +65,7 @@ def _ints(flag: str, text: str) -> list[int]:
 
 
 def _measurement(text: str, *, cfg, strategy, global_batch: int, seq_len: int, domain):
-    from core.transformer.calibrate import Measurement
-    from core.transformer.devices import get_accelerator
-    from core.transformer.parallel import with_dp
+    from core.transformer import Measurement, get_accelerator, with_dp
 
     seconds, sep, rest = text.partition("@")
     device, sep2, gpus = rest.partition(",")
@@ -83,9 +81,7 @@ def _measurement(text: str, *, cfg, strategy, global_batch: int, seq_len: int, d
 
 
 def _log_measurement(text: str, *, strategy, domain):
-    from core.transformer.calibrate import Measurement
-    from core.transformer.measured import read_log_step
-    from core.transformer.parallel import with_dp
+    from core.transformer import Measurement, read_log_step, with_dp
 
     log, _, system = text.partition("@")
     step = read_log_step(log, system or None)
@@ -99,10 +95,7 @@ def _log_measurement(text: str, *, strategy, domain):
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.transformer.calibrate import calibrate, step_table
-    from core.transformer.config import load_config
-    from core.transformer.devices import get_accelerator
-    from core.transformer.parallel import Efficiency, parse_strategy
+    from core.transformer import Efficiency, calibrate, get_accelerator, load_config, parse_strategy, step_table
 
     try:
         cfg = load_config(args.config)

@@ -1,6 +1,6 @@
 """Figures of the batch-size view: samples to target against the global batch, efficiency and goodput.
 
-Pure functions: a :class:`core.plan.batch.BatchScaling` (and the goodput table of
+Pure functions: a :class:`core.batch.BatchScaling` (and the goodput table of
 :func:`core.plan.goodput.goodput_curves`) in, a ``plotly.graph_objects.Figure`` out; nothing
 is fitted here.  Both axes of batch figures are logarithmic (batches span orders of
 magnitude).  Trace names are fixed and listed in ``*_TRACES``.
@@ -15,8 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.batch import TUNED_NOTE, BatchScaling
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
-from core.plan.batch import TUNED_NOTE, BatchScaling
 
 #: traces of :func:`batch_samples_figure`, in order (the interval only when the model has one,
 #: "predicted" only with batches to predict)
@@ -46,7 +46,7 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
     Parameters
     ----------
     model : BatchScaling
-        From :func:`core.plan.batch.batch_scaling`.
+        From :func:`core.batch.batch_scaling`.
     predict : sequence of float
         Batches to mark on the curve ("predicted").
     title : str
@@ -63,7 +63,7 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
 
     Examples
     --------
-    >>> from core.plan.batch import BatchRun, fit_batch_scaling
+    >>> from core.batch import BatchRun, fit_batch_scaling
     >>> runs = [BatchRun(f"r{b}", b, True, 1e6 * (1 + b / 2000), 1e6 * (1 + b / 2000) / b) for b in (250, 1000, 4000)]
     >>> fig = batch_samples_figure(fit_batch_scaling(runs), predict=[8000])
     >>> [t.name for t in fig.data]
@@ -131,7 +131,7 @@ def efficiency_goodput_figure(model: BatchScaling, curves: pd.DataFrame | None =
 
     Examples
     --------
-    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.batch import typed_batch_scaling
     >>> fig = efficiency_goodput_figure(typed_batch_scaling(1e5, 1000))
     >>> [t.name for t in fig.data], float(fig.data[1].y[0])
     (['statistical efficiency', 'B_noise'], 0.5)

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.calibrate.evaluate import Calibration, predicted_loss_errors
+from core.calibrate import Calibration, predicted_loss_errors
 from core.curves import optimus_loss
 from core.figures.style import base_layout, color, empty_figure
 

@@ -22,9 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.figures.style import base_layout, color, empty_figure
-from core.paleo.compare import DeviceComparison
-from core.paleo.profile import UNATTRIBUTED, ProfileComparison
-from core.paleo.results import PaleoScaling
+from core.paleo import UNATTRIBUTED, DeviceComparison, PaleoScaling, ProfileComparison
 
 NAIVE_BOUND = "naive peak bound"
 LINEAR = "linear speed-up"

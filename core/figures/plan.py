@@ -185,7 +185,7 @@ def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None
     Examples
     --------
     >>> from core.plan.grid import cheapest_config, pareto_frontier, plan_grid
-    >>> from core.plan.speed import paper_speed_model, scale_to_step_time
+    >>> from core.plan import paper_speed_model, scale_to_step_time
     >>> model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)   # 0.906 s per step at (2, 4)
     >>> g = plan_grid(model, 10_000, workers=range(1, 17))
     >>> fig = time_cost_figure(g, frontier=pareto_frontier(g), choice=cheapest_config(g, deadline=2.0))

@@ -13,10 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure
-from core.scaling.batch_size import BatchSizePlan, lr_at_step
-from core.scaling.measured import MeasuredScaling
-from core.scaling.ps_rounds import ACTIVITIES, SERVER
-from core.scaling.sync_async import AsyncSchedule, SyncSchedule
+from core.scaling import ACTIVITIES, SERVER, AsyncSchedule, BatchSizePlan, MeasuredScaling, SyncSchedule, lr_at_step
 
 #: trace names of :func:`ps_timeline_figure`, repeated per panel (first rounds, last round)
 PS_TIMELINE_TRACES: tuple[str, ...] = ACTIVITIES

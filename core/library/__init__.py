@@ -38,7 +38,15 @@ from core.library.library import (
     with_reached,
 )
 from core.library.records import RUN_COLUMNS, content_hash, library_name
-from core.library.sources import Collected, Source, add_builtin, add_paths, collect_sources, read_source
+from core.library.sources import (
+    Collected,
+    Source,
+    add_builtin,
+    add_paths,
+    collect_sources,
+    parameter_count_of,
+    read_source,
+)
 from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
 from core.library.store import ENV_VAR, MEMORY, Store, default_db_path
 
@@ -48,5 +56,6 @@ __all__ = [
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',
     'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
     'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',
+    'parameter_count_of',
     'read_manifest', 'read_source', 'speed_table_bytes', 'speed_tables', 'with_reached',
 ]

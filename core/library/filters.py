@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.errors import InputError
+from core.validation import check_option
 
 #: filter keys and what each matches (``FILTER_KEYS[key]`` is its help text)
 FILTER_KEYS: dict[str, str] = {
@@ -87,8 +88,7 @@ split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
         """
         terms = []
         for key, value in values.items():
-            if key not in FILTER_KEYS:
-                raise InputError(f"RunFilter: expected keys among {', '.join(FILTER_KEYS)}; got {key!r}.")
+            check_option(key, "RunFilter: key", FILTER_KEYS)
             items = [value] if isinstance(value, (str, int)) else list(value or [])
             items = [str(v) for v in items if v is not None and str(v) != ""]
             if items:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from core.defaults import DEFAULT_TARGET_ACC
 from core.library.filters import RunFilter
-from core.library.library import Library, Progress, _now
+from core.library.library import Library, Progress, utc_now
 from core.library.records import library_name
 from core.runs import analyse_run, fits_table_of_rows
 
@@ -48,7 +48,7 @@ def _fit_record(run_id: int, row: dict, analysis) -> dict:
             "params": _json_floats(fit.params if fit else {}), "stderr": _json_floats(fit.stderr if fit else {}),
             "r2": None if fit is None or not math.isfinite(fit.r2) else float(fit.r2), "flags": row["flags"],
             "step_to_target": row["step_to_target"], "epoch_to_target": row["epoch_to_target"],
-            "loss_at_target": row["loss_at_target"], "fitted_at": _now()}
+            "loss_at_target": row["loss_at_target"], "fitted_at": utc_now()}
 
 
 def _row_from(run: dict, fit: dict) -> dict:

@@ -112,7 +112,8 @@ class AddReport:
         return text
 
 
-def _now() -> datetime:
+def utc_now() -> datetime:
+    """Now in UTC, without a time zone (how the library stores times)."""
     return datetime.now(UTC).replace(tzinfo=None)
 
 
@@ -223,7 +224,7 @@ class Library:
                 con.rollback()
                 return AddResult(item.log.source, int(found[0][0]), False)
             row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
-            row["added_at"] = _now()
+            row["added_at"] = utc_now()
             names = list(row)
             run_id = int(con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
                                      "RETURNING run_id", [row[n] for n in names]).fetchall()[0][0])

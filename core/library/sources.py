@@ -24,10 +24,7 @@ from pathlib import Path
 from core.errors import LogFormatError
 from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
 from core.library.records import content_hash
-from core.logs import RunLog, depth_of, read_log
-from core.logs.mllog import is_mllog
-from core.logs.reader import system_description
-from core.logs.speedrun import is_speedrun
+from core.logs import RunLog, depth_of, is_mllog, is_speedrun, read_log, system_description
 from core.logs.tfevents import _VAL_DIRS, event_files, files_digest, is_event_file, read_tfevents
 from core.tables import file_bytes
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from core.errors import InputError
-from core.library.library import Library, _now
+from core.library.library import Library, utc_now
 from core.library.records import content_hash
 
 SPEED_COLUMNS = ("table_id", "name", "n_rows", "content_hash", "added_at")
@@ -29,7 +29,7 @@ def add_speed_table(library: Library, name: str, data: bytes) -> tuple[int, bool
             return int(found[0][0]), False
         table_id = con.execute("INSERT INTO speed_tables (content_hash, name, data, n_rows, added_at) VALUES "
                                "(?, ?, ?, ?, ?) RETURNING table_id",
-                               [digest, name, bytes(data), len(table), _now()]).fetchall()[0][0]
+                               [digest, name, bytes(data), len(table), utc_now()]).fetchall()[0][0]
     return int(table_id), True
 
 

@@ -40,6 +40,7 @@ from core.logs.reader import (
     read_log,
     read_log_file,
     reader_for,
+    system_description,
 )
 from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
 from core.logs.speedrun import is_speedrun, read_speedrun
@@ -49,5 +50,5 @@ __all__ = [
     'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
     'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
     'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'reader_for',
+    'read_speedrun', 'read_trainer_state', 'reader_for', 'system_description',
 ]

@@ -34,9 +34,11 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import LogFormatError
-from core.logs import csvlog, hf_trainer, mllog, speedrun
-from core.logs.csvlog import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch
+from core.logs.csvlog import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_csv_log
+from core.logs.hf_trainer import is_trainer_state, read_trainer_state
+from core.logs.mllog import is_mllog, read_mllog
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
+from core.logs.speedrun import is_speedrun, read_speedrun
 from core.tables import as_utf8, file_bytes
 
 __all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog", "detect_format",
@@ -71,28 +73,28 @@ class Reader:
 
 
 def _read_csv(data: bytes, source: str, options: ReadOptions) -> RunLog:
-    return csvlog.read_csv_log(data, source, roles=options.roles, steps_per_epoch=options.steps_per_epoch,
+    return read_csv_log(data, source, roles=options.roles, steps_per_epoch=options.steps_per_epoch,
                                split=options.split, max_bytes=options.max_bytes)
 
 
 def _read_mllog(data: bytes, source: str, options: ReadOptions) -> RunLog:
-    return mllog.read_mllog(data, source, split=options.split, steps_per_epoch=options.steps_per_epoch,
+    return read_mllog(data, source, split=options.split, steps_per_epoch=options.steps_per_epoch,
                             system=options.system)
 
 
 def _read_speedrun(data: bytes, source: str, options: ReadOptions) -> RunLog:
-    return speedrun.read_speedrun(data, source, path=options.path)
+    return read_speedrun(data, source, path=options.path)
 
 
 def _read_hf(data: bytes, source: str, options: ReadOptions) -> RunLog:
-    return hf_trainer.read_trainer_state(data, source, split=options.split)
+    return read_trainer_state(data, source, split=options.split)
 
 
 #: the readers, most specific first; the CSV reader takes whatever the others do not claim
 READERS: tuple[Reader, ...] = (
-    Reader("mllog", mllog.is_mllog, _read_mllog),
-    Reader("hf-trainer", hf_trainer.is_trainer_state, _read_hf),
-    Reader("speedrun", speedrun.is_speedrun, _read_speedrun),
+    Reader("mllog", is_mllog, _read_mllog),
+    Reader("hf-trainer", is_trainer_state, _read_hf),
+    Reader("speedrun", is_speedrun, _read_speedrun),
     Reader("csv", lambda data: True, _read_csv),
 )
 
@@ -207,11 +209,11 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
     kwargs.setdefault("path", str(path))
-    if mllog.is_mllog(data):
+    if is_mllog(data):
         if source == path.name and path.parent.name:
             source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
         if kwargs.get("system") is None:
             kwargs["system"] = system_description(path, source)
-    elif source == path.name and path.parent.name and (path.name == "trainer_state.json" or speedrun.is_speedrun(data)):
+    elif source == path.name and path.parent.name and (path.name == "trainer_state.json" or is_speedrun(data)):
         source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json, <record>/<uuid>.txt
     return read_log(data, source, **kwargs)

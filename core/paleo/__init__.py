@@ -39,7 +39,6 @@ from pathlib import Path
 from core.errors import InputError
 from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
 from core.paleo.compare import (
-    IMAGENET_TRAIN_SAMPLES,
     DeviceComparison,
     DeviceRow,
     TransferScaling,
@@ -66,11 +65,12 @@ from core.paleo.devices import (
     networks_for,
     settings_for_mode,
 )
-from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS, Figure, GpuSpec, get_gpu
+from core.paleo.gpus import GPUS, HALF_SPARSE, PRECISION_TEXT, PRECISIONS, Figure, GpuSpec, get_gpu
 from core.paleo.layers import Layer, Net
 from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
 from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
 from core.paleo.profile import (
+    UNATTRIBUTED,
     MeasuredProfile,
     ProfileComparison,
     compare_profile,
@@ -102,7 +102,7 @@ from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_
 from core.paleo.transfer import (
     FITS,
     Measurement,
-    StepPrediction,
+    StepTimePrediction,
     TransferCalibration,
     calibrate_transfer,
     predict_step,
@@ -113,12 +113,13 @@ TORCH_PREFIX = "torch:"
 
 __all__ = [
     "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
-    "DEVICES", "FITS", "FORMS", "GPUS", "IMAGENET_TRAIN_SAMPLES", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
+    "DEVICES", "FITS", "FORMS", "GPUS", "HALF_SPARSE", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
     "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "PRECISIONS",
     "PRECISION_TEXT", "RING", "TORCH_PREFIX", "Device", "DeviceComparison", "DeviceRow", "Efficiencies", "Figure",
     "GpuSpec", "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
     "Network", "Op", "PPPCalibration", "PaleoHeadline", "PaleoScaling", "ProfileComparison", "Roof",
-    "RooflineStep", "StepPrediction", "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
+    "RooflineStep", "StepTimePrediction", "UNATTRIBUTED",
+    "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
     "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
     "calibrate_transfer", "check_transfer", "TransferCheck",
     "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",

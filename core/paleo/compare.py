@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from core.datasets import TRAINING_SET_SIZES
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.paleo.comm import RING, comm_time_ms
@@ -23,12 +24,11 @@ from core.paleo.devices import Network, get_network
 from core.paleo.results import PaleoScaling
 from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, Roof, roof_for
 from core.paleo.simulate import SCALINGS, batch_split, default_schemes, with_speedups, worker_estimate
-from core.paleo.transfer import Measurement, StepPrediction, TransferCalibration, calibrate_transfer, predict_step
+from core.paleo.transfer import Measurement, StepTimePrediction, TransferCalibration, calibrate_transfer, predict_step
 from core.paleo.workload import Workload
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: ImageNet-1k training images per epoch (what MLPerf's ResNet-50 logs as train_samples)
-IMAGENET_TRAIN_SAMPLES = 1_281_167
 COMPARISON_COLUMNS = ("device", "precision", "batch_size", "step_time_s", "step_low_s", "step_high_s",
                       "images_per_s", "images_per_s_low", "images_per_s_high", "epoch_hours",
                       "price_per_device_hour", "cost_per_epoch", "cost_low", "cost_high", "compute_bound_share",
@@ -41,7 +41,7 @@ class DeviceRow:
 
     Attributes
     ----------
-    prediction : StepPrediction
+    prediction : StepTimePrediction
     price_per_device_hour : float or None
     epoch_hours : float
         ``samples_per_epoch / images_per_s / 3600``.
@@ -51,7 +51,7 @@ class DeviceRow:
         The measured step time when this device was calibrated on, at this batch and precision.
     """
 
-    prediction: StepPrediction
+    prediction: StepTimePrediction
     price_per_device_hour: float | None
     epoch_hours: float
     cost_per_epoch: float | None
@@ -109,7 +109,7 @@ class DeviceComparison:
 
 
 def compare_devices(workload: Workload, calibration: TransferCalibration, devices: Sequence[str | Roof], *,
-                    precision: str, batch_size: int, samples_per_epoch: int = IMAGENET_TRAIN_SAMPLES,
+                    precision: str, batch_size: int, samples_per_epoch: int = TRAINING_SET_SIZES["imagenet"],
                     prices: Mapping[str, float] | None = None) -> DeviceComparison:
     """Step time, images/s and cost per epoch of ``workload`` on each device, calibrated.
 
@@ -235,8 +235,7 @@ def transfer_scaling(workload: Workload, calibration: TransferCalibration, devic
     >>> [round(x, 3) for x in t.scaling.total_ms("RingAllReduce")]   # no gradients: no communication
     [25.0, 25.0]
     """
-    if scaling not in SCALINGS:
-        raise InputError(f"scaling: expected 'weak' or 'strong'; got {scaling!r}. Pick one.")
+    check_option(scaling, "scaling", SCALINGS, fix="Pick one")
     workers = tuple(workers)
     if not workers:
         raise InputError("workers: expected at least one worker count; got none. Give e.g. 1,2,4,8.")

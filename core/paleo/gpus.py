@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import InputError
+from core.validation import check_option
 
 #: precisions a training step runs in, and the bytes one activation/gradient element takes
 PRECISIONS: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
@@ -139,9 +140,7 @@ def check_precision(precision: str) -> str:
     ...
     core.errors.InputError: precision: expected one of fp32, tf32, fp16, bf16; got 'fp8'. Pick one.
     """
-    if precision not in PRECISIONS:
-        raise InputError(f"precision: expected one of {', '.join(PRECISIONS)}; got {precision!r}. Pick one.")
-    return precision
+    return check_option(precision, "precision", PRECISIONS, fix="Pick one")
 
 
 # ---------------------------------------------------------------- sources (docs/paleo.md, "Training GPUs")

@@ -20,7 +20,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
 from core.errors import InputError
@@ -29,6 +28,7 @@ from core.paleo.cost import apply_cost, layer_cost
 from core.paleo.devices import Device, Network, get_device, get_network
 from core.paleo.layers import Net
 from core.paleo.results import PaleoScaling, WorkerEstimate
+from core.validation import check_option, check_scalar
 
 SCALINGS = ("weak", "strong")
 BREAKDOWN_COLUMNS = ("layer", "type", "kind", "fwd_comp_ms", "fwd_mem_ms", "bwd_comp_ms",
@@ -44,24 +44,24 @@ class _PassTimes:
 
 
 def check_positive(value, name: str, *, integer: bool = False) -> None:
-    """Refuse a value that is not a positive finite number (an int >= 1 with ``integer``).
+    """Refuse a value that is not a positive finite number (an int >= 1 with ``integer``): ``check_scalar``.
+
+    A value of the wrong kind (a float where an int is needed, a string) is an ``InputError`` too.
 
     >>> check_positive(0, "batch_size", integer=True)
     Traceback (most recent call last):
     ...
     core.errors.InputError: batch_size: expected an int >= 1; got 0. Give a positive value.
+    >>> check_positive(12.5, "batch_size", integer=True)
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: batch_size: expected an int >= 1; got 12.5 (float). Give a positive value.
     """
     if integer:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}.")
-        if value < 1:
-            raise InputError(f"{name}: expected an int >= 1; got {value!r}. Give a positive value.")
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__}.")
-    if not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name}: expected a finite number > 0; got {value!r}. "
-                         "PPP is a fraction of peak such as 0.62.")
+        check_scalar(value, name, int, min_val=1, fix="Give a positive value")
+    else:
+        check_scalar(value, name, float, min_val=0, include_boundaries="neither",
+                     fix="PPP is a fraction of peak such as 0.62")
 
 
 def _pass_times(net: Net, device: Device, batch_size: int, *, ppp_comp: float,
@@ -98,8 +98,7 @@ def _check_simulation(batch_size, workers, scaling, ppp_comp, ppp_comm, n_ps, *,
         check_positive(n, "workers", integer=True)
     for p in n_ps:
         check_positive(p, "n_ps", integer=True)
-    if scaling not in SCALINGS:
-        raise InputError(f"scaling: expected 'weak' or 'strong'; got {scaling!r}. Pick one.")
+    check_option(scaling, "scaling", SCALINGS, fix="Pick one")
     if overlap and paleo_compatible:
         raise InputError("overlap: expected False with paleo_compatible=True; got True. Paleo "
                          "never overlaps compute and communication; drop one of the two.")

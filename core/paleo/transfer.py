@@ -167,7 +167,7 @@ class TransferCalibration:
 
 
 @dataclass(frozen=True)
-class StepPrediction:
+class StepTimePrediction:
     """The calibrated step time of a workload on one device, with its interval.
 
     Attributes
@@ -410,7 +410,7 @@ def _flags(eff: Efficiencies, fitted: Sequence[FittedMeasurement]) -> tuple[str,
 
 
 def predict_step(calibration: TransferCalibration, workload: Workload, device: str | Roof, *, precision: str,
-                 batch_size: int) -> StepPrediction:
+                 batch_size: int) -> StepTimePrediction:
     """The calibrated step time of ``workload`` on ``device`` and its interval.
 
     Examples
@@ -434,7 +434,7 @@ def predict_step(calibration: TransferCalibration, workload: Workload, device: s
     times = [step.total_s] + [roofline_step(workload, device, precision=precision, batch_size=batch_size,
                                             efficiencies=e, form=calibration.form).total_s
                               for e in calibration.alternatives]
-    return StepPrediction(device=step.device, precision=precision, batch_size=int(batch_size), time_s=step.total_s,
+    return StepTimePrediction(device=step.device, precision=precision, batch_size=int(batch_size), time_s=step.total_s,
                           low_s=min(times) / calibration.band, high_s=max(times) * calibration.band,
                           forward_s=step.forward_s, backward_s=step.backward_s, update_s=step.update_s,
                           compute_bound_share=step.compute_bound_share)

@@ -1,41 +1,16 @@
 """Plan: steps to target ÷ speed = time to target, and its cost, over parameter servers and workers.
 
-Modules: ``speed_table`` (measured speeds in one shape), ``speed`` (the Optimus speed model: equations,
-paper θ, NNLS fit, the choice of θ source), ``pollux_speed`` (Pollux's throughput model, the second
-speed family), ``speed_select`` (both families fitted, chosen by leave-one-out error), ``steps``
-(steps to target from a run, a calibration or a number), ``batch`` (samples and steps to target as a
-function of the global batch: E_min, B_noise, statistical efficiency), ``grid`` (time and cost of every
+Modules: ``speed_table`` (measured speeds in one shape), ``speed_family`` (what every speed model is:
+the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step), ``speed`` (the
+Optimus speed model: equations, paper θ, NNLS fit), ``pollux_speed`` (Pollux's throughput model),
+``speed_registry`` (every speed family by name), ``speed_select`` (the chooser above them: families
+fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps``
+(steps to target from a run, a calibration or a number), ``grid`` (time and cost of every
 configuration, frontier, deadline, greedy allocation), ``goodput`` (the plan when the batch follows the
 workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus),
-``rcp`` (MLCommons' reference convergence points from ``mlperf-logging``: batch scaling left one batch out).
+``from_logs`` (the plan straight from training logs: their step times and samples to target).
 """
 
-from core.plan.batch import (
-    EFFICIENCY_LATEX,
-    EXTRAPOLATION_SIGMA,
-    METHODS,
-    SAMPLES_LATEX,
-    STEPS_LATEX,
-    TUNED_NOTE,
-    BatchRun,
-    BatchScaling,
-    BatchStudy,
-    anchored_batch_scaling,
-    batch_scaling,
-    batch_study,
-    crossing_row,
-    fit_batch_scaling,
-    goodput,
-    learning_rate_cap,
-    measure_batch_run,
-    measure_batch_runs,
-    noise_batch_scaling,
-    run_batch,
-    samples_to_target,
-    statistical_efficiency,
-    steps_to_target,
-    typed_batch_scaling,
-)
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
     PLAN_COLUMNS,
@@ -87,22 +62,30 @@ from core.plan.speed import (
     MODES,
     PAPER_GLOBAL_BATCH,
     THETA_NAMES,
-    THETA_SOURCES,
     SpeedModel,
-    build_speed_model,
-    default_speed_mode,
     fit_speed_model,
     optimus_speed,
     paper_speed_model,
+)
+from core.plan.speed_family import (
+    FittedSpeed,
+    SpeedFamily,
     scale_to_step_time,
 )
+from core.plan.speed_registry import (
+    SPEED_FAMILIES,
+    get_speed_family,
+)
 from core.plan.speed_select import (
-    FAMILIES,
-    MODEL_CHOICES,
+    SPEED_MODEL_CHOICES,
+    THETA_SOURCES,
     SpeedFit,
+    build_speed_model,
     fit_speed,
+    speed_model_choices,
 )
 from core.plan.speed_table import (
+    default_speed_mode,
     has_parameter_servers,
     read_speed_csv,
     read_speed_table,
@@ -125,20 +108,16 @@ from core.plan.steps import (
 __all__ = [
     'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'measured_configurations',
     'plan_from_logs', 'samples_at_batch',
-    'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'BatchStudy', 'COST_LATEX', 'Configuration',
-    'DeadlineChoice', 'EFFICIENCY_LATEX', 'EXTRAPOLATION_SIGMA', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS',
-    'METHODS',
-    'MODEL_CHOICES', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX',
-    'SCALING_RULES', 'SOURCES', 'STEPS_LATEX', 'ScalingRule', 'SpeedFit', 'SpeedModel', 'StepsEstimate',
-    'THETA_NAMES', 'THETA_SOURCES', 'TIME_LATEX', 'TIME_RULE_LATEX', 'TUNED_NOTE', 'anchored_batch_scaling',
-    'batch_plan_grid', 'batch_scaling', 'batch_study', 'best_configuration', 'best_workers', 'build_speed_model',
-    'cheapest_config', 'configuration_cost', 'crossing_row', 'default_speed_mode', 'display_time',
-    'fit_batch_scaling', 'fit_pollux_speed', 'fit_speed', 'fit_speed_model', 'goodput', 'goodput_curves',
-    'greedy_allocation', 'has_parameter_servers', 'learning_rate_cap', 'loss_threshold_from_runs', 'measure_batch_run',
-    'measure_batch_runs', 'noise_batch_scaling', 'optimus_speed', 'paleo_net_for', 'paleo_time_to_target',
-    'paper_speed_model', 'pareto_frontier', 'plan_grid', 'plan_with_rule', 'pollux_step_time', 'read_speed_csv',
-    'read_speed_table', 'run_batch', 'run_methods', 'samples_to_target', 'scale_to_step_time',
-    'speed_table_from_logs', 'statistical_efficiency', 'steps_from_batch_scaling', 'steps_from_calibration',
-    'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction', 'steps_to_target', 'suggest_deadline',
-    'time_to_target_s', 'typed_batch_scaling', 'typed_steps',
+    'Allocation', 'AllocationStep', 'COST_LATEX', 'Configuration', 'DeadlineChoice', 'FORMULAS_LATEX',
+    'FittedSpeed', 'GOODPUT_COLUMNS', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS',
+    'SCALING_RULES', 'SOURCES', 'SPEED_FAMILIES', 'SPEED_MODEL_CHOICES', 'ScalingRule', 'SpeedFamily', 'SpeedFit',
+    'SpeedModel', 'StepsEstimate', 'THETA_NAMES', 'THETA_SOURCES', 'TIME_LATEX', 'TIME_RULE_LATEX',
+    'batch_plan_grid', 'best_configuration', 'best_workers', 'build_speed_model', 'cheapest_config',
+    'configuration_cost', 'default_speed_mode', 'display_time', 'fit_pollux_speed', 'fit_speed', 'fit_speed_model',
+    'get_speed_family', 'goodput_curves', 'greedy_allocation', 'has_parameter_servers', 'loss_threshold_from_runs',
+    'optimus_speed', 'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid',
+    'plan_with_rule', 'pollux_step_time', 'read_speed_csv', 'read_speed_table', 'run_methods',
+    'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
+    'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
+    'suggest_deadline', 'time_to_target_s', 'typed_steps',
 ]

@@ -1,6 +1,6 @@
 """Time to target when the global batch follows the workers: scaling rules, goodput, the best (w, M).
 
-With a batch-scaling model (:mod:`core.plan.batch`: steps to target ``S(M)``) and a speed
+With a batch-scaling model (:mod:`core.batch`: steps to target ``S(M)``) and a speed
 model that takes the batch (``f(p, w, M)``: Optimus's Eq. 4 has ``θ0·M/w``; Pollux's compute
 time is linear in the local batch ``M/w``), the time to target of ``w`` workers and ``p``
 parameter servers is
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from core.batch import BatchScaling, anchored_batch_scaling
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.plan.batch import BatchScaling, anchored_batch_scaling
 from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost, plan_grid
 from core.plan.steps import StepsEstimate
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: the scaling rules, for pages and ``--help``
 SCALING_RULES: dict[str, str] = {
@@ -74,8 +74,7 @@ class ScalingRule:
     batch_max: float | None = None
 
     def __post_init__(self) -> None:
-        if self.rule not in SCALING_RULES:
-            raise InputError(f"scaling rule: expected one of {', '.join(SCALING_RULES)}; got {self.rule!r}.")
+        check_option(self.rule, "scaling rule", SCALING_RULES)
         need = {"fixed": ("global_batch",), "per-worker": ("per_worker_batch",),
                 "best": ("batch_min", "batch_max")}[self.rule]
         for name in need:
@@ -158,7 +157,7 @@ def batch_plan_grid(speed, batch: BatchScaling, rule: ScalingRule, *, ps: Sequen
 
     Parameters
     ----------
-    speed : SpeedModel or PolluxSpeedModel
+    speed : FittedSpeed
         ``steps_per_s_at(p, w, M)`` gives the speed at each batch.
     batch : BatchScaling
         Steps to target ``S(M)`` (and its interval).
@@ -184,7 +183,7 @@ def batch_plan_grid(speed, batch: BatchScaling, rule: ScalingRule, *, ps: Sequen
     ``S = 1e5·(1 + 256/1000)/256 = 490.6`` steps, ``1/f = 0.064 + 0.05 + 0.008 = 0.122`` s, so
     ``T = 59.86`` s.
 
-    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.batch import typed_batch_scaling
     >>> from core.plan.speed import SpeedModel
     >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002))
     >>> g = batch_plan_grid(speed, typed_batch_scaling(1e5, 1000), ScalingRule("per-worker", per_worker_batch=64),
@@ -261,7 +260,7 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
     ----------
     batch : BatchScaling
         Gives the efficiency ``E_min/E(M)`` (and the measured runs).
-    speed : SpeedModel or PolluxSpeedModel, optional
+    speed : FittedSpeed, optional
         With ``workers``: one curve per worker count, throughput ``M·f(p, w, M)`` (``p`` = 0
         for all-reduce, else 1) at ``batches`` (default: 60 batches spaced geometrically
         over the runs' range widened ×4 both ways, at least one sample per worker).
@@ -276,7 +275,7 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
 
     Examples
     --------
-    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.batch import typed_batch_scaling
     >>> from core.plan.speed import SpeedModel
     >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002))
     >>> c = goodput_curves(typed_batch_scaling(1e5, 1000), speed=speed, workers=[4], batches=[256])
@@ -320,7 +319,7 @@ def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_bat
     ``steps.steps`` (:func:`core.plan.grid.plan_grid`, the speed at ``anchor_batch``).
     Otherwise steps follow ``S(M)`` from ``batch`` (a batch-scaling fit), or from a model
     anchored at ``steps`` measured at ``anchor_batch`` with a typed ``b_noise``
-    (:func:`core.plan.batch.anchored_batch_scaling`).
+    (:func:`core.batch.anchored_batch_scaling`).
 
     Returns
     -------

@@ -23,7 +23,7 @@ import pandas as pd
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.plan.speed import SpeedModel
+from core.plan.speed_family import FittedSpeed
 from core.validation import check_scalar
 
 DEFAULT_PS: tuple[int, ...] = (2, 4)
@@ -67,7 +67,7 @@ def configuration_cost(time_s, p, w, *, price_worker: float = 1.0, price_ps: flo
     return float(cost) if cost.ndim == 0 else cost
 
 
-def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
+def time_to_target_s(steps_to_target: float, model: FittedSpeed, p, w):
     """Time to reach the target: ``steps_to_target / f(p, w)``, in the model's time unit.
 
     Parameters
@@ -75,7 +75,7 @@ def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
     steps_to_target : float
         Training steps (not epochs) to the target, > 0. For asynchronous training every
         worker's update is one step (see docs/plan.md).
-    model : SpeedModel
+    model : FittedSpeed
     p, w : int or array-like
         Parameter servers and workers.
 
@@ -84,7 +84,7 @@ def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
     An all-reduce model with ``1/f = 0.001·256/8 + 0.05 + 0.002·8 = 0.098`` s per step at
     w = 8: 10 000 steps take ``10000 · 0.098 = 980`` s.
 
-    >>> from core.plan.speed import SpeedModel
+    >>> from core.plan import SpeedModel
     >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
     >>> round(time_to_target_s(10_000, m, 0, 8), 6)
     980.0
@@ -95,7 +95,7 @@ def time_to_target_s(steps_to_target: float, model: SpeedModel, p, w):
     return float(t) if t.ndim == 0 else t
 
 
-def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | None = None,
+def plan_grid(model: FittedSpeed, steps_to_target: float, *, ps: Sequence[int] | None = None,
               workers: Sequence[int] = range(1, DEFAULT_MAX_WORKERS + 1),
               steps_interval: tuple[float, float] | None = None,
               price_worker: float = 1.0, price_ps: float = 1.0) -> pd.DataFrame:
@@ -103,7 +103,7 @@ def plan_grid(model: SpeedModel, steps_to_target: float, *, ps: Sequence[int] | 
 
     Parameters
     ----------
-    model : SpeedModel
+    model : FittedSpeed
     steps_to_target : float
         Steps to the target, > 0.
     ps : sequence of int or None, default=None
@@ -410,7 +410,7 @@ class Allocation:
                 "path": [[s.added, s.p, s.w, s.time_s, s.cost] for s in self.path]}
 
 
-def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
+def greedy_allocation(model: FittedSpeed, steps_to_target: float, *, budget: int,
                       price_worker: float = 1.0, price_ps: float = 1.0) -> Allocation:
     """Optimus's marginal-gain allocation for one job, and the exhaustive optimum.
 
@@ -420,7 +420,7 @@ def greedy_allocation(model: SpeedModel, steps_to_target: float, *, budget: int,
 
     Parameters
     ----------
-    model : SpeedModel
+    model : FittedSpeed
     steps_to_target : float
         > 0; scales every time alike, so the path does not depend on it.
     budget : int

@@ -46,7 +46,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from core.errors import FitError, InputError
-from core.plan.speed import fit_report_tail
+from core.plan.speed_family import FittedSpeed, SpeedFamily
 from core.plan.speed_table import normalise_speed_table
 
 PARAM_NAMES: tuple[str, ...] = ("alpha_c", "beta_c", "alpha_n", "beta_n", "delta_n", "alpha_r", "beta_r", "gamma")
@@ -98,37 +98,23 @@ def pollux_step_time(params, nodes, replicas, local_batch):
 
 
 @dataclass(frozen=True)
-class PolluxSpeedModel:
+class PolluxSpeedModel(FittedSpeed):
     """Pollux's throughput model with fitted parameters, planning like an all-reduce ``SpeedModel``.
 
     Parameters
     ----------
     params : tuple of 8 float
         ``PARAM_NAMES`` order: ``alpha_c, beta_c, alpha_n, beta_n, delta_n, alpha_r, beta_r, gamma``.
-    global_batch : float or None
-        ``M`` to plan with (``with_global_batch``).
     gpus_per_node : int or None
         GPUs per node when planning ``w`` workers: ``ceil(w / gpus_per_node)`` nodes; None
         plans one GPU per node (every ``w > 1`` across ``w`` nodes).
-    source, mape_pct, n_points, flags :
-        As on :class:`core.plan.speed.SpeedModel`.
-    loo_mape_pct : float or None
-        Leave-one-out MAPE of the speeds (:func:`core.plan.speed_select.fit_speed`).
-    time_band : (float, float) or None
-        Factors on the time of a step covering the leave-one-out misses at ``level``.
-    level : float or None
+    global_batch, source, mape_pct, n_points, flags, loo_mape_pct, time_band, level :
+        Keyword only, as on :class:`core.plan.speed_family.FittedSpeed` (``global_batch``: the
+        ``M`` to plan with, ``with_global_batch``).
     """
 
     params: tuple[float, ...]
-    global_batch: float | None = None
     gpus_per_node: int | None = None
-    source: str = ""
-    mape_pct: float | None = None
-    n_points: int | None = None
-    flags: tuple[str, ...] = ()
-    loo_mape_pct: float | None = None
-    time_band: tuple[float, float] | None = None
-    level: float | None = None
 
     family = "pollux"
     mode = "allreduce"
@@ -187,16 +173,13 @@ class PolluxSpeedModel:
         """Steps per second at the model's ``global_batch``."""
         return self.steps_per_s_at(p, w, self._batch())
 
-    def step_time_s(self, p, w):
-        out = 1.0 / np.asarray(self.steps_per_s(p, w))
-        return float(out) if out.ndim == 0 else out
-
     def samples_per_s(self, p, w):
         out = self._batch() * np.asarray(self.steps_per_s(p, w))
         return float(out) if out.ndim == 0 else out
 
-    def with_global_batch(self, global_batch: float) -> PolluxSpeedModel:
-        return dataclasses.replace(self, global_batch=float(global_batch))
+    def scaled(self, factor: float) -> PolluxSpeedModel:
+        """Every time term times ``factor``; the p-norm is homogeneous of degree 1, so γ stays."""
+        return dataclasses.replace(self, params=tuple(v * factor for v in self.params[:-1]) + (self.params[-1],))
 
     def _batch(self) -> float:
         if self.global_batch is None:
@@ -220,7 +203,7 @@ class PolluxSpeedModel:
                  f"    {self.formula}", f"    global batch M: {batch}", f"    planning: {nodes}",
                  "    time unit: s", f"    source: {self.source or 'typed in'}", "[[Parameters]]"]
         lines += [f"    {k} = {v:.6g}" for k, v in self.named_params.items()]
-        return "\n".join(lines + fit_report_tail(self))
+        return "\n".join(lines + self.report_tail())
 
 
 @dataclass(frozen=True)
@@ -432,3 +415,34 @@ def fit_pollux_speed(table: pd.DataFrame, *, global_batch: float | None = None, 
     return PolluxSpeedModel(tuple(float(v) for v in x), global_batch=model_batch, gpus_per_node=per_node,
                             source=f"Pollux fit on {source} ({len(d)} points)", mape_pct=mape,
                             n_points=len(d), flags=tuple(flags + more))
+
+
+def pollux_loo(table: pd.DataFrame, model: PolluxSpeedModel, *, mode: str = "allreduce",
+               global_batch: float | None = None, gpus_per_node: int | None = None,
+               source: str = "table") -> np.ndarray | None:
+    """Leave-one-out predicted speeds, each refit started from the full fit's parameters (None under 4 points)."""
+    d, _ = pollux_data(table, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)
+    if len(d) <= 3:
+        return None
+    pred = np.empty(len(d))
+    start = (model.params,)
+    for i in range(len(d)):
+        keep = np.arange(len(d)) != i
+        x, _ = fit_pollux_params(d.subset(keep), starts=start)
+        pred[i] = pollux_speeds(x, d.subset(~keep))[0]
+    return pred
+
+
+def _fit(table: pd.DataFrame, *, mode: str = "allreduce", global_batch: float | None = None,
+         gpus_per_node: int | None = None, source: str = "table") -> PolluxSpeedModel:
+    if mode != "allreduce":
+        raise InputError(f"{source}: Pollux's model has no parameter servers; the table is fitted in "
+                         f"mode {mode!r}.")
+    return fit_pollux_speed(table, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)
+
+
+#: Pollux's speed family, as registered (:mod:`core.plan.speed_registry`)
+POLLUX_SPEED = SpeedFamily(
+    name="pollux", label="Pollux",
+    description="Pollux (Qiao et al., OSDI 2021): compute linear in the local batch, overlapped all-reduce",
+    formulas={"allreduce": FORMULA}, formulas_latex={"allreduce": FORMULA_LATEX}, fit=_fit, loo=pollux_loo)

@@ -17,7 +17,8 @@ indices of Eq. 4 (``theta0, theta1, theta3``) so that each one can be read again
 synchronous θ term by term; ``p`` is ignored in that mode.
 
 The measured-speed table and its reader live in :mod:`core.plan.speed_table`; this module
-holds the model, the paper presets, the unit calibration and the NNLS fit.
+holds the model, the paper presets, the NNLS fit, its leave-one-out refits and the family's
+record ``OPTIMUS_SPEED`` (registered in :mod:`core.plan.speed_registry`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from core.errors import FitError, FitWarning, InputError
-from core.plan.speed_table import has_parameter_servers, normalise_speed_table
-from core.validation import check_scalar
+from core.plan.speed_family import FittedSpeed, SpeedFamily
+from core.plan.speed_table import normalise_speed_table
+from core.validation import check_option
 
 MODES: tuple[str, ...] = ("sync", "async", "allreduce")
 THETA_NAMES: dict[str, tuple[str, ...]] = {
@@ -65,10 +67,7 @@ PAPER_SOURCE = ("Optimus paper coefficients as used by the course (Peng et al., 
 
 
 def _check_mode(mode: Any, where: str) -> str:
-    if mode not in MODES:
-        raise InputError(f"{where}: expected mode one of {', '.join(MODES)}; got {mode!r}. "
-                         "Pick the training mode of the measured job.")
-    return mode
+    return check_option(mode, f"{where}: mode", MODES, fix="Pick the training mode of the measured job")
 
 
 def speed_features(mode: str, p, w, global_batch) -> np.ndarray:
@@ -137,7 +136,7 @@ def _scalar(x):
 
 
 @dataclass(frozen=True)
-class SpeedModel:
+class SpeedModel(FittedSpeed):
     """An Optimus speed model with its θ, batch, time unit and provenance.
 
     Parameters
@@ -146,24 +145,11 @@ class SpeedModel:
         Which equation ``f`` follows (see the module table).
     theta : tuple of float
         Non-negative coefficients in the order of ``THETA_NAMES[mode]``, not all zero.
-    global_batch : float or None, default=None
-        ``M``, samples per step; needed by "sync" and "allreduce" (and by
-        ``samples_per_s``). None when a fit saw several batches and none was chosen.
     time_unit : {"s", "paper units"}, default="s"
         The unit of ``1/f``. The paper's θ are in "paper units" (unpublished unit).
-    source : str, default=""
-        Where θ came from (preset, typed, fitted on which table, calibrated how).
-    mape_pct : float or None, default=None
-        Mean absolute percentage error of the fitted speeds (fitted models only).
-    n_points : int or None, default=None
-        Number of measured points the fit used.
-    flags : tuple of str, default=()
-        Caveats a page can show as they are.
-    loo_mape_pct : float or None, default=None
-        Leave-one-out MAPE of the speeds (:func:`core.plan.speed_select.fit_speed`).
-    time_band : (float, float) or None, default=None
-        Factors on a step's time that cover the leave-one-out misses at ``level``.
-    level : float or None, default=None
+    global_batch, source, mape_pct, n_points, flags, loo_mape_pct, time_band, level :
+        Keyword only, as on :class:`core.plan.speed_family.FittedSpeed`; ``global_batch`` (``M``)
+        is needed by "sync" and "allreduce" (and by ``samples_per_s``).
 
     Examples
     --------
@@ -178,17 +164,8 @@ class SpeedModel:
 
     mode: str
     theta: tuple[float, ...]
-    global_batch: float | None = None
     time_unit: str = "s"
-    source: str = ""
-    mape_pct: float | None = None
-    n_points: int | None = None
-    flags: tuple[str, ...] = ()
-    loo_mape_pct: float | None = None
-    time_band: tuple[float, float] | None = None
-    level: float | None = None
 
-    #: which speed family this is (``core.plan.pollux_speed.PolluxSpeedModel`` is "pollux")
     family = "optimus"
 
     def __post_init__(self) -> None:
@@ -210,9 +187,7 @@ class SpeedModel:
                                                   and self.global_batch > 0):
             raise InputError(f"SpeedModel: expected global_batch M > 0 samples per step; "
                              f"got {self.global_batch!r}. Give the batch of one step.")
-        if self.time_unit not in TIME_UNITS:
-            raise InputError(f"SpeedModel: expected time_unit one of {TIME_UNITS}; "
-                             f"got {self.time_unit!r}. Use 's' for measured θ.")
+        check_option(self.time_unit, "SpeedModel: time_unit", TIME_UNITS, fix="Use 's' for measured θ")
         object.__setattr__(self, "theta", theta)
         if self.global_batch is not None:
             object.__setattr__(self, "global_batch", float(self.global_batch))
@@ -285,17 +260,13 @@ class SpeedModel:
         m = 1.0 if self.mode == "async" else self._batch("steps_per_s")
         return optimus_speed(self.mode, p_arr, w_arr, theta=self.theta, global_batch=m)
 
-    def step_time_s(self, p, w):
-        """Time of one step, ``1/f(p, w)``, in the model's time unit."""
-        return _scalar(1.0 / np.asarray(self.steps_per_s(p, w)))
-
     def samples_per_s(self, p, w):
         """Throughput ``M·f(p, w)`` in samples per time unit (needs ``global_batch``)."""
         return _scalar(self._batch("samples_per_s") * np.asarray(self.steps_per_s(p, w)))
 
-    def with_global_batch(self, global_batch: float) -> SpeedModel:
-        """A copy planning with batch ``M = global_batch`` (θ unchanged)."""
-        return dataclasses.replace(self, global_batch=global_batch)
+    def scaled(self, factor: float) -> SpeedModel:
+        """Every θ times ``factor`` (``1/f`` is linear in θ), in seconds."""
+        return dataclasses.replace(self, theta=tuple(t * factor for t in self.theta), time_unit="s")
 
     def _batch(self, where: str) -> float:
         if self.global_batch is None:
@@ -320,22 +291,7 @@ class SpeedModel:
                  f"    time unit: {unit}", f"    source: {self.source or 'typed in'}",
                  "[[Theta]]"]
         lines += [f"    {name} = {value:.6g}" for name, value in self.params.items()]
-        return "\n".join(lines + fit_report_tail(self))
-
-
-def fit_report_tail(model) -> list[str]:
-    """The ``[[Fit Statistics]]`` and ``[[Flags]]`` sections every speed model's report ends with (``model``
-    has ``mape_pct``, ``loo_mape_pct``, ``n_points`` and ``flags``: ``SpeedModel``, ``PolluxSpeedModel``)."""
-    lines = ["[[Fit Statistics]]"]
-    if model.mape_pct is None:
-        lines.append("    not fitted")
-    else:
-        lines += [f"    points: {model.n_points}", f"    MAPE of speeds: {model.mape_pct:.2f} %"]
-        if model.loo_mape_pct is not None:
-            lines.append(f"    leave-one-out MAPE of speeds: {model.loo_mape_pct:.2f} %")
-    lines.append("[[Flags]]")
-    lines += [f"    {flag}" for flag in model.flags] or ["    none"]
-    return lines
+        return "\n".join(lines + self.report_tail())
 
 
 def paper_speed_model(mode: str = "sync", *, global_batch: float = PAPER_GLOBAL_BATCH) -> SpeedModel:
@@ -367,112 +323,6 @@ def paper_speed_model(mode: str = "sync", *, global_batch: float = PAPER_GLOBAL_
     return SpeedModel(mode, PAPER_THETA[mode], global_batch=global_batch,
                       time_unit="paper units", source=PAPER_SOURCE,
                       flags=("paper θ: time unit unknown; calibrate with one measured step time",))
-
-
-def scale_to_step_time(model: SpeedModel, step_time_s: float, p: int, w: int) -> SpeedModel:
-    """Scale θ so that the model's step time at (p, w) equals a measured one; unit becomes s.
-
-    Every variant has ``1/f`` linear in θ, so multiplying all θ by
-    ``c = step_time_s · f(p, w)`` makes ``1/f(p, w) = step_time_s`` exactly and keeps the
-    shape of the curve (the best w, ratios between configurations, the fit's MAPE).  Pollux's
-    step time is homogeneous of degree 1 in its time terms, so they are scaled alike (γ kept).
-
-    Parameters
-    ----------
-    model : SpeedModel
-    step_time_s : float
-        Measured seconds per step at ``(p, w)``, > 0.
-    p, w : int
-        The configuration it was measured on.
-
-    Examples
-    --------
-    The paper's sync model takes 45.3 paper units per step at p = 2, w = 4; if a real step
-    there takes 0.906 s, one paper unit is 0.02 s and every θ is multiplied by 0.02:
-
-    >>> cal = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
-    >>> cal.time_unit, [round(t, 6) for t in cal.theta]
-    ('s', [0.0204, 0.0556, 0.0984, 0.0, 0.0004])
-    >>> round(cal.step_time_s(2, 4), 9)
-    0.906
-    """
-    step_time_s = check_scalar(step_time_s, "scale_to_step_time: step_time_s", float, min_val=0,
-                               include_boundaries="neither", fix="Give the measured seconds per step")
-    factor = float(step_time_s) * float(model.steps_per_s(p, w))
-    flags = tuple(f for f in model.flags if not f.startswith("paper θ: time unit unknown"))
-    source = (f"{model.source}; " if model.source else "") + (
-        f"calibrated to {step_time_s:g} s per step at p = {p}, w = {w}")
-    if model.family == "pollux":   # every time term scales; the p-norm is homogeneous of degree 1, γ stays
-        params = tuple(v * factor for v in model.params[:-1]) + (model.params[-1],)
-        return dataclasses.replace(model, params=params, source=source, flags=flags)
-    theta = tuple(t * factor for t in model.theta)
-    return dataclasses.replace(model, theta=theta, time_unit="s", source=source, flags=flags)
-
-
-#: where a plan's θ come from
-THETA_SOURCES: dict[str, str] = {
-    "paper": "the Optimus paper's θ as the course used them (no published time unit)",
-    "table": "θ fitted by NNLS on a table of measured speeds",
-    "typed": "θ typed in, in seconds",
-}
-
-
-def build_speed_model(source: str, *, mode: str, global_batch: float | None = None,
-                      theta: tuple[float, ...] | None = None, table: pd.DataFrame | None = None,
-                      table_name: str = "table", step_time: tuple[float, int, int] | None = None,
-                      family: str = "optimus"):
-    """The speed model a plan uses, from one of ``THETA_SOURCES``, scaled to a measured step if given.
-
-    The one home of "choose a speed model": the Plan page and ``python -m core plan`` both
-    call it.
-
-    Parameters
-    ----------
-    source : {"paper", "table", "typed"}
-    mode : {"sync", "async", "allreduce"}
-    global_batch : float, optional
-        ``M``; the paper's θ default to the course's batch 128.
-    theta : tuple of float, optional
-        The typed θ (``source="typed"``), in seconds.
-    table : DataFrame, optional
-        Measured speeds (``source="table"``), fitted by :func:`fit_speed_model` (``family``
-        "optimus"), Pollux's model, or the better of both by leave-one-out error
-        (:func:`core.plan.speed_select.fit_speed`).
-    family : {"optimus", "pollux", "auto"}, default="optimus"
-        The speed family fitted to a table (the paper's and typed θ are Optimus's).
-    table_name : str
-        The table's name, in messages and provenance.
-    step_time : (seconds, p, w), optional
-        A measured step time: θ are scaled so the model takes that long at ``(p, w)``
-        (:func:`scale_to_step_time`), which also turns paper units into seconds.
-
-    Examples
-    --------
-    >>> m = build_speed_model("paper", mode="sync", step_time=(0.906, 2, 4))
-    >>> m.time_unit, round(m.step_time_s(2, 4), 9)
-    ('s', 0.906)
-    """
-    if source not in THETA_SOURCES:
-        raise InputError(f"θ source: expected one of {', '.join(THETA_SOURCES)}; got {source!r}.")
-    if source == "paper":
-        model = paper_speed_model(mode, global_batch=PAPER_GLOBAL_BATCH if global_batch is None else global_batch)
-    elif source == "table":
-        if table is None:
-            raise InputError(f"{table_name}: expected a table of measured speeds; got none. Upload or choose one.")
-        if family == "optimus":
-            model = fit_speed_model(table, mode=mode, global_batch=global_batch, source=table_name)
-        else:
-            from core.plan.speed_select import fit_speed  # the chooser builds on this module
-
-            model = fit_speed(table, model=family, mode=mode, global_batch=global_batch, source=table_name).model
-    else:
-        if theta is None:
-            raise InputError(f"θ: expected {len(THETA_NAMES.get(mode, ()))} values for mode {mode!r}; got none.")
-        model = SpeedModel(mode, tuple(theta), global_batch=global_batch, time_unit="s", source="typed in")
-    if step_time is not None:
-        seconds, p, w = step_time
-        model = scale_to_step_time(model, seconds, int(p), int(w))
-    return model
 
 
 def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | None = None,
@@ -588,12 +438,32 @@ def _fit_flags(mode, tab, X, theta, batches, model_batch) -> tuple[str, ...]:
     return tuple(flags)
 
 
-def default_speed_mode(table: pd.DataFrame) -> str:
-    """'allreduce' when the table has no parameter servers (no p column, or every p == 0), else 'sync'.
+def optimus_loo(table: pd.DataFrame, model: SpeedModel, *, mode: str, global_batch: float | None = None,
+                gpus_per_node: int | None = None, source: str = "table") -> np.ndarray | None:
+    """Leave-one-out predicted speeds of the NNLS fit (None with no more points than θ).
 
-    >>> default_speed_mode(pd.DataFrame({"num_replicas": [4, 8], "step_time": [1.0, 0.6]}))
-    'allreduce'
-    >>> default_speed_mode(pd.DataFrame({"p": [1, 2], "w": [4, 8], "steps_per_s": [1.0, 0.6]}))
-    'sync'
+    ``gpus_per_node`` is not used (Optimus has no node term).
     """
-    return "sync" if has_parameter_servers(table) else "allreduce"
+    tab = normalise_speed_table(table, global_batch=global_batch, source=source)
+    if len(tab) <= len(model.theta):
+        return None
+    X = speed_features(mode, tab["p"], tab["w"], tab["global_batch"].fillna(1.0))
+    y = 1.0 / tab["steps_per_s"].to_numpy(dtype=float)
+    pred = np.empty(len(y))
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        theta, _ = nnls(X[keep], y[keep])
+        pred[i] = 1.0 / (X[i] @ theta) if X[i] @ theta > 0 else np.inf
+    return pred
+
+
+def _fit(table: pd.DataFrame, *, mode: str, global_batch: float | None = None, gpus_per_node: int | None = None,
+         source: str = "table") -> SpeedModel:
+    return fit_speed_model(table, mode=mode, global_batch=global_batch, source=source)
+
+
+#: the Optimus speed family, as registered (:mod:`core.plan.speed_registry`)
+OPTIMUS_SPEED = SpeedFamily(
+    name="optimus", label="Optimus",
+    description="Optimus (Peng et al., EuroSys 2018): 1/f linear in θ, NNLS",
+    formulas=FORMULAS, formulas_latex=FORMULAS_LATEX, fit=_fit, loo=optimus_loo, scored_alone=False)

@@ -1,13 +1,15 @@
-"""Choose a speed family per table: Optimus or Pollux, by leave-one-out error.
+"""Choose a speed model per table, by leave-one-out error, and build the speed model a plan uses.
 
-Both families are fitted to the same table of measured speeds
-(:func:`core.plan.speed.fit_speed_model`, :func:`core.plan.pollux_speed.fit_pollux_speed`);
-each is then refitted once per point with that point left out and asked for its speed
-(the Pollux refits start from the full fit's parameters).  The **leave-one-out MAPE**
-``100 · mean |f̂₋ᵢ − fᵢ| / fᵢ`` scores each family on points it did not see; ``auto`` takes
-the smaller.  The same misses give the chosen model's **time band**: the ``(1 ∓ level)/2``
-quantiles of ``fᵢ / f̂₋ᵢ``, the factor by which a real step took longer than predicted
-(a plan multiplies its time by them for an interval that carries the speed fit's error).
+The chooser sits above every speed family: it knows them only through the registry
+(:mod:`core.plan.speed_registry`).  Each family asked for is fitted to the same table of measured
+speeds (``SpeedFamily.fit``), then refitted once per point with that point left out and asked
+for its speed (``SpeedFamily.loo``).  The **leave-one-out MAPE** ``100 · mean |f̂₋ᵢ − fᵢ| / fᵢ``
+scores each family on points it did not see; ``auto`` fits every family that can fit the
+table's mode and takes the smallest.  The same misses give the chosen model's **time band**:
+the ``(1 ∓ level)/2`` quantiles of ``fᵢ / f̂₋ᵢ``, the factor by which a real step took longer
+than predicted (a plan multiplies its time by them for an interval that carries the speed
+fit's error).  :func:`build_speed_model` is the one home of "which speed model does a plan
+use": the paper's θ, a table's fit, or typed θ, scaled to a measured step if given.
 """
 
 from __future__ import annotations
@@ -15,49 +17,48 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 
 from core.defaults import DEFAULT_LEVEL
 from core.errors import FitWarning, InputError, PlannerError
-from core.plan.pollux_speed import PolluxSpeedModel, fit_pollux_params, fit_pollux_speed, pollux_data, pollux_speeds
-from core.plan.speed import SpeedModel, default_speed_mode, fit_speed_model, speed_features
-from core.plan.speed_table import normalise_speed_table
-from core.validation import check_scalar
+from core.plan.speed import PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedModel, paper_speed_model
+from core.plan.speed_family import FittedSpeed, scale_to_step_time
+from core.plan.speed_registry import SPEED_FAMILIES, get_speed_family
+from core.plan.speed_table import default_speed_mode, normalise_speed_table
+from core.validation import check_option, check_scalar
 
-#: the speed families and what ``--model`` accepts
-FAMILIES: dict[str, str] = {
-    "optimus": "Optimus (Peng et al., EuroSys 2018): 1/f linear in θ, NNLS",
-    "pollux": "Pollux (Qiao et al., OSDI 2021): compute linear in the local batch, overlapped all-reduce",
-}
-MODEL_CHOICES: tuple[str, ...] = ("optimus", "pollux", "auto")
-AnySpeedModel = Union[SpeedModel, PolluxSpeedModel]
+#: what ``--model`` (and the Plan page's speed-model choice) accepts: a registered family, or all of them
+SPEED_MODEL_CHOICES: tuple[str, ...] = (*SPEED_FAMILIES, "auto")
 
 
 @dataclass(frozen=True)
 class SpeedFit:
-    """Both speed families fitted to one table, each with its leave-one-out error, and the one chosen.
+    """The speed families asked for, fitted to one table, each with its leave-one-out error, and the one chosen.
 
     Attributes
     ----------
-    model : SpeedModel or PolluxSpeedModel
-        The chosen model, with ``loo_mape_pct`` and ``time_band`` set.
-    chosen : {"optimus", "pollux"}
-    requested : {"optimus", "pollux", "auto"}
+    model : FittedSpeed
+        The chosen model, with ``loo_mape_pct`` and ``time_band`` set when it was scored.
+    chosen : str
+        Its family's name (a key of ``SPEED_FAMILIES``).
+    requested : str
+        A family's name, or ``"auto"``.
     models : tuple
         Every family that could be fitted (the chosen one among them).
     problems : tuple of (family, message)
         Families that could not be fitted to this table, and why.
+    scored : bool
+        Whether the models were scored by leave-one-out (False: the family's plain fit, reported alone).
     """
 
-    model: AnySpeedModel
+    model: FittedSpeed
     chosen: str
     requested: str
-    models: tuple[AnySpeedModel, ...]
+    models: tuple[FittedSpeed, ...]
     problems: tuple[tuple[str, str], ...] = ()
+    scored: bool = True
 
     def table(self) -> pd.DataFrame:
         """One row per family: ``family, mode, n_points, mape_pct, loo_mape_pct, chosen``."""
@@ -76,8 +77,10 @@ class SpeedFit:
         return f"Speed model: {self.chosen} ({why}; leave-one-out MAPE {scores}).{more}"
 
     def report(self) -> str:
-        """Each model's report, then the comparison."""
+        """Each model's report, then the comparison (when they were scored)."""
         parts = [m.report() for m in self.models]
+        if not self.scored:
+            return "\n".join(parts)
         parts.append("[[Choice]]\n" + "\n".join(
             f"    {r.family}: MAPE {r.mape_pct:.2f} %, leave-one-out {r.loo_mape_pct:.2f} %"
             + ("  <- chosen" if r.chosen else "") for r in self.table().itertuples() if r.mape_pct is not None)
@@ -90,56 +93,52 @@ def _band(ratio: np.ndarray, level: float) -> tuple[float, float]:
     return float(min(lo, 1.0)), float(max(hi, 1.0))
 
 
-def _optimus_loo(tab: pd.DataFrame, mode: str) -> np.ndarray:
-    """Leave-one-out predicted speeds of the Optimus NNLS fit."""
-    X = speed_features(mode, tab["p"], tab["w"], tab["global_batch"].fillna(1.0))
-    y = 1.0 / tab["steps_per_s"].to_numpy(dtype=float)
-    pred = np.empty(len(y))
-    for i in range(len(y)):
-        keep = np.arange(len(y)) != i
-        theta, _ = nnls(X[keep], y[keep])
-        pred[i] = 1.0 / (X[i] @ theta) if X[i] @ theta > 0 else np.inf
-    return pred
-
-
-def _pollux_loo(table: pd.DataFrame, model: PolluxSpeedModel, global_batch, gpus_per_node, source) -> np.ndarray:
-    d, _ = pollux_data(table, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)
-    pred = np.empty(len(d))
-    start = (model.params,)
-    for i in range(len(d)):
-        keep = np.arange(len(d)) != i
-        x, _ = fit_pollux_params(d.subset(keep), starts=start)
-        pred[i] = pollux_speeds(x, d.subset(~keep))[0]
-    return pred
-
-
-def _scored(model: AnySpeedModel, pred: np.ndarray, measured: np.ndarray, level: float) -> AnySpeedModel:
+def _scored(model: FittedSpeed, pred: np.ndarray, measured: np.ndarray, level: float) -> FittedSpeed:
     rel = np.abs(pred - measured) / measured
     return dataclasses.replace(model, loo_mape_pct=float(np.mean(rel) * 100),
                                time_band=_band(measured / pred, level), level=level)
 
 
-def fit_speed(table: pd.DataFrame, *, model: str = "auto", mode: str | None = None,
+def speed_model_choices(has_ps: bool) -> tuple[str, ...]:
+    """The speed families that can fit a table with (or without) parameter servers, and ``auto`` when several can.
+
+    >>> speed_model_choices(True), speed_model_choices(False)
+    (('optimus',), ('optimus', 'pollux', 'auto'))
+    """
+    names = tuple(n for n, f in SPEED_FAMILIES.items() if any(f.fits_mode(m) for m in _modes(has_ps)))
+    return names + ("auto",) if len(names) > 1 else names
+
+
+def _modes(has_ps: bool) -> tuple[str, ...]:
+    return ("sync", "async") if has_ps else ("allreduce",)
+
+
+def fit_speed(table: pd.DataFrame, *, family: str = "auto", mode: str | None = None,
               global_batch: float | None = None, gpus_per_node: int | None = None, level: float = DEFAULT_LEVEL,
-              source: str = "table") -> SpeedFit:
-    """Fit the requested speed family (or both, ``auto``) and score them by leave-one-out error.
+              source: str = "table", score: bool | None = True) -> SpeedFit:
+    """Fit the requested speed family (or every one, ``auto``) and score them by leave-one-out error.
 
     Parameters
     ----------
     table : DataFrame
         Measured speeds (:mod:`core.plan.speed_table`).
-    model : {"optimus", "pollux", "auto"}, default="auto"
-        ``auto`` fits both and keeps the one with the smaller leave-one-out MAPE (Pollux
-        only for all-reduce tables: it has no parameter servers).
+    family : str, default="auto"
+        A key of ``SPEED_FAMILIES``, or ``auto``: every family that can fit the table's mode
+        (Pollux only all-reduce tables: it has no parameter servers), the one with the smallest
+        leave-one-out MAPE kept.
     mode : {"sync", "async", "allreduce"} or None
-        The Optimus equation; None: ``allreduce`` without parameter servers, else ``sync``.
+        The training mode; None: ``allreduce`` without parameter servers, else ``sync``.
     global_batch : float or None
         ``M`` for rows without one, and the planning batch.
     gpus_per_node : int or None
-        Pollux's node count when planning (:func:`core.plan.pollux_speed.fit_pollux_speed`).
+        The node count when planning, for families with a node term (Pollux).
     level : float, default=0.8
         Coverage of the time band.
     source : str
+    score : bool or None, default=True
+        Score by leave-one-out; None: as the family says when it is asked for alone
+        (``SpeedFamily.scored_alone``), always under ``auto``; an unscored fit is the
+        family's plain fit, with its warnings.
 
     Returns
     -------
@@ -148,7 +147,7 @@ def fit_speed(table: pd.DataFrame, *, model: str = "auto", mode: str | None = No
     Raises
     ------
     InputError
-        Unknown ``model``; or no family can be fitted (the message of the one asked for).
+        Unknown ``family``; or no family can be fitted (the message of the one asked for).
 
     Examples
     --------
@@ -163,37 +162,94 @@ def fit_speed(table: pd.DataFrame, *, model: str = "auto", mode: str | None = No
     >>> fit.table()["family"].tolist()      # Pollux's model fitted beside it
     ['optimus', 'pollux']
     """
-    if model not in MODEL_CHOICES:
-        raise InputError(f"speed model: expected one of {', '.join(MODEL_CHOICES)}; got {model!r}. "
-                         "Pick optimus, pollux or auto.")
+    check_option(family, "speed model", (*SPEED_FAMILIES, "auto"), fix="Pick a registered speed family or auto")
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     tab = normalise_speed_table(table, global_batch=global_batch, source=source)
     measured = tab["steps_per_s"].to_numpy(dtype=float)
     mode = mode or default_speed_mode(table)
-    wanted = ("optimus", "pollux") if model == "auto" else (model,)
+    wanted = tuple(SPEED_FAMILIES.values()) if family == "auto" else (get_speed_family(family),)
+    if score is None:
+        score = family == "auto" or wanted[0].scored_alone
+    options = dict(mode=mode, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)
     models, problems = [], []
-    for family in wanted:
+    for fam in wanted:
         try:
-            if family == "optimus":
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", FitWarning)
-                    fitted = fit_speed_model(table, mode=mode, global_batch=global_batch, source=source)
-                    pred = _optimus_loo(tab, mode) if len(tab) > len(fitted.theta) else None
-            else:
-                if mode != "allreduce":
-                    raise InputError(f"{source}: Pollux's model has no parameter servers; the table is fitted in "
-                                     f"mode {mode!r}.")
-                fitted = fit_pollux_speed(table, global_batch=global_batch, gpus_per_node=gpus_per_node,
-                                          source=source)
-                pred = _pollux_loo(table, fitted, global_batch, gpus_per_node, source) if len(tab) > 3 else None
+            if not score:
+                models.append(fam.fit(table, **options))
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)
+                fitted = fam.fit(table, **options)
+                pred = fam.loo(table, fitted, **options)
         except PlannerError as err:
-            if model != "auto":
+            if family != "auto":
                 raise
-            problems.append((family, str(err)))
+            problems.append((fam.name, str(err)))
             continue
         models.append(_scored(fitted, pred, measured, level) if pred is not None else fitted)
     if not models:
         raise InputError(f"{source}: expected a table one speed family can fit; got none ("
                          + "; ".join(f"{f}: {msg}" for f, msg in problems) + ").")
     best = min(models, key=lambda m: np.inf if m.loo_mape_pct is None else m.loo_mape_pct)
-    return SpeedFit(best, best.family, model, tuple(models), tuple(problems))
+    return SpeedFit(best, best.family, family, tuple(models), tuple(problems), scored=bool(score))
+
+
+#: where a plan's θ come from
+THETA_SOURCES: dict[str, str] = {
+    "paper": "the Optimus paper's θ as the course used them (no published time unit)",
+    "table": "θ fitted by NNLS on a table of measured speeds",
+    "typed": "θ typed in, in seconds",
+}
+
+
+def build_speed_model(source: str, *, mode: str, global_batch: float | None = None,
+                      theta: tuple[float, ...] | None = None, table: pd.DataFrame | None = None,
+                      table_name: str = "table", step_time: tuple[float, int, int] | None = None,
+                      family: str = "optimus") -> FittedSpeed:
+    """The speed model a plan uses, from one of ``THETA_SOURCES``, scaled to a measured step if given.
+
+    The one home of "choose a speed model": the Plan page and ``python -m core plan`` both
+    call it.
+
+    Parameters
+    ----------
+    source : {"paper", "table", "typed"}
+    mode : {"sync", "async", "allreduce"}
+    global_batch : float, optional
+        ``M``; the paper's θ default to the course's batch 128.
+    theta : tuple of float, optional
+        The typed θ (``source="typed"``), in seconds.
+    table : DataFrame, optional
+        Measured speeds (``source="table"``), fitted by :func:`fit_speed` (the family's plain
+        fit when it is not scored alone, ``SpeedFamily.scored_alone``).
+    family : str, default="optimus"
+        The speed family fitted to a table (a key of ``SPEED_FAMILIES``, or ``auto``: the best by
+        leave-one-out error); the paper's and typed θ are Optimus's.
+    table_name : str
+        The table's name, in messages and provenance.
+    step_time : (seconds, p, w), optional
+        A measured step time: θ are scaled so the model takes that long at ``(p, w)``
+        (:func:`scale_to_step_time`), which also turns paper units into seconds.
+
+    Examples
+    --------
+    >>> m = build_speed_model("paper", mode="sync", step_time=(0.906, 2, 4))
+    >>> m.time_unit, round(m.step_time_s(2, 4), 9)
+    ('s', 0.906)
+    """
+    check_option(source, "θ source", THETA_SOURCES)
+    if source == "paper":
+        model = paper_speed_model(mode, global_batch=PAPER_GLOBAL_BATCH if global_batch is None else global_batch)
+    elif source == "table":
+        if table is None:
+            raise InputError(f"{table_name}: expected a table of measured speeds; got none. Upload or choose one.")
+        model = fit_speed(table, family=family, mode=mode, global_batch=global_batch, source=table_name,
+                          score=None).model
+    else:
+        if theta is None:
+            raise InputError(f"θ: expected {len(THETA_NAMES.get(mode, ()))} values for mode {mode!r}; got none.")
+        model = SpeedModel(mode, tuple(theta), global_batch=global_batch, time_unit="s", source="typed in")
+    if step_time is not None:
+        seconds, p, w = step_time
+        model = scale_to_step_time(model, seconds, int(p), int(w))
+    return model

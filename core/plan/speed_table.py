@@ -285,3 +285,14 @@ def speed_table_from_logs(logs) -> tuple[pd.DataFrame, tuple[tuple[str, str], ..
         rows.append({"num_nodes": meta.n_nodes or 1, "w": meta.n_devices, "global_batch": float(meta.global_batch),
                      "samples_per_s": float(meta.throughput)})
     return pd.DataFrame(rows, columns=["num_nodes", "w", "global_batch", "samples_per_s"]), tuple(skipped)
+
+
+def default_speed_mode(table: pd.DataFrame) -> str:
+    """'allreduce' when the table has no parameter servers (no p column, or every p == 0), else 'sync'.
+
+    >>> default_speed_mode(pd.DataFrame({"num_replicas": [4, 8], "step_time": [1.0, 0.6]}))
+    'allreduce'
+    >>> default_speed_mode(pd.DataFrame({"p": [1, 2], "w": [4, 8], "steps_per_s": [1.0, 0.6]}))
+    'sync'
+    """
+    return "sync" if has_parameter_servers(table) else "allreduce"

@@ -34,7 +34,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.prediction import FitCache, Forecast, TargetPrediction, forecast_epoch_at_target, prior_source
 from core.runs import RunAnalysis, predict_step_at_loss
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: how steps are taken from a logged run
 RUN_METHODS: dict[str, str] = {
@@ -314,9 +314,7 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     >>> steps_from_run(b, [a, b]).steps               # measured
     800.0
     """
-    if method not in RUN_METHODS:
-        raise InputError(f"steps_from_run: expected method one of {', '.join(RUN_METHODS)}; "
-                         f"got {method!r}.")
+    check_option(method, "steps_from_run: method", RUN_METHODS)
     name = run.log.source
     if method == "posterior":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
@@ -443,13 +441,13 @@ def steps_from_target_prediction(prediction: TargetPrediction, *, steps_per_epoc
 
 
 def steps_from_batch_scaling(model, global_batch: float, *, label: str) -> StepsEstimate:
-    """Steps to target at ``global_batch`` from a batch-scaling model (:mod:`core.plan.batch`).
+    """Steps to target at ``global_batch`` from a batch-scaling model (:mod:`core.batch`).
 
     ``S(M) = E_min·(1 + M/B_noise)/M`` with the model's interval at ``M`` when it has one.
 
     Examples
     --------
-    >>> from core.plan.batch import typed_batch_scaling
+    >>> from core.batch import typed_batch_scaling
     >>> steps_from_batch_scaling(typed_batch_scaling(1e6, 1000), 1000, label="job").steps   # 2e6 / 1000
     2000.0
     """

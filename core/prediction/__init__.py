@@ -18,7 +18,7 @@ from core.prediction.backtest import (
     observed_epochs,
     resolve_target,
 )
-from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of
+from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
     Forecast,
@@ -49,6 +49,15 @@ from core.prediction.prior import (
     prior_from_other_runs,
     prior_source,
 )
+from core.prediction.progress import (
+    PROGRESS_BACKTEST_COLUMNS,
+    ProgressEstimate,
+    ProgressForecast,
+    backtest_progress,
+    predict_progress,
+    progress_backtest_summary,
+    progress_to_target,
+)
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,
@@ -66,6 +75,8 @@ from core.prediction.tables import (
 )
 
 __all__ = [
+    'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress', 'predict_progress',
+    'progress_backtest_summary', 'progress_to_target',
     'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD', 'POLLUX_SCHEDULES',
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
@@ -75,5 +86,5 @@ __all__ = [
     'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
     'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
     'resolve_schedule',
-    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'widen',
+    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
 ]

@@ -70,6 +70,7 @@ from core.prediction.predict import (
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
+from core.validation import check_option
 
 #: the contract columns of ``python -m core backtest``, in order
 BACKTEST_COLUMNS: tuple[str, ...] = (
@@ -318,10 +319,8 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     pandas.DataFrame
         Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS`` (``+ PRIOR_COLUMNS`` with priors).
     """
-    if calibration not in ("runs", "self"):
-        raise InputError(f"calibration: expected 'runs' or 'self'; got {calibration!r}.")
-    if loss_threshold not in ("observed", "runs"):
-        raise InputError(f"loss_threshold: expected 'observed' or 'runs'; got {loss_threshold!r}.")
+    check_option(calibration, "calibration", ("runs", "self"))
+    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
     fractions = check_fractions(fractions)
     family = check_family(family)
     priors = check_priors(priors, logs)

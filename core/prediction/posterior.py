@@ -8,11 +8,11 @@ interval's ends likewise):
 * prior ``ln c ~ N(μp, σp²)``; extrapolation ``ln c ~ N(μx, σx²)`` with ``μx = ln(E − 1/2)``
   and ``σx = ln(high/low) / (2·z)`` from its ``level`` interval (``σx = inf`` when the interval
   is open above, the curve never gets there, or the extrapolation was refused).
-* **precision weighting** (``METHODS["precision"]``): ``1/σ² = 1/σp² + 1/σx²`` and
+* **precision weighting** (``POSTERIOR_METHODS["precision"]``): ``1/σ² = 1/σp² + 1/σx²`` and
   ``μ = σ²·(μp/σp² + μx/σx²)``: the product of the two densities.  The variances are the
   intervals' own (each already calibrated: the calibration's by its leave-one-architecture-out
   conformal rule, the extrapolation's by the inflation learned on other runs), or
-  (``METHODS["backtest"]``) the mean squared log errors of each source on other, finished runs
+  (``POSTERIOR_METHODS["backtest"]``) the mean squared log errors of each source on other, finished runs
   at the same observed fraction (``backtest_variances``).
 * **conditioning on the observed epochs**: the run has not passed the target in its ``n``
   epochs, so ``c > n``: the posterior is the normal above truncated at ``ln n``; its median
@@ -34,12 +34,12 @@ from statistics import NormalDist
 import numpy as np
 
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError
 from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior, z_of
+from core.validation import check_option
 
 #: how the posterior can be made; the result's ``method`` names the one used
-METHODS: dict[str, str] = {
+POSTERIOR_METHODS: dict[str, str] = {
     "precision": "precision weighting in log space, variances from the two intervals",
     "backtest": "precision weighting in log space, variances from the log errors of each source on other "
                 "finished runs at the same observed fraction",
@@ -65,7 +65,7 @@ class Posterior:
     log_mu, log_sd : float
         The normal of ``ln c`` before the truncation at ``ln n``.
     method : str
-        A key of ``METHODS`` (the one used; "prior" when the extrapolation said nothing).
+        A key of ``POSTERIOR_METHODS`` (the one used; "prior" when the extrapolation said nothing).
     description : str
         In words: what was combined and how.
     n_epochs_observed : int
@@ -154,12 +154,11 @@ def combine(prior: Prior | None, extrapolation: TargetPrediction | None, *, n_ep
     >>> combine(prior, None, n_epochs_observed=12, measured_epoch=9).epoch
     9.0
     """
-    if method not in ("precision", "backtest"):
-        raise InputError(f"method: expected 'precision' or 'backtest'; got {method!r}.")
+    check_option(method, "method", ("precision", "backtest"))
     n = int(n_epochs_observed)
     if measured_epoch is not None:
         e = float(measured_epoch)
-        return Posterior(e, e, e, e - 0.5, math.nan, 0.0, "measured", METHODS["measured"], n, level)
+        return Posterior(e, e, e, e - 0.5, math.nan, 0.0, "measured", POSTERIOR_METHODS["measured"], n, level)
     mu_p, sd_p = (math.log(prior.epoch), prior.log_sd) if prior is not None and prior.available else (math.nan,
                                                                                                        math.inf)
     mu_x, sd_x, why_x = extrapolation_belief(extrapolation) if n > 0 else (math.nan, math.inf, "no epochs observed")
@@ -197,11 +196,11 @@ def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, floa
     if has_p and has_x:
         wp, wx = 1.0 / sd_p**2, 1.0 / sd_x**2
         mu, sd, used, share = (wp * mu_p + wx * mu_x) / (wp + wx), (wp + wx) ** -0.5, method, wp / (wp + wx)
-        desc = f"{METHODS[method]}; the prior carries {100 * share:.0f} % of the weight"
+        desc = f"{POSTERIOR_METHODS[method]}; the prior carries {100 * share:.0f} % of the weight"
     elif has_p:
-        mu, sd, used, share, desc = mu_p, sd_p, "prior", 1.0, METHODS["prior"]
+        mu, sd, used, share, desc = mu_p, sd_p, "prior", 1.0, POSTERIOR_METHODS["prior"]
     elif has_x:
-        mu, sd, used, share, desc = mu_x, sd_x, "extrapolation", 0.0, METHODS["extrapolation"]
+        mu, sd, used, share, desc = mu_x, sd_x, "extrapolation", 0.0, POSTERIOR_METHODS["extrapolation"]
     else:
         return Posterior(None, None, None, math.nan, math.nan, math.inf, "none",
                          "neither a prior nor an extrapolation with an interval", n, level)

@@ -49,9 +49,10 @@ from core.prediction.intervals import (
     stretch,
     whole_epoch,
 )
-from core.prediction.schedule import Schedule, check_schedule
+from core.prediction.phases import check_future, epochs_after, shift_prediction
+from core.prediction.schedule import MIN_PHASE_EPOCHS, Schedule, check_schedule
 from core.runs import check_target_acc, epoch_summary
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
@@ -163,15 +164,11 @@ class TargetPrediction:
 # --------------------------------------------------------------------------- inputs
 def check_family(family: str) -> str:
     """``family`` if it is a key of ``FAMILIES`` or ``"auto"``."""
-    if family != "auto" and family not in FAMILIES:
-        raise InputError(f"family: expected 'auto' or one of {', '.join(FAMILIES)}; got {family!r}.")
-    return family
+    return check_option(family, "family", ("auto", *FAMILIES))
 
 
 def check_route(route: str) -> str:
-    if route not in ROUTES:
-        raise InputError(f"route: expected one of {', '.join(ROUTES)}; got {route!r}.")
-    return route
+    return check_option(route, "route", ROUTES)
 
 
 def n_epochs(log: RunLog) -> int:
@@ -299,17 +296,46 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
     inflation = check_scalar(inflation, "inflation", float, min_val=0, include_boundaries="neither")
     schedule = check_schedule(schedule)
     cache = cache or FitCache()
+    options = dict(target_acc=target_acc, family=family, route=route, loss_threshold=loss_threshold,
+                   inflation=inflation, level=level, correct=correct, cache=cache)
     if schedule is not None and schedule.kind != "none":
-        from core.prediction.phases import predict_in_phases
+        return _predict_in_phases(log, schedule, **options)
+    return _predict_unscheduled(log, **options)
 
-        return predict_in_phases(log, schedule, target_acc=target_acc, family=family, route=route,
-                                 loss_threshold=loss_threshold, inflation=inflation, level=level, correct=correct,
-                                 cache=cache)
+
+def _predict_in_phases(log: RunLog, schedule: Schedule, **options) -> TargetPrediction:
+    """The unscheduled prediction within the current phase of ``schedule``, then its future checked.
+
+    ``options`` are ``_predict_unscheduled``'s (``target_acc``, ``family``, ``route``, ``level``, ...).
+    """
+    n = n_epochs(log)
+    d = schedule.phase_start(n)
+    flags: list[str] = []
+    if reached_target(log, options["target_acc"]):
+        return _predict_unscheduled(log, **options)
+    if d > 0:
+        if n - d < MIN_PHASE_EPOCHS:
+            return TargetPrediction(
+                log.source, options["route"], options["family"], options["target_acc"], n, "refused",
+                level=options["level"], steps_per_epoch=log.steps_per_epoch,
+                reason=(f"only {n - d:g} epochs since the learning-rate drop after epoch {d:g} ({schedule.source}): "
+                        f"too few to fit the new phase (at least {MIN_PHASE_EPOCHS})"))
+        p = shift_prediction(_predict_unscheduled(epochs_after(log, d), **options), d, n)
+        flags.append(f"fitted on epochs {d + 1:g}–{n} only, after the learning-rate drop after epoch {d:g} "
+                     f"({schedule.source})")
+    else:
+        p = _predict_unscheduled(log, **options)
+    return check_future(p, schedule, n, flags)
+
+
+def _predict_unscheduled(log: RunLog, *, target_acc: float, family: str, route: str, loss_threshold: float | None,
+                         inflation: float, level: float, correct: bool, cache: FitCache) -> TargetPrediction:
+    """The prediction from every observed epoch, one curve over them all (arguments checked by the caller)."""
     n_obs = n_epochs(log)
     base = dict(source=log.source, route=route, family=family, target_acc=target_acc,
                 n_epochs_observed=n_obs, level=level, steps_per_epoch=log.steps_per_epoch,
                 corrected=correct, inflation=float(inflation))
-    if _reached(log, target_acc):
+    if reached_target(log, target_acc):
         return TargetPrediction(**base, status="reached", reason="the observed epochs already passed the target")
     series, y_target, threshold, why = _route_data(log, route, target_acc, loss_threshold)
     if series is None:
@@ -379,7 +405,8 @@ def _note(drift: Drift, fit: FitResult, y_target: float, raw: float) -> str:
     return ""
 
 
-def _reached(log: RunLog, target_acc: float) -> bool:
+def reached_target(log: RunLog, target_acc: float) -> bool:
+    """Whether an observed epoch already passed ``target_acc`` (the epoch-level criterion)."""
     table = epoch_summary(log)
     return bool((table["acc"] >= target_acc).any())
 

@@ -10,7 +10,7 @@ flags a page can show.  Three constructors:
 * :func:`prior_from_other_runs`: epochs to target of other runs of the **same job** (other
   batch sizes), as measured (a per-job fallback: their log-mean and spread, optionally rescaled
   by samples per epoch) or as *precomputed predictions with intervals* — the hook for the
-  batch-scaling model ``core.plan.batch`` (issue 11), which predicts epochs (or samples) to
+  batch-scaling model ``core.batch`` (issue 11), which predicts epochs (or samples) to
   target at this run's batch;
 * :meth:`Prior.from_interval`: any point with a ``level`` interval.
 
@@ -203,7 +203,7 @@ def prior_from_other_runs(epochs: Sequence[float], *, lows: Sequence[float] | No
       ``level`` interval the Student-t prediction interval ``mean ± t_{n−1}·s·√(1 + 1/n)`` of
       ``ln e``, stored as the log-normal spread with the same interval.
     * **predicted** (one epoch with ``lows``/``highs``): a model's prediction for this run (the
-      batch-scaling fit of ``core.plan.batch``, issue 11): that point and interval as they are
+      batch-scaling fit of ``core.batch``, issue 11): that point and interval as they are
       (``source="batch scaling"``).
 
     Examples
@@ -267,7 +267,7 @@ def _samples_per_epoch(log: RunLog) -> float | None:
 def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target_acc: float,
                               level: float) -> Prior | None:
     """The batch-scaling fit of ``job`` at ``log``'s batch, in ``log``'s epochs; None when it cannot be made."""
-    from core.plan.batch import fit_batch_scaling, measure_batch_run  # core.plan imports core.prediction
+    from core.batch import fit_batch_scaling, measure_batch_run
 
     n = _samples_per_epoch(log)
     if n is None:

@@ -60,7 +60,6 @@ from core.scaling.sync_async import (
 from core.scaling.table import (
     GENERIC_REQUIRED,
     GENERIC_TIMES,
-    POLLUX_DATASET_SIZES,
     POLLUX_DIR,
     POLLUX_PLACEMENTS,
     POLLUX_SCALABILITY,
@@ -74,7 +73,7 @@ from core.scaling.table import (
 __all__ = [
     'ACTIVITIES', 'AsyncSchedule', 'BATCH_KINDS', 'BatchSizePlan', 'ESTIMATE_NOTE', 'GB', 'GENERIC_REQUIRED',
     'GENERIC_TIMES', 'LARGE_BATCH_TEXT', 'LINK_PRESETS_GBPS', 'LOCAL_TRAINING_NOTE', 'LocalTraining',
-    'MAX_DEFAULT_MACHINES', 'MeasuredScaling', 'POLLUX_DATASET_SIZES', 'POLLUX_DIR', 'POLLUX_PLACEMENTS',
+    'MAX_DEFAULT_MACHINES', 'MeasuredScaling', 'POLLUX_DIR', 'POLLUX_PLACEMENTS',
     'POLLUX_SCALABILITY', 'PSJob', 'PSRounds', 'RESULT_COLUMNS', 'ROUND_MODES', 'ROUND_MODE_TEXT',
     'SCHEDULE_COLUMNS', 'SERVER', 'STALENESS_BOUND_SOURCES', 'STALENESS_BOUND_TEXT', 'SyncSchedule',
     'TABLE_COLUMNS', 'TIMELINE_COLUMNS', 'UPDATE_COLUMNS', 'WORKER_START_COLUMN', 'allreduce_bytes',

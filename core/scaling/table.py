@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.datasets import DATA_DIR
+from core.datasets import DATA_DIR, TRAINING_SET_SIZES
 from core.errors import InputError, LogFormatError
 from core.tables import file_bytes, read_csv_frame
 from core.validation import check_scalar
@@ -42,11 +42,6 @@ _ALIASES = {"epoch_time": "epoch_time_s", "step_time": "step_time_s",
             "sync_time": "sync_time_s"}
 #: the product's copy of the Pollux traces (data/pollux_traces, Apache-2.0)
 POLLUX_DIR = DATA_DIR / "pollux_traces"
-#: training-set sizes of the Pollux jobs whose datasets are standard (others: pass n_samples)
-POLLUX_DATASET_SIZES: dict[str, int] = {
-    "cifar10": 50_000,        # CIFAR-10 training set
-    "imagenet": 1_281_167,    # ILSVRC-2012 training set
-}
 
 
 def pollux_jobs(root: str | Path = POLLUX_DIR) -> tuple[str, ...]:
@@ -131,7 +126,7 @@ def read_pollux_trace(job_dir: str | Path, *, n_samples: int | None = None) -> p
 
     ``placements.csv`` holds the 1-GPU rows (placement ``1``), so together the two files give
     a 1-GPU baseline for every GPU count. ``n_samples`` defaults to
-    :data:`POLLUX_DATASET_SIZES` for the job's folder name when known.
+    :data:`core.datasets.TRAINING_SET_SIZES` for the job's folder name when known.
 
     Examples
     --------
@@ -141,7 +136,7 @@ def read_pollux_trace(job_dir: str | Path, *, n_samples: int | None = None) -> p
     """
     job_dir = Path(job_dir)
     if n_samples is None:
-        n_samples = POLLUX_DATASET_SIZES.get(job_dir.name)
+        n_samples = TRAINING_SET_SIZES.get(job_dir.name)
     parts = [read_scaling_table(job_dir / name, n_samples=n_samples)
              for name in ("placements.csv", "scalability.csv") if (job_dir / name).is_file()]
     if not parts:

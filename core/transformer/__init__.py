@@ -22,11 +22,12 @@ from core.transformer.parallel import (
                                       estimate_step,
                                       memory_per_gpu,
                                       parse_strategy,
+                                      with_dp,
 )
 
 __all__ = [
     "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "Latency", "LogStep", "Measurement",
     "Memory", "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
     "best_strategy", "calibrate", "estimate_step", "get_accelerator", "layer_ops", "load_config", "memory_per_gpu",
-    "parse_strategy", "predict", "read_log_step", "step_table", "step_work", "system_from_json",
+    "parse_strategy", "predict", "read_log_step", "step_table", "step_work", "system_from_json", "with_dp",
 ]

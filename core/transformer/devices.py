@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import InputError
-from core.paleo.gpus import GPUS, HALF_SPARSE, Figure
+from core.paleo import GPUS, HALF_SPARSE, Figure
 
 _NV_H100 = "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column); FP8 3,958 TFLOPS with sparsity"
 _NV_H100_PCIE = "NVIDIA H100 PCIe product brief PB-11133-001 (FP8 3,026 TFLOPS with sparsity)"

@@ -37,7 +37,7 @@ from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
 
 if TYPE_CHECKING:
-    from core.plan.batch import BatchStudy
+    from core.batch import BatchStudy
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -211,8 +211,7 @@ def load_library_runs(lib, run_ids) -> list[str]:
 def save_uploads_to_library(lib, names, *, tags=(), dataset: str | None = None, progress=None):
     """Add uploaded files to the library as the session reads them (column roles and metadata as edited);
     a file the session cannot read is refused with its message.  Returns ``core.library.AddReport``."""
-    from core.library import PendingRun, check_tags, content_hash
-    from core.library.sources import parameter_count_of
+    from core.library import PendingRun, check_tags, content_hash, parameter_count_of
 
     tags = check_tags(tags)
     uploads = st.session_state.get(UPLOADS, {})
@@ -275,7 +274,7 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
 def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
                  samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
                  ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
-    from core.plan.batch import batch_study  # only the batch-size views pay for core.plan
+    from core.batch import batch_study
 
     read = read_log_files(_files)
     study = batch_study([*read.logs, *_extra], target_acc=target_acc, noise=read.noise,

@@ -15,12 +15,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.datasets import builtin_profiles
+from core.datasets import TRAINING_SET_SIZES, builtin_profiles
 from core.errors import InputError, LogFormatError
 from core.figures.paleo import COMPARISON_METRICS, device_comparison_figure, profile_comparison_figure
 from core.paleo import (
     GPUS,
-    IMAGENET_TRAIN_SAMPLES,
     PRECISION_TEXT,
     PRECISIONS,
     TORCH_PREFIX,
@@ -119,7 +118,7 @@ def _transfer_inputs() -> tuple[str, str, int, float, tuple[str, ...], int]:
     t1, t2 = st.columns([3, 1])
     targets = t1.multiselect("Compare on (GPUs B, C, …)", [g for g in GPUS], default=list(DEFAULT_TARGETS),
                              key="tp_tr_targets", format_func=_gpu_label)
-    samples = t2.number_input("Samples per epoch", min_value=1, value=IMAGENET_TRAIN_SAMPLES, step=1000,
+    samples = t2.number_input("Samples per epoch", min_value=1, value=TRAINING_SET_SIZES["imagenet"], step=1000,
                               key="tp_tr_samples", help="Default: ImageNet-1k's 1,281,167 training images.")
     return device, precision, int(batch), float(step_s), tuple(targets), int(samples)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.calibrate import METHODS, calibrate, method_scores, read_fits_table, recommend_method
+from core.calibrate import CALIBRATION_METHODS, calibrate, method_scores, read_fits_table, recommend_method
 from core.datasets import course_fits_path
 from tests.pages.conftest import chart_specs, open_page, shown
 
@@ -25,7 +25,7 @@ def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
     assert at.title[0].value == "Calibrate"
     best = recommend_method(scores, outside=True)    # ResNet-50 lies outside the other five's range
     text = " ".join(shown(m.value) for m in at.markdown)
-    assert f"Recommended method: {METHODS[best].label}" in text
+    assert f"Recommended method: {CALIBRATION_METHODS[best].label}" in text
     assert f"{scores.set_index('method').loc['course', 'loao_mape_pct']:.1f} % for the course baseline" in text
     cal = calibrate(FITS, holdout="resnet50", method=best)
     values = metrics(at)
@@ -52,7 +52,7 @@ def test_nested_loao_shows_each_held_out_interval_and_inside_or_outside():
     assert summary.loc["all", "coverage"] == nested_summary(expected).set_index("model").loc["all", "coverage"]
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", list(CALIBRATION_METHODS))
 def test_each_method_renders_the_core_prediction(method):
     at = open_page("pages/calibrate.py")
     at.selectbox(key="cal_method").set_value(method).run()

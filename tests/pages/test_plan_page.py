@@ -364,9 +364,10 @@ def test_the_scaling_rule_changes_the_plotted_times_as_the_formula_says():
 
 
 def test_steps_from_the_builtin_batch_fit_under_the_best_batch_rule_follow_core():
+    from core.batch import batch_study
     from core.datasets import batch_run_files
     from core.logs import read_log_files
-    from core.plan import ScalingRule, batch_plan_grid, batch_study
+    from core.plan import ScalingRule, batch_plan_grid
 
     at = open_page(PAGE)
     at.radio(key="plan_steps_source").set_value("batch").run()

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.batch import TUNED_NOTE
 from core.defaults import DEFAULT_TARGET_ACC
-from core.plan import TUNED_NOTE
 from core.scaling import (
     POLLUX_DIR,
     PSJob,
@@ -387,9 +387,9 @@ def test_batch_size_helper_follows_core():
 
 # ---------------------------------------------------------------- 4b. batch scaling (issue 11)
 def _study(key: str, target: float, samples: int | None):
+    from core.batch import batch_study
     from core.datasets import batch_run_files
     from core.logs import read_log_files
-    from core.plan import batch_study
 
     read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files(key)])
     return batch_study(read.logs, target_acc=target, noise=read.noise, samples_per_epoch=samples)

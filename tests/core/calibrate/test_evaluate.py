@@ -8,7 +8,7 @@ import pytest
 
 from core.calibrate import (
     AUTO_METHODS,
-    METHODS,
+    CALIBRATION_METHODS,
     calibrate,
     leave_one_architecture_out,
     loao_summary,
@@ -55,7 +55,7 @@ def test_recommendation_is_the_lowest_loao_error_among_the_auto_methods(fits):
     best = recommend_method(scores)
     assert auto[best] == auto.min()
     # outside the calibration set the trend-following methods do not compete
-    local = auto[[not METHODS[m].trend for m in auto.index]]
+    local = auto[[not CALIBRATION_METHODS[m].trend for m in auto.index]]
     assert recommend_method(scores, outside=True) == local.idxmin()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from core.calibrate import (
     AUTO_METHODS,
-    METHODS,
+    CALIBRATION_METHODS,
     calibrate,
     query_rows,
 )
@@ -30,7 +30,7 @@ def test_course_baseline_reproduces_the_course_printout(fits):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", list(CALIBRATION_METHODS))
 @pytest.mark.parametrize("threshold", ["curve", "measured"])
 def test_the_held_out_runs_never_change_the_prediction(fits, method, threshold):
     clean = calibrate(fits, holdout="resnet50", method=method, threshold=threshold)
@@ -42,7 +42,7 @@ def test_the_held_out_runs_never_change_the_prediction(fits, method, threshold):
 
 def test_auto_leaves_trend_methods_out_outside_the_calibration_set(fits):
     cal = calibrate(fits, holdout="resnet50", method="auto")
-    assert not METHODS[cal.method].trend and cal.method in AUTO_METHODS
+    assert not CALIBRATION_METHODS[cal.method].trend and cal.method in AUTO_METHODS
     assert "trend-following methods left out" in cal.chosen_by
 
 

@@ -38,7 +38,7 @@ def test_worker_counts_double_up_to_the_maximum(max_workers, expected):
 
 @pytest.mark.parametrize("bad, error, pattern", [
     (0, InputError, r"max_workers: expected an int >= 1; got 0"),
-    (2.0, TypeError, r"max_workers must be an int, not float"),
+    (2.0, InputError, r"max_workers: expected an int >= 1; got 2.0 \(float\)"),
 ])
 def test_worker_counts_refuses_bad_maximum(bad, error, pattern):
     with pytest.raises(error, match=pattern):

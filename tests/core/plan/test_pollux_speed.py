@@ -9,6 +9,7 @@ from scipy.optimize import nnls
 
 from core.datasets import DATA_DIR
 from core.errors import InputError
+from core.plan import build_speed_model, fit_speed, scale_to_step_time
 from core.plan.pollux_speed import (
     PolluxSpeedModel,
     _objective,
@@ -16,8 +17,7 @@ from core.plan.pollux_speed import (
     pollux_data,
     pollux_step_time,
 )
-from core.plan.speed import SpeedModel, build_speed_model, scale_to_step_time, speed_features
-from core.plan.speed_select import fit_speed
+from core.plan.speed import SpeedModel, speed_features
 
 POLLUX = DATA_DIR / "pollux_traces"
 TRUE = (0.02, 0.001, 0.03, 0.004, 0.0, 0.01, 0.002, 2.0)
@@ -92,7 +92,7 @@ def test_calibrating_a_pollux_model_to_a_step_time_scales_every_time_term():
 
 # ---------------------------------------------------------------- the choice
 def test_auto_keeps_the_family_with_the_smaller_leave_one_out_error():
-    fit = fit_speed(_table(), model="auto")
+    fit = fit_speed(_table(), family="auto")
     table = fit.table().set_index("family")
     assert fit.chosen == "pollux" and table.loc["pollux", "chosen"]
     assert table.loc["pollux", "loo_mape_pct"] < table.loc["optimus", "loo_mape_pct"]
@@ -104,7 +104,7 @@ def test_optimus_leave_one_out_equals_refitting_without_each_point():
     w = np.array([1, 2, 4, 8, 16, 32])
     t = 0.001 * 256 / w + 0.05 + 0.002 * w * (1 + 0.05 * np.sin(w))      # not exactly the model
     tab = pd.DataFrame({"w": w, "global_batch": 256, "step_time_s": t})
-    fit = fit_speed(tab, model="optimus")
+    fit = fit_speed(tab, family="optimus")
     X = speed_features("allreduce", 0, w, 256)
     misses = []
     for i in range(len(w)):
@@ -118,16 +118,16 @@ def test_a_table_with_parameter_servers_gets_optimus_and_says_why_not_pollux():
     P, W = (a.ravel() for a in np.meshgrid([1, 2, 4], [1, 2, 4, 8]))
     f = SpeedModel("sync", (0.01, 0.2, 0.05, 0.003, 0.02), global_batch=128).steps_per_s(P, W)
     tab = pd.DataFrame({"p": P, "w": W, "global_batch": 128, "steps_per_s": f})
-    fit = fit_speed(tab, model="auto")
+    fit = fit_speed(tab, family="auto")
     assert fit.chosen == "optimus" and fit.model.mode == "sync"
     assert fit.problems[0][0] == "pollux" and "no parameter servers" in fit.problems[0][1]
     with pytest.raises(InputError, match="no parameter servers"):
-        fit_speed(tab, model="pollux")
+        fit_speed(tab, family="pollux")
 
 
 @pytest.mark.parametrize("job", ["cifar10", "ncf"])     # the two traces where Optimus alone misses 10 %
 def test_auto_meets_10_pct_leave_one_out_where_optimus_alone_does_not(job):
-    fit = fit_speed(pd.read_csv(POLLUX / job / "scalability.csv"), model="auto")
+    fit = fit_speed(pd.read_csv(POLLUX / job / "scalability.csv"), family="auto")
     optimus = fit.table().set_index("family").loc["optimus"]
     assert optimus["mape_pct"] > 10 and fit.model.loo_mape_pct <= 10 and fit.chosen == "pollux"
 

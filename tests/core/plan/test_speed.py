@@ -12,16 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import FitWarning, InputError
-from core.plan.speed import (
-    MIN_POINTS,
-    PAPER_THETA,
-    SpeedModel,
-    default_speed_mode,
-    fit_speed_model,
-    optimus_speed,
-    paper_speed_model,
-    scale_to_step_time,
-)
+from core.plan import default_speed_mode, scale_to_step_time
+from core.plan.speed import MIN_POINTS, PAPER_THETA, SpeedModel, fit_speed_model, optimus_speed, paper_speed_model
 from core.plan.speed_table import read_speed_table
 
 POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
@@ -88,7 +80,7 @@ def test_paper_preset_refuses_allreduce():
     (dict(mode="async", theta=(1, 2, 3, 4, 5)), r"expected 4 theta values .* got 5"),
     (dict(mode="sync", theta=(1, -2, 0, 0, 0)), r"expected finite theta >= 0"),
     (dict(mode="sync", theta=(0, 0, 0, 0, 0)), r"not all zero"),
-    (dict(mode="ring", theta=(1,)), r"expected mode one of sync, async, allreduce; got 'ring'"),
+    (dict(mode="ring", theta=(1,)), r"mode: expected one of sync, async, allreduce; got 'ring'"),
     (dict(mode="sync", theta=(1, 1, 1, 1, 1), global_batch=0), r"global_batch M > 0"),
     (dict(mode="sync", theta=(1, 1, 1, 1, 1), time_unit="ms"), r"time_unit"),
 ])

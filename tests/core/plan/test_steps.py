@@ -157,7 +157,7 @@ def test_fitted_interval_brackets_the_estimate(noisy_fit):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(method="guess"), r"expected method one of auto, fitted, family, posterior; got 'guess'"),
+    (dict(method="guess"), r"method: expected one of auto, fitted, family, posterior; got 'guess'"),
     (dict(loss_threshold=0.05), r"^a.csv: expected the fitted curve to reach the loss threshold; "
                                 r"got unreachable: the fitted floor b2 = 0.1"),
     (dict(loss_threshold=5.0), r"expected the threshold L = 5 below the curve's start"),

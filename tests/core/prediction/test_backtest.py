@@ -122,7 +122,7 @@ def test_run_key_pairs_train_and_val_logs_of_one_model():
 def test_bad_fractions_and_options_are_refused():
     with pytest.raises(InputError, match=r"fractions: expected observed fractions in \(0, 1\); got \[0.5, 1.5\]"):
         backtest_run(course_log(), fractions=[0.5, 1.5])
-    with pytest.raises(InputError, match="calibration: expected 'runs' or 'self'; got 'peek'"):
+    with pytest.raises(InputError, match="calibration: expected one of runs, self; got 'peek'"):
         backtest_logs([course_log()], calibration="peek")
 
 

@@ -92,7 +92,7 @@ def test_backtest_variances_replace_the_interval_ones():
     post = combine(prior, p, n_epochs_observed=10, method="backtest", variances=(sp, sx))
     expected = combine_beliefs((math.log(20.0), sp), (math.log(40.5), sx), n_epochs_observed=10, method="backtest")
     assert post.method == "backtest" and post.median == pytest.approx(expected.median)
-    with pytest.raises(InputError, match="method: expected 'precision' or 'backtest'"):
+    with pytest.raises(InputError, match="method: expected one of precision, backtest"):
         combine(prior, p, n_epochs_observed=10, method="magic")
 
 

@@ -131,7 +131,7 @@ def test_prediction_curves_cross_the_target_near_the_predicted_epoch():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(family="pow5"), "family: expected 'auto' or one of optimus"),
+    (dict(family="pow5"), "family: expected one of auto, optimus"),
     (dict(route="steps"), "route: expected one of accuracy, loss; got 'steps'"),
     (dict(target_acc=92), "Did you mean 0.92"),
     (dict(inflation=0), "inflation: expected a finite number > 0; got 0"),

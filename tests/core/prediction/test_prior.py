@@ -112,7 +112,7 @@ def test_the_prior_never_reads_the_held_out_architecture():
 
 
 def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_batch(mlperf_logs):
-    from core.plan import fit_batch_scaling, measure_batch_runs
+    from core.batch import fit_batch_scaling, measure_batch_runs
 
     log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n64_") and lg.source.endswith("_0.txt"))
     others = [lg for lg in mlperf_logs if not lg.source.startswith("dgxh100_n64_")]

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from core.logs import read_log
-from core.plan import (
+from core.batch import (
     EXTRAPOLATION_SIGMA,
     BatchRun,
     batch_study,
@@ -17,6 +16,7 @@ from core.plan import (
     learning_rate_cap,
     measure_batch_run,
 )
+from core.logs import read_log
 
 
 def _line(points, resolution=None, lrs=None):

@@ -55,7 +55,7 @@ from core.validation import check_scalar
 TUNED_NOTE = ("Each run is assumed tuned for its batch (learning rate scaled, e.g. by the linear rule); "
               "untuned large-batch runs need more samples than this model says.")
 #: how each method learns the model
-METHODS: dict[str, str] = {
+BATCH_SCALING_METHODS: dict[str, str] = {
     "fit": "E(B) = E_min·(1 + B/B_noise) fitted to runs at two or more global batches",
     "noise-scale": "B_noise measured by the gradient noise scale of one run; E_min from its samples to target",
     "typed": "E_min and B_noise typed in",

@@ -1,4 +1,4 @@
-"""Samples and steps to target as a function of the global batch (core.plan.batch)."""
+"""Samples and steps to target as a function of the global batch (core.batch)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.datasets import DATA_DIR, batch_run_files
-from core.errors import InputError
-from core.logs import read_log, read_log_file
-from core.logs.noise import read_gradient_noise
-from core.plan.batch import (
+from core.batch import (
     BatchRun,
     anchored_batch_scaling,
     batch_scaling,
@@ -24,6 +20,10 @@ from core.plan.batch import (
     steps_to_target,
     typed_batch_scaling,
 )
+from core.datasets import DATA_DIR, batch_run_files
+from core.errors import InputError
+from core.logs import read_log, read_log_file
+from core.logs.noise import read_gradient_noise
 
 POLLUX = DATA_DIR / "pollux_traces"
 

@@ -1,4 +1,4 @@
-"""MLCommons reference convergence points read from the installed mlperf-logging (core.plan.rcp)."""
+"""MLCommons reference convergence points read from the installed mlperf-logging (core.batch.rcp)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from core.errors import InputError
-from core.plan.rcp import (
+from core.batch.rcp import (
     RcpPoint,
     latest_round,
     load_rcps,
@@ -18,6 +17,7 @@ from core.plan.rcp import (
     rcp_leave_one_out,
     rcp_rounds,
 )
+from core.errors import InputError
 
 #: the 20 seeds at batch 8 of llama2_70b_lora in mlperf-logging 4.1.68 (training_5.0.0/rcps_llama2_70b_lora.json)
 LORA_8 = [3072, 2688, 3456, 3072, 3072, 3072, 3456, 3456, 3072, 2688, 3456, 3072, 3072, 3072, 3840, 3456, 2688, 3072,

@@ -41,9 +41,9 @@ from importlib import resources
 import numpy as np
 from scipy.special import ndtri
 
+from core.batch.batch import EXTRAPOLATION_SIGMA, BatchRun, fit_batch_scaling
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.plan import EXTRAPOLATION_SIGMA, BatchRun, fit_batch_scaling
 
 #: the package whose data this module reads
 PACKAGE = "mlperf_logging.rcp_checker"
