@@ -93,10 +93,10 @@ def parse_source(text: str) -> MlflowSource:
     MlflowSource(tracking_uri='sqlite:///runs.db', experiment=None)
     """
     text = str(text)
-    if not is_mlflow_source(text) or not text[len(PREFIX):].strip("#").strip():
+    uri, _, experiment = text[len(PREFIX):].partition("#")
+    if not is_mlflow_source(text) or not uri.strip():
         raise InputError(f"{text}: expected mlflow:TRACKING_URI[#EXPERIMENT] (e.g. "
                          "mlflow:http://127.0.0.1:5000#mnist); got no tracking URI.")
-    uri, _, experiment = text[len(PREFIX):].partition("#")
     return MlflowSource(uri.strip(), experiment.strip() or None)
 
 
