@@ -284,7 +284,7 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
     known = library.known_hashes()
     older = _older_versions(library) if library.exists() else {}
     fetched = [0]
-    replacing: dict[int, int] = {}
+    replacing: dict[str, int] = {}        # new version's hash -> the older version's run id
 
     def items() -> Iterator[PendingRun | AddResult | tuple[str, str]]:
         for run in runs:
@@ -305,13 +305,13 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
                 yield (run_name(run), str(_unreachable(source, exc)))
                 continue
             if previous:
-                replacing[run.info.run_id] = previous[0]
+                replacing[item.digest] = previous[0]
             yield item
 
     report = library.add_runs(items(), total=len(runs), progress=progress)
-    added = {r.source for r in report.results if r.added}
-    stale = [old for rid, old in replacing.items() if old not in {r.run_id for r in report.results if not r.added}]
-    replaced = tuple(library.remove(stale)) if added and stale else ()
+    now = library.known_hashes() if replacing else {}
+    stale = [old for digest, old in replacing.items() if digest in now]      # only where the new version is in
+    replaced = tuple(library.remove(stale)) if stale else ()
     return MlflowAddReport(report, len(runs), fetched[0], replaced)
 
 

@@ -113,3 +113,12 @@ def test_dask_local_cluster_gives_the_local_fits(library, tmp_path):
 def test_an_unknown_engine_is_refused(library):
     with pytest.raises(InputError, match="expected one of local, dask; got 'spark'"):
         refit_library(library, engine="spark")
+
+
+def test_cli_refit_stores_every_fit(library, capsys):
+    from core.cli import main
+
+    assert main(["library", "refit", "--chunk", "5", "--filter", "model=resnet8", "--db", library.path]) == 0
+    err = capsys.readouterr().err
+    assert "refitted 2 of 2 run(s) in 1 chunk(s) with local" in err
+    assert sorted(_stored(library)) == [int(i) for i in library.runs("model=resnet8")["run_id"]]
