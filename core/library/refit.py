@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.curves.fit import DEFAULT_MAX_POINTS, FitResult, _flags, _initial, _validate_xy, bin_log_spaced
+from core.curves.fit import DEFAULT_MAX_POINTS, FitResult, _flags, _validate_xy, bin_log_spaced
 from core.curves.registry import get_family
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
@@ -42,6 +42,8 @@ from core.runs.analysis import RunFit, analyse_run, fit_run
 
 #: runs per chunk: loaded, fitted in one batch and stored together
 DEFAULT_CHUNK = 500
+#: runs fitted together by the solver (sorted by length, so that little is padding)
+SUB_BATCH = 128
 #: iterations of the batched solver before a run is handed to the per-run fit
 MAX_ITER = 400
 
@@ -61,18 +63,41 @@ def _cost(p: np.ndarray, K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> np.ndar
 
 
 def _normal(p: np.ndarray, K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """J^T W J (B, 3, 3) and J^T W r (B, 3) of every run."""
+    """J^T W J (B, 3, 3) and J^T W r (B, 3) of every run (batched matrix products)."""
     f, inv = _model(p, K)
-    r = f - Y
     d = -inv * inv
-    J = (d * K, d, np.ones_like(K))
-    A = np.empty((p.shape[0], 3, 3))
-    for i in range(3):
-        WJ = W * J[i]
-        for j in range(i, 3):
-            A[:, i, j] = A[:, j, i] = np.sum(WJ * J[j], axis=1)
-    g = np.stack([np.sum(W * J[i] * r, axis=1) for i in range(3)], axis=1)
+    J = np.empty((K.shape[0], 3, K.shape[1]))                    # (B, 3, M)
+    np.multiply(d, K, out=J[:, 0])
+    J[:, 1] = d
+    J[:, 2] = 1.0
+    WJ = J * W[:, None, :]
+    A = WJ @ J.transpose(0, 2, 1)
+    g = (WJ @ (f - Y)[:, :, None])[:, :, 0]
     return A, g
+
+
+def batched_initial(K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """The Optimus starting points of many runs at once: ``core.curves.optimus``'s rule (the best weighted
+    straight line through ``1/(y − b2) = b0·k + b1`` over the floors ``b2`` = 0, 0.3, ..., 0.97 × min y),
+    clipped into the bounds as ``fit_curve`` clips it."""
+    y_min = np.where(W > 0, Y, np.inf).min(axis=1)
+    sw, sk, skk = W.sum(axis=1), (W * K).sum(axis=1), (W * K * K).sum(axis=1)
+    best = np.full((K.shape[0], 3), np.nan)
+    best_sse = np.full(K.shape[0], np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for frac in (0.0, 0.3, 0.6, 0.8, 0.9, 0.97):
+            b2 = frac * y_min
+            z = 1.0 / np.maximum(Y - b2[:, None], 1e-12)
+            sz, skz = (W * z).sum(axis=1), (W * K * z).sum(axis=1)
+            det = sw * skk - sk * sk
+            b0 = np.maximum((sw * skz - sk * sz) / det, 1e-12)
+            b1 = np.maximum((skk * sz - sk * skz) / det, 1e-12)
+            trial = np.stack([b0, b1, b2], axis=1)
+            sse = _cost(trial, K, Y, W)
+            better = np.isfinite(sse) & (sse < best_sse)
+            best[better], best_sse[better] = trial[better], sse[better]
+    span = np.maximum(np.abs(best), 1.0) * 1e-9
+    return np.maximum(best, span)
 
 
 def batched_optimus(K: np.ndarray, Y: np.ndarray, W: np.ndarray, p0: np.ndarray, *, tol: float = 1e-12,
@@ -120,7 +145,7 @@ def batched_optimus(K: np.ndarray, Y: np.ndarray, W: np.ndarray, p0: np.ndarray,
         p[active[better]] = trial[better]
         cost[active[better]] = new[better]
         lam[active] = np.where(better, np.maximum(lam[active] / 3.0, 1e-12), lam[active] * 8.0)
-        small = better & ((old - new) <= tol * old)
+        small = better & ((old - new) <= tol * old)           # trf's ftol test, as fit_curve stops
         stuck = ~better & ((lam[active] > 1e14) | bad)
         finished = small | stuck
         done[active[finished]] = True
@@ -187,31 +212,33 @@ def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: fl
     curve = get_family(family)
     prepared, where = [], []
     for i, log in enumerate(logs):
-        if not log.has_loss:
+        loss = log.frame["loss"].to_numpy(dtype=float)
+        has = ~np.isnan(loss)
+        if not has.any():
             out[i] = RunFit(None)
             continue
-        frame = log.frame[log.frame["loss"].notna()]
         try:
-            k, y = _validate_xy(frame["global_step"].to_numpy(), frame["loss"].to_numpy(), log.source, 3)
+            k, y = _validate_xy(log.frame["global_step"].to_numpy(dtype=float)[has], loss[has], log.source, 3)
         except InputError:
             continue                           # fit_run below gives the same refusal
         bk, by, counts = bin_log_spaced(k, y, max_points=max_points)
         prepared.append((k, y, bk, by, counts))
         where.append(i)
-    if prepared:
-        K, Y, W = _pad([(bk, by, counts) for _, _, bk, by, counts in prepared])
-        p0 = np.array([_initial(curve, bk, by, counts) for _, _, bk, by, counts in prepared])
-        params, ok = batched_optimus(K, Y, W, p0, tol=tol)
-        for j, i in enumerate(where):
-            if not ok[j] or not np.all(np.isfinite(params[j])):
+    order = sorted(range(len(prepared)), key=lambda j: len(prepared[j][2]))    # like lengths together: less padding
+    for start in range(0, len(order), SUB_BATCH):
+        group = order[start:start + SUB_BATCH]
+        K, Y, W = _pad([(prepared[j][2], prepared[j][3], prepared[j][4]) for j in group])
+        params, ok = batched_optimus(K, Y, W, batched_initial(K, Y, W), tol=tol)
+        for n, j in enumerate(group):
+            if not ok[n] or not np.all(np.isfinite(params[n])):
                 continue
             k, y, bk, _, counts = prepared[j]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 try:
-                    out[i] = RunFit(_result(curve, k, y, bk, counts, params[j]))
+                    out[where[j]] = RunFit(_result(curve, k, y, bk, counts, params[n]))
                 except (FitError, np.linalg.LinAlgError, ValueError):
-                    out[i] = None
+                    out[where[j]] = None
     one_by_one = 0
     for i, fit in enumerate(out):
         if fit is None:
