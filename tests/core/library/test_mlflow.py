@@ -74,7 +74,7 @@ def mlflow_uri(tmp_path_factory):
                              "--port", str(port), "--workers", "1"], stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"})
     try:
-        deadline = time.monotonic() + 600          # a loaded machine: its migrations and imports take minutes
+        deadline = time.monotonic() + 900          # a loaded machine: its migrations and imports take minutes
         while not _up(uri):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"mlflow server did not start: {(folder / 'server.log').read_text()[-2000:]}")
