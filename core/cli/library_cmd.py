@@ -3,6 +3,9 @@
 Verbs::
 
     add PATH... [--tag T]... [--dataset D] [--model M] [--gpu G] [--batch N] [--speed]
+        (a PATH mlflow:TRACKING_URI[#EXPERIMENT] reads an MLflow server's runs, only what changed)
+    forecast-to mlflow:TRACKING_URI[#EXPERIMENT] [--run-id ID]... [--target-acc T] [--level L] [--prior FILTER]
+    refit [--engine local|dask] [--scheduler ADDRESS] [--filter FILTER] [--chunk N] [--target-acc T]
     list [--model M] [--gpu G] [--tag T] [--batch N] [--dataset D] [--split S] [--filter FILTER]
     show RUN [--series]
     rm RUN...
@@ -31,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.cli.common import add_db_argument, complain, fraction, positive_int, print_csv
-from core.defaults import DEFAULT_TARGET_ACC
+from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError, LibraryError, LogFormatError
 from core.library import (
     FILTER_KEYS,
@@ -46,9 +49,11 @@ from core.library import (
     import_library,
     with_reached,
 )
+from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
+from core.library.refit import ENGINES, refit_library
 from core.tables import file_bytes
 
-VERBS = ("add", "list", "show", "rm", "tag", "export", "import", "vacuum")
+VERBS = ("add", "list", "show", "rm", "tag", "export", "import", "vacuum", "forecast-to", "refit")
 FILTER_HELP = "runs to use: key=value terms, comma-separated (keys: " + ", ".join(FILTER_KEYS) + \
     "); the same key twice means either value"
 
@@ -88,6 +93,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp = verbs.add_parser("import", help="merge an export into the library (by content hash)")
     imp.add_argument("directory", metavar="DIR")
     verbs.add_parser("vacuum", help="checkpoint and compact the file")
+    fto = verbs.add_parser("forecast-to", help="write each MLflow run's forecast back to it (tags and metrics)")
+    fto.add_argument("source", metavar="mlflow:TRACKING_URI[#EXPERIMENT]")
+    fto.add_argument("--run-id", action="append", default=[], metavar="ID",
+                     help="the MLflow run to forecast (repeatable; default: every run of the experiment)")
+    fto.add_argument("--experiment", default=None, metavar="NAME", help="the experiment (instead of #EXPERIMENT)")
+    fto.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC, help="target accuracy (default 0.92)")
+    fto.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
+    fto.add_argument("--prior", default="", metavar="FILTER", help="library runs for the prior (default: all)")
+    refit = verbs.add_parser("refit", help="refit every (or every matching) run and store the fits")
+    refit.add_argument("--engine", default="local", help="refit engine: " + ", ".join(ENGINES) + " (default local)")
+    refit.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster on this machine")
+    refit.add_argument("--workers", type=positive_int, default=2, help="LocalCluster worker processes (default 2)")
+    refit.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
+    refit.add_argument("--chunk", type=positive_int, default=None, help="runs per chunk (fitted, then stored)")
+    refit.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC, help="target accuracy (default 0.92)")
+    refit.add_argument("--criterion", default="epoch", choices=["epoch", "step"], help="target crossing criterion")
     for sub in verbs.choices.values():
         add_db_argument(sub, default=argparse.SUPPRESS)
 
@@ -130,12 +152,26 @@ def _add(lib: Library, args) -> int:
                 status = 2
         print_csv(pd.DataFrame(rows, columns=["source", "table_id", "status"]))
         return status
-    bar, progress = _bar(0, "add")
-    try:
-        report = add_paths(lib, args.paths, tags=args.tag, dataset=args.dataset, model=args.model, gpu=args.gpu,
-                           global_batch=args.batch, steps_per_epoch=args.steps_per_epoch, progress=progress)
-    finally:
-        bar.close()
+    sources = [p for p in args.paths if is_mlflow_source(p)]
+    paths = [p for p in args.paths if not is_mlflow_source(p)]
+    report = None
+    for source in sources:
+        bar, progress = _bar(0, "mlflow")
+        try:
+            done = add_mlflow(lib, source, tags=args.tag, dataset=args.dataset, progress=progress)
+        finally:
+            bar.close()
+        complain(f"{source}: {done.n_listed} run(s) listed, {done.n_fetched} fetched"
+                 + (f", replacing {len(done.replaced)} older version(s)" if done.replaced else ""))
+        report = done.report if report is None else _merged(report, done.report)
+    if paths or report is None:
+        bar, progress = _bar(0, "add")
+        try:
+            found = add_paths(lib, paths, tags=args.tag, dataset=args.dataset, model=args.model, gpu=args.gpu,
+                              global_batch=args.batch, steps_per_epoch=args.steps_per_epoch, progress=progress)
+        finally:
+            bar.close()
+        report = found if report is None else _merged(report, found)
     for source, message in report.errors:
         complain(_with_source(source, message))
     for note in report.notes:
@@ -143,6 +179,45 @@ def _add(lib: Library, args) -> int:
     print_csv(_report_rows(report))
     complain(report.summary())
     return 2 if report.errors else 0
+
+
+def _merged(a, b):
+    """Two import reports as one (results, refusals and notes of both, in order)."""
+    from dataclasses import replace
+
+    return replace(a, results=a.results + b.results, errors=a.errors + b.errors, notes=a.notes + b.notes,
+                   cancelled=a.cancelled or b.cancelled)
+
+
+def _forecast_to(lib: Library, args) -> int:
+    source = parse_source(args.source)
+    if args.experiment:
+        source = type(source)(source.tracking_uri, args.experiment)
+    table = forecast_to_mlflow(lib, source, run_ids=args.run_id, target_acc=args.target_acc, level=args.level,
+                               prior_filter=args.prior or None)
+    print_csv(table)
+    complain(f"{source.name}: forecasts written to {len(table)} run(s) (tags tta.*, metrics tta_*)")
+    return 0
+
+
+def _refit(lib: Library, args) -> int:
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc="refit", unit="run", disable=None, file=sys.stderr, leave=False)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    options = {"scheduler": args.scheduler, "n_workers": args.workers} if args.engine == "dask" else {}
+    try:
+        summary = refit_library(lib, RunFilter.parse(args.filter), engine=args.engine, chunk=args.chunk,
+                                target_acc=args.target_acc, criterion=args.criterion, progress=progress,
+                                **options)
+    finally:
+        bar.close()
+    complain(summary.describe())
+    return 0
 
 
 def _with_source(source: str, message: str) -> str:
@@ -232,6 +307,10 @@ def run(args: argparse.Namespace) -> int:
             print_csv(_report_rows(report))
             complain(report.summary())
             return 2 if report.errors else 0
+        if args.verb == "forecast-to":
+            return _forecast_to(lib, args)
+        if args.verb == "refit":
+            return _refit(lib, args)
         summary = compact(lib)   # vacuum
         complain(f"{summary.path}: {summary.bytes_before:,} bytes before, {summary.bytes_after:,} after")
         return 0

@@ -1,0 +1,431 @@
+"""Refit every run of the library (or every run a filter matches) and store the fits, at scale (issue 20).
+
+The Optimus fits of many runs are made **at once in numpy** (:func:`batched_optimus`): the runs'
+binned points are padded into one array and a Levenberg–Marquardt solver with Marquardt's
+scaling and the bounds ``b ≥ 0`` (a parameter at its bound whose gradient points out of the
+box is held there for that step) iterates all of them together, each run with its own damping,
+until each has converged.  It minimises the same objective as :func:`core.curves.fit_curve`
+(the same log-spaced bins weighted by their counts, the same bounds) and the statistics
+(standard errors from the Jacobian's pseudo-inverse as ``curve_fit`` makes them, R² and the
+residual variance on every point, the flags) are computed as ``fit_curve`` computes them, so the
+stored fits are those of the per-run fit (``tests/core/library/test_refit.py`` checks the
+parameters against it).  A run the batch does not bring to convergence, a family other than
+Optimus, and a log the fitter refuses are fitted one by one by ``fit_curve`` itself.
+
+**Engines** (:data:`ENGINES`, a registry): ``local`` fits the chunks one after another in this
+process; ``dask`` hands them to a ``dask.distributed`` cluster (a ``LocalCluster`` of worker
+processes by default, or a running scheduler's address), where each chunk is the local batched
+fit.  Either way runs are loaded from the library a chunk at a time, and each chunk's fits are
+stored as soon as it comes back (one short transaction), so an interruption keeps every chunk
+stored.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.curves.fit import DEFAULT_MAX_POINTS, FitResult, _flags, _validate_xy, bin_log_spaced
+from core.curves.registry import get_family
+from core.defaults import DEFAULT_TARGET_ACC
+from core.errors import FitError, FitWarning, InputError
+from core.library.filters import RunFilter
+from core.library.library import Library, Progress
+from core.logs import RunLog
+from core.runs.analysis import RunFit, analyse_run, fit_run
+
+#: runs per chunk: loaded, fitted in one batch and stored together
+DEFAULT_CHUNK = 500
+#: runs fitted together by the solver (sorted by length, so that little is padding)
+SUB_BATCH = 128
+#: iterations of the batched solver before a run is handed to the per-run fit
+MAX_ITER = 400
+
+
+# --------------------------------------------------------------------------- the batched solver
+def _model(p: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    u = p[:, 0:1] * K + p[:, 1:2]
+    inv = 1.0 / u
+    return inv + p[:, 2:3], inv
+
+
+def _cost(p: np.ndarray, K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        f, _ = _model(p, K)
+        s = np.sum(W * (f - Y) ** 2, axis=1)
+    return np.where(np.isfinite(s), s, np.inf)
+
+
+def _normal(p: np.ndarray, K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """J^T W J (B, 3, 3) and J^T W r (B, 3) of every run (batched matrix products)."""
+    f, inv = _model(p, K)
+    d = -inv * inv
+    J = np.empty((K.shape[0], 3, K.shape[1]))                    # (B, 3, M)
+    np.multiply(d, K, out=J[:, 0])
+    J[:, 1] = d
+    J[:, 2] = 1.0
+    WJ = J * W[:, None, :]
+    A = WJ @ J.transpose(0, 2, 1)
+    g = (WJ @ (f - Y)[:, :, None])[:, :, 0]
+    return A, g
+
+
+def batched_initial(K: np.ndarray, Y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """The Optimus starting points of many runs at once: ``core.curves.optimus``'s rule (the best weighted
+    straight line through ``1/(y − b2) = b0·k + b1`` over the floors ``b2`` = 0, 0.3, ..., 0.97 × min y),
+    clipped into the bounds as ``fit_curve`` clips it."""
+    y_min = np.where(W > 0, Y, np.inf).min(axis=1)
+    sw, sk, skk = W.sum(axis=1), (W * K).sum(axis=1), (W * K * K).sum(axis=1)
+    best = np.full((K.shape[0], 3), np.nan)
+    best_sse = np.full(K.shape[0], np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for frac in (0.0, 0.3, 0.6, 0.8, 0.9, 0.97):
+            b2 = frac * y_min
+            z = 1.0 / np.maximum(Y - b2[:, None], 1e-12)
+            sz, skz = (W * z).sum(axis=1), (W * K * z).sum(axis=1)
+            det = sw * skk - sk * sk
+            b0 = np.maximum((sw * skz - sk * sz) / det, 1e-12)
+            b1 = np.maximum((skk * sz - sk * skz) / det, 1e-12)
+            trial = np.stack([b0, b1, b2], axis=1)
+            sse = _cost(trial, K, Y, W)
+            better = np.isfinite(sse) & (sse < best_sse)
+            best[better], best_sse[better] = trial[better], sse[better]
+    span = np.maximum(np.abs(best), 1.0) * 1e-9
+    return np.maximum(best, span)
+
+
+def batched_optimus(K: np.ndarray, Y: np.ndarray, W: np.ndarray, p0: np.ndarray, *, tol: float = 1e-12,
+                    max_iter: int = MAX_ITER) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares Optimus parameters ``(b0, b1, b2) ≥ 0`` of many runs at once.
+
+    ``K``, ``Y``, ``W`` are (runs, points) arrays of steps, values and weights (weight 0 pads a
+    shorter run), ``p0`` (runs, 3) the starting points.  Returns the parameters and, per run,
+    whether it converged (relative fall of the cost below ``tol``, or no step that lowers it).
+
+    >>> k = np.arange(1, 501.0)[None, :]; y = 1 / (2e-3 * k + 0.5) + 0.3
+    >>> p, ok = batched_optimus(k, y, np.ones_like(k), np.array([[1e-3, 1.0, 0.1]]))
+    >>> [round(float(v), 8) for v in p[0]], bool(ok[0])
+    ([0.002, 0.5, 0.3], True)
+    """
+    p = np.array(p0, dtype=float, copy=True)
+    n = p.shape[0]
+    lam = np.full(n, 1e-3)
+    done = np.zeros(n, dtype=bool)
+    active = np.arange(n)
+    cost = _cost(p, K, Y, W)
+    eye = np.eye(3)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        Ka, Ya, Wa, pa = K[active], Y[active], W[active], p[active]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            A, g = _normal(pa, Ka, Ya, Wa)
+        frozen = (pa <= 0.0) & (g > 0.0)
+        diag = np.maximum(np.einsum("bii->bi", A), 1e-300)
+        M = A + lam[active, None, None] * diag[:, :, None] * eye
+        keep = ~frozen
+        M = M * keep[:, :, None] * keep[:, None, :] + frozen[:, :, None] * eye
+        rhs = -np.where(frozen, 0.0, g)
+        bad = ~np.isfinite(M).all(axis=(1, 2)) | ~np.isfinite(rhs).all(axis=1)
+        M[bad], rhs[bad] = eye, 0.0
+        try:
+            step = np.linalg.solve(M, rhs[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            step = np.stack([np.linalg.lstsq(m, r, rcond=None)[0] for m, r in zip(M, rhs)])
+        trial = np.maximum(pa + step, 0.0)
+        new = _cost(trial, Ka, Ya, Wa)
+        old = cost[active]
+        better = new < old
+        p[active[better]] = trial[better]
+        cost[active[better]] = new[better]
+        lam[active] = np.where(better, np.maximum(lam[active] / 3.0, 1e-12), lam[active] * 8.0)
+        small = better & ((old - new) <= tol * old)           # trf's ftol test, as fit_curve stops
+        stuck = ~better & ((lam[active] > 1e14) | bad)
+        finished = small | stuck
+        done[active[finished]] = True
+        active = active[~finished]
+    return p, done
+
+
+def _pad(rows: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    width = max(len(k) for k, _, _ in rows)
+    K = np.ones((len(rows), width))
+    Y = np.zeros((len(rows), width))
+    W = np.zeros((len(rows), width))
+    for i, (k, y, w) in enumerate(rows):
+        K[i, :len(k)], Y[i, :len(k)], W[i, :len(k)] = k, y, w
+    return K, Y, W
+
+
+def _pcov_unit(curve, params: np.ndarray, bk: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``curve_fit``'s covariance with ``absolute_sigma``: the pseudo-inverse of J^T J by SVD (weighted J)."""
+    J = curve.jac(bk, *params) * np.sqrt(counts)[:, None]
+    _, s, VT = np.linalg.svd(J, full_matrices=False)
+    threshold = np.finfo(float).eps * max(J.shape) * s[0]
+    s = s[s > threshold]
+    VT = VT[:s.size]
+    pcov = (VT.T / s**2) @ VT
+    if np.isnan(pcov).any():
+        pcov = np.full((len(params), len(params)), np.inf)
+    return pcov
+
+
+def _result(curve, k: np.ndarray, y: np.ndarray, bk: np.ndarray, counts: np.ndarray, popt: np.ndarray
+            ) -> FitResult:
+    """The ``FitResult`` of parameters ``popt``, its statistics made as ``fit_curve`` makes them."""
+    pcov_unit = _pcov_unit(curve, popt, bk, counts)
+    resid = y - curve.func(k, *popt)
+    rss = float(np.sum(resid**2))
+    n_params = len(curve.param_names)
+    redchi = rss / max(k.size - n_params, 1)
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - rss / ss_tot if ss_tot > 0 else (1.0 if rss == 0 else 0.0)
+    pcov = np.asarray(pcov_unit, dtype=float) * redchi
+    errorbars = bool(np.all(np.isfinite(pcov)) and np.all(np.diag(pcov) > 0))
+    stderr = np.sqrt(np.diag(pcov)) if errorbars else np.full(n_params, np.inf)
+    if not errorbars:
+        pcov = np.full((n_params, n_params), np.inf)
+    params = {n: float(v) for n, v in zip(curve.param_names, popt)}
+    flags = tuple(_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
+    return FitResult(family=curve.name, params=params, stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
+                     cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size), n_fitted=int(bk.size),
+                     rss=rss, redchi=redchi, r2=float(r2), k_min=float(k.min()), k_max=float(k.max()),
+                     converged=True, errorbars=errorbars, flags=flags)
+
+
+def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: float = 1e-12,
+                     max_points: int = DEFAULT_MAX_POINTS) -> tuple[list[RunFit], int]:
+    """:func:`core.runs.analysis.fit_run` of every log, the Optimus fits made in one batch.
+
+    Returns the fits (in the order of ``logs``) and how many were made one by one instead
+    (another family, a log the fitter refuses, a run the batch did not bring to convergence).
+    """
+    out: list[RunFit | None] = [None] * len(logs)
+    if family != "optimus":
+        return [fit_run(log, family=family) for log in logs], len(logs)
+    curve = get_family(family)
+    prepared, where = [], []
+    for i, log in enumerate(logs):
+        loss = log.frame["loss"].to_numpy(dtype=float)
+        has = ~np.isnan(loss)
+        if not has.any():
+            out[i] = RunFit(None)
+            continue
+        try:
+            k, y = _validate_xy(log.frame["global_step"].to_numpy(dtype=float)[has], loss[has], log.source, 3)
+        except InputError:
+            continue                           # fit_run below gives the same refusal
+        bk, by, counts = bin_log_spaced(k, y, max_points=max_points)
+        prepared.append((k, y, bk, by, counts))
+        where.append(i)
+    order = sorted(range(len(prepared)), key=lambda j: len(prepared[j][2]))    # like lengths together: less padding
+    for start in range(0, len(order), SUB_BATCH):
+        group = order[start:start + SUB_BATCH]
+        K, Y, W = _pad([(prepared[j][2], prepared[j][3], prepared[j][4]) for j in group])
+        params, ok = batched_optimus(K, Y, W, batched_initial(K, Y, W), tol=tol)
+        for n, j in enumerate(group):
+            if not ok[n] or not np.all(np.isfinite(params[n])):
+                continue
+            k, y, bk, _, counts = prepared[j]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                try:
+                    out[where[j]] = RunFit(_result(curve, k, y, bk, counts, params[n]))
+                except (FitError, np.linalg.LinAlgError, ValueError):
+                    out[where[j]] = None
+    one_by_one = 0
+    for i, fit in enumerate(out):
+        if fit is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)
+                out[i] = fit_run(logs[i], family=family)
+            one_by_one += 1
+    return out, one_by_one
+
+
+def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target_acc: float, criterion: str,
+              family: str = "optimus") -> tuple[list[dict], int]:
+    """The ``fits`` rows of a chunk of ``(run_id, RunLog)``: what an engine runs (in this process or a worker)."""
+    from core.library.fits import _fit_record
+
+    fits, one_by_one = fit_runs_batched([log for _, log in chunk], family=family)
+    records = []
+    for (run_id, log), fitted in zip(chunk, fits):
+        analysis = analyse_run(log, target_acc=target_acc, criterion=criterion, family=family, fitted=fitted)
+        record = _fit_record(run_id, analysis.row(), analysis)
+        record["family"] = family
+        records.append(record)
+    return records, one_by_one
+
+
+# --------------------------------------------------------------------------- engines
+ChunkFn = Callable[[Sequence[tuple[int, RunLog]]], tuple[list[dict], int]]
+
+
+class LocalEngine:
+    """Fits each chunk in this process, one after another."""
+
+    name = "local"
+
+    def __init__(self, **_options) -> None:
+        self.description = "local (this process, numpy batches)"
+
+    def map(self, fn: ChunkFn, chunks: Iterable) -> Iterator:
+        for chunk in chunks:
+            yield fn(chunk)
+
+    def close(self) -> None:
+        pass
+
+
+class DaskEngine:
+    """Fits chunks on a ``dask.distributed`` cluster: a running scheduler (``scheduler``) or a ``LocalCluster``.
+
+    At most two chunks per worker are in flight, so the runs are loaded from the library as the
+    workers take them; results come back in completion order and are stored as they come.
+    """
+
+    name = "dask"
+
+    def __init__(self, *, scheduler: str | None = None, n_workers: int = 2, **_options) -> None:
+        from dask.distributed import Client, LocalCluster
+
+        self.cluster = None
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"--scheduler {scheduler}: expected a reachable Dask scheduler; {exc}. Start one "
+                                 "(dask scheduler) or leave --scheduler out for a LocalCluster.") from None
+            where = scheduler
+        else:
+            self.cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                        dashboard_address=None)
+            self.client = Client(self.cluster)
+            where = f"LocalCluster of {n_workers} worker process(es)"
+        self.n_workers = max(1, len(self.client.scheduler_info().get("workers", {})) or n_workers)
+        self.description = f"dask ({where})"
+
+    def map(self, fn: ChunkFn, chunks: Iterable) -> Iterator:
+        from dask.distributed import as_completed
+
+        pending = as_completed()
+        chunks = iter(chunks)
+        for _ in range(2 * self.n_workers):
+            chunk = next(chunks, None)
+            if chunk is None:
+                break
+            pending.add(self.client.submit(fn, chunk, pure=False))
+        for future in pending:
+            yield future.result()
+            chunk = next(chunks, None)
+            if chunk is not None:
+                pending.add(self.client.submit(fn, chunk, pure=False))
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+#: refit engines by name (adding one touches this module only)
+ENGINES: dict[str, type] = {"local": LocalEngine, "dask": DaskEngine}
+
+
+def get_engine(name: str, **options):
+    if name not in ENGINES:
+        raise InputError(f"--engine: expected one of {', '.join(ENGINES)}; got {name!r}.")
+    return ENGINES[name](**options)
+
+
+# --------------------------------------------------------------------------- refit
+@dataclass(frozen=True)
+class RefitSummary:
+    """What a refit did."""
+
+    engine: str
+    n_runs: int
+    n_fitted: int
+    n_one_by_one: int
+    n_chunks: int
+    seconds: float
+    cancelled: bool = False
+
+    def describe(self) -> str:
+        rate = f"{self.seconds / self.n_fitted * 1000:.2f} ms per run" if self.n_fitted else "nothing to fit"
+        text = (f"refitted {self.n_fitted} of {self.n_runs} run(s) in {self.n_chunks} chunk(s) with {self.engine}: "
+                f"{self.seconds:.1f} s, {rate}; {self.n_one_by_one} fitted one by one.")
+        if self.cancelled:
+            text += " Stopped before the end: every chunk stored is complete; run it again for the rest."
+        return text
+
+
+def _write_fits(library: Library, records: list[dict]) -> None:
+    if not records:
+        return
+    with library.store.transaction() as con:
+        con.register("incoming_fits", pd.DataFrame(records))
+        try:
+            con.execute("INSERT OR REPLACE INTO fits BY NAME SELECT * FROM incoming_fits")
+        finally:
+            con.unregister("incoming_fits")
+
+
+def refit_library(library: Library, run_filter: RunFilter | str | None = None, *, engine: str = "local",
+                  chunk: int | None = None, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+                  family: str = "optimus", progress: Progress | None = None, **engine_options) -> RefitSummary:
+    """Refit every run the filter matches with ``engine`` and store (replace) their fits, chunk by chunk.
+
+    ``progress(done, total, label)`` follows every chunk stored; returning False stops there
+    (the chunks stored stay).  Ctrl-C does the same: what was stored stays.
+    """
+    from functools import partial
+
+    started = time.perf_counter()
+    ids = [int(i) for i in library.runs(run_filter)["run_id"]]
+    size = int(chunk or DEFAULT_CHUNK)
+    groups = [ids[i:i + size] for i in range(0, len(ids), size)]
+    runner = get_engine(engine, **engine_options)
+    fn = partial(fit_chunk, target_acc=float(target_acc), criterion=criterion, family=family)
+    done = one_by_one = n_chunks = 0
+    cancelled = False
+
+    def chunks() -> Iterator[list[tuple[int, RunLog]]]:
+        for group in groups:
+            yield library.get_many(group)
+
+    try:
+        for records, slow in runner.map(fn, chunks()):
+            _write_fits(library, records)
+            done += len(records)
+            one_by_one += slow
+            n_chunks += 1
+            if progress is not None and progress(done, len(ids), f"chunk {n_chunks}") is False:
+                cancelled = True
+                break
+    finally:
+        runner.close()
+    return RefitSummary(runner.description, len(ids), done, one_by_one, n_chunks, time.perf_counter() - started,
+                        cancelled)
+
+
+def max_relative_difference(a: dict[str, float], b: dict[str, float], *, floor: float = 1e-9) -> float:
+    """The largest ``|a - b| / max(|a|, |b|)`` over the parameters both hold; two values both at most
+    ``floor`` (a parameter at its bound 0, as the fit's flags count it) are equal.
+
+    >>> round(max_relative_difference({"b0": 1.0, "b2": 3e-20}, {"b0": 1.001, "b2": 0.0}), 9)   # 0.001/1.001
+    0.000999001
+    """
+    worst = 0.0
+    for key in a.keys() & b.keys():
+        x, y = float(a[key]), float(b[key])
+        scale = max(abs(x), abs(y))
+        if scale > floor and math.isfinite(scale):
+            worst = max(worst, abs(x - y) / scale)
+    return worst
