@@ -17,9 +17,11 @@ from core.figures.prediction import prediction_band_figure, prediction_convergen
 from core.logs import MAX_LOG_BYTES, ROLES, RunLog
 from core.prediction import (
     AUTO_FAMILIES,
+    MIN_PREDICTION_EPOCHS,
     ROUTES,
     Forecast,
     Prior,
+    can_forecast,
     convergence_of_prediction,
     family_scores,
     forecast_epoch_at_target,
@@ -61,8 +63,6 @@ OVERLAYS = {"__all__": "All runs overlaid", "__train__": "All train runs", "__va
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
-#: the fewest epochs a run needs before its first epochs can predict the rest
-MIN_PREDICTION_EPOCHS = 4
 DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
@@ -160,8 +160,7 @@ def _set_shared(shared_key: str, widget_key: str) -> None:
 def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")
-    by_name = {a.log.source: a for a in runs.analyses
-               if a.log.has_acc and n_epochs(a.log) >= MIN_PREDICTION_EPOCHS}
+    by_name = {a.log.source: a for a in runs.analyses if can_forecast(a.log)}
     if not by_name:
         st.info(f"No loaded run has an accuracy column and at least {MIN_PREDICTION_EPOCHS} epochs.")
         return

@@ -33,11 +33,13 @@ from core.plan.batch import (
     steps_to_target,
     typed_batch_scaling,
 )
+from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.goodput import (
     GOODPUT_COLUMNS,
     SCALING_RULES,
     TIME_RULE_LATEX,
     ScalingRule,
+    anchor_batch_of,
     batch_plan_grid,
     best_configuration,
     goodput_curves,
@@ -98,7 +100,9 @@ from core.plan.speed_table import (
 from core.plan.steps import (
     RUN_METHODS,
     SOURCES,
+    STEPS_SOURCES,
     StepsEstimate,
+    default_run,
     loss_threshold_from_runs,
     run_methods,
     steps_from_batch_scaling,
@@ -106,10 +110,13 @@ from core.plan.steps import (
     steps_from_posterior,
     steps_from_run,
     steps_from_target_prediction,
+    steps_sources,
     typed_steps,
 )
 
 __all__ = [
+    'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S',
+    'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
     'Allocation', 'AllocationStep', 'BatchRun', 'BatchScaling', 'BatchStudy', 'COST_LATEX', 'Configuration',
     'DeadlineChoice', 'EFFICIENCY_LATEX', 'FAMILIES', 'FORMULAS_LATEX', 'GOODPUT_COLUMNS', 'METHODS',
     'MODEL_CHOICES', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS', 'SAMPLES_LATEX',

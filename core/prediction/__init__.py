@@ -21,7 +21,9 @@ from core.prediction.backtest import (
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
+    MIN_PREDICTION_EPOCHS,
     Forecast,
+    can_forecast,
     forecast_epoch_at_target,
 )
 from core.prediction.intervals import (
@@ -66,6 +68,7 @@ from core.prediction.tables import (
 )
 
 __all__ = [
+    'MIN_PREDICTION_EPOCHS', 'can_forecast',
     'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD', 'POLLUX_SCHEDULES',
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
