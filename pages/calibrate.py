@@ -13,11 +13,13 @@ from core.calibrate import (
     INTERVAL_METHOD,
     METHODS,
     PREDICTION_COLUMNS,
+    RECOMMENDED_LABEL,
     THRESHOLDS,
     Calibration,
     architectures,
     calibrate,
     companion_method,
+    competing_methods,
     hardware_independence,
     holdout_outside,
     leave_one_architecture_out,
@@ -29,9 +31,10 @@ from core.calibrate import (
     parameter_predictions,
     read_fits_table,
     recommend_method,
+    recommendation_rule,
     usable,
 )
-from core.datasets import course_fits_path
+from core.datasets import COURSE_FITS_RUNS, course_fits_path
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (
@@ -49,6 +52,7 @@ from pages.shared.common import (
     CACHE,
     CALIBRATED_STEPS,
     FAMILY,
+    KEPT,
     ROUTE,
     SHARED,
     LoadedRuns,
@@ -64,7 +68,7 @@ from pages.shared.common import (
     target_slider,
 )
 
-SOURCES = {"course": "Course table: 36 CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
+SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
            "both": "Both", "upload": "An uploaded fits table"}
 THRESHOLD_LABELS = {"curve": "fitted curve (default)", "measured": "measured (course)"}
 
@@ -127,10 +131,10 @@ def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: floa
 def source_section() -> tuple[str, str, str, float]:
     """What to learn from: ``(source, split, threshold, target)``."""
     c1, c2, c3 = st.columns([2, 1, 1])
-    source = c1.radio("Fitted runs to learn from", list(SOURCES), format_func=SOURCES.get, key="cal_source",
+    source = c1.radio("Fitted runs to learn from", list(SOURCES), format_func=SOURCES.get, key="cal_source", **KEPT,
                       horizontal=True)
-    split = c2.radio("Split", ["train", "val"], key="cal_split", horizontal=True)
-    threshold = c3.radio("Loss threshold L", list(THRESHOLDS), key="cal_threshold", horizontal=True,
+    split = c2.radio("Split", ["train", "val"], key="cal_split", **KEPT, horizontal=True)
+    threshold = c3.radio("Loss threshold L", list(THRESHOLDS), key="cal_threshold", **KEPT, horizontal=True,
                          format_func=THRESHOLD_LABELS.get,
                          help="\n\n".join(f"**{k}**: {v}" for k, v in THRESHOLDS.items()))
     target = target_slider(key="cal_target_acc")
@@ -169,20 +173,19 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
         st.error(f"Calibration needs fitted runs of at least 3 architectures in the {split} split; "
                  f"got {len(archs)} ({', '.join(archs) or 'none'}).")
         return None
-    holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout",
+    holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout", **KEPT,
                            index=archs.index("resnet50") if "resnet50" in archs else len(archs) - 1)
     scores = _scores(key, fits, split, holdout, threshold)
-    best = recommend_method(scores, outside=bool(_outside(key, fits, holdout, split)))
-    choice = st.selectbox("Regression method", ["auto", *METHODS], key="cal_method",
-                          format_func=lambda m: "Recommended (lowest leave-one-architecture-out error)"
-                          if m == "auto" else METHODS[m].label)
+    outside = bool(_outside(key, fits, holdout, split))
+    best = recommend_method(scores, outside=outside)
+    choice = st.selectbox("Regression method", ["auto", *METHODS], key="cal_method", **KEPT,
+                          format_func=lambda m: RECOMMENDED_LABEL if m == "auto" else METHODS[m].label)
     method = best if choice == "auto" else choice
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
     st.markdown(f"**Recommended method: {METHODS[best].label}** — leave-one-architecture-out error "
                 f"{mape_of[best]:.1f} % on the calibration runs ({plain(holdout)} removed first), against "
                 f"{mape_of['course']:.1f} % for the course baseline and {mape_of['mean']:.1f} % for the mean of "
-                "the other architectures. The recommendation comes from the methods on the architecture's features "
-                "(no GPU); outside the calibration set, only those that do not extrapolate a trend.")
+                "the other architectures. " + recommendation_rule(outside=outside))
     return holdout, method, scores, best
 
 
@@ -259,8 +262,9 @@ def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
 def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, cal: Calibration,
                  threshold: str) -> None:
     st.subheader("Leave-one-architecture-out")
-    chart(method_scores_figure, scores, recommended=best, key="cal_scores_chart", file_stem="method_scores",
-          inputs=(key, cal.split, cal.holdout, threshold))
+    competing = competing_methods(scores, outside=bool(_outside(key, fits, cal.holdout, cal.split)))
+    chart(method_scores_figure, scores, recommended=best, competing=tuple(competing), key="cal_scores_chart",
+          file_stem="method_scores", inputs=(key, cal.split, cal.holdout, threshold, tuple(competing)))
     loao_tables = [_loao(key, fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
     loao = pd.concat(loao_tables, ignore_index=True)
     summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
@@ -303,7 +307,7 @@ def send_section(cal: Calibration) -> None:
     """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
     with st.expander("Send a prediction to the Plan page", icon=":material/send:"):
         gpus = [str(g) for g in cal.predictions["gpu"]]
-        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu")
+        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu", **KEPT)
         if st.button("Use on the Plan page", key="cal_send", icon=":material/send:"):
             try:
                 st.session_state[CALIBRATED_STEPS] = steps_from_calibration(cal, gpu)

@@ -38,7 +38,7 @@ from core.paleo import (
     simulate,
     worker_counts,
 )
-from pages.shared.common import chart, content_digest, guarded, page_setup, plain, table_download
+from pages.shared.common import KEPT, chart, content_digest, guarded, page_setup, plain, table_download
 from pages.shared.transfer import profile_section, transfer_section
 
 DEFAULT_NET = "resnet50"
@@ -184,7 +184,7 @@ def _stem(label: str, hw: Hardware) -> str:
 # ---------------------------------------------------------------- sections
 def mode_section() -> bool:
     """The Paleo-compatible toggle and what the chosen mode assumes."""
-    paleo = st.toggle("Paleo-compatible mode (the original program, number for number)", key="tp_paleo",
+    paleo = st.toggle("Paleo-compatible mode (the original program, number for number)", key="tp_paleo", **KEPT,
                       on_change=_mode_changed)
     st.caption(MODE_TEXT[paleo] + " See docs/paleo.md for every difference.")
     if note := st.session_state.pop(MODE_NOTE, None):
@@ -197,7 +197,7 @@ def model_section() -> NetChoice:
     nets = _loadable_nets()
     m1, m2 = st.columns([1, 1])
     model = m1.selectbox(
-        "Model", [*nets["specs"], *nets["models"]], index=nets["specs"].index(DEFAULT_NET), key="tp_model",
+        "Model", [*nets["specs"], *nets["models"]], index=nets["specs"].index(DEFAULT_NET), key="tp_model", **KEPT,
         format_func=lambda n: (f"{n.removeprefix(TORCH_PREFIX)} (torch, core.models)" if n.startswith(TORCH_PREFIX)
                                else f"{n} (Paleo spec)"),
         help="Paleo's JSON specs shipped in data/paleo/nets (the model-parallel alex_v2_<k>gpu specs are left "
@@ -231,28 +231,29 @@ def hardware_section(paleo: bool) -> Hardware:
     st.session_state.setdefault("tp_network", DEFAULT_NETWORK)
     st.session_state.setdefault("tp_overlap", False)
     h1, h2, h3, h4 = st.columns([3, 3, 2, 2])
-    device = h1.selectbox("Device", list(devices), key="tp_device",
+    device = h1.selectbox("Device", list(devices), key="tp_device", **KEPT,
                           format_func=lambda d: f"{d}: {devices[d].peak_gflops:,.0f} GFLOP/s, "
                                                 f"{devices[d].mem_bandwidth_gbs:,.0f} GB/s")
-    network = h2.selectbox("Network", list(networks), key="tp_network",
+    network = h2.selectbox("Network", list(networks), key="tp_network", **KEPT,
                            format_func=lambda n: f"{n}: {networks[n].gbps:,g} Gbit/s")
     batch = h3.number_input("Batch size B", min_value=1, max_value=1_000_000, value=128, step=1, key="tp_batch",
+                            **KEPT,
                             help="Weak scaling: images per worker. Strong scaling: images per iteration over "
                                  "all workers (each gets ceil(B / n)).")
-    scaling = h4.radio("Scaling", ["weak", "strong"], key="tp_scaling", horizontal=True,
+    scaling = h4.radio("Scaling", ["weak", "strong"], key="tp_scaling", **KEPT, horizontal=True,
                        help="Weak: every worker keeps B, an iteration grows with n. Strong: the global batch B "
                             "is split over the workers.")
 
     s1, s2, s3, s4 = st.columns([3, 3, 2, 2])
     max_workers = s1.select_slider("Workers: 1, 2, 4, … up to", MAX_WORKER_OPTIONS, value=32,
-                                   key="tp_max_workers")
-    n_ps = s2.multiselect("Parameter servers p (modern mode)", PS_OPTIONS, default=[2, 4], key="tp_n_ps",
+                                   key="tp_max_workers", **KEPT)
+    n_ps = s2.multiselect("Parameter servers p (modern mode)", PS_OPTIONS, default=[2, 4], key="tp_n_ps", **KEPT,
                           disabled=paleo, help="One ParameterServer_p<p> scheme per count, next to Optimus's "
                                                "p = 2 and p = 4 curves.")
-    pipeline = s3.toggle("Pipelining", key="tp_pipeline",
+    pipeline = s3.toggle("Pipelining", key="tp_pipeline", **KEPT,
                          help="Each layer costs max(compute, memory) instead of their sum (Paleo's "
                               "--use_pipeline).")
-    overlap = s4.toggle("Overlap", key="tp_overlap", disabled=paleo,
+    overlap = s4.toggle("Overlap", key="tp_overlap", **KEPT, disabled=paleo,
                         help="Overlap communication with the backward pass (modern mode only): iteration = "
                              "forward + max(backward, communication) + update, as bucketed all-reduce does.")
     return Hardware(device=device, network=network, batch=int(batch), scaling=scaling,
@@ -265,16 +266,17 @@ def ppp_section() -> tuple[float, float]:
     p1, p2, p3 = st.columns([2, 2, 2])
     st.session_state.setdefault("tp_ppp_comp", 1.0)
     st.session_state.setdefault("tp_ppp_comm", 1.0)
-    p1.selectbox("Software preset (Paleo's PPP)", list(PRESET_LABELS), key="tp_preset", on_change=_preset_chosen,
+    p1.selectbox("Software preset (Paleo's PPP)", list(PRESET_LABELS), key="tp_preset", **KEPT,
+                 on_change=_preset_chosen,
                  format_func=lambda p: PRESET_LABELS[p] if p == CUSTOM else
                  f"{PRESET_LABELS[p]}: {PPP_PRESETS[p][0]} / {PPP_PRESETS[p][1]}",
                  help="Platform percent of peak that Paleo's web demo uses for each framework (compute / "
                       "network).")
     ppp_comp = p2.number_input("PPP compute", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01, format="%.4f",
-                               key="tp_ppp_comp", on_change=_ppp_edited,
+                               key="tp_ppp_comp", **KEPT, on_change=_ppp_edited,
                                help="Fraction of the device's peak FLOP/s and memory bandwidth reached (1 = peak).")
     ppp_comm = p3.number_input("PPP communication", min_value=PPP_MIN, max_value=PPP_MAX, step=0.01,
-                               format="%.4f", key="tp_ppp_comm", on_change=_ppp_edited,
+                               format="%.4f", key="tp_ppp_comm", **KEPT, on_change=_ppp_edited,
                                help="Fraction of the network's bandwidth reached (1 = line rate).")
     return float(ppp_comp), float(ppp_comm)
 
@@ -285,7 +287,7 @@ def calibration_expander(choice: NetChoice, hw: Hardware, paleo: bool) -> None:
                      expanded=CALIBRATION in st.session_state):
         c1, c2 = st.columns([1, 2])
         c1.number_input(f"Measured step time at batch {hw.batch} (ms)", min_value=0.0, value=None, step=1.0,
-                        format="%.3f", key="tp_step_ms", placeholder="e.g. 250",
+                        format="%.3f", key="tp_step_ms", **KEPT, placeholder="e.g. 250",
                         help="One training step (forward + backward + update) on one worker, in ms.")
         c1.button("Fit PPP and use it", key="tp_fit_ppp", icon=":material/tune:", on_click=_fit_ppp,
                   args=(choice.ref, choice.label, hw.device, hw.batch, paleo, hw.pipeline))
@@ -365,7 +367,7 @@ def results_section(choice: NetChoice, hw: Hardware, ppp: tuple[float, float], p
 
     stem = _stem(choice.label, hw)
     st.subheader(f"Throughput and speed-up over 1 … {last.workers} workers")
-    log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x")
+    log_x = st.toggle("Logarithmic worker axis", value=True, key="tp_log_x", **KEPT)
     inputs = (choice.key, hw, ppp, paleo)
     chart(throughput_figure, res, log_x=log_x, key="tp_throughput_chart", file_stem=f"throughput_{stem}",
           inputs=inputs)
@@ -387,7 +389,7 @@ def breakdown_section(choice: NetChoice, hw: Hardware, ppp_comp: float, paleo: b
     st.subheader(f"Per-layer breakdown (one worker, batch {hw.batch})")
     stem = _stem(choice.label, hw)
     breakdown = _breakdown(choice.ref, hw.device, hw.batch, ppp_comp, paleo)
-    top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top")
+    top = st.slider("Layers shown", min_value=5, max_value=40, value=15, key="tp_top", **KEPT)
     chart(layer_breakdown_figure, breakdown, top=top, key="tp_layers_chart", file_stem=f"layers_{stem}",
           inputs=(choice.key, hw.device, hw.batch, ppp_comp, paleo))
     st.dataframe(breakdown, key="tp_layers_table", hide_index=True, width="stretch",

@@ -171,13 +171,19 @@ def epochs_to_target_figure(cals: Sequence[Calibration], *, extrapolated: pd.Dat
 
 
 @escaped
-def method_scores_figure(scores: pd.DataFrame, *, recommended: str | None = None) -> go.Figure:
-    """Leave-one-architecture-out MAPE of each method (the recommended one highlighted)."""
+def method_scores_figure(scores: pd.DataFrame, *, recommended: str | None = None,
+                         competing: Sequence[str] | None = None) -> go.Figure:
+    """Leave-one-architecture-out MAPE of each method: the recommended one highlighted, the methods that
+    do not compete for the recommendation (``core.calibrate.competing_methods``) hatched, so the chart
+    and the recommendation agree: the highlighted bar is the lowest of the plain ones."""
     rows = scores.dropna(subset=["loao_mape_pct"])
     if rows.empty:
         return empty_figure("Leave-one-architecture-out error", "Not enough architectures to score methods.")
     colors = [color(3) if m == recommended else "#9aa5b1" for m in rows["method"]]
+    hatch = ["" if competing is None or m in competing else "/" for m in rows["method"]]
     fig = go.Figure(go.Bar(x=rows["method"], y=rows["loao_mape_pct"], marker_color=colors, name="LOAO MAPE",
+                           marker_pattern_shape=hatch, marker_pattern_fgcolor="#ffffff",
                            text=[f"{v:.1f} %" for v in rows["loao_mape_pct"]], textposition="outside"))
     return base_layout(fig, title="Leave-one-architecture-out error of each method (calibration runs only)",
+                       subtitle=None if competing is None else "highlighted: recommended; hatched: not competing",
                        x_title="method", y_title="MAPE of epochs to target (%)")
