@@ -19,14 +19,9 @@ from core.calibrate import (
     architectures,
     calibrate,
     companion_method,
-    competing_methods,
     hardware_independence,
     holdout_outside,
-    leave_one_architecture_out,
-    loao_summary,
     method_scores,
-    nested_loao,
-    nested_summary,
     normalise_fits,
     parameter_predictions,
     read_fits_table,
@@ -41,13 +36,13 @@ from core.figures.calibrate import (
     epochs_to_target_figure,
     heldout_curves_figure,
     loss_error_figure,
-    method_scores_figure,
     parameters_vs_depth_figure,
 )
 from core.logs import RunLog
 from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
+from pages.calibrate_sections.evaluation import loao_section
 from pages.shared.common import (
     CACHE,
     CALIBRATED_STEPS,
@@ -105,21 +100,12 @@ def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method:
 
 
 @st.cache_data(**CACHE)
-def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
-    return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
-
-
-@st.cache_data(**CACHE)
 def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[str, ...]:
     return holdout_outside(_fits, holdout, split=split)
 
 
 @st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
                                            "the method and the interval chosen on the others …"})
-def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
-    return nested_loao(_fits, split=split, method="auto", threshold=threshold)
-
-
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
                   route: str) -> pd.DataFrame:
@@ -259,48 +245,6 @@ def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
     table_download(table, key="cal_table_csv", file_name=f"{cal.holdout}_calibration.csv")
 
 
-def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, cal: Calibration,
-                 threshold: str) -> None:
-    st.subheader("Leave-one-architecture-out")
-    competing = competing_methods(scores, outside=bool(_outside(key, fits, cal.holdout, cal.split)))
-    chart(method_scores_figure, scores, recommended=best, competing=tuple(competing), key="cal_scores_chart",
-          file_stem="method_scores", inputs=(key, cal.split, cal.holdout, threshold, tuple(competing)))
-    loao_tables = [_loao(key, fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
-    loao = pd.concat(loao_tables, ignore_index=True)
-    summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
-    l1, l2 = st.columns([1, 2])
-    l1.dataframe(summary, key="cal_loao_summary", hide_index=True,
-                 column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f")})
-    l2.dataframe(loao, key="cal_loao_table", hide_index=True,
-                 column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
-    table_download(loao, key="cal_loao_csv", file_name="leave_one_architecture_out.csv")
-    st.caption("Every architecture of the chosen split is held out in turn (all architectures, this time including "
-               f"{plain(cal.holdout)}) and predicted from the rest; MAPE of epochs to target, a prediction that never "
-               "reaches L counted as 100 %.")
-    nested_section(key, fits, cal.split, threshold)
-    if len(cal.excluded):
-        with st.expander(f"Runs left out ({len(cal.excluded)})"):
-            st.dataframe(cal.excluded, key="cal_excluded", hide_index=True)
-
-
-def nested_section(key: str, fits: pd.DataFrame, split: str, threshold: str) -> None:
-    """The whole procedure scored: each architecture's interval and whether it lies inside the calibration set."""
-    with st.expander("Nested leave-one-architecture-out: intervals, coverage, inside or outside",
-                     icon=":material/verified:"):
-        st.caption("Each architecture is held out in turn; the method (auto) and the interval are chosen on the "
-                   "other architectures alone, as for the prediction above; then the held-out runs are compared "
-                   "with the prediction. This is how well the page predicts an architecture it has not seen.")
-        if not st.toggle("Run it", key="cal_nested_on", help="Refits every method for every architecture."):
-            return
-        table = _nested(key, fits, split, threshold)
-        st.dataframe(nested_summary(table), key="cal_nested_summary", hide_index=True,
-                     column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-                                    "coverage": st.column_config.NumberColumn(format="%.2f")})
-        st.dataframe(table, key="cal_nested_table", hide_index=True,
-                     column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
-        table_download(table, key="cal_nested_csv", file_name="nested_leave_one_architecture_out.csv")
-
-
 @st.fragment
 @guarded("Calibrate: send")
 def send_section(cal: Calibration) -> None:
@@ -347,7 +291,7 @@ def main() -> None:
         st.info(plain(hw.sentence), icon=":material/memory:")
     curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
     table_section(cal, cal_other)
-    loao_section(key, fits, scores, best, cal, threshold)
+    loao_section(key, fits, scores, best, cal, threshold, outside=bool(_outside(key, fits, holdout, split)))
     send_section(cal)
 
 
