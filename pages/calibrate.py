@@ -12,7 +12,6 @@ import streamlit as st
 from core.calibrate import (
     INTERVAL_METHOD,
     METHODS,
-    PREDICTION_COLUMNS,
     RECOMMENDED_LABEL,
     THRESHOLDS,
     Calibration,
@@ -42,7 +41,7 @@ from core.logs import RunLog
 from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
-from pages.calibrate_sections.evaluation import loao_section
+from pages.calibrate_sections.evaluation import loao_section, table_section
 from pages.shared.common import (
     CACHE,
     CALIBRATED_STEPS,
@@ -59,7 +58,6 @@ from pages.shared.common import (
     page_setup,
     plain,
     shared_fits,
-    table_download,
     target_slider,
 )
 
@@ -104,8 +102,6 @@ def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[s
     return holdout_outside(_fits, holdout, split=split)
 
 
-@st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
-                                           "the method and the interval chosen on the others …"})
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
                   route: str) -> pd.DataFrame:
@@ -236,15 +232,6 @@ def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Ca
               file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
 
 
-def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
-    st.subheader("Prediction table")
-    table = pd.concat([c.table() for c in (cal, cal_other) if c is not None], ignore_index=True)
-    st.dataframe(table, key="cal_table", hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in PREDICTION_COLUMNS
-                                if c.startswith("b") or c.endswith("pct")})
-    table_download(table, key="cal_table_csv", file_name=f"{cal.holdout}_calibration.csv")
-
-
 @st.fragment
 @guarded("Calibrate: send")
 def send_section(cal: Calibration) -> None:
@@ -270,6 +257,8 @@ def main() -> None:
     st.title("Calibrate")
     st.caption("Regress the loss-curve parameters over depth, parameter count and GPU type, predict an "
                "architecture the regression never saw, and say how sure that prediction is.")
+    answer = st.container()      # the held-out architecture's epochs to target first, its inputs below
+    st.divider()
     source, split, threshold, target = source_section()
     runs = load_runs(target_acc=target) if source in ("logs", "both") else None
     fits = fits_section(source, target, runs)
@@ -286,7 +275,8 @@ def main() -> None:
     other = companion_method(scores, method)
     cal_other = _calibrate(key, fits, holdout, split, other, threshold) if other else None
     inputs = (key, holdout, split, method, other, threshold)
-    prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
+    with answer:
+        prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
     if (hw := hardware_independence(fits, split=split)) is not None:
         st.info(plain(hw.sentence), icon=":material/memory:")
     curves_section(key, fits, cal, cal_other, runs, inputs=inputs)

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from core.calibrate import (
+    PREDICTION_COLUMNS,
     Calibration,
     competing_methods,
     leave_one_architecture_out,
@@ -17,26 +18,17 @@ from core.calibrate import (
     nested_loao,
     nested_summary,
 )
-from core.datasets import COURSE_FITS_RUNS
-from core.figures.calibrate import (
-    method_scores_figure,
-)
-from pages.shared.common import (
-    CACHE,
-    chart,
-    plain,
-    table_download,
-)
+from core.figures.calibrate import method_scores_figure
+from pages.shared.common import CACHE, chart, plain, table_download
 
-SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
-           "both": "Both", "upload": "An uploaded fits table"}
-THRESHOLD_LABELS = {"curve": "fitted curve (default)", "measured": "measured (course)"}
 
 @st.cache_data(**CACHE)
 def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
     return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
 
 
+@st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
+                                           "the method and the interval chosen on the others …"})
 def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
     return nested_loao(_fits, split=split, method="auto", threshold=threshold)
 
@@ -83,3 +75,12 @@ def nested_section(key: str, fits: pd.DataFrame, split: str, threshold: str) -> 
         st.dataframe(table, key="cal_nested_table", hide_index=True,
                      column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
         table_download(table, key="cal_nested_csv", file_name="nested_leave_one_architecture_out.csv")
+
+
+def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
+    st.subheader("Prediction table")
+    table = pd.concat([c.table() for c in (cal, cal_other) if c is not None], ignore_index=True)
+    st.dataframe(table, key="cal_table", hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in PREDICTION_COLUMNS
+                                if c.startswith("b") or c.endswith("pct")})
+    table_download(table, key="cal_table_csv", file_name=f"{cal.holdout}_calibration.csv")

@@ -9,9 +9,6 @@ import streamlit as st
 
 from core.errors import InputError, LibraryError
 from core.logs import ROLES
-from core.prediction import (
-    AUTO_FAMILIES,
-)
 from pages.shared.common import (
     EDITS,
     UPLOADS,
@@ -25,14 +22,6 @@ from pages.shared.common import (
     save_uploads_to_library,
     show_errors,
 )
-
-OVERLAYS = {"__all__": "All runs overlaid", "__train__": "All train runs", "__val__": "All validation runs"}
-FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
-ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
-CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
-DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
-SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
-                   "declared": "declared below"}
 
 DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
 
