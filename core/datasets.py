@@ -131,8 +131,13 @@ def builtin_speed_tables(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]
     return [(f"{p.parent.name}/{p.name}", p) for p in paths]
 
 
+#: fits in the course's table (``course_fits_path``): 6 ResNet depths × 3 GPUs × 2 splits; pinned by a test that
+#: reads the table
+COURSE_FITS_RUNS = 36
+
+
 def course_fits_path(*, data_dir: Path = DATA_DIR) -> Path:
-    """The course's table of 36 fitted CIFAR-10 ResNet runs."""
+    """The course's table of ``COURSE_FITS_RUNS`` fitted CIFAR-10 ResNet runs."""
     return data_dir / "cifar10_resnet_optimus_fits.csv"
 
 

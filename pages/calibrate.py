@@ -12,7 +12,7 @@ import streamlit as st
 from core.calibrate import (
     CALIBRATION_METHODS,
     INTERVAL_METHOD,
-    PREDICTION_COLUMNS,
+    RECOMMENDED_LABEL,
     THRESHOLDS,
     Calibration,
     architectures,
@@ -20,35 +20,33 @@ from core.calibrate import (
     companion_method,
     hardware_independence,
     holdout_outside,
-    leave_one_architecture_out,
-    loao_summary,
     method_scores,
-    nested_loao,
-    nested_summary,
     normalise_fits,
     parameter_predictions,
     read_fits_table,
     recommend_method,
+    recommendation_rule,
     usable,
 )
-from core.datasets import course_fits_path
+from core.datasets import COURSE_FITS_RUNS, course_fits_path
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (
     epochs_to_target_figure,
     heldout_curves_figure,
     loss_error_figure,
-    method_scores_figure,
     parameters_vs_depth_figure,
 )
 from core.logs import RunLog
 from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
+from pages.calibrate_sections.evaluation import loao_section, table_section
 from pages.shared.common import (
     CACHE,
     CALIBRATED_STEPS,
     FAMILY,
+    KEPT,
     ROUTE,
     SHARED,
     LoadedRuns,
@@ -60,11 +58,10 @@ from pages.shared.common import (
     page_setup,
     plain,
     shared_fits,
-    table_download,
     target_slider,
 )
 
-SOURCES = {"course": "Course table: 36 CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
+SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
            "both": "Both", "upload": "An uploaded fits table"}
 THRESHOLD_LABELS = {"curve": "fitted curve (default)", "measured": "measured (course)"}
 
@@ -101,19 +98,8 @@ def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method:
 
 
 @st.cache_data(**CACHE)
-def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
-    return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
-
-
-@st.cache_data(**CACHE)
 def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[str, ...]:
     return holdout_outside(_fits, holdout, split=split)
-
-
-@st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
-                                           "the method and the interval chosen on the others …"})
-def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
-    return nested_loao(_fits, split=split, method="auto", threshold=threshold)
 
 
 @st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
@@ -127,10 +113,10 @@ def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: floa
 def source_section() -> tuple[str, str, str, float]:
     """What to learn from: ``(source, split, threshold, target)``."""
     c1, c2, c3 = st.columns([2, 1, 1])
-    source = c1.radio("Fitted runs to learn from", list(SOURCES), format_func=SOURCES.get, key="cal_source",
+    source = c1.radio("Fitted runs to learn from", list(SOURCES), format_func=SOURCES.get, key="cal_source", **KEPT,
                       horizontal=True)
-    split = c2.radio("Split", ["train", "val"], key="cal_split", horizontal=True)
-    threshold = c3.radio("Loss threshold L", list(THRESHOLDS), key="cal_threshold", horizontal=True,
+    split = c2.radio("Split", ["train", "val"], key="cal_split", **KEPT, horizontal=True)
+    threshold = c3.radio("Loss threshold L", list(THRESHOLDS), key="cal_threshold", **KEPT, horizontal=True,
                          format_func=THRESHOLD_LABELS.get,
                          help="\n\n".join(f"**{k}**: {v}" for k, v in THRESHOLDS.items()))
     target = target_slider(key="cal_target_acc")
@@ -169,20 +155,19 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
         st.error(f"Calibration needs fitted runs of at least 3 architectures in the {split} split; "
                  f"got {len(archs)} ({', '.join(archs) or 'none'}).")
         return None
-    holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout",
+    holdout = st.selectbox("Held-out architecture (predicted from the others)", archs, key="cal_holdout", **KEPT,
                            index=archs.index("resnet50") if "resnet50" in archs else len(archs) - 1)
     scores = _scores(key, fits, split, holdout, threshold)
-    best = recommend_method(scores, outside=bool(_outside(key, fits, holdout, split)))
-    choice = st.selectbox("Regression method", ["auto", *CALIBRATION_METHODS], key="cal_method",
-                          format_func=lambda m: "Recommended (lowest leave-one-architecture-out error)"
-                          if m == "auto" else CALIBRATION_METHODS[m].label)
+    outside = bool(_outside(key, fits, holdout, split))
+    best = recommend_method(scores, outside=outside)
+    choice = st.selectbox("Regression method", ["auto", *CALIBRATION_METHODS], key="cal_method", **KEPT,
+                          format_func=lambda m: RECOMMENDED_LABEL if m == "auto" else CALIBRATION_METHODS[m].label)
     method = best if choice == "auto" else choice
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))
     st.markdown(f"**Recommended method: {CALIBRATION_METHODS[best].label}** — leave-one-architecture-out error "
                 f"{mape_of[best]:.1f} % on the calibration runs ({plain(holdout)} removed first), against "
                 f"{mape_of['course']:.1f} % for the course baseline and {mape_of['mean']:.1f} % for the mean of "
-                "the other architectures. The recommendation comes from the methods on the architecture's features "
-                "(no GPU); outside the calibration set, only those that do not extrapolate a trend.")
+                "the other architectures. " + recommendation_rule(outside=outside))
     return holdout, method, scores, best
 
 
@@ -247,63 +232,13 @@ def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Ca
               file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
 
 
-def table_section(cal: Calibration, cal_other: Calibration | None) -> None:
-    st.subheader("Prediction table")
-    table = pd.concat([c.table() for c in (cal, cal_other) if c is not None], ignore_index=True)
-    st.dataframe(table, key="cal_table", hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in PREDICTION_COLUMNS
-                                if c.startswith("b") or c.endswith("pct")})
-    table_download(table, key="cal_table_csv", file_name=f"{cal.holdout}_calibration.csv")
-
-
-def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, cal: Calibration,
-                 threshold: str) -> None:
-    st.subheader("Leave-one-architecture-out")
-    chart(method_scores_figure, scores, recommended=best, key="cal_scores_chart", file_stem="method_scores",
-          inputs=(key, cal.split, cal.holdout, threshold))
-    loao_tables = [_loao(key, fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
-    loao = pd.concat(loao_tables, ignore_index=True)
-    summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
-    l1, l2 = st.columns([1, 2])
-    l1.dataframe(summary, key="cal_loao_summary", hide_index=True,
-                 column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f")})
-    l2.dataframe(loao, key="cal_loao_table", hide_index=True,
-                 column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
-    table_download(loao, key="cal_loao_csv", file_name="leave_one_architecture_out.csv")
-    st.caption("Every architecture of the chosen split is held out in turn (all architectures, this time including "
-               f"{plain(cal.holdout)}) and predicted from the rest; MAPE of epochs to target, a prediction that never "
-               "reaches L counted as 100 %.")
-    nested_section(key, fits, cal.split, threshold)
-    if len(cal.excluded):
-        with st.expander(f"Runs left out ({len(cal.excluded)})"):
-            st.dataframe(cal.excluded, key="cal_excluded", hide_index=True)
-
-
-def nested_section(key: str, fits: pd.DataFrame, split: str, threshold: str) -> None:
-    """The whole procedure scored: each architecture's interval and whether it lies inside the calibration set."""
-    with st.expander("Nested leave-one-architecture-out: intervals, coverage, inside or outside",
-                     icon=":material/verified:"):
-        st.caption("Each architecture is held out in turn; the method (auto) and the interval are chosen on the "
-                   "other architectures alone, as for the prediction above; then the held-out runs are compared "
-                   "with the prediction. This is how well the page predicts an architecture it has not seen.")
-        if not st.toggle("Run it", key="cal_nested_on", help="Refits every method for every architecture."):
-            return
-        table = _nested(key, fits, split, threshold)
-        st.dataframe(nested_summary(table), key="cal_nested_summary", hide_index=True,
-                     column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f"),
-                                    "coverage": st.column_config.NumberColumn(format="%.2f")})
-        st.dataframe(table, key="cal_nested_table", hide_index=True,
-                     column_config={"epoch_error_pct": st.column_config.NumberColumn(format="%.1f")})
-        table_download(table, key="cal_nested_csv", file_name="nested_leave_one_architecture_out.csv")
-
-
 @st.fragment
 @guarded("Calibrate: send")
 def send_section(cal: Calibration) -> None:
     """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
     with st.expander("Send a prediction to the Plan page", icon=":material/send:"):
         gpus = [str(g) for g in cal.predictions["gpu"]]
-        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu")
+        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu", **KEPT)
         if st.button("Use on the Plan page", key="cal_send", icon=":material/send:"):
             try:
                 st.session_state[CALIBRATED_STEPS] = steps_from_calibration(cal, gpu)
@@ -322,6 +257,8 @@ def main() -> None:
     st.title("Calibrate")
     st.caption("Regress the loss-curve parameters over depth, parameter count and GPU type, predict an "
                "architecture the regression never saw, and say how sure that prediction is.")
+    answer = st.container()      # the held-out architecture's epochs to target first, its inputs below
+    st.divider()
     source, split, threshold, target = source_section()
     runs = load_runs(target_acc=target) if source in ("logs", "both") else None
     fits = fits_section(source, target, runs)
@@ -338,12 +275,13 @@ def main() -> None:
     other = companion_method(scores, method)
     cal_other = _calibrate(key, fits, holdout, split, other, threshold) if other else None
     inputs = (key, holdout, split, method, other, threshold)
-    prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
+    with answer:
+        prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
     if (hw := hardware_independence(fits, split=split)) is not None:
         st.info(plain(hw.sentence), icon=":material/memory:")
     curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
     table_section(cal, cal_other)
-    loao_section(key, fits, scores, best, cal, threshold)
+    loao_section(key, fits, scores, best, cal, threshold, outside=bool(_outside(key, fits, holdout, split)))
     send_section(cal)
 
 

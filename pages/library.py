@@ -9,6 +9,8 @@ and every query comes from ``core.library``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from core.errors import InputError, LibraryError
@@ -57,7 +59,9 @@ def _progress_bar(text: str):
 
 # ---------------------------------------------------------------- sections
 def location_section(lib) -> None:
-    st.caption(f"Library file: {plain(lib.path)} (set `TTA_LIBRARY_DB` to share another one). Every browser "
+    """Which library this is (its file name: the server's folders are not the user's business) and, until
+    the first run is saved, that it has no file yet."""
+    st.caption(f"Library file: {plain(Path(lib.path).name)} (set `TTA_LIBRARY_DB` to share another one). Every browser "
                "session and `python -m core library ...` on this machine use it at once; each run is written "
                "whole or not at all.")
     if not lib.exists():
@@ -203,7 +207,7 @@ def main() -> None:
     st.caption("Every run and fit saved by anyone on this server or its command line, in one database: filter "
                "them, load them into your session, tag, delete or export them.")
     lib = library()
-    location_section(lib)
+    location = st.empty()      # filled after the built-in data may have created the file: no stale "no file" box
     notice_section()
     try:
         builtin_section(lib)
@@ -218,6 +222,9 @@ def main() -> None:
         preview_section(lib, shown, chosen, target)
     except (LibraryError, InputError) as exc:
         st.error(plain(str(exc)), icon=":material/error:")
+    finally:
+        with location.container():
+            location_section(lib)
 
 
 main()

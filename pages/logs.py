@@ -11,15 +11,16 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
-from core.errors import InputError, LibraryError
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.logs import MAX_LOG_BYTES, ROLES, RunLog
+from core.logs import MAX_LOG_BYTES, RunLog
 from core.prediction import (
     AUTO_FAMILIES,
+    MIN_PREDICTION_EPOCHS,
     ROUTES,
     Forecast,
     Prior,
+    can_forecast,
     convergence_of_prediction,
     family_scores,
     forecast_epoch_at_target,
@@ -29,26 +30,20 @@ from core.prediction import (
     showcase_log,
 )
 from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
+from pages.logs_sections.runs import edit_section, save_section
 from pages.shared.common import (
     CACHE,
-    EDITS,
     FAMILY,
     ROUTE,
     SHARED,
     UPLOAD_REFUSALS,
-    UPLOADS,
     LoadedRuns,
     chart,
-    content_digest,
     datasets_by_file,
     guarded,
-    is_library_run,
-    library,
     load_runs,
-    loaded_log,
     page_setup,
     plain,
-    save_uploads_to_library,
     shared_fits,
     show_errors,
     sync_uploads,
@@ -61,9 +56,6 @@ OVERLAYS = {"__all__": "All runs overlaid", "__train__": "All train runs", "__va
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
-#: the fewest epochs a run needs before its first epochs can predict the rest
-MIN_PREDICTION_EPOCHS = 4
-DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
 
@@ -160,8 +152,7 @@ def _set_shared(shared_key: str, widget_key: str) -> None:
 def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")
-    by_name = {a.log.source: a for a in runs.analyses
-               if a.log.has_acc and n_epochs(a.log) >= MIN_PREDICTION_EPOCHS}
+    by_name = {a.log.source: a for a in runs.analyses if can_forecast(a.log)}
     if not by_name:
         st.info(f"No loaded run has an accuracy column and at least {MIN_PREDICTION_EPOCHS} epochs.")
         return
@@ -266,79 +257,6 @@ def fit_report_section(runs: LoadedRuns, view: str) -> None:
     a = runs.get(view)
     with st.expander("Fit report", expanded=True):
         st.code(a.fit.report() if a.fit else "No loss curve fitted: " + "; ".join(a.flags), language=None)
-
-
-def edit_section(runs: LoadedRuns) -> None:
-    with st.expander("Edit run metadata and column roles", icon=":material/edit:"):
-        st.caption("Model, depth and device come from the file name `<model>_<GPU>[_val].csv`; "
-                   "change them here. Column roles are detected by name; override them per file.")
-        names = [a.log.source for a in runs.analyses]
-        name = st.selectbox("File", options=names, key="logs_edit_file")
-        log = loaded_log(name)
-        edit = dict(st.session_state[EDITS].get(name, {}))
-        e1, e2, e3, e4, e5 = st.columns(5)
-        model = e1.text_input("Model", value=log.meta.model or "", key=f"edit_model_{name}")
-        depth = e2.number_input("Depth", value=log.meta.depth or 0, min_value=0, step=1, key=f"edit_depth_{name}")
-        gpu = e3.text_input("Device", value=log.meta.gpu or "", key=f"edit_gpu_{name}")
-        split = e4.selectbox("Split", ["train", "val"], index=0 if log.meta.split == "train" else 1,
-                             key=f"edit_split_{name}")
-        spe = e5.number_input("Steps per epoch", value=log.steps_per_epoch or 0, min_value=0, step=1,
-                              key=f"edit_spe_{name}", help="0 = infer from the log")
-        options = [None] + list(log.columns)
-        roles = log.roles.to_dict()
-        if is_library_run(name):   # saved as a tidy series: its columns were chosen when it was saved
-            st.caption("Column roles and steps per epoch of a library run were fixed when it was saved: "
-                       + plain(", ".join(f"{r} = {c}" for r, c in roles.items() if c)))
-        else:
-            for col, role in zip(st.columns(len(ROLES)), ROLES):
-                current = getattr(log.roles, role)
-                roles[role] = col.selectbox(role, options, index=options.index(current) if current in options else 0,
-                                            key=f"edit_role_{role}_{name}",
-                                            format_func=lambda c: "—" if c is None else c)
-        if st.button("Apply", key="logs_apply_edit", icon=":material/check:"):
-            new = {"model": model or None, "depth": int(depth) or None, "gpu": gpu or None}
-            if split != log.meta.split:
-                new["split"] = split
-            if spe and spe != log.steps_per_epoch and not is_library_run(name):
-                new["steps_per_epoch"] = int(spe)
-            if roles != log.roles.to_dict():
-                new["roles"] = roles
-            st.session_state[EDITS][name] = {**edit, **new}
-            st.rerun()
-
-
-@st.fragment
-@guarded("Logs: save to the library")
-def save_section() -> None:
-    """Uploaded runs into the library (as read here: edited roles and metadata), for every session to load."""
-    uploads = list(st.session_state.get(UPLOADS, {}))
-    with st.expander("Save to the library", icon=":material/database_upload:"):
-        if not uploads:
-            st.caption("Upload logs above to save them in the library, where every session (and "
-                       "`python -m core library`) finds them again; the Library page lists them.")
-            return
-        names = st.multiselect("Uploaded files", uploads, default=uploads,   # a new key (all chosen) per set of files
-                               key=f"logs_save_files_{content_digest(chr(0).join(uploads).encode())[:12]}")
-        c1, c2 = st.columns(2)
-        tags = c1.text_input("Tags (comma-separated)", key="logs_save_tags", placeholder="e.g. baseline, v100")
-        dataset = c2.selectbox("Trained on", list(DATASET_LABELS), format_func=DATASET_LABELS.get,
-                               key="logs_save_dataset", help="Gives the parameter count of known architectures.")
-        if st.button("Save to the library", key="logs_save", icon=":material/save:", disabled=not names):
-            bar = st.progress(0.0, text="Saving…")
-            try:
-                report = save_uploads_to_library(
-                    library(), names, tags=tags.split(","), dataset=dataset,
-                    progress=lambda done, total, label: bar.progress(done / max(total, 1),
-                                                                     text=plain(f"{done}/{total}: {label}")))
-            except (InputError, LibraryError) as exc:
-                st.error(plain(str(exc)), icon=":material/error:")
-                return
-            finally:
-                bar.empty()
-            show_errors(report.errors)
-            for result in report.results:
-                st.caption((":material/check: " if result.added else ":material/info: ") + plain(result.message))
-            st.success(plain(report.summary()), icon=":material/database:")
 
 
 # ---------------------------------------------------------------- page

@@ -9,9 +9,11 @@ intervals), ``evaluate`` (leave-one-architecture-out, method scores and choice, 
 
 from core.calibrate.evaluate import (
     PREDICTION_COLUMNS,
+    RECOMMENDED_LABEL,
     THRESHOLDS,
     Calibration,
     companion_method,
+    competing_methods,
     leave_one_architecture_out,
     loao_summary,
     loss_threshold,
@@ -20,6 +22,7 @@ from core.calibrate.evaluate import (
     parameter_predictions,
     predicted_loss_errors,
     recommend_method,
+    recommendation_rule,
 )
 from core.calibrate.hardware import HardwareIndependence, hardware_independence
 from core.calibrate.holdout import calibrate, holdout_outside, query_rows
@@ -34,7 +37,8 @@ from core.calibrate.methods import (
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
 from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
 
-__all__ = ["AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
+__all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
+           "AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
            "PREDICTION_COLUMNS",
            "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
            "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",

@@ -180,22 +180,47 @@ def method_scores(fits: pd.DataFrame, *, split: str = "train", holdout: str | No
     return pd.DataFrame(rows)
 
 
-def recommend_method(scores: pd.DataFrame, *, outside: bool = False) -> str:
-    """The method of ``AUTO_METHODS`` with the lowest leave-one-architecture-out MAPE (first listed on ties).
+#: what "auto" means, in the words the views show beside the method scores (their chart highlights
+#: the recommended bar and hatches the methods that do not compete: the two always agree)
+RECOMMENDED_LABEL = "Recommended (lowest error of the competing methods: the highlighted bar)"
 
-    ``outside=True`` (the held-out architecture lies outside the calibration set) leaves out
-    the methods that follow a trend beyond the data (``Method.trend``).  When none of those
-    could be scored, the lowest-scored method of any kind; ``"course"`` when nothing could.
+
+def competing_methods(scores: pd.DataFrame, *, outside: bool = False) -> list[str]:
+    """The scored methods ``recommend_method`` chooses among, in the order of ``scores``.
+
+    The methods of ``AUTO_METHODS`` with a finite leave-one-architecture-out MAPE; with ``outside=True``
+    (the held-out architecture lies outside the calibration set) only those that do not follow a trend
+    beyond the data (``Method.trend``).  When none is left, every scored method competes.
 
     >>> s = pd.DataFrame({"method": ["arch-ridge", "arch-kernel", "course"], "loao_mape_pct": [9.0, 12.0, 5.0]})
-    >>> recommend_method(s), recommend_method(s, outside=True)
-    ('arch-ridge', 'arch-kernel')
+    >>> competing_methods(s), competing_methods(s, outside=True)
+    (['arch-ridge', 'arch-kernel'], ['arch-kernel'])
     """
     finite = scores[np.isfinite(scores["loao_mape_pct"].to_numpy(float))]
     pool = finite[finite["method"].isin(AUTO_METHODS)]
     if outside:
         pool = pool[[not CALIBRATION_METHODS[m].trend for m in pool["method"]]]
     pool = pool if len(pool) else finite
+    return [str(m) for m in pool["method"]]
+
+
+def recommendation_rule(*, outside: bool) -> str:
+    """How ``recommend_method`` chose, in one sentence (the views print it under the chart)."""
+    return ("The recommended method has the lowest leave-one-architecture-out error among the methods on the "
+            "architecture's features (no GPU)" + (", leaving out those that extrapolate a trend: the held-out "
+                                                  "architecture lies outside the calibration set" if outside else "")
+            + "; hatched bars do not compete.")
+
+
+def recommend_method(scores: pd.DataFrame, *, outside: bool = False) -> str:
+    """The method of ``competing_methods`` with the lowest leave-one-architecture-out MAPE (first listed
+    on ties); ``"course"`` when no method could be scored.
+
+    >>> s = pd.DataFrame({"method": ["arch-ridge", "arch-kernel", "course"], "loao_mape_pct": [9.0, 12.0, 5.0]})
+    >>> recommend_method(s), recommend_method(s, outside=True)
+    ('arch-ridge', 'arch-kernel')
+    """
+    pool = scores[scores["method"].isin(competing_methods(scores, outside=outside))]
     if pool.empty:
         return "course"
     return str(pool.sort_values("loao_mape_pct", kind="stable")["method"].iloc[0])

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.batch import TUNED_NOTE, BatchScaling
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped
 
 #: traces of :func:`batch_samples_figure`, in order (the interval only when the model has one,
 #: "predicted" only with batches to predict)
@@ -39,6 +39,7 @@ def _fmt(x: float) -> str:
     return "∞" if not math.isfinite(x) else f"{x:,.4g}"
 
 
+@escaped
 def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Samples to target against the global batch"
                          ) -> go.Figure:
     """Measured samples to target per run, the fitted ``E(B)``, ``E_min`` and ``B_noise`` marked.
@@ -110,6 +111,7 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
     return fig
 
 
+@escaped
 def efficiency_goodput_figure(model: BatchScaling, curves: pd.DataFrame | None = None, *,
                               title: str = "Statistical efficiency and goodput against the global batch") -> go.Figure:
     """Left: efficiency ``E_min/E(B) = 1/(1 + B/B_noise)``; right: goodput = throughput × efficiency.
@@ -159,7 +161,7 @@ def efficiency_goodput_figure(model: BatchScaling, curves: pd.DataFrame | None =
                 x=part["global_batch"], y=part["goodput"], mode="markers" if measured else "lines",
                 name=str(label), line=dict(color=color(i + 2), width=2),
                 marker=dict(size=9, color=color(i + 2), line=dict(width=1, color="#000")),
-                hovertemplate=(f"{label}: B = %{{x:,.0f}}, goodput %{{y:,.4g}}/s"
+                hovertemplate=(f"{esc(label)}: B = %{{x:,.0f}}, goodput %{{y:,.4g}}/s"
                                f"<br>largest at B = {top['global_batch']:,.0f}<extra></extra>")), row=1, col=2)
     else:
         fig.add_annotation(text="no throughput: give a speed model or runs that log theirs", showarrow=False,

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from core.calibrate import Calibration, predicted_loss_errors
 from core.curves import optimus_loss
-from core.figures.style import base_layout, color, empty_figure
+from core.figures.style import base_layout, color, empty_figure, escaped
 
 PARAM_LABELS = {"b0": "b0 (per step)", "b1": "b1", "b2": "b2 (loss floor)"}
 
@@ -30,6 +30,7 @@ def _gpu_colors(gpus: Sequence[str]) -> dict[str, str]:
     return {g: color(i) for i, g in enumerate(sorted(set(gpus)))}
 
 
+@escaped
 def parameters_vs_depth_figure(pred: pd.DataFrame, *, title: str = "Curve parameters against depth") -> go.Figure:
     """b0, b1, b2 against depth, one colour per GPU: fitted values, prediction and band.
 
@@ -81,6 +82,7 @@ def _grid(cal: Calibration, k_max: float | None) -> np.ndarray:
     return np.linspace(1.0, top, 300)
 
 
+@escaped
 def heldout_curves_figure(cal: Calibration, *, measured: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
                           k_max: float | None = None) -> go.Figure:
     """The held-out model's predicted curve next to the curve fitted to its own log, per GPU.
@@ -109,6 +111,7 @@ def heldout_curves_figure(cal: Calibration, *, measured: Mapping[str, tuple[np.n
     return base_layout(fig, title=title, x_title="global step k", y_title="loss")
 
 
+@escaped
 def loss_error_figure(cal: Calibration, *, kind: str = "relative", k_max: float | None = None) -> go.Figure:
     """Error of the predicted loss against the fitted one over steps, per GPU.
 
@@ -131,6 +134,7 @@ def loss_error_figure(cal: Calibration, *, kind: str = "relative", k_max: float 
                        y_title="relative error (%)" if kind == "relative" else "absolute error (loss)")
 
 
+@escaped
 def epochs_to_target_figure(cals: Sequence[Calibration], *, extrapolated: pd.DataFrame | None = None) -> go.Figure:
     """Epochs to target per GPU: actual, and each calibration's prediction with its interval.
 
@@ -166,13 +170,20 @@ def epochs_to_target_figure(cals: Sequence[Calibration], *, extrapolated: pd.Dat
                                   "interval) vs actual", x_title="GPU", y_title="epochs")
 
 
-def method_scores_figure(scores: pd.DataFrame, *, recommended: str | None = None) -> go.Figure:
-    """Leave-one-architecture-out MAPE of each method (the recommended one highlighted)."""
+@escaped
+def method_scores_figure(scores: pd.DataFrame, *, recommended: str | None = None,
+                         competing: Sequence[str] | None = None) -> go.Figure:
+    """Leave-one-architecture-out MAPE of each method: the recommended one highlighted, the methods that
+    do not compete for the recommendation (``core.calibrate.competing_methods``) hatched, so the chart
+    and the recommendation agree: the highlighted bar is the lowest of the plain ones."""
     rows = scores.dropna(subset=["loao_mape_pct"])
     if rows.empty:
         return empty_figure("Leave-one-architecture-out error", "Not enough architectures to score methods.")
     colors = [color(3) if m == recommended else "#9aa5b1" for m in rows["method"]]
+    hatch = ["" if competing is None or m in competing else "/" for m in rows["method"]]
     fig = go.Figure(go.Bar(x=rows["method"], y=rows["loao_mape_pct"], marker_color=colors, name="LOAO MAPE",
+                           marker_pattern_shape=hatch, marker_pattern_fgcolor="#ffffff",
                            text=[f"{v:.1f} %" for v in rows["loao_mape_pct"]], textposition="outside"))
     return base_layout(fig, title="Leave-one-architecture-out error of each method (calibration runs only)",
+                       subtitle=None if competing is None else "highlighted: recommended; hatched: not competing",
                        x_title="method", y_title="MAPE of epochs to target (%)")

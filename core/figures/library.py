@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, escaped
 from core.logs import RunLog
 from core.runs import thin_indices
 
@@ -20,6 +20,7 @@ MAX_DISPLAY_POINTS = 600
 TITLE = "Runs chosen in the library"
 
 
+@escaped
 def library_preview_figure(logs: Sequence[RunLog], *, target_acc: float) -> go.Figure:
     """Accuracy (or loss) against global step of each run, and the target line.
 

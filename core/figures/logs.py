@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.curves import bin_log_spaced
-from core.figures.style import TARGET_LINE, base_layout, color, dash_of, empty_figure
+from core.figures.style import TARGET_LINE, base_layout, color, dash_of, empty_figure, escaped
 from core.runs import RunAnalysis, thin_indices
 
 #: raw points drawn per run at most (SVG: fast to draw in any browser, GPU or not; the thinning is
@@ -33,6 +33,7 @@ def _name(analysis: RunAnalysis, what: str, many: bool, *, legend: bool = False)
     return analysis.log.label if legend else f"{analysis.log.label} · {what}"
 
 
+@escaped
 def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, log_y: bool = False,
                       max_points: int = MAX_DISPLAY_POINTS, show_measured: bool = True,
                       step_scale: Mapping[str, float] | None = None) -> go.Figure:
@@ -83,6 +84,7 @@ def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, l
     return fig
 
 
+@escaped
 def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x: bool = False,
                     max_points: int = MAX_DISPLAY_POINTS, step_scale: Mapping[str, float] | None = None
                     ) -> go.Figure:

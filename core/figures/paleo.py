@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.figures.style import base_layout, color, empty_figure
+from core.figures.style import base_layout, color, empty_figure, escaped
 from core.paleo import UNATTRIBUTED, DeviceComparison, PaleoScaling, ProfileComparison
 
 NAIVE_BOUND = "naive peak bound"
@@ -57,6 +57,7 @@ def _worker_axis(fig: go.Figure, workers: list[int], log_x: bool) -> None:
     fig.update_xaxes(tickvals=workers, type="log" if log_x else "linear")
 
 
+@escaped
 def throughput_figure(result: PaleoScaling, *, schemes: Sequence[str] | None = None,
                       show_bound: bool = True, log_x: bool = False) -> go.Figure:
     """Images per second against workers, one line per communication scheme.
@@ -93,6 +94,7 @@ def throughput_figure(result: PaleoScaling, *, schemes: Sequence[str] | None = N
     return fig
 
 
+@escaped
 def paleo_speedup_figure(result: PaleoScaling, *, schemes: Sequence[str] | None = None,
                    log_x: bool = False) -> go.Figure:
     """Speed-up over one worker against workers, one line per scheme, plus linear speed-up.
@@ -121,6 +123,7 @@ def paleo_speedup_figure(result: PaleoScaling, *, schemes: Sequence[str] | None 
     return fig
 
 
+@escaped
 def layer_breakdown_figure(frame: pd.DataFrame, *, top: int = 15, title: str | None = None
                            ) -> go.Figure:
     """Stacked horizontal bars of compute and memory time of the ``top`` slowest layers.
@@ -164,6 +167,7 @@ def layer_breakdown_figure(frame: pd.DataFrame, *, top: int = 15, title: str | N
     return fig
 
 
+@escaped
 def device_comparison_figure(comparison: DeviceComparison, *, metric: str = "images_per_s") -> go.Figure:
     """One bar per device with the calibrated estimate and its interval; the measurement where there is one.
 
@@ -206,6 +210,7 @@ def device_comparison_figure(comparison: DeviceComparison, *, metric: str = "ima
     return fig
 
 
+@escaped
 def profile_comparison_figure(comparison: ProfileComparison, *, top: int = 15) -> go.Figure:
     """Measured forward + backward time of the ``top`` slowest layers beside both calibrated estimates.
 

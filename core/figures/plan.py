@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.defaults import SECONDS_PER_HOUR
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped
 from core.plan import Allocation, DeadlineChoice, display_time
 
 TTA_TITLE = "Time to target against workers"
@@ -35,9 +35,10 @@ def _note(fig: go.Figure, text: str) -> None:
                        xanchor="left", font=dict(size=12, color="#555"))
 
 
+@escaped
 def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = None,
                           extra: pd.DataFrame | None = None, title: str = TTA_TITLE,
-                          steps_axis: bool = False) -> go.Figure:
+                          subtitle: str | None = None, steps_axis: bool = False) -> go.Figure:
     """Time to target (y) against workers (x), one smooth line per parameter-server count.
 
     Parameters
@@ -52,6 +53,8 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         ``p, w, time_h, label``; one dashed line per ``label`` in the colour of its p.
         Left out, with a note, when the grid is in paper units (no common unit).
     title : str, default="Time to target against workers"
+    subtitle : str or None, default=None
+        A smaller second line under the title (what the plan rests on: steps source, batch rule).
     steps_axis : bool, default=False
         With a grid of :func:`core.plan.goodput.batch_plan_grid` (columns ``global_batch``
         and ``steps``): the steps to target each w needs, on a second y axis at the right,
@@ -102,7 +105,7 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     if best is not None and len(best):
         _add_best(fig, best, column, unit, colors)
     _add_extra(fig, extra, unit, colors)
-    base_layout(fig, title=title, x_title="workers w", y_title=f"time to target ({unit})")
+    base_layout(fig, title=title, subtitle=subtitle, x_title="workers w", y_title=f"time to target ({unit})")
     if steps_axis and {"global_batch", "steps"} <= set(grid.columns):
         _add_steps(fig, grid, colors)     # after the axis titles: base_layout titles every y axis
     return fig
@@ -151,9 +154,10 @@ def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: di
         fig.add_trace(go.Scatter(
             x=part["w"], y=part["time_h"], mode="lines", name=str(label),
             line=dict(color=colors.get(p, color(len(colors) + i)), dash="dash", width=2),
-            hovertemplate=f"{label}<br>w = %{{x}}, %{{y:.3g}} hours<extra></extra>"))
+            hovertemplate=f"{esc(label)}<br>w = %{{x}}, %{{y:.3g}} hours<extra></extra>"))
 
 
+@escaped
 def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None,
                      choice: DeadlineChoice | None = None, allocation: Allocation | None = None,
                      title: str = TIME_COST_TITLE) -> go.Figure:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure
+from core.figures.style import COLORS, TARGET_LINE, base_layout, empty_figure, esc, escaped
 from core.logs import RunLog
 from core.prediction import Posterior, Prior, Schedule, TargetPrediction, prediction_curves
 from core.runs import epoch_summary
@@ -56,6 +56,7 @@ def _finite_max(*values) -> float:
     return max(vals) if vals else 1.0
 
 
+@escaped
 def prediction_band_figure(log: RunLog, prediction: TargetPrediction, *, actual_epoch: int | None = None,
                            n_curve_points: int = 300, prior: Prior | None = None, posterior: Posterior | None = None,
                            schedule: Schedule | None = None) -> go.Figure:
@@ -147,7 +148,8 @@ def _point(epoch: float | None, lo: float | None, hi: float | None, y: float | N
     return go.Scatter(x=[epoch], y=[y], mode="markers", name=name, marker=dict(color=color, size=11, symbol=symbol),
                       error_x=dict(type="data", symmetric=False, array=[max(top - epoch, 0.0)],
                                    arrayminus=[max(epoch - low, 0.0)], thickness=2, width=6, color=color),
-                      hovertemplate=f"{name} {epoch:g}<br>{level:.0%} interval {low:g} – {shown_hi}<extra></extra>")
+                      hovertemplate=(f"{esc(name)} {epoch:g}<br>{level:.0%} interval {low:g} – {shown_hi}"
+                                     "<extra></extra>"))
 
 
 def _three_way_traces(prior, posterior, schedule, y_target, y_range, x_max) -> list[go.Scatter]:
@@ -185,6 +187,7 @@ def _epoch_marker(p: TargetPrediction, y: float | None, x_max: float) -> go.Scat
                                      f"{low:g} – {p.epoch_high:g}<extra></extra>"))
 
 
+@escaped
 def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
     """Predicted epoch (with its interval) against the number of epochs seen.
 

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure
+from core.figures.style import HEIGHT, TARGET_LINE, base_layout, color, empty_figure, esc, escaped
 from core.scaling import ACTIVITIES, SERVER, AsyncSchedule, BatchSizePlan, MeasuredScaling, SyncSchedule, lr_at_step
 
 #: trace names of :func:`ps_timeline_figure`, repeated per panel (first rounds, last round)
@@ -49,6 +49,7 @@ _SUBPLOT_LEGEND = dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", 
 
 # --------------------------------------------------------------------------- PS rounds
 
+@escaped
 def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server rounds",
                        panel_titles: tuple[str, ...] | None = None) -> go.Figure:
     """Gantt-style chart of :func:`core.scaling.ps_rounds.ps_schedule` (or ``local_schedule``).
@@ -92,6 +93,7 @@ def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server
     return fig
 
 
+@escaped
 def ps_time_vs_machines_figure(curve: pd.DataFrame, *, crossover: int | None,
                                title: str = "Total time against worker machines"
                                ) -> go.Figure:
@@ -129,6 +131,7 @@ def ps_time_vs_machines_figure(curve: pd.DataFrame, *, crossover: int | None,
 
 # --------------------------------------------------------------------------- sync vs async
 
+@escaped
 def sync_async_figure(sync: SyncSchedule, async_: AsyncSchedule, *,
                       title: str = "Synchronous vs asynchronous updates") -> go.Figure:
     """Both schedules on one time axis: synchronous on top, asynchronous below.
@@ -178,6 +181,7 @@ def sync_async_figure(sync: SyncSchedule, async_: AsyncSchedule, *,
 
 # --------------------------------------------------------------------------- measured scaling
 
+@escaped
 def measured_speedup_figure(result: MeasuredScaling, *, title: str = "Speed-up against GPUs"
                    ) -> go.Figure:
     """Measured speed-up over GPU count, one trace per comparison group, with the ideal line.
@@ -198,6 +202,7 @@ def measured_speedup_figure(result: MeasuredScaling, *, title: str = "Speed-up a
                        y_title="speed-up (×)" if n0 == 1 else f"speed-up over {n0} GPUs (×)")
 
 
+@escaped
 def efficiency_figure(result: MeasuredScaling, *, title: str = "Parallel efficiency against GPUs"
                       ) -> go.Figure:
     """Parallel efficiency over GPU count, with the ideal (1) and break-even (N0/N) lines.
@@ -219,6 +224,7 @@ def efficiency_figure(result: MeasuredScaling, *, title: str = "Parallel efficie
     return base_layout(fig, title=title, x_title="GPUs", y_title="parallel efficiency")
 
 
+@escaped
 def comm_split_figure(result: MeasuredScaling, *, per_epoch: bool = False,
                       title: str = "Where the time goes (estimate)") -> go.Figure:
     """Stacked bars of estimated compute and communication per compared row.
@@ -248,6 +254,7 @@ def comm_split_figure(result: MeasuredScaling, *, per_epoch: bool = False,
     return fig
 
 
+@escaped
 def bandwidth_figure(result: MeasuredScaling, *, title: str = "All-reduce bandwidth achieved"
                      ) -> go.Figure:
     """Achieved bandwidth (lower-bound bytes / estimated communication time) per row.
@@ -277,6 +284,7 @@ def bandwidth_figure(result: MeasuredScaling, *, title: str = "All-reduce bandwi
 
 # --------------------------------------------------------------------------- batch size
 
+@escaped
 def lr_schedule_figure(plan: BatchSizePlan, *, epochs: float | None = None,
                        title: str = "Learning rate with gradual warm-up") -> go.Figure:
     """The learning rate of :func:`core.scaling.batch_size.batch_size_plan` over steps.
@@ -324,7 +332,7 @@ def _hbar(bars: pd.DataFrame, name: str, colour: str) -> go.Bar:
                   orientation="h", name=name, marker_color=colour,
                   customdata=np.column_stack([bars["iteration"].astype(float),
                                               bars["start_s"], bars["end_s"]]),
-                  hovertemplate=(f"{name}<br>%{{y}}, iteration %{{customdata[0]}}<br>"
+                  hovertemplate=(f"{esc(name)}<br>%{{y}}, iteration %{{customdata[0]}}<br>"
                                  "%{customdata[1]:.4g} s → %{customdata[2]:.4g} s"
                                  "<extra></extra>"))
 
@@ -345,7 +353,7 @@ def _group_trace(group: pd.DataFrame, column: str, name: str, i: int) -> go.Scat
     return go.Scatter(x=group["gpus"], y=group[column], name=name,
                       mode="lines+markers" if single else "markers",
                       marker_color=color(i), line_color=color(i), text=group["config"],
-                      hovertemplate=f"{name}<br>%{{text}}<br>%{{x}} GPUs: %{{y:.3g}}"
+                      hovertemplate=f"{esc(name)}<br>%{{text}}<br>%{{x}} GPUs: %{{y:.3g}}"
                                     "<extra></extra>")
 
 

@@ -8,6 +8,9 @@ applying a template to each figure costs 15-25 ms, the largest part of a page's 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -58,8 +61,10 @@ def dash_of(i: int) -> str:
     return DASHES[(i // len(COLORS)) % len(DASHES)]
 
 
-def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> go.Figure:
-    """The title and axis titles (with units) of ``fig``; the rest of the look is ``TEMPLATE``.
+def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str, subtitle: str | None = None) -> go.Figure:
+    """The title (and a smaller subtitle under it) and axis titles (with units) of ``fig``; the rest
+    of the look is ``TEMPLATE``.  A long description belongs in ``subtitle``: a title is one line
+    and a narrow chart cuts it off.
 
     >>> fig = base_layout(go.Figure(), title="Loss", x_title="step", y_title="loss")
     >>> fig.layout.template.layout.height, fig.layout.title.text, fig.layout.xaxis.title.text
@@ -68,6 +73,8 @@ def base_layout(fig: go.Figure, *, title: str, x_title: str, y_title: str) -> go
     if fig.layout.template.layout.height is None:   # made before the template was the default
         fig.update_layout(template=TEMPLATE)
     fig.update_layout(title_text=title)
+    if subtitle:
+        fig.update_layout(title_subtitle_text=subtitle, margin_t=84)
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title)
     return fig
@@ -82,3 +89,65 @@ def empty_figure(title: str, note: str) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
+
+
+# ---------------------------------------------------------------- text from users' files
+def esc(text) -> str:
+    """``text`` made inert in a Plotly label: ``<`` and ``>`` become entities (shown as themselves).
+
+    Plotly draws a few HTML tags in every text it renders (``<a href>`` makes a link, ``<b>``
+    bold), so a file name such as ``<a href="x">re-authenticate</a>.csv`` would become a link
+    in a legend.  Escaping twice changes nothing more.  Bare URLs stay plain text: Plotly links
+    only ``<a>`` tags.
+
+    >>> esc('<a href="x">re-authenticate</a>.csv')
+    '&lt;a href="x"&gt;re-authenticate&lt;/a&gt;.csv'
+    >>> esc(esc("<b>")) == esc("<b>")
+    True
+    """
+    return str(text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _esc_values(values):
+    if isinstance(values, str):
+        return esc(values)
+    if values is None or not hasattr(values, "__len__") or not any(isinstance(v, str) for v in values):
+        return values
+    return [esc(v) if isinstance(v, str) else v for v in values]
+
+
+def escape_text(fig: go.Figure) -> go.Figure:
+    """Escape (``esc``) every text of ``fig`` that can carry a user's words: trace names (legends),
+    legend-group titles, trace ``text`` and ``hovertext``, the title, subtitle, axis titles and
+    annotations.  Hover templates are the builders' own (they ``esc`` what they interpolate)."""
+    for trace in fig.data:
+        if trace.name is not None:
+            trace.name = esc(trace.name)
+        for attr in ("text", "hovertext"):
+            if attr in trace:
+                setattr(trace, attr, _esc_values(getattr(trace, attr)))
+        if "legendgrouptitle" in trace and trace.legendgrouptitle.text:
+            trace.legendgrouptitle.text = esc(trace.legendgrouptitle.text)
+    layout = fig.layout
+    if layout.title.text:
+        layout.title.text = esc(layout.title.text)
+    if layout.title.subtitle.text:
+        layout.title.subtitle.text = esc(layout.title.subtitle.text)
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if axis.title.text:
+            axis.title.text = esc(axis.title.text)
+    for note in layout.annotations:
+        if note.text:
+            note.text = esc(note.text)
+    return fig
+
+
+def escaped(builder: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
+    """Decorator of every figure builder in ``core.figures``: the figure it returns has its text
+    escaped (``escape_text``), so no chart renders markup from a file name, a column or a label."""
+    @functools.wraps(builder)
+    def build(*args, **kwargs) -> go.Figure:
+        return escape_text(builder(*args, **kwargs))
+
+    build.escapes_text = True
+    return build

@@ -11,6 +11,7 @@ workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time 
 ``from_logs`` (the plan straight from training logs: their step times and samples to target).
 """
 
+from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
     PLAN_COLUMNS,
@@ -26,6 +27,7 @@ from core.plan.goodput import (
     SCALING_RULES,
     TIME_RULE_LATEX,
     ScalingRule,
+    anchor_batch_of,
     batch_plan_grid,
     best_configuration,
     goodput_curves,
@@ -94,7 +96,9 @@ from core.plan.speed_table import (
 from core.plan.steps import (
     RUN_METHODS,
     SOURCES,
+    STEPS_SOURCES,
     StepsEstimate,
+    default_run,
     loss_threshold_from_runs,
     run_methods,
     steps_from_batch_scaling,
@@ -102,10 +106,12 @@ from core.plan.steps import (
     steps_from_posterior,
     steps_from_run,
     steps_from_target_prediction,
+    steps_sources,
     typed_steps,
 )
 
 __all__ = [
+    'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
     'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'measured_configurations',
     'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'COST_LATEX', 'Configuration', 'DeadlineChoice', 'FORMULAS_LATEX',

@@ -309,7 +309,30 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
     return out[list(GOODPUT_COLUMNS)]
 
 
-def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_batch: float,
+def anchor_batch_of(rule: ScalingRule, speed) -> float:
+    """The global batch at which steps to target were counted: the rule's fixed M, else the speed
+    model's batch.  A rule that grows the batch scales the steps from there.
+
+    Raises
+    ------
+    InputError
+        Neither the rule nor the speed model has a global batch.
+
+    Examples
+    --------
+    >>> from core.plan.speed import SpeedModel
+    >>> anchor_batch_of(ScalingRule("per-worker", per_worker_batch=64), SpeedModel("allreduce", (0.001, 0.05, 0.002),
+    ...                                                                         global_batch=256))
+    256.0
+    """
+    batch = rule.global_batch or getattr(speed, "global_batch", None)
+    if not batch:
+        raise InputError(f"scaling rule {rule.rule!r}: expected a global batch at which the steps to target were "
+                         "counted (the rule's M or the speed model's); got none. Give the global batch M.")
+    return float(batch)
+
+
+def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_batch: float | None = None,
                    batch: BatchScaling | None = None, b_noise: float | None = None, ps: Sequence[int] | None = None,
                    workers: Sequence[int] = range(1, DEFAULT_MAX_WORKERS + 1), price_worker: float = 1.0,
                    price_ps: float = 1.0) -> tuple[pd.DataFrame, BatchScaling | None]:
@@ -318,8 +341,8 @@ def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_bat
     The one home of "which plan": with the ``fixed`` rule and no batch model, the steps stay
     ``steps.steps`` (:func:`core.plan.grid.plan_grid`, the speed at ``anchor_batch``).
     Otherwise steps follow ``S(M)`` from ``batch`` (a batch-scaling fit), or from a model
-    anchored at ``steps`` measured at ``anchor_batch`` with a typed ``b_noise``
-    (:func:`core.batch.anchored_batch_scaling`).
+    anchored at ``steps`` measured at ``anchor_batch`` (by default :func:`anchor_batch_of` the rule and
+    the speed model) with a typed ``b_noise`` (:func:`core.batch.anchored_batch_scaling`).
 
     Returns
     -------
@@ -348,6 +371,7 @@ def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_bat
         if b_noise is None:
             raise InputError(f"scaling rule {rule.rule!r}: expected a batch-scaling model or a noise scale "
                              "B_noise; got neither. Type B_noise, or take the steps from a batch-scaling fit.")
-        batch = anchored_batch_scaling(steps.steps, anchor_batch, b_noise)
+        anchor = anchor_batch if anchor_batch is not None else anchor_batch_of(rule, speed)
+        batch = anchored_batch_scaling(steps.steps, anchor, b_noise)
     return batch_plan_grid(speed, batch, rule, ps=ps, workers=workers, price_worker=price_worker,
                            price_ps=price_ps), batch

@@ -249,6 +249,30 @@ def loss_threshold_from_runs(runs: Sequence[RunAnalysis], *, exclude: str,
     return LossThreshold(value, tuple(r.log.source for r in others), used_split)
 
 
+#: where the Plan view takes steps to target from, in the order offered
+STEPS_SOURCES: tuple[str, ...] = ("run", "calibrate", "typed", "batch")
+
+
+def steps_sources(*, has_runs: bool, has_calibration: bool) -> tuple[str, ...]:
+    """The :data:`STEPS_SOURCES` that can give steps now: "run" needs loaded runs, "calibrate" a
+    prediction handed over from a calibration; a typed number and a batch-scaling fit always can.
+
+    Examples
+    --------
+    >>> steps_sources(has_runs=True, has_calibration=False)
+    ('run', 'typed', 'batch')
+    """
+    return tuple(s for s in STEPS_SOURCES
+                 if (s != "run" or has_runs) and (s != "calibrate" or has_calibration))
+
+
+def default_run(runs: Sequence[RunAnalysis]) -> str | None:
+    """The run a plan opens on: the first that passed its target (its steps are measured, the plan
+    answers the question), else the first run; None without runs."""
+    first = next((r for r in runs if r.crossing.reached), next(iter(runs), None))
+    return None if first is None else first.log.source
+
+
 def run_methods(run: RunAnalysis, others: Sequence[RunAnalysis] = ()) -> dict[str, str]:
     """The :data:`RUN_METHODS` that apply to ``run``: "family" only for a run short of the target;
     "posterior" (listed first: the default) when, besides, the ``others`` give a prior."""

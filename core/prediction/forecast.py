@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs
-from core.prediction.intervals import FitCache
+from core.prediction.intervals import MIN_INNER_EPOCHS, FitCache
 from core.prediction.posterior import Posterior, combine
 from core.prediction.predict import TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target, widen
 from core.prediction.prior import Prior, prior_for_run
@@ -29,6 +29,15 @@ from core.runs import find_target_crossing
 
 #: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)
 DEFAULT_POSTERIOR_METHOD = "precision"
+#: the fewest epochs a run needs before its first epochs can predict the rest: an inner fit on
+#: ``MIN_INNER_EPOCHS`` epochs and one epoch after it to check the fit against
+MIN_PREDICTION_EPOCHS = MIN_INNER_EPOCHS + 1
+
+
+def can_forecast(log: RunLog) -> bool:
+    """Whether ``log`` can be forecast from its first epochs: an accuracy column and at least
+    ``MIN_PREDICTION_EPOCHS`` epochs."""
+    return log.has_acc and n_epochs(log) >= MIN_PREDICTION_EPOCHS
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,6 +14,8 @@ from core.scaling.batch_size import (
     steps_per_epoch,
 )
 from core.scaling.measured import (
+    DEFAULT_MODEL,
+    DEFAULT_PARAMS,
     ESTIMATE_NOTE,
     GB,
     LINK_PRESETS_GBPS,
@@ -44,6 +46,7 @@ from core.scaling.ps_rounds import (
     ps_schedule,
     ps_time_vs_machines,
 )
+from core.scaling.ps_study import PSStudy, ps_study
 from core.scaling.sync_async import (
     STALENESS_BOUND_SOURCES,
     STALENESS_BOUND_TEXT,
@@ -71,6 +74,8 @@ from core.scaling.table import (
 )
 
 __all__ = [
+    'PSStudy', 'ps_study',
+    'DEFAULT_MODEL', 'DEFAULT_PARAMS',
     'ACTIVITIES', 'AsyncSchedule', 'BATCH_KINDS', 'BatchSizePlan', 'ESTIMATE_NOTE', 'GB', 'GENERIC_REQUIRED',
     'GENERIC_TIMES', 'LARGE_BATCH_TEXT', 'LINK_PRESETS_GBPS', 'LOCAL_TRAINING_NOTE', 'LocalTraining',
     'MAX_DEFAULT_MACHINES', 'MeasuredScaling', 'POLLUX_DIR', 'POLLUX_PLACEMENTS',

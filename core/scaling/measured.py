@@ -65,6 +65,11 @@ LINK_PRESETS_GBPS: dict[str, float] = {
     "PCIe 3.0 x16 (126 Gb/s)": 126.0,
     "PCIe 4.0 x16 (252 Gb/s)": 252.0,
 }
+#: the model whose parameter count the all-reduce analysis starts from (``core.models``' name), and
+#: that count: ResNet-18 for CIFAR-10 (10 classes); ``tests/core/scaling/test_measured.py`` checks it
+#: against the model itself
+DEFAULT_MODEL = "resnet18_cifar"
+DEFAULT_PARAMS = 11_173_962
 ESTIMATE_NOTE = (
     "Compute and communication are estimates: compute per step = the baseline's time per "
     "sample × the per-GPU batch (strong scaling: T0·N0/N; weak: T0), communication = the "

@@ -27,8 +27,9 @@ def test_an_empty_library_shows_where_it_will_be_and_creates_nothing():
     at = open_page(PAGE, via_app=True)
     assert at.title[0].value == "Library"
     assert "No library file yet" in at.info[0].value
-    # the path as text (escaped Markdown, outside a code span, where escapes would show as backslashes)
-    assert [c for c in at.caption if shown(c.value).startswith(f"Library file: {_db()} (set `TTA_LIBRARY_DB`")]
+    # the file name only (the server's folders are not shown), as text (escaped Markdown, outside a code span)
+    assert [c for c in at.caption if shown(c.value).startswith(f"Library file: {_db().name} (set `TTA_LIBRARY_DB`")]
+    assert not [c for c in at.caption if str(_db().parent) in shown(c.value)]
     assert _table(at).empty
     spec = chart_specs(at)[0]
     assert spec["layout"]["annotations"][0]["text"] == "Choose runs in the table to see their curves here."
@@ -40,6 +41,7 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at.button(key="library_load_builtin").click().run()
     assert not at.exception
     assert shown(at.success[0].value) == "58 run(s) added, 0 already in the library."
+    assert not [i for i in at.info if "No library file yet" in i.value]     # no stale box after loading
     assert len(_table(at)) == 58 and len(Library(_db()).runs()) == 58
 
     at.multiselect(key="library_f_model").set_value(["resnet20"]).run()

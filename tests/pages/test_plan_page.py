@@ -16,6 +16,7 @@ from core.plan import (
     SpeedModel,
     best_workers,
     cheapest_config,
+    default_run,
     greedy_allocation,
     paper_speed_model,
     plan_grid,
@@ -27,18 +28,31 @@ from core.runs import analyse_run
 from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"
-DEFAULT_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
+UNFINISHED_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
 #: the page opens on the paper's θ scaled to 0.906 s per step at p = 2, w = 4 (0.02 s per paper unit)
 CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
 
 
 @pytest.fixture(scope="module")
-def builtin_steps():
-    """Steps to 92 % for the page's default run, computed by core alone: the run never reaches the
-    target and five other architectures are loaded, so the page uses the posterior (issue 12)."""
-    analyses = [analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC) for _, p in builtin_log_files("mnist1d")]
-    run = next(a for a in analyses if a.log.source == DEFAULT_RUN)
-    return steps_from_run(run, analyses, method="posterior")
+def builtin_analyses():
+    return [analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC) for _, p in builtin_log_files("mnist1d")]
+
+
+@pytest.fixture(scope="module")
+def builtin_steps(builtin_analyses):
+    """Steps to 92 % for the page's default run, computed by core alone: the page opens on the first
+    built-in run that reached the target (issue 21: data that answers the question), measured."""
+    name = default_run(builtin_analyses)
+    assert name == "resnet14_Intel Xeon Processor.csv"          # resnet8, listed first, never reaches 92 %
+    run = next(a for a in builtin_analyses if a.log.source == name)
+    return steps_from_run(run, builtin_analyses, method="auto")
+
+
+@pytest.fixture(scope="module")
+def posterior_steps(builtin_analyses):
+    """Steps to 92 % of the unfinished run: five other architectures are loaded, so the posterior (issue 12)."""
+    run = next(a for a in builtin_analyses if a.log.source == UNFINISHED_RUN)
+    return steps_from_run(run, builtin_analyses, method="posterior")
 
 
 def figure(at, index: int = 0) -> dict:
@@ -76,17 +90,18 @@ def typed_steps(at, steps: float, low: float | None = None, high: float | None =
 def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     at = open_page(PAGE)
     assert at.title[0].value == "Plan"
-    assert at.radio(key="plan_run_method").value == "posterior"
-    assert metrics(at)["Steps to target"] == f"{builtin_steps.steps:,.0f}"
-    assert builtin_steps.interval is not None and builtin_steps.source == "posterior"
+    assert at.selectbox(key="plan_run").value == "resnet14_Intel Xeon Processor.csv"
+    assert at.radio(key="plan_run_method").value == "auto"
+    assert metrics(at)["Steps to target"] == "1,071" == f"{builtin_steps.steps:,.0f}"   # measured, passed 0.92
+    assert builtin_steps.interval is None and builtin_steps.source == "measured"
     grid = plan_grid(CALIBRATED, builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
-                     steps_interval=builtin_steps.interval, price_worker=2.5, price_ps=0.5)
+                     price_worker=2.5, price_ps=0.5)
     best = best_workers(grid)
     assert figure(at, 0)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"   # seconds from the start
     assert not at.warning
     tta = figure(at, 0)
-    assert [t["name"] for t in tta["data"]][:5] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
-    assert [t["name"] for t in tta["data"]][5:] == ["Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"]
+    assert [t["name"] for t in tta["data"]][:3] == ["p = 2", "p = 4", "best w"]
+    assert [t["name"] for t in tta["data"]][3:] == ["Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"]
     assert trace(tta, "best w")["x"] == best["w"].tolist() == [7, 10]   # sqrt(130.56·p/4.92): 7, 10
     assert trace(tta, "best w")["text"] == ["w = 7", "w = 10"]
     assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
@@ -95,6 +110,40 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     assert [t["name"] for t in cost["data"]][:3] == ["p = 2", "p = 4", "Pareto frontier"]
     assert {"greedy path", "exhaustive optimum"} <= {t["name"] for t in cost["data"]}
     assert not at.error
+
+
+def test_an_unfinished_run_takes_the_posterior_with_its_interval(posterior_steps):
+    at = open_page(PAGE)
+    at.selectbox(key="plan_run").set_value(UNFINISHED_RUN).run()
+    assert at.radio(key="plan_run_method").options[0] == "posterior (other runs × its epochs)"
+    at.radio(key="plan_run_method").set_value("posterior").run()
+    assert metrics(at)["Steps to target"] == f"{posterior_steps.steps:,.0f}"
+    assert posterior_steps.interval is not None and posterior_steps.source == "posterior"
+    grid = plan_grid(CALIBRATED, posterior_steps.steps, ps=(2, 4), workers=range(1, 33),
+                     steps_interval=posterior_steps.interval, price_worker=2.5, price_ps=0.5)
+    assert [t["name"] for t in figure(at)["data"]][:5] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
+    pd.testing.assert_frame_equal(shown_grid(at).reset_index(drop=True), grid, check_dtype=False)
+
+
+def _in_page_order(node):
+    """Every element of the page, depth first, in the order a browser shows them."""
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _in_page_order(child)
+
+
+def test_the_headline_comes_first_and_its_title_is_not_cut():
+    at = open_page(PAGE)
+    spec = chart_specs(at)[0]
+    assert spec["layout"]["title"]["text"] == "Time to target against workers"     # short: never cut off
+    assert spec["layout"]["title"]["subtitle"]["text"].startswith("resnet14_Intel Xeon Processor.csv")
+    kinds = [getattr(e, "type", None) for e in _in_page_order(at.main)]
+    keys = [getattr(e, "key", None) for e in _in_page_order(at.main)]
+    chart, best = kinds.index("plotly_chart"), kinds.index("metric")
+    first_input = min(i for i, k in enumerate(keys) if k in ("plan_target_acc", "plan_max_workers", "plan_run"))
+    assert chart < first_input and best < first_input          # the answer before every input
+    assert at.metric[0].label == "Best w for p = 2"
+    assert not at.exception
 
 
 def test_worker_slider_and_ps_choice_move_the_best_w_as_core_says(builtin_steps):
@@ -162,8 +211,8 @@ def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
     assert at.selectbox(key="plan_speed_table").value == "built-in: Pollux cifar10/scalability.csv"
     assert any("MAPE 12.53 %" in shown(c.value) for c in at.caption)          # docs/plan.md, cifar10
     names = [t["name"] for t in figure(at)["data"]]
-    assert names[:3] == ["p = 0 range", "p = 0", "best w"]
-    assert names[3:] == ["Paleo ring all-reduce (V100, ethernet)"]   # seconds: Paleo is drawn too
+    assert names[:2] == ["p = 0", "best w"]                    # measured steps: no interval, no range
+    assert names[2:] == ["Paleo ring all-reduce (V100, ethernet)"]   # seconds: Paleo is drawn too
     assert "Best w (all-reduce)" in metrics(at)
 
 
@@ -264,7 +313,7 @@ def test_mode_falls_back_when_the_theta_source_no_longer_offers_it():
     at = open_page(PAGE)
     at.radio(key="plan_theta_source").set_value("typed").run()
     at.radio(key="plan_mode").set_value("allreduce").run()
-    assert [t["name"] for t in figure(at)["data"]][:2] == ["p = 0 range", "p = 0"]
+    assert [t["name"] for t in figure(at)["data"]][:2] == ["p = 0", "best w"]
     assert at.multiselect(key="plan_ps").disabled
     at.radio(key="plan_theta_source").set_value("paper").run()       # the paper has no all-reduce θ
     assert not at.exception and not at.error
@@ -357,7 +406,7 @@ def test_the_scaling_rule_changes_the_plotted_times_as_the_formula_says():
     assert fixed["y"][w.index(8)] == pytest.approx(50_000 * 0.7764 / 3600, rel=1e-9)
     # the chart says the rule and shows the steps each w needs on its second axis
     spec = figure(at)
-    assert "per-worker batch m = 32 (M = w·m)" in spec["layout"]["title"]["text"]
+    assert "per-worker batch m = 32 (M = w·m)" in spec["layout"]["title"]["subtitle"]["text"]
     shown_steps = trace(spec, "steps to target")
     assert shown_steps["y"][shown_steps["x"].index(8)] == pytest.approx(steps, rel=1e-9)
     assert spec["layout"]["yaxis2"]["title"]["text"] == "steps to target"

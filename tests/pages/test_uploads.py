@@ -43,9 +43,9 @@ def test_removing_a_file_from_the_uploader_unloads_it_and_the_button_clears_all(
 
 
 def test_a_session_holds_a_bounded_amount_of_uploads(monkeypatch):
-    import pages.shared.common as common
+    import pages.shared.uploads as uploads
 
-    monkeypatch.setattr(common, "MAX_SESSION_UPLOAD_BYTES", 30_000)
+    monkeypatch.setattr(uploads, "MAX_SESSION_UPLOAD_BYTES", 30_000)
     at = open_page()
     small, large = course_log(), course_log(rows_per_epoch=200)      # ~2 kB and ~25 kB
     at.file_uploader(key=UPLOADER).set_value([("a_V100.csv", large, "text/csv"),

@@ -89,3 +89,19 @@ def test_loss_error_figure_plots_the_core_errors(fits):
     # at step 1: fitted 1/(b0 + b1) + b2 against predicted with the hatted parameters
     k1 = errors.iloc[0]
     assert k1["fitted"] == pytest.approx(1 / (first["b0"] * k1["step"] + first["b1"]) + first["b2"])
+
+
+def test_the_recommended_method_is_the_lowest_of_the_competing_bars(fits):
+    """The label, the rule and the chart agree: the highlighted bar is the lowest plain one."""
+    from core.calibrate import competing_methods
+    from core.figures.calibrate import method_scores_figure
+
+    scores = method_scores(fits, holdout="resnet50")
+    for outside in (False, True):
+        best = recommend_method(scores, outside=outside)
+        competing = competing_methods(scores, outside=outside)
+        bar = method_scores_figure(scores, recommended=best, competing=competing).data[0]
+        plain = {m: v for m, v, h in zip(bar.x, bar.y, bar.marker.pattern.shape) if h == ""}
+        assert set(plain) == set(competing) and min(plain, key=plain.get) == best
+        highlighted = [m for m, c in zip(bar.x, bar.marker.color) if c != "#9aa5b1"]
+        assert highlighted == [best]

@@ -39,3 +39,12 @@ def test_fit_table_input_is_accepted_and_bad_tables_are_refused(tmp_path):
     bad.write_text("x,y\n1,2\n")
     with pytest.raises(LogFormatError, match="odd.csv: expected the course's columns"):
         read_fits_table(bad)
+
+
+def test_the_course_table_holds_the_runs_its_label_counts():
+    """The Calibrate view's "Course table: 36 … fits" counts the table: 6 depths × 3 GPUs × 2 splits."""
+    from core.datasets import COURSE_FITS_RUNS, course_fits_path
+
+    table = read_fits_table(course_fits_path())
+    assert len(table) == COURSE_FITS_RUNS == 6 * 3 * 2
+    assert (table["model"].nunique(), table["gpu"].nunique(), table["split"].nunique()) == (6, 3, 2)

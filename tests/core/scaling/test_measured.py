@@ -387,3 +387,11 @@ def test_link_presets_state_their_rate_in_the_name():
     for name, gbps in LINK_PRESETS_GBPS.items():
         assert f"{gbps:g}" in name and gbps > 0
     assert LINK_PRESETS_GBPS["25 GbE"] / 8 == 3.125          # GB/s shown beside the achieved rate
+
+
+def test_the_default_parameter_count_is_the_default_model_s():
+    """The Scaling page opens on ResNet-18 for CIFAR-10: its count is the model's, not typed."""
+    from core.models import parameter_count
+    from core.scaling import DEFAULT_MODEL, DEFAULT_PARAMS
+
+    assert parameter_count(DEFAULT_MODEL) == DEFAULT_PARAMS == 11_173_962

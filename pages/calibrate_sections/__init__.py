@@ -1,0 +1,1 @@
+"""The Calibrate page's section modules (Streamlit lists only ``pages/*.py`` as pages)."""

@@ -1,0 +1,1 @@
+"""The Scaling page's sections, one module each (Streamlit lists only ``pages/*.py`` as pages)."""

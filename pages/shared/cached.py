@@ -1,0 +1,284 @@
+"""Cached calls into ``core`` shared by the pages: read the logs in play, fit and analyse them.
+
+Part of ``pages/shared`` (re-exported by ``pages.shared.common``).  Nothing here computes a
+number: every value comes from ``core``; this module only caches and stores.
+
+Caching: a ``RunLog`` or ``RunAnalysis`` argument is hashed by its fingerprint (``HASH_FUNCS``),
+so cached calls take runs as they are.  Runs, fits and analyses are frozen results, cached once
+per server (``st.cache_resource``: no copy per rerun); tables are cached as data.  Every cache is
+bounded in entries and in time (``CACHE``, ``SHARED``), so memory does not grow with every
+distinct upload.  What an upload turns into lives in the session that uploaded it
+(``_session_memo``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import streamlit as st
+
+from core.datasets import BATCH_RUN_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
+from core.defaults import DEFAULT_LEVEL
+from core.errors import LogFormatError
+from core.logs import RunLog, read_log, read_log_files
+from core.prediction import FitCache
+from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
+from pages.shared.state import (
+    BUILTIN,
+    CACHE,
+    DIGESTS,
+    EDITS,
+    LIBRARY_DATASETS,
+    LIBRARY_RUNS,
+    MAX_SESSION_FILES,
+    SHARED,
+    UPLOADS,
+)
+
+if TYPE_CHECKING:
+    from core.batch import BatchStudy
+
+@st.cache_resource(**SHARED)
+def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
+    files = ((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
+    return tuple((name, data, content_digest(data)) for name, data in files)
+
+
+#: the batch-scaling run sets a page offers: the built-in ones, then the runs loaded on the Logs page
+LOADED_RUNS = "loaded"
+BATCH_SOURCES: dict[str, str] = {**{k: v.label for k, v in BATCH_RUN_SETS.items()},
+                                 LOADED_RUNS: "Runs loaded on the Logs page (sidebar sets, uploads, library runs)"}
+
+
+def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    """``(name, bytes, digest)`` of a built-in batch-scaling run set, or of every loaded file (``LOADED_RUNS``)."""
+    if key == LOADED_RUNS:
+        return tuple((n, b, d) for n, b, d, _ in all_log_files())
+    return _batch_set_bytes(key)
+
+
+@st.cache_resource(**SHARED)
+def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
+                 samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
+                 ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
+    from core.batch import batch_study
+
+    read = read_log_files(_files)
+    study = batch_study([*read.logs, *_extra], target_acc=target_acc, noise=read.noise,
+                        samples_per_epoch=samples_per_epoch, level=DEFAULT_LEVEL)
+    return study, read.errors
+
+
+def load_batch_study(source: str, *, target_acc: float, samples_per_epoch: int | None = None
+                     ) -> tuple[BatchStudy | None, tuple[tuple[str, str], ...], str]:
+    """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without runs), the files
+    refused, and a digest of the runs (a cache key for charts).  ``LOADED_RUNS`` includes the runs loaded
+    from the library (without gradient statistics: the library keeps the tidy series only)."""
+    files = batch_set_files(source)
+    extra = tuple(library_logs()) if source == LOADED_RUNS else ()
+    digest = "|".join([*(d for _, _, d in files), *(log.fingerprint() for log in extra)])
+    if not files and not extra:
+        return None, (), digest
+    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target_acc, samples_per_epoch,
+                                 extra)
+    return study, errors, digest
+
+
+@st.cache_resource(**SHARED)
+def _batch_set_bytes(key: str) -> tuple[tuple[str, bytes, str], ...]:
+    files = ((name, path.read_bytes()) for name, path in batch_run_files(key))
+    return tuple((name, data, content_digest(data)) for name, data in files)
+
+
+@st.cache_resource(**SHARED)
+def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
+                  steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
+    """A built-in log (shared by every session: a few known files)."""
+    return _read(_data, name, roles, steps_per_epoch, split)
+
+
+def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | LogFormatError:
+    """The log, or the error that refused it: a rejected file is read once, not on every rerun."""
+    try:
+        return read_log(data, name, roles=dict(roles) if roles else None, steps_per_epoch=steps_per_epoch,
+                        split=split)
+    except LogFormatError as exc:
+        return exc
+
+
+@st.cache_resource(**{**SHARED, "max_entries": 4096})
+def _fit(log: RunLog, family: str) -> RunFit:
+    """The fitted loss curve of a log (a small result: nothing of the log is kept)."""
+    return fit_run(log, family=family)
+
+
+def _session_memo(name: str, key, compute: Callable, *, max_items: int):
+    """``compute()`` remembered in this session (least recently used dropped past ``max_items``).
+
+    What an upload turns into (its parsed log, its analyses) lives in the session that uploaded
+    it, not in a cache shared by every session: it goes when the file is removed or the session
+    ends, so memory does not grow with every distinct upload of every user.
+    """
+    memo = st.session_state.setdefault(f"_memo_{name}", OrderedDict())
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    value = memo[key] = compute()
+    while len(memo) > max_items:
+        memo.popitem(last=False)
+    return value
+
+
+def _forget_uploads(keep: set[str]) -> None:
+    """Drop the session's parsed uploads whose content digest is not in ``keep``."""
+    memo = st.session_state.get("_memo_logs", {})
+    for key in [k for k in memo if k[0] not in keep]:
+        del memo[key]
+    st.session_state.pop("_memo_analyses", None)
+
+
+def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> RunAnalysis:
+    return _session_memo("analyses", (log.fingerprint(), target_acc, criterion, family),
+                         lambda: analyse_run(log, target_acc=target_acc, criterion=criterion, family=family,
+                                             fitted=_fit(log, family)), max_items=512)
+
+
+@st.cache_resource(show_spinner=False)
+def shared_fits() -> FitCache:
+    """One cache of learning-curve fits for every prediction the server makes (bounded, thread-safe):
+    a new upload refits only itself, never the runs every session already has."""
+    return FitCache(max_fits=20_000)
+
+
+@dataclass(frozen=True)
+class LoadedRuns:
+    """What the loaded files gave: analyses of the readable ones, errors of the others."""
+
+    analyses: tuple[RunAnalysis, ...]
+    errors: tuple[tuple[str, str], ...]   # (file name, message)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return _fits_table(self.analyses)
+
+    @property
+    def logs(self) -> tuple[RunLog, ...]:
+        return tuple(a.log for a in self.analyses)
+
+    def get(self, name: str) -> RunAnalysis | None:
+        return next((a for a in self.analyses if a.log.source == name), None)
+
+
+@st.cache_data(**CACHE)
+def _fits_table(analyses: tuple[RunAnalysis, ...]) -> pd.DataFrame:
+    return fits_table(analyses)
+
+
+def all_log_files() -> list[tuple[str, bytes, str, str]]:
+    """Every file in play: ``(name, bytes, digest, origin)`` with origin "built-in" or "uploaded"."""
+    files: list[tuple[str, bytes, str, str]] = []
+    for key in st.session_state.get(BUILTIN, []):
+        files += [(n, b, d, "built-in") for n, b, d in _builtin_bytes(key)]
+    digests = st.session_state.setdefault(DIGESTS, {})
+    for n, b in st.session_state.get(UPLOADS, {}).items():
+        if digests.get(n, (None,))[0] != id(b):   # the stored bytes object (alive: its id is its own)
+            digests[n] = (id(b), content_digest(b))
+        files.append((n, b, digests[n][1], "uploaded"))
+    return files
+
+
+def _edit_args(name: str) -> tuple:
+    edit = st.session_state.get(EDITS, {}).get(name, {})
+    roles = edit.get("roles")
+    roles_t = tuple(sorted(roles.items())) if roles else None
+    meta = tuple(sorted((k, v) for k, v in edit.items() if k in {"model", "depth", "gpu"}))
+    return roles_t, edit.get("steps_per_epoch"), edit.get("split"), meta
+
+
+def frame_key(frame: pd.DataFrame) -> str:
+    """A short digest of a table's content and columns (the cache key of calls that take it unhashed)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    h.update(repr(list(frame.columns)).encode())
+    return h.hexdigest()
+
+
+def content_digest(data: bytes) -> str:
+    """A short hash of a file's bytes (computed once per upload, kept beside the bytes)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _log_of(name: str, data: bytes, digest: str, origin: str) -> RunLog | LogFormatError:
+    roles, spe, split, meta = _edit_args(name)
+    if origin == "built-in":
+        log = _read_builtin(digest, data, name, roles, spe, split)
+    else:
+        log = _session_memo("logs", (digest, name, roles, spe, split),
+                            lambda: _read(data, name, roles, spe, split), max_items=MAX_SESSION_FILES)
+    if isinstance(log, RunLog) and meta:
+        log = log.with_meta(**dict(meta))
+    return log
+
+
+def load_logs() -> tuple[list[RunLog], list[tuple[str, str]]]:
+    """Every readable log in play (with the user's edits) and ``(file, message)`` for the others."""
+    logs, errors = [], []
+    for name, data, digest, origin in all_log_files():
+        log = _log_of(name, data, digest, origin)
+        if isinstance(log, LogFormatError):
+            errors.append((name, str(log)))
+        else:
+            logs.append(log)
+    logs += [_library_log(name) for name in st.session_state.get(LIBRARY_RUNS, {})]
+    return logs, errors
+
+
+def library_logs() -> list[RunLog]:
+    """The session's runs from the library, with the user's metadata edits."""
+    return [_library_log(name) for name in st.session_state.get(LIBRARY_RUNS, {})]
+
+
+def is_library_run(name: str) -> bool:
+    """Whether ``name`` is a run loaded from the library (its column roles were fixed when it was saved)."""
+    return name in st.session_state.get(LIBRARY_RUNS, {})
+
+
+def _library_log(name: str) -> RunLog:
+    log = st.session_state[LIBRARY_RUNS][name]
+    _roles, _spe, split, meta = _edit_args(name)
+    changes = dict(meta)
+    if split:
+        changes["split"] = split
+    return log.with_meta(**changes) if changes else log
+
+
+def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
+    """Read and analyse every file in play; a bad file is reported, never fatal."""
+    logs, errors = load_logs()
+    return LoadedRuns(tuple(_analyse(log, target_acc, criterion, family) for log in logs), tuple(errors))
+
+
+def loaded_log(name: str) -> RunLog:
+    """The RunLog of one loaded file (built-in, uploaded or from the library) with its edits.
+
+    Raises ``LogFormatError`` when the file is refused and ``KeyError`` when none has that name.
+    """
+    for n, data, digest, origin in all_log_files():
+        if n == name:
+            log = _log_of(name, data, digest, origin)
+            if isinstance(log, LogFormatError):
+                raise log
+            return log
+    if is_library_run(name):
+        return _library_log(name)
+    raise KeyError(name)
+
+
+def datasets_by_file() -> dict[str, str]:
+    """What each run in play trained on, where known: the built-in files' and the library runs' data sets."""
+    return {**builtin_datasets_by_file(), **st.session_state.get(LIBRARY_DATASETS, {})}

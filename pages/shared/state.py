@@ -1,0 +1,99 @@
+"""Session state shared by the pages: the keys, their starting values, and choices that stay chosen.
+
+Part of ``pages/shared`` (re-exported by ``pages.shared.common``).  A choice the user makes on one
+page stays chosen when they visit another page and come back: a page widget that holds a choice is
+created with ``**KEPT`` (Streamlit's ``persist_state="session"``), and values the pages share (the
+target accuracy, the built-in sets) live under keys of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from core.datasets import BUILTIN_LOG_SETS
+from core.defaults import DEFAULT_TARGET_ACC
+from core.logs import RunLog
+from core.runs import RunAnalysis
+
+# ---------------------------------------------------------------- session state keys
+UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
+DIGESTS = "log_digests"        # dict[name, (id of the bytes, content hash)]: each upload hashed once
+EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
+BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
+BUILTIN_WIDGET = "builtin_sets_widget"
+TARGET = "target_acc"          # the target accuracy shared by the pages
+SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
+#: the Calibrate page's prediction handed to the Plan page: a ``core.plan.StepsEstimate``
+#: (``core.plan.steps_from_calibration``), absent until the user sends one
+CALIBRATED_STEPS = "calibrated_steps"
+#: the learning-curve family chosen on the Logs page ("auto" or a key of core.curves.FAMILIES)
+#: and its route ("accuracy" or "loss"); the Plan page predicts steps with them
+FAMILY = "curve_family"
+ROUTE = "curve_route"
+#: runs loaded from the library (the Library page): dict[name, RunLog], name ``<source> (library #<id>)``,
+#: and what each trained on (dict[name, data set]); a snapshot: the session keeps them as they were loaded
+LIBRARY_RUNS = "library_runs"
+LIBRARY_DATASETS = "library_datasets"
+
+#: cached results are hashed by content: a run by its fingerprint
+HASH_FUNCS: dict[type, Callable] = {RunLog: RunLog.fingerprint, RunAnalysis: lambda a: a.key}
+#: every cache: at most this many entries, each kept at most an hour
+CACHE = dict(show_spinner=False, max_entries=256, ttl=3600, hash_funcs=HASH_FUNCS)
+#: frozen results shared as they are (never mutated by a page); small ones only: what an upload
+#: turns into stays in its session (``_session_memo``)
+SHARED = dict(CACHE, max_entries=64, ttl=600)
+
+
+#: keyword arguments of a widget whose choice survives page switches (Streamlit drops a widget's
+#: value when its page is not shown, unless the widget persists it for the session)
+KEPT = dict(persist_state="session")
+#: the most files one session may hold (uploads; each parsed log is remembered per file)
+MAX_SESSION_FILES = 200
+
+
+def init_state() -> None:
+    """Create the shared session keys once (idempotent)."""
+    st.session_state.setdefault(UPLOADS, {})
+    st.session_state.setdefault(EDITS, {})
+    st.session_state.setdefault(BUILTIN, ["mnist1d"])
+    st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+    st.session_state.setdefault(SPEED_UPLOADS, {})
+    st.session_state.setdefault(FAMILY, "auto")
+    st.session_state.setdefault(ROUTE, "accuracy")
+    st.session_state.setdefault(LIBRARY_RUNS, {})
+    st.session_state.setdefault(LIBRARY_DATASETS, {})
+
+
+
+def keep_valid_choice(key: str, options, default=None) -> None:
+    """Reset a keyed widget's stored choice when it is no longer among ``options``.
+
+    Call it before creating a radio or selectbox whose options depend on other inputs. The
+    choice becomes ``default`` (or the first option), set through the session state so that
+    the browser shows it too (deleting the key would leave the old value on screen).
+    """
+    options = list(options)
+    if key in st.session_state and st.session_state[key] not in options and options:
+        st.session_state[key] = default if default in options else options[0]
+
+
+def builtin_set_labels() -> dict[str, str]:
+    return {k: v[0] for k, v in BUILTIN_LOG_SETS.items()}
+
+
+def target_slider(*, key: str) -> float:
+    """The target-accuracy slider, shared by the pages through ``TARGET``.
+
+    Each page has its own widget (widget state is page-scoped); it starts from the shared
+    value and writes every change back to it, so moving it on one page moves it on all.
+    """
+    init_state()
+
+    def _sync() -> None:
+        st.session_state[TARGET] = float(st.session_state[key])
+
+    return float(st.slider("Target accuracy", min_value=0.50, max_value=0.99, step=0.01,
+                           value=float(st.session_state[TARGET]), key=key, on_change=_sync, format="%.2f",
+                           help="The run counts as converged when its accuracy exceeds this."))

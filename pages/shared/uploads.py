@@ -1,0 +1,148 @@
+"""Uploads and the run library in a session: the Logs uploader's files, the session's caps, runs
+loaded from and saved to the library.
+
+Part of ``pages/shared`` (re-exported by ``pages.shared.common``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from core.errors import LogFormatError
+from pages.shared.cached import _forget_uploads, content_digest, loaded_log
+from pages.shared.state import (
+    DIGESTS,
+    LIBRARY_DATASETS,
+    LIBRARY_RUNS,
+    MAX_SESSION_FILES,
+    UPLOADS,
+    init_state,
+)
+
+UPLOADER = "logs_upload"       # the Logs page's uploader; its key carries a generation number
+UPLOAD_REFUSALS = "upload_refusals"   # messages about uploads the session cap refused
+#: what one session may hold: uploaded bytes and files (a user gets a message past them)
+MAX_SESSION_UPLOAD_BYTES = 400 * 2**20
+UPLOADER_GENERATION = "logs_upload_generation"
+
+
+def uploader_key() -> str:
+    """The Logs page uploader's current key (a new key empties the widget).
+
+    Call it when the uploader is drawn: a widget emptied by a page switch (Streamlit clears a
+    page's widgets when another page is shown) forgets which names it showed, so a later change
+    of the widget never removes files the user did not remove.
+    """
+    key = f"{UPLOADER}_{st.session_state.setdefault(UPLOADER_GENERATION, 0)}"
+    if not st.session_state.get(key):
+        st.session_state["_uploader_names"] = []
+    return key
+
+
+def sync_uploads() -> None:
+    """``on_change`` of the Logs uploader: the stored uploads follow the widget (✕ on a chip removes)."""
+    init_state()
+    current = st.session_state.get(uploader_key()) or []
+    shown = st.session_state.setdefault("_uploader_names", [])
+    store = st.session_state[UPLOADS]
+    names = [f.name for f in current]
+    digests = st.session_state.setdefault(DIGESTS, {})
+    for name in shown:
+        if name not in names:
+            store.pop(name, None)
+            digests.pop(name, None)
+    refused = []
+    held = sum(len(b) for n, b in store.items() if n not in names)
+    for f in current:
+        data = f.getvalue()
+        if held + len(data) > MAX_SESSION_UPLOAD_BYTES or len(store) - (f.name in store) >= MAX_SESSION_FILES:
+            refused.append(f"{f.name}: not loaded: this session already holds {held / 2**20:.0f} MB of uploads "
+                           f"(at most {MAX_SESSION_UPLOAD_BYTES / 2**20:.0f} MB and {MAX_SESSION_FILES} files). "
+                           "Remove some files first.")
+            store.pop(f.name, None)
+            digests.pop(f.name, None)
+            continue
+        held += len(data)
+        store[f.name] = data
+        digests[f.name] = (id(data), content_digest(data))
+    st.session_state[UPLOAD_REFUSALS] = refused
+    st.session_state["_uploader_names"] = names
+    _forget_uploads({d for _, d in digests.values()})
+
+
+def clear_uploads() -> None:
+    """Forget every uploaded log and empty the uploader (its key changes)."""
+    st.session_state[UPLOADS] = {}
+    st.session_state[DIGESTS] = {}
+    st.session_state[UPLOAD_REFUSALS] = []
+    st.session_state["_uploader_names"] = []
+    _forget_uploads(set())
+    st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
+
+
+def library():
+    """The run library this server uses (``$TTA_LIBRARY_DB``, else the per-user data folder); opening it
+    creates nothing: the file appears with the first run saved."""
+    from core.library import Library
+
+    return Library()
+
+
+def load_library_runs(lib, run_ids) -> list[str]:
+    """Load runs of the library into the session (beside uploads and built-in data); return their names."""
+    from core.library import RunFilter, library_name
+
+    run_ids = [int(i) for i in run_ids]
+    if not run_ids:
+        return []
+    runs = lib.runs(RunFilter.of(id=run_ids))
+    datasets = dict(zip(runs["run_id"].astype(int), runs["dataset"]))
+    store = st.session_state.setdefault(LIBRARY_RUNS, {})
+    names = []
+    for run_id, log in lib.get_many(run_ids):
+        name = library_name(run_id, log.source)
+        store[name] = replace(log, source=name)
+        if datasets.get(run_id):
+            st.session_state.setdefault(LIBRARY_DATASETS, {})[name] = datasets[run_id]
+        names.append(name)
+    return names
+
+
+def save_uploads_to_library(lib, names, *, tags=(), dataset: str | None = None, progress=None):
+    """Add uploaded files to the library as the session reads them (column roles and metadata as edited);
+    a file the session cannot read is refused with its message.  Returns ``core.library.AddReport``."""
+    from core.library import PendingRun, check_tags, content_hash, parameter_count_of
+
+    tags = check_tags(tags)
+    uploads = st.session_state.get(UPLOADS, {})
+
+    def items():
+        for name in names:
+            try:
+                log = loaded_log(name)
+            except (LogFormatError, KeyError) as exc:
+                yield (name, str(exc) if isinstance(exc, LogFormatError) else f"{name}: no longer uploaded.")
+                continue
+            yield PendingRun(log, content_hash(uploads[name]), dataset, tags,
+                             parameter_count_of(log.meta.model, dataset))
+
+    return lib.add_runs(items(), total=len(names), progress=progress)
+
+
+def unload_library_runs() -> None:
+    """Forget every run loaded from the library (the library itself is untouched)."""
+    st.session_state[LIBRARY_RUNS] = {}
+    st.session_state[LIBRARY_DATASETS] = {}
+
+
+def store_files(files, *, state_key: str) -> list[str]:
+    """Keep uploaded files' bytes in ``st.session_state[state_key]`` (same name: replaced); return names."""
+    store = st.session_state.setdefault(state_key, {})
+    names = []
+    for f in files or []:
+        store[f.name] = f.getvalue()
+        names.append(f.name)
+    return names
+

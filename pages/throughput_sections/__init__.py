@@ -1,0 +1,1 @@
+"""The Throughput page's sections (Streamlit lists only ``pages/*.py`` as pages)."""
