@@ -227,6 +227,10 @@ def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, floa
     median, lo, hi = _truncated_quantiles(mu, sd, n, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
+    alone = max(float(math.ceil(math.exp(mu) - 1e-9)), first)
+    if used in ("prior", "extrapolation") and whole[0] != alone:
+        desc += (f"; conditioned on the target not being passed in the {n} epochs seen, its median moves from "
+                 f"epoch {alone:.0f} to {whole[0]:.0f}")
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd, used, desc, n, level, share)
 
 
