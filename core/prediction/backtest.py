@@ -310,9 +310,10 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         Each log's prior (``core.prediction.combined.priors_for_logs``: from the *other*
         logs); the rows then also hold the prior, the posterior and their errors
         (``PRIOR_COLUMNS``).
-    posterior_method : {"precision", "backtest"}, default "precision"
+    posterior_method : {"precision", "backtest", "correlated"}, default "precision"
         How the posterior weighs them (``core.prediction.posterior``); ``"backtest"`` learns the
-        two variances from the other runs' cases at the same fraction.
+        two variances from the other runs' cases at the same fraction, ``"correlated"`` the
+        weight (their errors' correlation counted) and the split-conformal interval.
 
     Returns
     -------
