@@ -25,8 +25,13 @@ import numpy as np
 MIN_CASES = 3
 
 
-def conformal_quantiles(errors: Sequence[float], level: float) -> tuple[float, float]:
+def conformal_quantiles(errors: Sequence[float], level: float, *, fallback: str = "widen") -> tuple[float, float]:
     """Split-conformal ``level`` quantiles of backtest errors (see the module docstring).
+
+    ``fallback`` says what an order statistic beyond the cases becomes: ``"widen"`` the extreme
+    widened by half the errors' range (conservative), ``"extremes"`` the extreme itself (the
+    interval between the smallest and largest of ``n`` exchangeable errors covers a new one with
+    probability ``(n − 1)/(n + 1)``: :func:`expected_coverage` says how much that is).
 
     Nineteen errors 1..19 at 80 %: the order statistics ⌊20·0.1⌋ = 2 and ⌈20·0.9⌉ = 18; with
     four errors both fall outside, so the extremes are widened by half their range:
@@ -35,6 +40,8 @@ def conformal_quantiles(errors: Sequence[float], level: float) -> tuple[float, f
     (2.0, 18.0)
     >>> conformal_quantiles([0.0, 1.0, 2.0, 4.0], 0.8)
     (-2.0, 6.0)
+    >>> conformal_quantiles([0.0, 1.0, 2.0, 4.0], 0.8, fallback="extremes")
+    (0.0, 4.0)
     """
     e = np.sort(np.asarray(list(errors), dtype=float))
     n = len(e)
@@ -43,10 +50,23 @@ def conformal_quantiles(errors: Sequence[float], level: float) -> tuple[float, f
     alpha = (1 - level) / 2
     # (the tolerance keeps 20·0.1 from flooring to 1 in floating point)
     lo_i, hi_i = math.floor((n + 1) * alpha + 1e-9) - 1, math.ceil((n + 1) * (1 - alpha) - 1e-9) - 1
-    spread = float(e[-1] - e[0]) / 2
+    spread = float(e[-1] - e[0]) / 2 if fallback == "widen" else 0.0
     lo = float(e[lo_i]) if lo_i >= 0 else float(e[0]) - spread
     hi = float(e[hi_i]) if hi_i <= n - 1 else float(e[-1]) + spread
     return lo, hi
+
+
+def expected_coverage(n: int, level: float) -> float:
+    """The coverage the conformal interval of ``n`` errors guarantees: ``level`` when its order
+    statistics exist, else ``(n − 1)/(n + 1)`` of the extremes (the ``"extremes"`` fallback).
+
+    >>> expected_coverage(9, 0.8), round(expected_coverage(8, 0.8), 4)
+    (0.8, 0.7778)
+    """
+    alpha = (1 - level) / 2
+    if math.ceil((n + 1) * (1 - alpha) - 1e-9) <= n:
+        return level
+    return max(n - 1, 0) / (n + 1)
 
 
 def correlated_weight(e1: Sequence[float], e2: Sequence[float]) -> tuple[float, float, float, float]:

@@ -25,9 +25,9 @@ interval's ends likewise):
   fraction (leave-one-run-out); the prior's weight ``w = (σx² − ρσpσx)/(σp² + σx² − 2ρσpσx)``
   (clipped to [0, 1], ``core.prediction.conformal.correlated_weight``) minimises the combined
   error, ``μ = w·μp + (1 − w)·μx``, and the interval is ``μ`` plus the split-conformal quantiles
-  of the combined errors (``conformal_quantiles``: order statistic ``⌈(n+1)(1−α)⌉``; too few
-  cases widen the extremes).  When one source has no answer the other's errors alone give the
-  interval; with fewer than ``MIN_VARIANCE_CASES`` cases it falls back to precision weighting
+  of the combined errors (``conformal_quantiles``: order statistic ``⌈(n+1)(1−α)⌉``; with too
+  few cases the extremes, flagged with the ``(n − 1)/(n + 1)`` coverage they promise).  When
+  one source has no answer the other's errors alone give the interval; with fewer than ``MIN_VARIANCE_CASES`` cases it falls back to precision weighting
   and says so.  With ``MIN_SHIFT_CASES`` cases or more, the combined errors' median is taken
   out of the estimate (a bias both sources share).  The run has not passed the target in its
   ``n`` epochs: every end is at least ``n + 1``.
@@ -48,7 +48,7 @@ import numpy as np
 
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.prediction.conformal import conformal_quantiles, correlated_weight
+from core.prediction.conformal import conformal_quantiles, correlated_weight, expected_coverage
 from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior, z_of
 
@@ -297,14 +297,14 @@ def combine_correlated(prior: Prior | None, extrapolation: TargetPrediction | No
     Prior 30 and extrapolation 20 epochs (continuous); on the other runs the prior erred
     exactly three times as far as the extrapolation, the same way (correlation 1): all the
     weight goes to the extrapolation, and four cases are too few for the 80 % order statistics,
-    so the interval is their extremes ±0.1 widened by half their range, ``20·exp(∓0.2)``:
+    so the interval is their extremes, ``20·exp(∓0.1)`` (flagged: they cover about 3/5):
 
     >>> x = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch=20.5, epoch_low=16.5,
     ...                      epoch_high=26.5, level=0.8)
     >>> errs = [(0.3, 0.1), (-0.3, -0.1), (0.15, 0.05), (-0.15, -0.05)]
     >>> post = combine_correlated(Prior(30.0, 0.3, "given", "a prior"), x, n_epochs_observed=10, errors=errs)
     >>> post.method, post.weight_prior, round(post.median, 4), (post.epoch_low, post.epoch_high)   # 20·e^0.1
-    ('correlated', 0.0, 20.0, (17.0, 25.0))
+    ('correlated', 0.0, 20.0, (19.0, 23.0))
     """
     n = int(n_epochs_observed)
     if measured_epoch is not None:
@@ -344,7 +344,11 @@ def _from_errors(mu: float, errors: np.ndarray, n: int, level: float, weight: fl
                  flags: list[str]) -> Posterior:
     """A posterior centred at ``exp(μ)`` (less the errors' median with enough cases) with the errors'
     conformal interval, every end at least ``n + 1`` whole epochs."""
-    lo_q, hi_q = conformal_quantiles(errors, level)
+    lo_q, hi_q = conformal_quantiles(errors, level, fallback="extremes")
+    reach = expected_coverage(len(errors), level)
+    if reach < level:
+        flags = flags + [f"only {len(errors)} backtest cases: the interval spans their extremes, which cover about "
+                         f"{100 * reach:.0f} % rather than {100 * level:.0f} %"]
     shift = float(np.median(errors)) if len(errors) >= MIN_SHIFT_CASES else 0.0
     first = float(n + 1)
     median = math.exp(mu + shift)
