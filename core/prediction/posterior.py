@@ -18,7 +18,7 @@ interval's ends likewise):
   epochs, so ``c > n``: the posterior is the normal above truncated at ``ln n``; its median
   and ``level`` interval are that truncated normal's quantiles.  A prior alone is conditioned
   the same way.
-* **correlated** (``METHODS["correlated"]``, what the pages and ``backtest`` use): precision
+* **correlated** (``METHODS["correlated"]``; ``--posterior-method correlated``): precision
   weighting treats two errors that point the same way as independent and gives an interval
   narrower than both that misses where both cover.  Instead each source's log error
   ``e = ln(c_true) − μ`` is backtested on the *other* finished runs cut at the same observed
@@ -27,9 +27,10 @@ interval's ends likewise):
   error, ``μ = w·μp + (1 − w)·μx``, and the interval is ``μ`` plus the split-conformal quantiles
   of the combined errors (``conformal_quantiles``: order statistic ``⌈(n+1)(1−α)⌉``; with too
   few cases the extremes, flagged with the ``(n − 1)/(n + 1)`` coverage they promise).  When
-  one source has no answer the other's errors alone give the interval; with fewer than ``MIN_VARIANCE_CASES`` cases it falls back to precision weighting
-  and says so.  With ``MIN_SHIFT_CASES`` cases or more, the combined errors' median is taken
-  out of the estimate (a bias both sources share).  The run has not passed the target in its
+  one source has no answer the other's errors alone give the interval; with fewer than
+  ``MIN_VARIANCE_CASES`` cases it falls back to precision weighting and says so. With
+  ``MIN_SHIFT_CASES`` cases or more, the combined errors' median is taken out of the estimate (a
+  bias both sources share). The run has not passed the target in its
   ``n`` epochs: every end is at least ``n + 1``.
 * no epochs (``n = 0``): the posterior is the prior; the target already passed in the
   observed epochs: the posterior is the measurement (``method="measured"``).
