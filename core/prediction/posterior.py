@@ -328,13 +328,20 @@ def combine_correlated(prior: Prior | None, extrapolation: TargetPrediction | No
                     f"rms {math.sqrt(vx):.1%}, correlation {rho:.2f}); the prior carries {100 * w:.0f} % "
                     "of the weight")
             return _from_errors(w * mu_p + (1 - w) * mu_x, combined, n, level, w, desc, flags)
-    elif has_p or has_x:
-        col, mu, w, who = (0, mu_p, 1.0, "prior") if has_p else (1, mu_x, 0.0, "extrapolation")
+    # one source alone: the one whose own backtest errors exist (the smaller rms when both do)
+    alone = []
+    for ok, col, mu, w, who in ((has_p, 0, mu_p, 1.0, "prior"), (has_x, 1, mu_x, 0.0, "extrapolation")):
         own = pairs[np.isfinite(pairs[:, col]), col]
-        if len(own) >= MIN_VARIANCE_CASES:
-            desc = (f"the {who} alone, its interval from the split-conformal quantiles of its log errors on "
-                    f"{len(own)} other finished runs at the same observed fraction")
-            return _from_errors(mu, own, n, level, w, desc, flags)
+        if ok and len(own) >= MIN_VARIANCE_CASES:
+            alone.append((float(np.sqrt(np.mean(own ** 2))), col, mu, w, who, own))
+    if alone:
+        _, col, mu, w, who, own = min(alone, key=lambda a: a[0])
+        other = "extrapolation" if who == "prior" else "prior"
+        if has_p and has_x:
+            flags.append(f"the {other} had no backtest errors on the other runs: not weighed in")
+        desc = (f"the {who} alone, its interval from the split-conformal quantiles of its log errors on "
+                f"{len(own)} other finished runs at the same observed fraction")
+        return _from_errors(mu, own, n, level, w, desc, flags)
     post = combine(prior, extrapolation, n_epochs_observed=n, level=level)
     flags = list(post.flags) + [f"too few other finished runs at this fraction to backtest ({len(pairs)} cases, "
                                 f"{MIN_VARIANCE_CASES} needed): precision weighting of the two intervals"]

@@ -135,3 +135,22 @@ def test_backtest_and_predict_default_to_the_same_schedule():
         add(parser)
         defaults.append(parser.get_default("schedule"))
     assert defaults == ["auto", "auto"]
+
+
+def test_forecast_learns_the_correlated_posterior_from_the_other_loaded_runs():
+    from core.prediction.forecast import errors_from_other_runs, forecast_epoch_at_target
+    from tests.core.prediction.prediction_logs import actual_epoch
+
+    scales = (0.8, 0.9, 1.0, 1.1, 1.2)
+    logs = [course_log(f"resnet20_gpu{i}.csv", scale=s, epochs=30) for i, s in enumerate(scales)]
+    errors = errors_from_other_runs(logs[2], logs, n_epochs_seen=6, target_acc=0.92, family="exp3")
+    assert len(errors) == 4                         # the four other runs, all finished past epoch 6
+    for (ep, ex), s in zip(errors, (0.8, 0.9, 1.1, 1.2)):
+        assert math.isnan(ep)                       # one model only: no calibration prior for them
+        assert abs(ex) < 0.1                        # exp3 runs: the extrapolation is close to each truth
+        assert ex == pytest.approx(math.log(actual_epoch(s) - 0.5) - math.log(actual_epoch(s) - 0.5 - ex))
+    f = forecast_epoch_at_target(logs[2], logs, n_epochs_seen=6, target_acc=0.92, family="exp3",
+                                 prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="correlated")
+    # the others' priors were unavailable, so the extrapolation's errors alone make the interval
+    assert f.posterior.method == "correlated" and f.posterior.weight_prior == 0.0
+    assert f.posterior.epoch_low <= actual_epoch(1.0) <= f.posterior.epoch_high
