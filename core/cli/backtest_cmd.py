@@ -13,7 +13,8 @@ the log itself or its architecture: other batch sizes of the same job, else a ca
 the other architectures), the posterior and their errors (``core.prediction.combined.PRIOR_COLUMNS``),
 and a second summary line compares the three per observed fraction.  ``--schedule`` declares
 the learning-rate schedule (``step:30,60``, ``cosine:100``, ``poly:90``, ``exp:100``, ``none``;
-``auto``: an lr column, else drops detected in the observed epochs).
+``auto``, the default as in ``predict``: an lr column, else drops detected in the observed
+epochs), so the backtest scores the answer ``predict`` gives.
 
 ``--from-library [FILTER]`` adds the library's runs (all, or those FILTER matches) to the
 files, named ``<source> (library #<id>)``.
@@ -103,12 +104,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prior-from", nargs="+", default=None, metavar="FITS_OR_LOGS",
                         help="fitted-runs tables and/or logs to make each log's prior from; adds the prior and "
                              "posterior columns")
-    parser.add_argument("--schedule", type=schedule_spec, default=None,
+    parser.add_argument("--schedule", type=schedule_spec, default="auto",
                         help="learning-rate schedule of the logs: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | "
-                             "none | auto (an lr column, else detected in the observed epochs); default: none")
-    parser.add_argument("--posterior-method", choices=("precision", "backtest"), default="precision",
-                        help="variances of the posterior: the two intervals' (precision, default) or the log errors "
-                             "of the other logs at the same fraction (backtest)")
+                             "none | auto (an lr column, else detected in the observed epochs); default: auto, "
+                             "as predict's, so the backtest scores the answer predict gives")
+    parser.add_argument("--posterior-method", choices=("precision", "backtest", "correlated"), default="precision",
+                        help="how the posterior combines prior and extrapolation: precision weighting with the two "
+                             "intervals' variances (precision, default) or with the log errors of the other logs at "
+                             "the same fraction (backtest), or the weight and split-conformal interval learned from "
+                             "those errors counting their correlation (correlated)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for a calibration prior)")
     add_library_arguments(parser)

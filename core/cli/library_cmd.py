@@ -37,20 +37,24 @@ from core.cli.common import add_db_argument, complain, fraction, positive_int, p
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError, LibraryError, LogFormatError
 from core.library import (
+    ENGINES,
     FILTER_KEYS,
     RUN_COLUMNS,
     Library,
     RunFilter,
+    add_mlflow,
     add_paths,
     add_speed_table,
     check_tags,
     compact,
     export_library,
+    forecast_to_mlflow,
     import_library,
+    is_mlflow_source,
+    parse_source,
+    refit_library,
     with_reached,
 )
-from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
-from core.library.refit import ENGINES, refit_library
 from core.tables import file_bytes
 
 VERBS = ("add", "list", "show", "rm", "tag", "export", "import", "vacuum", "forecast-to", "refit")

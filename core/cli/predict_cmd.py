@@ -44,6 +44,8 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
 from core.prediction import (
+    DEFAULT_POSTERIOR_METHOD,
+    FORECAST_POSTERIOR_METHODS,
     forecast_epoch_at_target,
     n_epochs,
     observed_epochs,
@@ -83,6 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="learning-rate schedule: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | none; "
                              "auto (default): an lr column, else drops detected in the observed curve")
     parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
+    parser.add_argument("--posterior-method", choices=FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
+                        help="how prior and extrapolation combine: precision weighting of the two intervals, or "
+                             "(correlated) the weight and split-conformal interval learned from the other loaded "
+                             f"runs' errors at the same fraction, their correlation counted; default "
+                             f"{DEFAULT_POSTERIOR_METHOD}")
     parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
@@ -125,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
             prior = prior_for_run(log, others, target_acc=target_acc, level=args.level, fits=fits,
                                   datasets_by_file=datasets)
             f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
-                                         family=args.family, level=args.level, prior=prior, schedule=args.schedule)
+                                         family=args.family, level=args.level, prior=prior, schedule=args.schedule,
+                                         posterior_method=args.posterior_method)
         except InputError as exc:
             complain(f"{path}: {exc}")
             rejected += 1

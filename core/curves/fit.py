@@ -160,7 +160,7 @@ def bin_log_spaced(k: np.ndarray, y: np.ndarray, *, max_points: int = DEFAULT_MA
     return sum_k[nz] / counts[nz], sum_y[nz] / counts[nz], counts[nz]
 
 
-def _validate_xy(k, y, name: str, n_params: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def validate_xy(k, y, name: str, n_params: int = 3) -> tuple[np.ndarray, np.ndarray]:
     k = np.asarray(k, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     if k.shape != y.shape:
@@ -215,7 +215,7 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
     [0.0002, 0.8, 0.3]
     """
     curve = get_family(family)
-    k, y = _validate_xy(k, y, name, len(curve.param_names))
+    k, y = validate_xy(k, y, name, len(curve.param_names))
     if curve.k_positive and k.min() <= 0:
         raise InputError(f"{name}: the {curve.name} curve {curve.formula} needs steps k > 0; got "
                          f"k = {k.min():g}. Count steps from 1 or choose another family.")
@@ -246,7 +246,7 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
     if not errorbars:
         pcov = np.full((n_params, n_params), np.inf)
     params = {n: float(v) for n, v in zip(curve.param_names, popt)}
-    flags = tuple(_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
+    flags = tuple(fit_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
     result = FitResult(family=curve.name, params=params,
                        stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
                        cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size),
@@ -267,7 +267,7 @@ def _initial(curve: CurveFamily, k: np.ndarray, y: np.ndarray, w: np.ndarray) ->
     return list(np.clip(p0, lo + span, np.where(np.isfinite(hi), hi - span, np.inf)))
 
 
-def _flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float], k: np.ndarray,
+def fit_flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float], k: np.ndarray,
            r2: float, errorbars: bool) -> list[str]:
     flags: list[str] = []
     reason = curve.degenerate_reason(params, float(k.min()), float(k.max()))

@@ -37,7 +37,9 @@ from core.library.library import (
     filter_options,
     with_reached,
 )
+from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
 from core.library.records import RUN_COLUMNS, content_hash, library_name
+from core.library.refit import ENGINES, refit_library
 from core.library.sources import (
     Collected,
     Source,
@@ -51,6 +53,7 @@ from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
 from core.library.store import ENV_VAR, MEMORY, Store, default_db_path
 
 __all__ = [
+    'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',

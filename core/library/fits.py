@@ -41,7 +41,7 @@ def _json_floats(values: dict) -> str:
     return json.dumps({k: (None if v is None or not math.isfinite(float(v)) else float(v)) for k, v in values.items()})
 
 
-def _fit_record(run_id: int, row: dict, analysis) -> dict:
+def fit_record(run_id: int, row: dict, analysis) -> dict:
     fit = analysis.fit
     return {"run_id": run_id, "family": "",
             "target_acc": float(row["target_acc"]), "criterion": row["criterion"],
@@ -108,7 +108,7 @@ def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
         for run_id, log in library.get_many(todo[start:start + FIT_BATCH]):
             analysis = analyse_run(log, target_acc=target_acc, criterion=criterion, family=family)
             row = analysis.row()
-            record = _fit_record(run_id, row, analysis)
+            record = fit_record(run_id, row, analysis)
             record["family"] = family
             records.append(record)
             rows[run_id] = _row_from(by_id[run_id], record)

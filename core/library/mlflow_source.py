@@ -37,8 +37,7 @@ from core.errors import InputError, LogFormatError
 from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
 from core.library.records import library_name
 from core.library.sources import parameter_count_of, with_overrides
-from core.logs import RunLog, read_log
-from core.logs.naming import parse_run_name
+from core.logs import RunLog, parse_run_name, read_log
 
 #: how a source names an MLflow tracking server on the command line
 PREFIX = "mlflow:"
@@ -214,12 +213,12 @@ def log_of_scalars(scalars: pd.DataFrame, source: str, *, split: str | None = No
     >>> log.meta.model, log.frame["loss"].tolist(), log.frame["acc"].tolist(), log.fmt
     ('resnet20', [2.0, 1.0, 0.7, 0.6], [0.2, 0.5, 0.7, 0.8], 'mlflow')
     """
-    from core.logs.tfevents import _table_for_reader, _wide
+    from core.logs import table_for_reader, wide_scalars
 
     if scalars.empty:
         raise LogFormatError(source, "expected logged metrics (loss, accuracy, ...); the run has none.")
     meta_split = split or parse_run_name(source).split
-    table, found = _table_for_reader(_wide(scalars), source, None, meta_split)
+    table, found = table_for_reader(wide_scalars(scalars), source, None, meta_split)
     data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
     log = read_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
     return replace(log, fmt="mlflow")
@@ -320,8 +319,7 @@ def forecast_values(log: RunLog, others: Sequence[RunLog], *, target_acc: float,
     """The forecast of ``log`` reaching ``target_acc`` (``core.prediction.forecast_epoch_at_target``, as
     ``python -m core predict`` makes it, with ``others`` as the prior) as plain numbers: epochs, steps,
     samples and seconds to the target with the ``level`` interval, and the method."""
-    from core.prediction import forecast_epoch_at_target, n_epochs
-    from core.prediction.prior import prior_for_run
+    from core.prediction import forecast_epoch_at_target, n_epochs, prior_for_run
 
     prior = prior_for_run(log, list(others), target_acc=target_acc, level=level) if others else None
     f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target_acc=target_acc,

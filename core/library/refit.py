@@ -31,14 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.curves.fit import DEFAULT_MAX_POINTS, FitResult, _flags, _validate_xy, bin_log_spaced
-from core.curves.registry import get_family
+from core.curves import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_flags, get_family, validate_xy
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
 from core.library.filters import RunFilter
 from core.library.library import Library, Progress
 from core.logs import RunLog
-from core.runs.analysis import RunFit, analyse_run, fit_run
+from core.runs import RunFit, analyse_run, fit_run
 
 #: runs per chunk: loaded, fitted in one batch and stored together
 DEFAULT_CHUNK = 500
@@ -192,7 +191,7 @@ def _result(curve, k: np.ndarray, y: np.ndarray, bk: np.ndarray, counts: np.ndar
     if not errorbars:
         pcov = np.full((n_params, n_params), np.inf)
     params = {n: float(v) for n, v in zip(curve.param_names, popt)}
-    flags = tuple(_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
+    flags = tuple(fit_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
     return FitResult(family=curve.name, params=params, stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
                      cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size), n_fitted=int(bk.size),
                      rss=rss, redchi=redchi, r2=float(r2), k_min=float(k.min()), k_max=float(k.max()),
@@ -218,7 +217,7 @@ def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: fl
             out[i] = RunFit(None)
             continue
         try:
-            k, y = _validate_xy(log.frame["global_step"].to_numpy(dtype=float)[has], loss[has], log.source, 3)
+            k, y = validate_xy(log.frame["global_step"].to_numpy(dtype=float)[has], loss[has], log.source, 3)
         except InputError:
             continue                           # fit_run below gives the same refusal
         bk, by, counts = bin_log_spaced(k, y, max_points=max_points)
@@ -252,13 +251,13 @@ def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: fl
 def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target_acc: float, criterion: str,
               family: str = "optimus") -> tuple[list[dict], int]:
     """The ``fits`` rows of a chunk of ``(run_id, RunLog)``: what an engine runs (in this process or a worker)."""
-    from core.library.fits import _fit_record
+    from core.library.fits import fit_record
 
     fits, one_by_one = fit_runs_batched([log for _, log in chunk], family=family)
     records = []
     for (run_id, log), fitted in zip(chunk, fits):
         analysis = analyse_run(log, target_acc=target_acc, criterion=criterion, family=family, fitted=fitted)
-        record = _fit_record(run_id, analysis.row(), analysis)
+        record = fit_record(run_id, analysis.row(), analysis)
         record["family"] = family
         records.append(record)
     return records, one_by_one

@@ -44,11 +44,13 @@ from core.logs.reader import (
 )
 from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
 from core.logs.speedrun import is_speedrun, read_speedrun
+from core.logs.tfevents import table_for_reader, wide_scalars
 
 __all__ = [
     'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'PROGRESS_COLUMNS', 'READERS',
     'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
     'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
     'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'reader_for', 'system_description',
+    'read_speedrun', 'read_trainer_state', 'reader_for', 'system_description', 'table_for_reader',
+    'wide_scalars',
 ]

@@ -154,7 +154,7 @@ def read_event_scalars(path: str | Path, *, source: str | None = None, max_bytes
                          "value": pd.Series(values, dtype="float64")})
 
 
-def _wide(scalars: pd.DataFrame) -> pd.DataFrame:
+def wide_scalars(scalars: pd.DataFrame) -> pd.DataFrame:
     """One row per step, one column per tag (the latest write wins), plus ``step`` and ``time_s``."""
     scalars = scalars.drop_duplicates(["tag", "step"], keep="last")
     wide = scalars.pivot(index="step", columns="tag", values="value").sort_index()
@@ -165,7 +165,7 @@ def _wide(scalars: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
-def _table_for_reader(wide: pd.DataFrame, source: str, roles: Mapping[str, str | None] | None,
+def table_for_reader(wide: pd.DataFrame, source: str, roles: Mapping[str, str | None] | None,
                       split: str) -> tuple[pd.DataFrame, dict[str, str | None]]:
     """The rows and columns handed to ``read_log``: rows with the main metric, epoch and lr carried forward."""
     columns = list(wide.columns)
@@ -223,7 +223,7 @@ def read_tfevents(paths: Sequence[str | Path], source: str, *, roles: Mapping[st
         raise LogFormatError(source, "expected scalar summaries in the event files; found none (an empty, "
                              "garbled or histogram-only run).")
     meta_split = split or parse_run_name(source).split
-    table, found = _table_for_reader(_wide(scalars), source, roles, meta_split)
+    table, found = table_for_reader(wide_scalars(scalars), source, roles, meta_split)
     data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
     log = read_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
     return replace(log, fmt="tfevents")

@@ -21,6 +21,7 @@ from core.prediction.backtest import (
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
+    FORECAST_POSTERIOR_METHODS,
     MIN_PREDICTION_EPOCHS,
     Forecast,
     can_forecast,
@@ -80,7 +81,8 @@ __all__ = [
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress', 'predict_progress',
     'progress_backtest_summary', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
-    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD', 'POLLUX_SCHEDULES',
+    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
+    'FORECAST_POSTERIOR_METHODS', 'POLLUX_SCHEDULES',
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
     'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'first_epochs',

@@ -52,6 +52,7 @@ from core.logs import RunLog
 from core.prediction.combined import (
     PRIOR_COLUMNS,
     check_priors,
+    leave_one_run_out_errors,
     leave_one_run_out_variances,
     posterior_cells,
     posterior_of,
@@ -310,9 +311,10 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         Each log's prior (``core.prediction.combined.priors_for_logs``: from the *other*
         logs); the rows then also hold the prior, the posterior and their errors
         (``PRIOR_COLUMNS``).
-    posterior_method : {"precision", "backtest"}, default "precision"
+    posterior_method : {"precision", "backtest", "correlated"}, default "precision"
         How the posterior weighs them (``core.prediction.posterior``); ``"backtest"`` learns the
-        two variances from the other runs' cases at the same fraction.
+        two variances from the other runs' cases at the same fraction, ``"correlated"`` the
+        weight (their errors' correlation counted) and the split-conformal interval.
 
     Returns
     -------
@@ -347,16 +349,21 @@ def _with_posteriors(cases: list[_Case], priors, *, level: float, method: str) -
     """Each case with its log's prior and the posterior of that prior and its extrapolation."""
     chosen = [priors.get(c.log.source) for c in cases]
     variances = [None] * len(cases)
+    errors = [None] * len(cases)
+    if method == "correlated":
+        errors = leave_one_run_out_errors(
+            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
+            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
     if method == "backtest":
         variances = leave_one_run_out_variances(
             [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
             [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
     out = []
-    for c, prior, var in zip(cases, chosen, variances):
+    for c, prior, var, err in zip(cases, chosen, variances, errors):
         post = None
         if c.status in ("scored", "never"):
             post = posterior_of(prior, c.predictions.get("accuracy"), c.n_observed, level=level, method=method,
-                                variances=var)
+                                variances=var, errors=err)
         out.append(replace(c, prior=prior, posterior=post))
     return out
 

@@ -18,7 +18,14 @@ import pandas as pd
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
-from core.prediction.posterior import Posterior, backtest_variances, combine, extrapolation_belief
+from core.prediction.posterior import (
+    Posterior,
+    backtest_variances,
+    combine,
+    combine_correlated,
+    extrapolation_belief,
+    log_errors,
+)
 from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior, prior_for_run
 
@@ -92,9 +99,24 @@ def posterior_cells(post: Posterior | None, actual: int | None, scored: bool) ->
 
 
 def posterior_of(prior: Prior | None, prediction: TargetPrediction | None, n: int, *, level: float,
-                 method: str, variances: tuple[float, float] | None) -> Posterior:
-    """The posterior of one case (the extrapolation is the accuracy route's)."""
+                 method: str, variances: tuple[float, float] | None = None,
+                 errors: Sequence[tuple[float, float]] | None = None) -> Posterior:
+    """The posterior of one case (the extrapolation is the accuracy route's); ``"correlated"`` learns
+    from ``errors`` (the other runs' :func:`~core.prediction.posterior.log_errors`)."""
+    if method == "correlated":
+        return combine_correlated(prior, prediction, n_epochs_observed=n, level=level, errors=errors or ())
     return combine(prior, prediction, n_epochs_observed=n, level=level, method=method, variances=variances)
+
+
+def leave_one_run_out_errors(keys: Sequence, fractions: Sequence[float], actuals: Sequence[int | None],
+                             scored: Sequence[bool], priors: Sequence[Prior | None],
+                             predictions: Sequence[TargetPrediction | None]) -> list[list[tuple[float, float]]]:
+    """Per case: the ``(prior, extrapolation)`` log errors of the scored cases of the *other* runs
+    (another key) at the same observed fraction (NaN where a source had no answer)."""
+    errs = [log_errors(a, p, x) if s and a is not None else (math.nan, math.nan)
+            for a, s, p, x in zip(actuals, scored, priors, predictions)]
+    return [[errs[j] for j in range(len(keys)) if keys[j] != k and fractions[j] == f and scored[j]]
+            for k, f in zip(keys, fractions)]
 
 
 def leave_one_run_out_variances(keys: Sequence, fractions: Sequence[float], actuals: Sequence[int | None],

@@ -18,14 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.errors import InputError
 from core.logs import RunLog
-from core.prediction.backtest import inflation_from_other_runs
+from core.prediction.backtest import inflation_from_other_runs, observed_epochs
 from core.prediction.intervals import MIN_INNER_EPOCHS, FitCache
-from core.prediction.posterior import Posterior, combine
+from core.prediction.posterior import Posterior, combine, combine_correlated, log_errors
 from core.prediction.predict import TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target, widen
 from core.prediction.prior import Prior, prior_for_run
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
-from core.runs import find_target_crossing
+from core.runs import find_target_crossing, run_key
 
 #: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)
 DEFAULT_POSTERIOR_METHOD = "precision"
@@ -38,6 +39,10 @@ def can_forecast(log: RunLog) -> bool:
     """Whether ``log`` can be forecast from its first epochs: an accuracy column and at least
     ``MIN_PREDICTION_EPOCHS`` epochs."""
     return log.has_acc and n_epochs(log) >= MIN_PREDICTION_EPOCHS
+
+
+#: the posterior methods :func:`forecast_epoch_at_target` can use
+FORECAST_POSTERIOR_METHODS = ("precision", "correlated")
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +87,8 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
                              route: str = "accuracy", level: float = DEFAULT_LEVEL,
                              cache: FitCache | None = None, prior: Prior | str | None = None,
                              schedule: Schedule | str | None = None,
-                             datasets_by_file: dict[str, str] | None = None) -> Forecast:
+                             datasets_by_file: dict[str, str] | None = None,
+                             posterior_method: str = DEFAULT_POSTERIOR_METHOD) -> Forecast:
     """Predict where ``log`` passes ``target_acc`` from its first ``n_epochs_seen`` epochs (all by default).
 
     Parameters
@@ -107,6 +113,11 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
         The learning-rate schedule: declared (text such as ``"step:30,60"``); ``"auto"``: from
         an ``lr`` column of the observed epochs, else detected from them; None: none.  A
         declared schedule applies to the other runs of the same model too.
+    posterior_method : {"precision", "correlated"}
+        ``"correlated"``: the other finished runs, cut at the same fraction, each predicted
+        and given a prior from the rest (leave-one-run-out, ``log`` left out too), teach the
+        weight and the interval (:func:`core.prediction.posterior.combine_correlated`); slower
+        by one prior per other run.
 
     Examples
     --------
@@ -138,6 +149,41 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     if p.status == "reached":
         c = find_target_crossing(observed, target_acc)
         measured = float(c.epoch) if c.reached and c.epoch is not None else None
-    post = combine(prior, p, n_epochs_observed=n, level=level, method=DEFAULT_POSTERIOR_METHOD,
-                   measured_epoch=measured)
+    if posterior_method not in FORECAST_POSTERIOR_METHODS:
+        raise InputError(f"posterior_method: expected one of {', '.join(FORECAST_POSTERIOR_METHODS)}; "
+                         f"got {posterior_method!r}.")
+    if posterior_method == "correlated" and measured is None:
+        errors = errors_from_other_runs(log, others, n_epochs_seen=n, target_acc=target_acc, family=family,
+                                        route=route, level=level, cache=cache, datasets_by_file=datasets_by_file)
+        post = combine_correlated(prior, p, n_epochs_observed=n, level=level, errors=errors)
+    else:
+        post = combine(prior, p, n_epochs_observed=n, level=level, measured_epoch=measured)
     return Forecast(p, inflation, n_cases, prior=prior, posterior=post, schedule=sched)
+
+
+def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int,
+                           target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto", route: str = "accuracy",
+                           level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
+                           datasets_by_file: dict[str, str] | None = None) -> list[tuple[float, float]]:
+    """The ``(prior, extrapolation)`` log errors (:func:`core.prediction.posterior.log_errors`) of the
+    other finished runs cut at ``log``'s observed fraction, each with its prior from the runs other
+    than it and ``log`` (leave-one-run-out; a run's val/train twin counts as the run)."""
+    cache = cache if cache is not None else FitCache()
+    fraction = n_epochs_seen / max(n_epochs(log), 1)
+    key = run_key(log)
+    out = []
+    for other in others:
+        if run_key(other) == key:
+            continue
+        crossing = find_target_crossing(other, target_acc)
+        total = n_epochs(other)
+        seen = observed_epochs(total, fraction)
+        if not crossing.reached or crossing.epoch is None or crossing.epoch <= seen or seen >= total:
+            continue
+        cut = first_epochs(other, seen)
+        p = predict_epoch_at_target(cut, target_acc=target_acc, family=family, route=route, level=level, cache=cache,
+                                    schedule=resolve_schedule(cut))
+        pool = [o for o in others if run_key(o) not in (key, run_key(other))]
+        prior = prior_for_run(other, pool, target_acc=target_acc, level=level, datasets_by_file=datasets_by_file)
+        out.append(log_errors(float(crossing.epoch), prior, p))
+    return out

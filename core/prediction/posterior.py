@@ -18,6 +18,20 @@ interval's ends likewise):
   epochs, so ``c > n``: the posterior is the normal above truncated at ``ln n``; its median
   and ``level`` interval are that truncated normal's quantiles.  A prior alone is conditioned
   the same way.
+* **correlated** (``POSTERIOR_METHODS["correlated"]``; ``--posterior-method correlated``): precision
+  weighting treats two errors that point the same way as independent and gives an interval
+  narrower than both that misses where both cover.  Instead each source's log error
+  ``e = ln(c_true) − μ`` is backtested on the *other* finished runs cut at the same observed
+  fraction (leave-one-run-out); the prior's weight ``w = (σx² − ρσpσx)/(σp² + σx² − 2ρσpσx)``
+  (clipped to [0, 1], ``core.prediction.conformal.correlated_weight``) minimises the combined
+  error, ``μ = w·μp + (1 − w)·μx``, and the interval is ``μ`` plus the split-conformal quantiles
+  of the combined errors (``conformal_quantiles``: order statistic ``⌈(n+1)(1−α)⌉``; with too
+  few cases the extremes, flagged with the ``(n − 1)/(n + 1)`` coverage they promise).  When
+  one source has no answer the other's errors alone give the interval; with fewer than
+  ``MIN_VARIANCE_CASES`` cases it falls back to precision weighting and says so. With
+  ``MIN_SHIFT_CASES`` cases or more, the combined errors' median is taken out of the estimate (a
+  bias both sources share). The run has not passed the target in its
+  ``n`` epochs: every end is at least ``n + 1``.
 * no epochs (``n = 0``): the posterior is the prior; the target already passed in the
   observed epochs: the posterior is the measurement (``method="measured"``).
 
@@ -34,6 +48,7 @@ from statistics import NormalDist
 import numpy as np
 
 from core.defaults import DEFAULT_LEVEL
+from core.prediction.conformal import conformal_quantiles, correlated_weight, expected_coverage
 from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior, z_of
 from core.validation import check_option
@@ -43,12 +58,17 @@ POSTERIOR_METHODS: dict[str, str] = {
     "precision": "precision weighting in log space, variances from the two intervals",
     "backtest": "precision weighting in log space, variances from the log errors of each source on other "
                 "finished runs at the same observed fraction",
+    "correlated": "the weight that minimises the combined log error of other finished runs at the same observed "
+                  "fraction (their errors' correlation counted), the interval from the split-conformal quantiles "
+                  "of those combined errors",
     "prior": "the prior alone (conditioned on the observed epochs)",
     "extrapolation": "the extrapolation of the first epochs alone",
     "measured": "the measurement: the observed epochs already passed the target",
 }
 #: the fewest other-run cases a backtest variance is learned from
 MIN_VARIANCE_CASES = 3
+#: fewest backtest cases whose median combined error is taken out of the estimate
+MIN_SHIFT_CASES = 12
 _N = NormalDist()
 
 
@@ -207,6 +227,10 @@ def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, floa
     median, lo, hi = _truncated_quantiles(mu, sd, n, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
+    alone = max(float(math.ceil(math.exp(mu) - 1e-9)), first)
+    if used in ("prior", "extrapolation") and whole[0] != alone:
+        desc += (f"; conditioned on the target not being passed in the {n} epochs seen, its median moves from "
+                 f"epoch {alone:.0f} to {whole[0]:.0f}")
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd, used, desc, n, level, share)
 
 
@@ -241,3 +265,103 @@ def backtest_variances(prior_errors: Sequence[float], extrapolation_errors: Sequ
         return float(np.sqrt(np.mean(v**2))) if v.size >= MIN_VARIANCE_CASES else math.nan
 
     return rms(prior_errors), rms(extrapolation_errors)
+
+
+def prior_belief(prior: Prior | None) -> tuple[float, float]:
+    """``(μp, σp)`` of a prior (NaN/inf when it has none)."""
+    if prior is None or not prior.available:
+        return math.nan, math.inf
+    return math.log(prior.epoch), prior.log_sd
+
+
+def log_errors(actual: float, prior: Prior | None, extrapolation: TargetPrediction | None) -> tuple[float, float]:
+    """``(ep, ex)``: ``ln(actual − ½) − μ`` of each source (NaN where it has no answer), the errors
+    :func:`combine_correlated` learns from.
+
+    >>> p = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch=20.5, level=0.8)
+    >>> [round(v, 6) for v in log_errors(21, Prior(20.5, 0.2, "given", "a prior"), p)]   # ln(20.5/20.5), ln(20.5/20)
+    [0.0, 0.024693]
+    """
+    mu_p, _ = prior_belief(prior)
+    mu_x, _, _ = extrapolation_belief(extrapolation)
+    c = math.log(actual - 0.5)
+    return c - mu_p, c - mu_x
+
+
+def combine_correlated(prior: Prior | None, extrapolation: TargetPrediction | None, *, n_epochs_observed: int,
+                       errors: Sequence[tuple[float, float]], level: float = DEFAULT_LEVEL,
+                       measured_epoch: float | None = None) -> Posterior:
+    """The ``"correlated"`` posterior (module docstring) from the other runs' ``errors`` (pairs of
+    :func:`log_errors` at the same observed fraction, NaN where a source had no answer).
+
+    Prior 30 and extrapolation 20 epochs (continuous); on the other runs the prior erred
+    exactly three times as far as the extrapolation, the same way (correlation 1): all the
+    weight goes to the extrapolation, and four cases are too few for the 80 % order statistics,
+    so the interval is their extremes, ``20·exp(∓0.1)`` (flagged: they cover about 3/5):
+
+    >>> x = TargetPrediction("r.csv", "accuracy", "exp3", 0.9, 10, "predicted", epoch=20.5, epoch_low=16.5,
+    ...                      epoch_high=26.5, level=0.8)
+    >>> errs = [(0.3, 0.1), (-0.3, -0.1), (0.15, 0.05), (-0.15, -0.05)]
+    >>> post = combine_correlated(Prior(30.0, 0.3, "given", "a prior"), x, n_epochs_observed=10, errors=errs)
+    >>> post.method, post.weight_prior, round(post.median, 4), (post.epoch_low, post.epoch_high)   # 20·e^0.1
+    ('correlated', 0.0, 20.0, (19.0, 23.0))
+    """
+    n = int(n_epochs_observed)
+    if measured_epoch is not None:
+        return combine(prior, extrapolation, n_epochs_observed=n, level=level, measured_epoch=measured_epoch)
+    mu_p, sd_p = prior_belief(prior)
+    mu_x, sd_x, why_x = extrapolation_belief(extrapolation) if n > 0 else (math.nan, math.inf, "no epochs observed")
+    has_p = math.isfinite(mu_p) and math.isfinite(sd_p)
+    has_x = math.isfinite(mu_x) and n > 0
+    pairs = np.array([e for e in errors], dtype=float).reshape(-1, 2)
+    flags = list(prior.flags if prior is not None else ())
+    if why_x and n > 0 and not has_x:
+        flags.append(f"extrapolation not used: {why_x}")
+    if has_p and has_x:
+        both = pairs[np.isfinite(pairs).all(axis=1)]
+        if len(both) >= MIN_VARIANCE_CASES:
+            w, vp, vx, cov = correlated_weight(both[:, 0], both[:, 1])
+            combined = w * both[:, 0] + (1 - w) * both[:, 1]
+            rho = cov / math.sqrt(max(vp * vx, 1e-24))
+            desc = (f"{POSTERIOR_METHODS['correlated']}: {len(both)} cases (prior rms {math.sqrt(vp):.1%}, "
+                    f"extrapolation rms {math.sqrt(vx):.1%}, correlation {rho:.2f}); the prior carries {100 * w:.0f} % "
+                    "of the weight")
+            return _from_errors(w * mu_p + (1 - w) * mu_x, combined, n, level, w, desc, flags)
+    # one source alone: the one whose own backtest errors exist (the smaller rms when both do)
+    alone = []
+    for ok, col, mu, w, who in ((has_p, 0, mu_p, 1.0, "prior"), (has_x, 1, mu_x, 0.0, "extrapolation")):
+        own = pairs[np.isfinite(pairs[:, col]), col]
+        if ok and len(own) >= MIN_VARIANCE_CASES:
+            alone.append((float(np.sqrt(np.mean(own ** 2))), col, mu, w, who, own))
+    if alone:
+        _, col, mu, w, who, own = min(alone, key=lambda a: a[0])
+        other = "extrapolation" if who == "prior" else "prior"
+        if has_p and has_x:
+            flags.append(f"the {other} had no backtest errors on the other runs: not weighed in")
+        desc = (f"the {who} alone, its interval from the split-conformal quantiles of its log errors on "
+                f"{len(own)} other finished runs at the same observed fraction")
+        return _from_errors(mu, own, n, level, w, desc, flags)
+    post = combine(prior, extrapolation, n_epochs_observed=n, level=level)
+    flags = list(post.flags) + [f"too few other finished runs at this fraction to backtest ({len(pairs)} cases, "
+                                f"{MIN_VARIANCE_CASES} needed): precision weighting of the two intervals"]
+    return replace(post, flags=tuple(flags))
+
+
+def _from_errors(mu: float, errors: np.ndarray, n: int, level: float, weight: float, desc: str,
+                 flags: list[str]) -> Posterior:
+    """A posterior centred at ``exp(μ)`` (less the errors' median with enough cases) with the errors'
+    conformal interval, every end at least ``n + 1`` whole epochs."""
+    lo_q, hi_q = conformal_quantiles(errors, level, fallback="extremes")
+    reach = expected_coverage(len(errors), level)
+    if reach < level:
+        flags = flags + [f"only {len(errors)} backtest cases: the interval spans their extremes, which cover about "
+                         f"{100 * reach:.0f} % rather than {100 * level:.0f} %"]
+    shift = float(np.median(errors)) if len(errors) >= MIN_SHIFT_CASES else 0.0
+    first = float(n + 1)
+    median = math.exp(mu + shift)
+    ends = (median, math.exp(mu + lo_q), math.exp(mu + hi_q))
+    whole = [max(float(math.ceil(v - 1e-9)), first) for v in ends]
+    whole[1], whole[2] = min(whole[1], whole[0]), max(whole[2], whole[0])
+    sd = (hi_q - lo_q) / (2.0 * z_of(level))
+    return Posterior(whole[0], whole[1], whole[2], median, mu + shift, sd, "correlated", desc, n, level, weight,
+                     tuple(flags))

@@ -228,7 +228,7 @@ def prior_from_other_runs(epochs: Sequence[float], *, lows: Sequence[float] | No
         return Prior.from_interval(float(e[0]), float(lows[0]), float(highs[0]), level=level, source=source,
                                    description=f"predicted for this run by {SOURCES.get(source, source)}", n_runs=1)
     e = e[np.isfinite(e) & (e > 0)]
-    names = ", ".join(labels) if labels else f"{e.size} runs"
+    names = _say_once(labels) if labels else f"{e.size} runs"
     if e.size == 0:
         return Prior.none("no other run of the same job reached the target")
     if e.size < MIN_JOB_RUNS:
@@ -239,6 +239,18 @@ def prior_from_other_runs(epochs: Sequence[float], *, lows: Sequence[float] | No
     half = float(stats.t.ppf((1.0 + level) / 2.0, e.size - 1)) * s * math.sqrt(1.0 + 1.0 / e.size)
     return Prior(float(math.exp(x.mean())), half / z_of(level), source,
                  f"epochs to target of {e.size} other runs of the same job ({names})", level, (), int(e.size))
+
+
+def _say_once(labels: Sequence[str]) -> str:
+    """Labels named once each, in first-seen order, with a count where one repeats.
+
+    >>> _say_once(["batch 16", "batch 32", "batch 16", "batch 16"])
+    'batch 16 (×3), batch 32'
+    """
+    counts: dict[str, int] = {}
+    for label in labels:
+        counts[label] = counts.get(label, 0) + 1
+    return ", ".join(k if c == 1 else f"{k} (×{c})" for k, c in counts.items())
 
 
 # --------------------------------------------------------------------------- for a loaded run
@@ -388,7 +400,8 @@ def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, meth
     model = log.meta.model
     if not model:
         return Prior.none(f"{log.source}: the model is unknown (name the file <model>_<device>.csv)")
-    pool = [o for o in others if o.meta.model and o.meta.model != model and o.has_loss]
+    other_models = [o for o in others if o.meta.model and o.meta.model != model]
+    pool = [o for o in other_models if o.has_loss]
     frames = []
     if pool:
         table = fits_table([analyse_run(o, target_acc=target_acc) for o in pool])
@@ -400,6 +413,11 @@ def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, meth
             return Prior.none(f"the fits table was made for target {recorded.dropna().iloc[0]:g}, not {target_acc:g}")
         frames.append(extra_fits[extra_fits["model"] != model])
     if not frames:
+        if other_models:
+            n_arch = len({o.meta.model for o in other_models})
+            return Prior.none(f"the calibration needs a loss column, and none of the {len(other_models)} logs of "
+                              f"the {n_arch} other architecture{'s' if n_arch != 1 else ''} loaded has one "
+                              "(accuracy only)")
         return Prior.none("no other architecture loaded to calibrate on")
     fits = pd.concat(frames, ignore_index=True)
     split = log.meta.split

@@ -41,6 +41,7 @@ from core.curves import fit_curve
 from core.defaults import DEFAULT_LEVEL
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
+from core.prediction.conformal import conformal_quantiles, correlated_weight
 from core.runs import find_target_crossing, metric_column, run_target
 from core.targets import Target
 from core.validation import check_scalar
@@ -299,19 +300,6 @@ def group_of(log: RunLog) -> str:
     return str(PurePosixPath(log.source.replace("\\", "/")).parent)
 
 
-def _quantiles(errors: np.ndarray, level: float) -> tuple[float, float]:
-    """Split-conformal quantiles of backtest errors: order statistics at ⌊(n+1)α⌋ and ⌈(n+1)(1−α)⌉, the extremes
-    (widened by half the range) when there are too few cases for them."""
-    e = np.sort(errors)
-    n = len(e)
-    alpha = (1 - level) / 2
-    lo_i, hi_i = math.floor((n + 1) * alpha) - 1, math.ceil((n + 1) * (1 - alpha)) - 1
-    spread = float(e[-1] - e[0]) / 2
-    lo = float(e[lo_i]) if lo_i >= 0 else float(e[0]) - spread
-    hi = float(e[hi_i]) if hi_i <= n - 1 else float(e[-1]) + spread
-    return lo, hi
-
-
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
                 level: float = DEFAULT_LEVEL, same_group: bool = True) -> Trust:
     """Backtest the other finished runs at the same observed fraction: the prior's weight and the interval.
@@ -340,19 +328,16 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
     only_prior = [a for a, b in pairs if a is not None]
     if len(both) >= 3:
         ep, ex = np.array(both).T
-        vp, vx = float(np.mean(ep ** 2)), float(np.mean(ex ** 2))      # mean squared error: bias counts too
-        cov = float(np.mean(ep * ex))
-        denom = vp + vx - 2 * cov
-        w = 1.0 if denom <= 1e-12 else float(np.clip((vx - cov) / denom, 0.0, 1.0))
+        w, vp, vx, cov = correlated_weight(ep, ex)      # mean squared errors: bias counts too
         combined = w * ep + (1 - w) * ex
-        q = _quantiles(combined, level)
+        q = conformal_quantiles(combined, level)
         return Trust(w, q, len(both), f"weights from a backtest of {len(both)} other runs "
                                       f"(prior rms {math.sqrt(vp):.1%}, extrapolation rms {math.sqrt(vx):.1%}, "
                                       f"correlation {cov / math.sqrt(max(vp * vx, 1e-24)):.2f})",
                      float(np.median(combined)))
     if len(only_prior) >= 3:
         e = np.array(only_prior)
-        return Trust(1.0, _quantiles(e, level), len(e),
+        return Trust(1.0, conformal_quantiles(e, level), len(e),
                      f"the extrapolation had no answer in the backtest of {len(e)} other runs: the prior alone",
                      float(np.median(e)))
     return Trust(0.5, None, len(both), "too few finished runs to backtest: equal weights, the sources' own intervals")

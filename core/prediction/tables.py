@@ -109,6 +109,9 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
                               prior: Prior | None = None, schedule: Schedule | str | None = None) -> pd.DataFrame:
     """The prediction made after each number of epochs seen (``min_epochs`` .. last but one).
 
+    Once the epochs seen include the one where the whole log passes the target, every later row
+    is that measured epoch (prediction, its interval and the posterior alike), as ``predict`` says.
+
     Columns: ``epochs_seen, family, status, epoch_pred, epoch_low, epoch_high, epoch_raw,
     epoch_actual`` (the last is the same on every row: what the whole log shows).  With a
     ``prior``, also ``prior_epoch, prior_low, prior_high`` (the same on every row: the prior
@@ -126,13 +129,16 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
         sched = resolve_schedule(cut) if schedule == "auto" else check_schedule(schedule)
         p = predict_epoch_at_target(cut, target_acc=target, family=family,
                                     route=route, level=level, cache=cache, schedule=sched)
+        measured = float(actual) if actual is not None and actual <= n else None
         row = {"epochs_seen": n, "family": p.family, "status": p.status,
                "epoch_pred": p.epoch if p.status == "predicted"
                else (math.inf if p.status == "unreachable" else math.nan),
                "epoch_low": p.epoch_low, "epoch_high": p.epoch_high, "epoch_raw": p.epoch_raw,
                "epoch_actual": actual}
+        if measured is not None:     # the target passed in the epochs seen: every later point is the measurement
+            row.update(status="reached", epoch_pred=measured, epoch_low=measured, epoch_high=measured)
         if prior is not None:
-            row.update(_posterior_columns(prior, p, n, level, sched))
+            row.update(_posterior_columns(prior, p, n, level, sched, measured))
         rows.append(row)
     columns = ["epochs_seen", "family", "status", "epoch_pred", "epoch_low", "epoch_high", "epoch_raw",
                "epoch_actual"] + (list(_POSTERIOR_COLUMNS) if prior is not None else [])
@@ -149,8 +155,9 @@ _POSTERIOR_COLUMNS = ("prior_epoch", "prior_low", "prior_high", "posterior_epoch
                       "posterior_method", "schedule_change")
 
 
-def _posterior_columns(prior: Prior, p: TargetPrediction, n: int, level: float, sched: Schedule | None) -> dict:
-    post = combine(prior, p, n_epochs_observed=n, level=level)
+def _posterior_columns(prior: Prior, p: TargetPrediction, n: int, level: float, sched: Schedule | None,
+                       measured: float | None = None) -> dict:
+    post = combine(prior, p, n_epochs_observed=n, level=level, measured_epoch=measured)
     lo, hi = prior.interval() if prior.available else (math.nan, math.nan)
     seen = [d for d in (sched.markers() if sched is not None else ()) if d < n]
     return {"prior_epoch": prior.epoch if prior.available else math.nan, "prior_low": lo, "prior_high": hi,

@@ -134,7 +134,7 @@ def _session_memo(name: str, key, compute: Callable, *, max_items: int):
     return value
 
 
-def _forget_uploads(keep: set[str]) -> None:
+def forget_uploads(keep: set[str]) -> None:
     """Drop the session's parsed uploads whose content digest is not in ``keep``."""
     memo = st.session_state.get("_memo_logs", {})
     for key in [k for k in memo if k[0] not in keep]:

@@ -11,7 +11,7 @@ from dataclasses import replace
 import streamlit as st
 
 from core.errors import LogFormatError
-from pages.shared.cached import _forget_uploads, content_digest, loaded_log
+from pages.shared.cached import content_digest, forget_uploads, loaded_log
 from pages.shared.state import (
     DIGESTS,
     LIBRARY_DATASETS,
@@ -69,7 +69,7 @@ def sync_uploads() -> None:
         digests[f.name] = (id(data), content_digest(data))
     st.session_state[UPLOAD_REFUSALS] = refused
     st.session_state["_uploader_names"] = names
-    _forget_uploads({d for _, d in digests.values()})
+    forget_uploads({d for _, d in digests.values()})
 
 
 def clear_uploads() -> None:
@@ -78,7 +78,7 @@ def clear_uploads() -> None:
     st.session_state[DIGESTS] = {}
     st.session_state[UPLOAD_REFUSALS] = []
     st.session_state["_uploader_names"] = []
-    _forget_uploads(set())
+    forget_uploads(set())
     st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
 
 
