@@ -74,8 +74,8 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
     best = res.fastest_scheme(32, exact_only=True)
     assert metrics(at)["Fastest at 32 workers (images/s)"] == f"{last.throughput_img_s[best]:,.1f}"
     assert best in at.metric[3].proto.delta
-    # throughput, speed-up, layers, then the transfer and the measured profile
-    assert len(chart_specs(at)) == 5
+    # throughput, speed-up, layers, the transfer and the measured profile, then the transformer's split and memory
+    assert len(chart_specs(at)) == 7
     layers = traces(at, "Slowest 15 layers")
     assert list(layers) == ["compute", "memory"] and len(layers["compute"]["y"]) == 15
     table = at.dataframe[1].value                            # results table = PaleoScaling.to_frame()
