@@ -22,6 +22,7 @@ from pages.throughput_sections.inputs import (
     ppp_section,
 )
 from pages.throughput_sections.results import breakdown_section, results_section, results_table
+from pages.throughput_sections.transformer import transformer_section
 
 
 # ---------------------------------------------------------------- page
@@ -45,6 +46,8 @@ def main() -> None:
     results_table(result, net_choice, hardware)
     transfer_section(net_choice.key, net_choice.ref, net_choice.label)
     profile_section(net_choice.model)
+    st.divider()
+    transformer_section()
 
 
 main()

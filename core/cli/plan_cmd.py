@@ -111,6 +111,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_target_arguments(parser)
     parser.add_argument("--from-logs", nargs="+", default=None, metavar="LOG",
                         help="plan from training logs (MLLOG results): their speed and samples to target")
+    parser.add_argument("--to-device", default=None, metavar="NAME",
+                        help="with --from-logs: transfer the logs' measured step to this device (H100, H200, B200, "
+                             "B300, GB200, GB300, MI300X, MI325X, MI350X, MI355X, ...) with the transformer model")
+    parser.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
+                        help="with --to-device: GPUs per NVLink/xGMI domain on the target (default: the device's)")
+    parser.add_argument("--parallel", default=None, metavar="dp=..,tp=..,pp=..",
+                        help="with --to-device: tp, pp, cp (mb, vp, zero, recompute) kept on the source and the "
+                             "target, dp from each GPU count; default: the fastest split that fits, searched")
+    parser.add_argument("--config", default=None, metavar="FILE|NAME",
+                        help="with --to-device: the model (a local config.json or a built-in name); default: from "
+                             "the logs' benchmark (llama31_8b, llama31_405b, llama2_70b_lora)")
+    parser.add_argument("--precision", default="bf16", choices=("bf16", "fp8"),
+                        help="with --to-device: the tensor peak the matmuls are counted against (default bf16)")
     add_library_arguments(parser)
 
 
@@ -253,9 +266,12 @@ def _run_from_logs(args: argparse.Namespace) -> int:
             if getattr(args, option) is not None:
                 raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
                                    f"--{option.replace('_', '-')} too. Leave it out.")
-        plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
-                              per_worker_batch=args.per_worker_batch, target=chosen_target(args),
-                              price_worker=args.price_worker)
+        if args.to_device is not None:
+            plan = _plan_on_device(args, logs)
+        else:
+            plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
+                                  per_worker_batch=args.per_worker_batch, target=chosen_target(args),
+                                  price_worker=args.price_worker)
     except (PlannerError, _BadArgument) as err:
         print(str(err), file=sys.stderr)
         return 2
@@ -265,7 +281,24 @@ def _run_from_logs(args: argparse.Namespace) -> int:
     return 2 if rejected else 0
 
 
+def _plan_on_device(args: argparse.Namespace, logs):
+    """``--from-logs ... --to-device NAME``: the logs' step transferred by the transformer model."""
+    from core.plan import plan_on_device
+    from core.transformer import load_config, parse_strategy
+
+    if args.gpus_per_node is not None and args.gpus_per_node < 1:
+        raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
+    return plan_on_device(logs, [log.source for log in logs], args.to_device, _ints(args.workers, "--workers"),
+                          global_batch=args.batch, per_worker_batch=args.per_worker_batch, target=chosen_target(args),
+                          price_worker=args.price_worker, gpus_per_node=args.gpus_per_node,
+                          strategy=parse_strategy(args.parallel) if args.parallel else None,
+                          config=load_config(args.config) if args.config else None, precision=args.precision)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.to_device is not None and args.from_logs is None:
+        print("--to-device: expected --from-logs LOG... (the measured step to transfer); got none.", file=sys.stderr)
+        return 2
     if args.from_logs is not None:
         return _run_from_logs(args)
     try:

@@ -109,6 +109,20 @@ from core.plan.steps import (
     steps_sources,
     typed_steps,
 )
+from core.plan.to_device import (
+    BENCHMARK_CONFIGS,
+    DEVICE_PLAN_COLUMNS,
+    DevicePlan,
+    config_for_benchmark,
+    plan_on_device,
+    systems_json_for,
+)
+from core.plan.transformer_speed import (
+    TRANSFORMER_SPEED,
+    TransformerSpeedModel,
+    fit_transformer_speed,
+    transformer_speed_model,
+)
 
 __all__ = [
     'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
@@ -126,4 +140,7 @@ __all__ = [
     'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
     'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
     'suggest_deadline', 'time_to_target_s', 'typed_steps',
+    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'plan_on_device',
+    'systems_json_for', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
+    'transformer_speed_model',
 ]

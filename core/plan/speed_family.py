@@ -130,6 +130,9 @@ class SpeedFamily:
         Whether a fit of this family asked for alone (not ``auto``) is scored by leave-one-out
         too (its time band then widens plans); Optimus's plain NNLS fit is not, as the course
         reported it.
+    in_auto : bool, default=True
+        Whether ``auto`` fits it to every table; False for a family a speed table alone cannot
+        describe (the transformer model needs the model, device and sequence length named).
     """
 
     name: str
@@ -140,6 +143,7 @@ class SpeedFamily:
     fit: Callable[..., FittedSpeed]
     loo: Callable[..., np.ndarray | None]
     scored_alone: bool = True
+    in_auto: bool = True
 
     @property
     def modes(self) -> tuple[str, ...]:

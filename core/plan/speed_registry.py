@@ -11,9 +11,10 @@ from core.errors import InputError
 from core.plan.pollux_speed import POLLUX_SPEED
 from core.plan.speed import OPTIMUS_SPEED
 from core.plan.speed_family import SpeedFamily
+from core.plan.transformer_speed import TRANSFORMER_SPEED
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them
-SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED)}
+SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED)}
 
 
 def get_speed_family(name: str) -> SpeedFamily:
@@ -24,7 +25,8 @@ def get_speed_family(name: str) -> SpeedFamily:
     >>> get_speed_family("paleo")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: speed model: expected one of optimus, pollux; got 'paleo'. Pick a registered speed family.
+    core.errors.InputError: speed model: expected one of optimus, pollux, transformer; got 'paleo'. Pick a \
+registered speed family.
     """
     try:
         return SPEED_FAMILIES[name]

@@ -103,7 +103,7 @@ def speed_model_choices(has_ps: bool) -> tuple[str, ...]:
     """The speed families that can fit a table with (or without) parameter servers, and ``auto`` when several can.
 
     >>> speed_model_choices(True), speed_model_choices(False)
-    (('optimus',), ('optimus', 'pollux', 'auto'))
+    (('optimus',), ('optimus', 'pollux', 'transformer', 'auto'))
     """
     names = tuple(n for n, f in SPEED_FAMILIES.items() if any(f.fits_mode(m) for m in _modes(has_ps)))
     return names + ("auto",) if len(names) > 1 else names
@@ -167,7 +167,7 @@ def fit_speed(table: pd.DataFrame, *, family: str = "auto", mode: str | None = N
     tab = normalise_speed_table(table, global_batch=global_batch, source=source)
     measured = tab["steps_per_s"].to_numpy(dtype=float)
     mode = mode or default_speed_mode(table)
-    wanted = tuple(SPEED_FAMILIES.values()) if family == "auto" else (get_speed_family(family),)
+    wanted = tuple(f for f in SPEED_FAMILIES.values() if f.in_auto) if family == "auto" else (get_speed_family(family),)
     if score is None:
         score = family == "auto" or wanted[0].scored_alone
     options = dict(mode=mode, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)

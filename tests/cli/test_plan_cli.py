@@ -181,3 +181,41 @@ def test_plan_from_logs_refuses_a_log_it_cannot_use(capsys, tmp_path):
     assert main(["plan", "--from-logs", str(bad), "--mode", "allreduce", "--workers", "8:8", "--batch", "16"]) == 2
     err = capsys.readouterr().err
     assert "no GPU count" in err and "expected at least one log" in err
+
+
+def test_plan_from_logs_to_another_device(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu8_*/result_*.txt"))     # 8 × GB200, global batch 16
+    base = ["plan", "--from-logs", *logs, "--mode", "allreduce", "--workers", "8,16"]
+    assert main(base) == 0
+    own = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("w")
+    assert main([*base, "--to-device", "GB200"]) == 0
+    same, err = _csv(capsys)
+    same = same.set_index("w")
+    assert list(same.columns) == [*own.columns, "device", "strategy"] and set(same["device"]) == {"GB200"}
+    assert "8×GB200 (from NVIDIA__tyche_ngpu8_ngc25.09_nemo.json)" in err
+    # the source device at the source's GPU count reproduces the logs' own plan, inside the model's interval
+    assert same.loc[8, "time_s"] == pytest.approx(own.loc[8, "time_s"], rel=0.02)
+    assert same.loc[8, "time_low"] <= own.loc[8, "time_s"] <= same.loc[8, "time_high"]
+    # time = samples / M × step × the logs' evaluation overhead, as in plan --from-logs
+    overhead = own.loc[8, "time_s"] / (own.loc[8, "samples_to_target"] / 16 * own.loc[8, "step_time_s"])
+    row = same.loc[16]
+    assert row["time_s"] == pytest.approx(row["samples_to_target"] / 16 * row["step_time_s"] * overhead, rel=1e-4)
+    assert row["time_s"] < same.loc[8, "time_s"]                # more GPUs of the same kind: shorter
+    # a slower device (H100: a fraction of GB200's peaks and bandwidth) takes longer at the same count
+    assert main([*base, "--to-device", "H100"]) == 0
+    slower = _csv(capsys)[0].set_index("w")
+    assert set(slower["device"]) == {"H100_SXM"} and (slower["time_s"] > same["time_s"]).all()
+
+
+def test_to_device_needs_logs_and_a_known_device(capsys):
+    assert main(["plan", "--to-device", "H100", "--steps", "10"]) == 2
+    assert "--to-device: expected --from-logs" in capsys.readouterr().err
+    from pathlib import Path
+
+    log = next((Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b").glob(
+        "NVIDIA__tyche_ngpu8_*/result_0.txt"))
+    assert main(["plan", "--from-logs", str(log), "--mode", "allreduce", "--workers", "8", "--to-device", "TPU9"]) == 2
+    assert "TPU9" in capsys.readouterr().err

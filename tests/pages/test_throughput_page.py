@@ -74,8 +74,8 @@ def test_defaults_show_the_core_estimate_for_resnet50_on_v100():
     best = res.fastest_scheme(32, exact_only=True)
     assert metrics(at)["Fastest at 32 workers (images/s)"] == f"{last.throughput_img_s[best]:,.1f}"
     assert best in at.metric[3].proto.delta
-    # throughput, speed-up, layers, then the transfer and the measured profile
-    assert len(chart_specs(at)) == 5
+    # throughput, speed-up, layers, the transfer and the measured profile, then the transformer's split and memory
+    assert len(chart_specs(at)) == 7
     layers = traces(at, "Slowest 15 layers")
     assert list(layers) == ["compute", "memory"] and len(layers["compute"]["y"]) == 15
     table = at.dataframe[1].value                            # results table = PaleoScaling.to_frame()
@@ -291,3 +291,36 @@ def test_the_shipped_profile_is_shown_beside_both_estimates():
     assert values["Time Paleo misplaces"] == f"{cmp.misplaced_share['paleo']:.0%}"
     bars = traces(at, "torch:resnet20 on")
     assert list(bars) == [MEASURED, ROOFLINE, PALEO] and len(bars[MEASURED]["y"]) == 15
+
+
+# --- the language-model section (pages/throughput_sections/transformer.py) --------------------------------
+def test_transformer_section_renders_on_defaults_and_matches_the_transformer_command(capsys):
+    import io
+
+    from core.cli import main
+
+    at = open_page(PAGE)
+    assert not at.exception and not at.error
+    table = next(df.value for df in at.dataframe if "comm_exposed_s" in df.value.columns)
+    # the same inputs through the command line: llama31_8b, 8192 tokens, 32 sequences, H100, searched strategy
+    assert main(["transformer", "--config", "llama31_8b", "--seq-len", "8192", "--global-batch", "32",
+                 "--device", "H100", "--gpus", "8,16,32,64"]) == 0
+    cli = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert table["gpus"].tolist() == cli["gpus"].tolist() == [8, 16, 32, 64]
+    assert table["strategy"].tolist() == cli["strategy"].tolist()
+    assert table["step_s"].tolist() == pytest.approx(cli["step_s"].tolist(), rel=1e-5)
+    # the split chart's bars add up to the step time of each count
+    split = traces(at, "Step time split")
+    total = [sum(split[name]["y"][i] for name in split) for i in range(4)]
+    assert total == pytest.approx(cli["step_s"].tolist(), rel=1e-5)
+    assert metrics(at)["Step, 8 GPUs"] == f"{cli['step_s'][0]:.4g} s"
+    memory = traces(at, "Memory per GPU")
+    assert memory["usable memory"]["y"] == pytest.approx([72.0] * 4)      # 90 % of the H100's 80 GB
+
+
+def test_transformer_section_calibrates_on_a_measured_step():
+    at = open_page(PAGE)
+    at.number_input(key="tf_measured_s").set_value(2.0).run()
+    assert not at.exception and not at.error
+    table = next(df.value for df in at.dataframe if "comm_exposed_s" in df.value.columns)
+    assert table.loc[table["gpus"] == 8, "step_s"].iloc[0] == pytest.approx(2.0, rel=1e-3)   # measured on 8 × H100

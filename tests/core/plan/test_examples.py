@@ -30,7 +30,7 @@ def test_the_allreduce_example_is_the_fit_of_the_cifar10_trace():
     path = dict(builtin_speed_tables())["cifar10/scalability.csv"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)
-        fit = fit_speed(read_speed_csv(path.read_bytes(), source=path.name), model="optimus", mode="allreduce",
+        fit = fit_speed(read_speed_csv(path.read_bytes(), source=path.name), family="optimus", mode="allreduce",
                         global_batch=EXAMPLE_GLOBAL_BATCH, source=path.name)
     fitted = tuple(fit.model.named_params.values())
     assert EXAMPLE_THETA_S["allreduce"] == CIFAR10_ALLREDUCE_THETA_S

@@ -25,12 +25,12 @@ from core.plan.speed_table import normalise_speed_table
 
 
 def test_the_registry_lists_optimus_and_pollux_by_name():
-    assert list(SPEED_FAMILIES) == ["optimus", "pollux"]
+    assert list(SPEED_FAMILIES) == ["optimus", "pollux", "transformer"]
     assert [f.name for f in SPEED_FAMILIES.values()] == list(SPEED_FAMILIES)
     assert get_speed_family("optimus").modes == ("sync", "async", "allreduce")
     assert get_speed_family("pollux").modes == ("allreduce",)
     assert SpeedModel.family == "optimus" and PolluxSpeedModel.family == "pollux"
-    with pytest.raises(InputError, match=r"speed model: expected one of optimus, pollux; got 'paleo'"):
+    with pytest.raises(InputError, match=r"speed model: expected one of optimus, pollux, transformer; got 'paleo'"):
         get_speed_family("paleo")
 
 
@@ -46,7 +46,7 @@ def test_both_models_share_one_base_with_the_eight_fields():
 
 def test_the_families_a_table_offers():
     assert speed_model_choices(True) == ("optimus",)            # Pollux has no parameter servers
-    assert speed_model_choices(False) == ("optimus", "pollux", "auto")
+    assert speed_model_choices(False) == ("optimus", "pollux", "transformer", "auto")
 
 
 def test_scaling_to_a_measured_step_works_for_every_family():
@@ -69,7 +69,8 @@ def test_an_unscored_fit_is_the_familys_plain_fit():
     scored = fit_speed(tab, family="optimus")
     assert scored.scored and scored.model.loo_mape_pct == pytest.approx(0.0, abs=1e-9)
     assert "[[Choice]]" in scored.report()
-    with pytest.raises(InputError, match=r"speed model: expected one of optimus, pollux, auto; got 'paleo'"):
+    with pytest.raises(InputError,
+                       match=r"speed model: expected one of optimus, pollux, transformer, auto; got 'paleo'"):
         fit_speed(tab, family="paleo")
 
 
@@ -116,7 +117,7 @@ CONSTANT = SpeedFamily("constant", "Constant", "every step takes the mean step t
 
 def test_a_registered_family_is_fitted_scored_and_chosen_without_touching_the_chooser(monkeypatch):
     monkeypatch.setitem(SPEED_FAMILIES, "constant", CONSTANT)
-    assert speed_model_choices(False) == ("optimus", "pollux", "constant", "auto")
+    assert speed_model_choices(False) == ("optimus", "pollux", "transformer", "constant", "auto")
     # step times 1, 2, 3 s: the mean 2 s; left out in turn, the mean of the others is 2.5, 2 and 1.5 s, so the
     # speeds 1/2.5, 1/2, 1/1.5 against 1, 1/2, 1/3 miss by 60 %, 0 % and 100 %: leave-one-out MAPE 53.33 %
     tab = pd.DataFrame({"w": [1, 2, 4], "global_batch": 64, "step_time_s": [1.0, 2.0, 3.0]})
