@@ -24,9 +24,10 @@ def _worker(*args) -> subprocess.Popen:
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def test_parallel_writers_lose_no_run_and_readers_never_see_half_a_run(tmp_path):
-    db = tmp_path / "shared.duckdb"
-    writers = [_worker("add", db, w, 6) for w in range(4)]
+def test_parallel_writers_lose_no_run_and_readers_never_see_half_a_run(db):
+    # workers 0 to 3 add their own 6 runs; a fifth process adds worker 0's runs again at the same time: each is
+    # added once (the file lock, or on PostgreSQL the unique content hash)
+    writers = [_worker("add", db, w, 6) for w in (0, 1, 2, 3, 0)]
     reader = _worker("read", db, 8)
     outs = [p.communicate(timeout=300) for p in writers]
     read_out, read_err = reader.communicate(timeout=300)
@@ -38,14 +39,13 @@ def test_parallel_writers_lose_no_run_and_readers_never_see_half_a_run(tmp_path)
     for w in range(4):
         assert sorted(lib.runs(f"tag=w{w}")["source"]) == sorted(f"w{w}_run{i}_Tesla V100.csv" for i in range(6))
     with lib.store.connect() as con:
-        assert con.execute(HALF_WRITTEN).fetchall()[0][0] == 0
+        assert con.execute(HALF_WRITTEN)[0][0] == 0
     words = read_out.split()
     assert words[0] == "reads" and int(words[1]) > 0 and words[2:] == ["half", "0"]
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
-def test_a_writer_killed_mid_import_leaves_whole_runs_only(tmp_path):
-    db = tmp_path / "killed.duckdb"
+def test_a_writer_killed_mid_import_leaves_whole_runs_only(db):
     proc = _worker("stall", db, 5, 3)         # adds 5 runs; stalls inside the transaction of the third
     lines = []
     for line in proc.stdout:
@@ -58,15 +58,15 @@ def test_a_writer_killed_mid_import_leaves_whole_runs_only(tmp_path):
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
 
-    lib = Library(db, timeout=5)              # the kernel freed the lock with the process: no wait
+    lib = Library(db, timeout=5)              # the kernel freed the lock (the server the transaction): no wait
     table = lib.runs()
     assert table["source"].tolist() == ["w0_run0_Tesla V100.csv", "w0_run1_Tesla V100.csv"]
     assert table["n_points"].tolist() == [60, 60]
     with lib.store.connect() as con:
-        assert con.execute(HALF_WRITTEN).fetchall()[0][0] == 0
-        orphans = con.execute("SELECT count(*) FROM series WHERE run_id NOT IN (SELECT run_id FROM runs)").fetchall()
+        assert con.execute(HALF_WRITTEN)[0][0] == 0
+        orphans = con.execute("SELECT count(*) FROM series WHERE run_id NOT IN (SELECT run_id FROM runs)")
         assert orphans[0][0] == 0
-        assert con.execute("SELECT count(*) FROM run_tags").fetchall()[0][0] == 2
+        assert con.execute("SELECT count(*) FROM run_tags")[0][0] == 2
     assert lib.store.longest_wait_s < 5
     again = Library(db).add_runs([_pending(0, 2)])
     assert again.n_added == 1 and len(Library(db).runs()) == 3          # the killed run can be added afterwards

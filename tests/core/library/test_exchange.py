@@ -22,15 +22,15 @@ def _library(path, n: int = 4) -> Library:
     return lib
 
 
-def test_an_export_imports_into_another_library_as_the_same_runs(tmp_path):
-    source = _library(tmp_path / "a.duckdb")
+def test_an_export_imports_into_another_library_as_the_same_runs(make_db, tmp_path):
+    source = _library(make_db("a"))
     fit_library(source)
     summary = export_library(source, tmp_path / "export")
     assert summary.n_runs == 4 and summary.rows["series"] == 240 and summary.rows["fits"] == 4
     manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
-    assert manifest["schema_version"] == 3 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
+    assert manifest["schema_version"] == 4 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
                                                                             "speed_tables"}
-    target = Library(tmp_path / "b.duckdb")
+    target = Library(make_db("b"))
     report = import_library(target, tmp_path / "export")
     assert report.n_added == 4 and not report.errors
     for (_, a), (_, b) in zip(source.get_many(range(1, 5)), target.get_many(range(1, 5))):
@@ -40,10 +40,10 @@ def test_an_export_imports_into_another_library_as_the_same_runs(tmp_path):
     pd.testing.assert_frame_equal(fit_library(target).table, fit_library(source).table)   # the fits came along
 
 
-def test_importing_twice_adds_nothing_and_a_filtered_export_merges_into_a_library_that_has_others(tmp_path):
-    source = _library(tmp_path / "a.duckdb")
+def test_importing_twice_adds_nothing_and_a_filtered_export_merges_into_a_library_that_has_others(make_db, tmp_path):
+    source = _library(make_db("a"))
     export_library(source, tmp_path / "odd", "tag=odd")
-    target = _library(tmp_path / "b.duckdb", n=1)                 # already holds run 0 (even)
+    target = _library(make_db("b"), n=1)                 # already holds run 0 (even)
     first = import_library(target, tmp_path / "odd")
     assert (first.n_added, first.n_present) == (2, 0)
     again = import_library(target, tmp_path / "odd")
@@ -51,46 +51,49 @@ def test_importing_twice_adds_nothing_and_a_filtered_export_merges_into_a_librar
     assert sorted(target.runs()["tags"]) == ["even", "odd", "odd"]
 
 
-def test_an_export_never_overwrites_and_a_changed_file_is_refused(tmp_path):
-    lib = _library(tmp_path / "a.duckdb")
+def test_an_export_never_overwrites_and_a_changed_file_is_refused(make_db, tmp_path):
+    lib = _library(make_db("a"))
     export_library(lib, tmp_path / "export")
     with pytest.raises(InputError, match="expected a new or empty folder"):
         export_library(lib, tmp_path / "export")
     series = tmp_path / "export" / "series.parquet"
     series.write_bytes(series.read_bytes()[:-10] + b"0123456789")
     with pytest.raises(InputError, match="series.parquet: expected the file the manifest describes"):
-        import_library(Library(tmp_path / "b.duckdb"), tmp_path / "export")
-    assert not (tmp_path / "b.duckdb").exists()
+        import_library(Library(target := make_db("b")), tmp_path / "export")
+    assert not Library(target).exists()
 
 
 @pytest.mark.parametrize(("manifest", "message"), [
     ("not json", "cannot read it"), ('{"format": "other"}', "expected format"),
-    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 3; got 9")])
-def test_a_bad_manifest_is_refused_with_what_was_expected(tmp_path, manifest, message):
+    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 4; got 9")])
+def test_a_bad_manifest_is_refused_with_what_was_expected(make_db, tmp_path, manifest, message):
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "manifest.json").write_text(manifest)
     with pytest.raises(InputError, match=message):
-        import_library(Library(tmp_path / "b.duckdb"), tmp_path / "export")
+        import_library(Library(make_db("b")), tmp_path / "export")
 
 
-def test_the_page_download_is_a_zip_of_the_export(tmp_path):
+def test_the_page_download_is_a_zip_of_the_export(make_db, tmp_path):
     import io
     import zipfile
 
-    lib = _library(tmp_path / "a.duckdb")
+    lib = _library(make_db("a"))
     names = zipfile.ZipFile(io.BytesIO(export_zip(lib, "tag=even"))).namelist()
     assert sorted(names) == ["library_export/fits.parquet", "library_export/manifest.json",
                              "library_export/run_tags.parquet", "library_export/runs.parquet",
                              "library_export/series.parquet"]
 
 
-def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(tmp_path):
-    lib = Library(tmp_path / "a.duckdb")
+def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(make_db, tmp_path):
+    lib = Library(make_db("a"))
     for i in range(40):
         data = course_csv(epochs=60, steps=100, seed=i)              # 6000 rows each
         lib.add(read_log(data, f"run{i}_Tesla V100.csv"), data=data)
     lib.remove(range(2, 41))
-    summary = compact(lib)
+    kept = compact(lib)                                              # removed just now: kept (restorable)
+    assert kept.purged == () and lib.restore([2]) == [2] and lib.remove([2]) == [2]
+    summary = compact(lib, keep_days=0)
+    assert summary.purged == tuple(range(2, 41))
     assert summary.bytes_after < summary.bytes_before
     assert lib.runs()["run_id"].tolist() == [1]
     data = course_csv(seed=99)
@@ -98,16 +101,16 @@ def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(
     assert lib.get(1).n_points == 6000
 
 
-def test_speed_tables_come_along_once(tmp_path):
+def test_speed_tables_come_along_once(make_db, tmp_path):
     from pathlib import Path
 
     from core.library import add_speed_table, speed_tables
 
     data = (Path(__file__).resolve().parents[3] / "data" / "pollux_traces" / "cifar10" / "scalability.csv").read_bytes()
-    source = _library(tmp_path / "a.duckdb", n=1)
+    source = _library(make_db("a"), n=1)
     add_speed_table(source, "cifar10_scalability.csv", data)
     export_library(source, tmp_path / "export")
-    target = Library(tmp_path / "b.duckdb")
+    target = Library(make_db("b"))
     import_library(target, tmp_path / "export")
     import_library(target, tmp_path / "export")                  # a second import adds nothing
     tables = speed_tables(target)
@@ -123,7 +126,7 @@ def _as_version_1(directory) -> None:
     runs = pd.read_parquet(directory / "runs.parquet")
     tags = pd.read_parquet(directory / "run_tags.parquet")
     runs["tags"] = runs["run_id"].map(lambda i: ", ".join(tags.loc[tags["run_id"] == i, "tag"]) + " ,")
-    runs.drop(columns=["schedule", "samples_per_epoch", "status", "system", "n_nodes", "n_devices",
+    runs.drop(columns=["schedule", "deleted_at", "data_hash", "samples_per_epoch", "status", "system", "n_nodes", "n_devices",
                        "throughput"]).to_parquet(directory / "runs.parquet")
     pd.read_parquet(directory / "series.parquet").drop(columns=["lr"]).to_parquet(directory / "series.parquet")
     (directory / "run_tags.parquet").unlink()
@@ -136,11 +139,11 @@ def _as_version_1(directory) -> None:
     (directory / "manifest.json").write_text(json.dumps(manifest))
 
 
-def test_an_export_of_the_first_release_imports_with_its_tags(tmp_path):
-    source = _library(tmp_path / "a.duckdb", n=2)
+def test_an_export_of_the_first_release_imports_with_its_tags(make_db, tmp_path):
+    source = _library(make_db("a"), n=2)
     export_library(source, tmp_path / "export")
     _as_version_1(tmp_path / "export")
-    target = Library(tmp_path / "b.duckdb")
+    target = Library(make_db("b"))
     report = import_library(target, tmp_path / "export")
     assert report.n_added == 2 and not report.errors
     assert target.runs()["tags"].tolist() == ["even", "odd"]

@@ -41,7 +41,7 @@ def read(db: str, seconds: float) -> None:
     while time.monotonic() < end:
         with lib.store.connect() as con:
             if con is not None:
-                half += con.execute(HALF_WRITTEN).fetchall()[0][0]
+                half += con.execute(HALF_WRITTEN)[0][0]
                 reads += 1
         time.sleep(0.01)
     print("reads", reads, "half", half, flush=True)
