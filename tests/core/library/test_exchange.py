@@ -126,8 +126,8 @@ def _as_version_1(directory) -> None:
     runs = pd.read_parquet(directory / "runs.parquet")
     tags = pd.read_parquet(directory / "run_tags.parquet")
     runs["tags"] = runs["run_id"].map(lambda i: ", ".join(tags.loc[tags["run_id"] == i, "tag"]) + " ,")
-    runs.drop(columns=["schedule", "deleted_at", "data_hash", "samples_per_epoch", "status", "system", "n_nodes", "n_devices",
-                       "throughput"]).to_parquet(directory / "runs.parquet")
+    runs.drop(columns=["schedule", "deleted_at", "data_hash", "samples_per_epoch", "status", "system", "n_nodes",
+                       "n_devices", "throughput"]).to_parquet(directory / "runs.parquet")
     pd.read_parquet(directory / "series.parquet").drop(columns=["lr"]).to_parquet(directory / "series.parquet")
     (directory / "run_tags.parquet").unlink()
     del manifest["tables"]["run_tags"]

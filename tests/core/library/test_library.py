@@ -231,3 +231,39 @@ def test_a_library_from_a_newer_version_is_refused(db):
         con.execute("INSERT INTO schema_version VALUES (99, ?, 'future')", [datetime(2030, 1, 1)])
     with pytest.raises(LibraryError, match="schema version 4 or older; the file is version 99"):
         Library(db).runs()
+
+
+def test_another_programs_database_is_refused_without_writing(db, store_kind):
+    """``library list`` on a database that is not a library (tables, no schema_version) must not add ours."""
+    import hashlib
+    from pathlib import Path
+
+    if store_kind == "duckdb":
+        import duckdb
+
+        con = duckdb.connect(db)
+        con.execute("CREATE TABLE notes (id INTEGER, body VARCHAR)")
+        con.execute("INSERT INTO notes VALUES (1, 'keep me')")
+        con.close()
+        before = hashlib.sha256(Path(db).read_bytes()).hexdigest()
+    else:
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as con:
+            con.execute("CREATE TABLE notes (id INTEGER, body VARCHAR)")
+    for attempt in (lambda: Library(db).runs(),
+                    lambda: Library(db).add(read_log(course_csv(), "resnet20_V100.csv"), data=course_csv())):
+        with pytest.raises(LibraryError, match=r"expected a run library of this planner .* it holds other tables "
+                                               r"\(notes\)\. Give another --db; nothing was written"):
+            attempt()
+    if store_kind == "duckdb":
+        assert hashlib.sha256(Path(db).read_bytes()).hexdigest() == before
+        assert sorted(p.name for p in Path(db).parent.iterdir()) == ["lib.duckdb"]     # not even a lock file
+        con = duckdb.connect(db, read_only=True)
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        con.close()
+    else:
+        with psycopg.connect(db) as con:
+            tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE "
+                                                "table_schema = current_schema()").fetchall()}
+    assert tables == {"notes"}
