@@ -270,8 +270,13 @@ def import_library(library: Library, directory: str | Path, *, progress: Progres
     manifest = read_manifest(directory)
     _bounded(directory, manifest)
     frames = _frames(directory, manifest)
+    try:
+        frames = _upgraded(frames)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{directory / 'runs.parquet'}: expected the runs of an export of schema version "
+                         f"{manifest['schema_version']}; cannot read them ({' '.join(str(exc).split())[:120]}). "
+                         "Export again.") from None
     _check_columns(directory, frames)
-    frames = _upgraded(frames)
     runs = frames["runs"]
     series_by_run = {int(k): g for k, g in frames["series"].groupby("run_id", sort=False)}
     tags = frames.get("run_tags", pd.DataFrame(columns=["run_id", "tag"]))

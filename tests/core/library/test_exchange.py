@@ -8,7 +8,16 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.library import Library, compact, export_library, export_zip, fit_library, import_library
+from core.library import (
+    Library,
+    compact,
+    content_hash,
+    data_hash,
+    export_library,
+    export_zip,
+    fit_library,
+    import_library,
+)
 from core.logs import read_log
 from tests.core.library.helpers import course_csv
 
@@ -150,3 +159,129 @@ def test_an_export_of_the_first_release_imports_with_its_tags(make_db, tmp_path)
     back = target.get(1)
     assert back.frame["lr"].isna().all()
     assert back.frame["loss"].tolist() == source.get(1).frame["loss"].tolist()
+
+
+def _rewrite(directory, table: str, frame: pd.DataFrame | None = None, data: bytes | None = None) -> None:
+    """Replace one table of an export (a frame, or raw bytes) and make the manifest agree with it."""
+    import hashlib
+
+    path = directory / f"{table}.parquet"
+    if frame is not None:
+        frame.to_parquet(path)
+    else:
+        path.write_bytes(data)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["tables"][table]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    if frame is not None:
+        manifest["tables"][table]["rows"] = len(frame)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_crafted_export_cannot_pass_other_data_off_as_a_real_run(make_db, tmp_path):
+    """The export keeps a real log's content hash but carries other numbers: the import stores it under the hash
+    of what it stores, so the real log still comes in as itself, and a library holding the real run keeps it."""
+    real = course_csv(seed=1)
+    source = Library(make_db("a"))
+    run_id = source.add(read_log(real, "resnet20_Tesla V100.csv"), data=real).run_id
+    export_library(source, tmp_path / "export")
+    series = pd.read_parquet(tmp_path / "export" / "series.parquet")
+    _rewrite(tmp_path / "export", "series", series.assign(loss=series["loss"] * 10))   # fake numbers, same claim
+
+    target = Library(make_db("b"))
+    fake = import_library(target, tmp_path / "export")
+    assert fake.n_added == 1
+    stored = target.runs()["content_hash"][0]
+    assert stored != content_hash(real) and stored == data_hash(target.get(1))
+    honest = target.add(read_log(real, "resnet20_Tesla V100.csv"), data=real)
+    assert honest.added and honest.run_id == 2                             # not "already in the library"
+    assert target.get(2).frame["loss"].tolist() == read_log(real, "x.csv").frame["loss"].tolist()
+
+    into_source = import_library(source, tmp_path / "export")              # the library holding the real run
+    assert into_source.n_added == 1 and source.get(run_id).fingerprint() == \
+        read_log(real, "resnet20_Tesla V100.csv").fingerprint()
+
+
+def test_an_honest_export_of_a_run_and_its_file_are_the_same_run(make_db, tmp_path):
+    data = course_csv(seed=3)
+    source = Library(make_db("a"))
+    source.add(read_log(data, "resnet20_Tesla V100.csv"), data=data)
+    export_library(source, tmp_path / "export")
+    target = Library(make_db("b"))
+    assert import_library(target, tmp_path / "export").n_added == 1
+    again = target.add(read_log(data, "resnet20_Tesla V100.csv"), data=data)
+    assert (again.added, again.run_id) == (False, 1)                         # matched by the data stored
+
+
+def _malformed(kind: str, directory) -> None:
+    if kind == "not parquet":
+        _rewrite(directory, "runs", data=b"PAR1 this is not a parquet file PAR1")
+    elif kind == "missing column":
+        _rewrite(directory, "runs", pd.read_parquet(directory / "runs.parquet").drop(columns=["fmt"]))
+    elif kind == "text ids":
+        _rewrite(directory, "series", pd.read_parquet(directory / "series.parquet").assign(run_id="one"))
+    elif kind == "rows differ":
+        manifest = json.loads((directory / "manifest.json").read_text())
+        manifest["tables"]["series"]["rows"] = 5
+        (directory / "manifest.json").write_text(json.dumps(manifest))
+    elif kind == "tables not a dict":
+        (directory / "manifest.json").write_text(json.dumps({"format": "tta-planner-library-export",
+                                                             "schema_version": 4, "tables": ["runs"]}))
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("not parquet", r"runs.parquet: expected a Parquet file as an export writes it; cannot read it"),
+    ("missing column", r"runs.parquet: expected the columns run_id, source, .*; fmt missing"),
+    ("text ids", r"series.parquet: expected whole-number run ids; got 'one'"),
+    ("rows differ", r"series.parquet: expected 5 rows as the manifest says; the file holds 240"),
+    ("tables not a dict", r"expected the tables runs and series in the manifest"),
+])
+def test_a_malformed_export_is_refused_with_one_message_and_nothing_added(make_db, tmp_path, capsys, kind, message):
+    from core.cli import main
+
+    export_library(_library(make_db("a")), tmp_path / "export")
+    _malformed(kind, tmp_path / "export")
+    target = make_db("b")
+    with pytest.raises(InputError, match=message):
+        import_library(Library(target), tmp_path / "export")
+    assert main(["library", "import", str(tmp_path / "export"), "--db", target]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.strip().splitlines()) == 1 and "Traceback" not in out.err
+    assert Library(target).runs().empty
+
+
+def test_a_run_with_bad_fits_or_a_bad_row_is_refused_whole_and_the_others_are_added(make_db, tmp_path):
+    source = _library(make_db("a"))
+    fit_library(source)
+    export_library(source, tmp_path / "export")
+    fits = pd.read_parquet(tmp_path / "export" / "fits.parquet")
+    fits.loc[fits["run_id"] == 2, "params"] = "{not json"
+    _rewrite(tmp_path / "export", "fits", fits)
+    runs = pd.read_parquet(tmp_path / "export" / "runs.parquet")
+    runs.loc[runs["run_id"] == 3, "roles"] = '["a list, not roles"]'
+    _rewrite(tmp_path / "export", "runs", runs)
+
+    target = Library(make_db("b"))
+    report = import_library(target, tmp_path / "export")
+    assert report.n_added == 2 and [source for source, _ in report.errors] == ["resnet32_Tesla V100-128.csv",
+                                                                                 "resnet20_Tesla V100-192.csv"]
+    assert "expected tags and fits as the planner exports them" in report.errors[0][1]
+    assert "expected a run as the planner exports it" in report.errors[1][1]
+    assert target.runs()["source"].tolist() == ["resnet20_Tesla V100-64.csv", "resnet32_Tesla V100-256.csv"]
+    counts = target.counts()
+    assert (counts["runs"], counts["series"], counts["fits"], counts["run_tags"]) == (2, 120, 2, 2)
+
+
+def test_an_export_over_the_bounds_is_refused_from_its_footers_before_anything_is_decoded(make_db, tmp_path,
+                                                                                           monkeypatch):
+    import core.library.exchange as exchange
+
+    export_library(_library(make_db("a")), tmp_path / "export")             # 4 runs + 4 tags + 240 series rows = 248
+    monkeypatch.setattr(exchange, "MAX_IMPORT_ROWS", 200)
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded a table of an export over the bounds")
+
+    monkeypatch.setattr(exchange.pd, "read_parquet", no_decoding)
+    with pytest.raises(InputError, match=r"export: expected an export of at most 200 rows and 256 MB uncompressed; "
+                                         r"got 248 rows and 0 MB\. Export it in parts"):
+        import_library(Library(make_db("b")), tmp_path / "export")
