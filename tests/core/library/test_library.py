@@ -267,3 +267,17 @@ def test_another_programs_database_is_refused_without_writing(db, store_kind):
             tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE "
                                                 "table_schema = current_schema()").fetchall()}
     assert tables == {"notes"}
+
+
+def test_web_deletion_is_off_by_default_on_a_shared_store_and_a_setting(db, store_kind, monkeypatch):
+    from core.library import web_delete_allowed
+
+    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
+    assert web_delete_allowed(Library(db)) is (store_kind == "duckdb")     # PostgreSQL: a team's server
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")
+    assert web_delete_allowed(Library(db)) is True
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "off")
+    assert web_delete_allowed(Library(db)) is False
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "maybe")
+    with pytest.raises(InputError, match="TTA_LIBRARY_WEB_DELETE: expected 1 or 0; got 'maybe'"):
+        web_delete_allowed(Library(db))
