@@ -95,7 +95,7 @@ def test_a_path_that_does_not_exist_is_named(db, tmp_path):
     lib = Library(db)
     report = add_paths(lib, [tmp_path / "nope"])
     assert report.errors[0][0] == str(tmp_path / "nope") and "cannot be read" in report.errors[0][1]
-    assert not (db).exists()        # nothing to write: the library is not created
+    assert not Library(db).exists()        # nothing to write: the library is not created
 
 
 def test_the_built_in_data_goes_in_once_tagged_by_set(db):

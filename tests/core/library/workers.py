@@ -2,7 +2,7 @@
 
 ``add DB WORKER N``: add N distinct runs, one ``add_runs`` call each (the way separate CLI calls and browser
 sessions write), then print ``done`` and the longest wait for the lock in seconds.
-``read DB SECONDS``: list the runs over and over; print the number of reads and of runs seen half-written
+``read DB SECONDS``: once the library exists, list the runs over and over for SECONDS; print the number of reads and of runs seen half-written
 (fewer series rows than points).
 ``stall DB N STALL``: add N runs in one import; inside the transaction of run number STALL print ``writing``
 and sleep (the parent kills the process there).
@@ -37,6 +37,9 @@ HALF_WRITTEN = """SELECT count(*) FROM runs r
 def read(db: str, seconds: float) -> None:
     lib = Library(db, timeout=60)
     reads = half = 0
+    wait_until = time.monotonic() + 240                    # the writers make the library first (slow when loaded)
+    while not lib.exists() and time.monotonic() < wait_until:
+        time.sleep(0.05)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         with lib.store.connect() as con:
