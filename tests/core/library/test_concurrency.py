@@ -86,3 +86,43 @@ def test_a_writer_that_cannot_get_the_library_in_time_gets_a_clear_message(tmp_p
         holder.kill()
         holder.wait()
     assert Library(db, timeout=5).runs()["source"].tolist() == ["w0_run0_Tesla V100.csv"]   # nothing half-done
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_cli_writers_with_one_killed_mid_save_lose_and_duplicate_nothing(db, tmp_path):
+    """Four ``python -m core library add`` processes, each adding two folders of six logs (every log added by two
+    of them at once); one is killed (SIGKILL) once the library holds a run, whatever it is doing then.  Every log
+    is in the library exactly once, none half-written, and the killed command run again finds them all."""
+    import time
+
+    from tests.core.library.helpers import course_csv
+
+    folders = []
+    for f in range(4):
+        folder = tmp_path / f"set{f}"
+        folder.mkdir()
+        for i in range(6):
+            (folder / f"resnet20_Tesla V100-{64 * (i + 1)}_s{f}.csv").write_bytes(course_csv(seed=100 * f + i))
+        folders.append(folder)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writers = [subprocess.Popen([sys.executable, "-m", "core", "library", "add", str(folders[w]),
+                                 str(folders[(w + 1) % 4]), "--db", str(db)], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(4)]
+    lib = Library(db, timeout=120)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and writers[0].poll() is None and (not lib.exists() or lib.runs().empty):
+        time.sleep(0.05)
+    writers[0].send_signal(signal.SIGKILL)
+    outs = [p.communicate(timeout=600) for p in writers]
+    assert all(p.returncode == 0 for p in writers[1:]), [err[-500:] for _, err in outs[1:]]
+
+    table = lib.runs()
+    assert len(table) == 24 and table["content_hash"].is_unique                 # none lost, none twice
+    assert sorted(table["source"].str.rsplit("_s", n=1).str[1]) == sorted(f"{f}.csv" for f in range(4)
+                                                                           for _ in range(6))
+    with lib.store.connect() as con:
+        assert con.execute(HALF_WRITTEN)[0][0] == 0
+        assert con.execute("SELECT count(*) FROM runs")[0][0] == 24           # no duplicate, removed or not
+    again = subprocess.run([sys.executable, "-m", "core", "library", "add", str(folders[0]), str(folders[1]),
+                            "--db", str(db)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "0 run(s) added, 12 already in the library." in again.stderr
