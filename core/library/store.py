@@ -179,16 +179,20 @@ class Store:
         """Forget what the store keeps open between connections (an in-memory library)."""
 
     # ------------------------------------------------------------------ shared logic
+    def refuse_foreign(self, tables: set[str]) -> None:
+        """``LibraryError`` for a database of another program: tables, but no ``schema_version``."""
+        if tables and "schema_version" not in tables:
+            names = ", ".join(sorted(tables)[:6])
+            raise LibraryError(f"{self.path}: expected a run library of this planner (a schema_version table) "
+                               f"or an empty database; it holds other tables ({names}). Give another --db; "
+                               "nothing was written.")
+
     def _ours(self, con: Connection, *, create: bool) -> bool:
         """Whether the library's tables are there (made or upgraded now when ``create``, or when older);
         a database holding other tables and no ``schema_version`` is refused without writing."""
         tables = con.tables()
+        self.refuse_foreign(tables)
         if "schema_version" not in tables:
-            if tables:
-                names = ", ".join(sorted(tables)[:6])
-                raise LibraryError(f"{self.path}: expected a run library of this planner (a schema_version table) "
-                                   f"or an empty database; it holds other tables ({names}). Give another --db; "
-                                   "nothing was written.")
             if not create:
                 return False
             version = 0

@@ -180,7 +180,7 @@ class DuckDBStore(Store):
         except duckdb.Error:
             return                                # in use or damaged: the locked open below says which
         try:
-            self._ours(DuckDBConnection(con), create=False)
+            self.refuse_foreign(DuckDBConnection(con).tables())
         finally:
             con.close()
 

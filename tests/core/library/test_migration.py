@@ -86,3 +86,13 @@ def test_a_failing_migration_leaves_the_file_at_its_version(db, monkeypatch):
     with _raw(db) as con:
         assert current_version(con) == 1                              # the half-run upgrade was rolled back
         assert "lr" not in _columns(con, "series")
+
+
+def test_an_older_library_copied_without_its_lock_file_is_upgraded_not_refused(db, store_kind):
+    from pathlib import Path
+
+    _version_1_file(db)
+    if store_kind == "duckdb":
+        Path(f"{db}.lock").unlink()                   # a file copied from another machine: read-only check first
+    assert Library(db).runs()["source"].tolist() == ["resnet20_Tesla V100.csv"]
+    assert Library(db).schema_version() == SCHEMA_VERSION
