@@ -2,8 +2,8 @@
 
 ``add DB WORKER N``: add N distinct runs, one ``add_runs`` call each (the way separate CLI calls and browser
 sessions write), then print ``done`` and the longest wait for the lock in seconds.
-``read DB SECONDS``: once the library exists, list the runs over and over for SECONDS; print the number of reads and of runs seen half-written
-(fewer series rows than points).
+``read DB SECONDS``: once the library exists, list the runs over and over for SECONDS; print the number of
+reads and of runs seen half-written (fewer series rows than points).
 ``stall DB N STALL``: add N runs in one import; inside the transaction of run number STALL print ``writing``
 and sleep (the parent kills the process there).
 """
