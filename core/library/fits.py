@@ -23,6 +23,11 @@ from core.runs import analyse_run, fits_table_of_rows
 
 #: runs loaded and fitted between two writes of their fits
 FIT_BATCH = 32
+#: what a stored fit is stored under (the ``fits`` table's primary key)
+FIT_KEY = ("run_id", "family", "target_acc", "criterion")
+#: the columns of the ``fits`` table
+FIT_COLUMNS = ("run_id", "family", "target_acc", "criterion", "params", "stderr", "r2", "flags", "step_to_target",
+               "epoch_to_target", "loss_at_target", "fitted_at")
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,8 @@ def _stored(library: Library, ids: list[int], family: str, target_acc: float, cr
     with library.store.connect() as con:
         if con is None:
             return {}
-        table = con.execute(f"SELECT * FROM fits WHERE family = ? AND target_acc = ? AND criterion = ? AND run_id IN "
-                            f"({', '.join('?' for _ in ids)})", [family, target_acc, criterion, *ids]).df()
+        table = con.frame(f"SELECT * FROM fits WHERE family = ? AND target_acc = ? AND criterion = ? AND run_id IN "
+                          f"({', '.join('?' for _ in ids)})", [family, target_acc, criterion, *ids])
     return {int(r["run_id"]): r for r in table.to_dict("records")}
 
 
@@ -119,11 +124,7 @@ def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
                 break
         if records:
             with library.store.transaction() as con:
-                con.register("incoming_fits", pd.DataFrame(records))
-                try:
-                    con.execute("INSERT OR REPLACE INTO fits BY NAME SELECT * FROM incoming_fits")
-                finally:
-                    con.unregister("incoming_fits")
+                con.insert_frame("fits", pd.DataFrame(records), on_conflict="replace", key=FIT_KEY)
     table = fits_table_of_rows([rows[i] for i in ids if i in rows], extra=extra)
     datasets = {library_name(i, by_id[i]["source"]): by_id[i]["dataset"] for i in ids
                 if i in rows and by_id[i]["dataset"]}

@@ -12,8 +12,8 @@ from tests.core.library.helpers import course_csv
 
 
 @pytest.fixture
-def lib(tmp_path) -> Library:
-    lib = Library(tmp_path / "lib.duckdb")
+def lib(db) -> Library:
+    lib = Library(db)
     for i, b0 in enumerate((0.01, 0.02, 0.04)):
         data = course_csv(b0=b0, seed=i)
         lib.add(read_log(data, f"resnet{8 + 6 * i}_Tesla V100.csv"), data=data, dataset="mnist1d")
