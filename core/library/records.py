@@ -44,9 +44,10 @@ def content_hash(data: bytes) -> str:
 
 
 def data_hash(log: RunLog) -> str:
-    """The SHA-256 of a run as the library stores it: its series, how it was read and its metadata (not its
-    name).  An import is matched by this hash, computed from the rows it is about to store, never by the hash
-    an export claims; a file's run gets it too, so that a file and an export of it are the same run.
+    """The SHA-256 of a run as the library stores it: its series (with the optional columns ``series.extra``
+    holds), how it was read, its metadata, metric names, own target and per-step figures (not its name).
+    An import is matched by this hash, computed from the rows it is about to store, never by the hash an export
+    claims; a file's run gets it too, so that a file and an export of it are the same run.
 
     >>> from core.logs import read_log
     >>> a = read_log(b"step,loss\\n1,2.0\\n2,1.0\\n", "resnet20_V100.csv")
