@@ -16,10 +16,12 @@ import numpy as np
 import pandas as pd
 
 from core.defaults import DEFAULT_TARGET_ACC
+from core.errors import InputError
 from core.library.filters import RunFilter
 from core.library.library import Library, Progress, _now
 from core.library.records import library_name
 from core.runs import analyse_run, fits_table_of_rows
+from core.targets import Target
 
 #: runs loaded and fitted between two writes of their fits
 FIT_BATCH = 32
@@ -74,6 +76,8 @@ def _row_from(run: dict, fit: dict) -> dict:
             "r2": np.nan if fit["r2"] is None or pd.isna(fit["r2"]) else fit["r2"],
             "step_to_target": value(fit["step_to_target"]), "epoch_to_target": value(fit["epoch_to_target"]),
             "loss_at_target": value(fit["loss_at_target"]), "flags": fit["flags"],
+            # a stored fit is for an accuracy target (fits.target_acc): its metric, direction and value
+            "metric": "acc", "direction": ">=", "target": fit["target_acc"],
             "target_acc": fit["target_acc"], "criterion": fit["criterion"], "format": run["fmt"],
             "granularity": run["granularity"]}
 
@@ -90,13 +94,19 @@ def _stored(library: Library, ids: list[int], family: str, target_acc: float, cr
 
 
 def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
-                target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch", family: str = "optimus",
+                target_acc: float | Target = DEFAULT_TARGET_ACC, criterion: str = "epoch", family: str = "optimus",
                 progress: Progress | None = None, extra: bool = True) -> LibraryFits:
     """The fits table of every run the filter matches, fitting (and storing) those without a stored fit.
 
     ``progress(done, total, label)`` follows every run; returning False stops after the
     current batch is written (the table then holds the runs done so far).
     """
+    if isinstance(target_acc, Target):        # ``calibrate --target``: a stored fit is for an accuracy target
+        if not target_acc.is_accuracy:
+            raise InputError(f"target {target_acc.spec}: expected an accuracy target (acc>=A) for the library's "
+                             "stored fits; got another metric. Give --target acc>=A, or fit the logs with "
+                             "python -m core fit --target.")
+        target_acc = target_acc.value
     runs = library.runs(run_filter)
     by_id = {int(r["run_id"]): r for r in runs.to_dict("records")}
     ids = list(by_id)
