@@ -1,8 +1,10 @@
 """Library: the runs every session and the command line share, in one database file.
 
 Filter the runs, choose some, and load them into this session (every page then uses them
-beside the uploads and the built-in data), tag them, delete them (after a confirmation) or
-download them as an export.  The built-in data goes into the library with one button.
+beside the uploads and the built-in data), tag them, delete them (after a confirmation; only
+where the server allows it: ``core.library.web_delete_allowed``) or download them as an export.
+Deleted runs stay restorable for the keeping period (the *Removed runs* section).  The
+built-in data goes into the library with one button.
 Nothing here creates the library file: it appears with the first run saved.  Every number
 and every query comes from ``core.library``.
 """
@@ -15,7 +17,17 @@ import streamlit as st
 
 from core.errors import InputError, LibraryError
 from core.figures.library import library_preview_figure
-from core.library import RunFilter, add_builtin, export_zip, filter_options, library_name, with_reached
+from core.library import (
+    WEB_DELETE_ENV_VAR,
+    RunFilter,
+    add_builtin,
+    export_zip,
+    filter_options,
+    keep_days_setting,
+    library_name,
+    web_delete_allowed,
+    with_reached,
+)
 from core.logs import RunLog
 from pages.shared.common import (
     LIBRARY_RUNS,
@@ -116,7 +128,7 @@ def selection_section(shown) -> list[int]:
 def actions_section(lib, shown, chosen: list[int]) -> None:
     c1, c2, c3 = st.columns([2, 3, 2])
     c1.button(f"Load {len(chosen)} run(s) into this session", key="library_load", icon=":material/input:",
-              disabled=not chosen, on_click=_load_now, args=(lib.path, list(chosen)))
+              disabled=not chosen, on_click=_load_now, args=(lib, list(chosen)))
     with c2:
         tag = st.text_input("Tag", key="library_tag_text", placeholder="e.g. baseline", label_visibility="collapsed")
         b1, b2 = st.columns(2)
@@ -127,7 +139,11 @@ def actions_section(lib, shown, chosen: list[int]) -> None:
         elif add or remove:
             lib.tag(chosen, [tag], remove=remove)
             st.rerun()
-    if c3.button(f"Delete {len(chosen)} run(s)…", key="library_delete", icon=":material/delete:", disabled=not chosen):
+    if not web_delete_allowed(lib):
+        c3.caption(f"Deleting runs is off on this server (`{WEB_DELETE_ENV_VAR}=1` turns it on); "
+                   "`python -m core library rm` on the server removes runs.")
+    elif c3.button(f"Delete {len(chosen)} run(s)…", key="library_delete", icon=":material/delete:",
+                   disabled=not chosen):
         st.session_state[PENDING_DELETE] = list(chosen)
     export_filter = RunFilter.of(id=chosen) if chosen else None
     st.download_button("Export (Parquet + manifest, ZIP)" + (" of the chosen runs" if chosen else ""),
@@ -136,12 +152,10 @@ def actions_section(lib, shown, chosen: list[int]) -> None:
                        help="Import it elsewhere with python -m core library import DIR (after unzipping).")
 
 
-def _load_now(path: str, ids: list[int]) -> None:
+def _load_now(lib, ids: list[int]) -> None:
     """``on_click`` of *Load*: before the page is drawn again, so the sidebar lists the runs at once."""
-    from core.library import Library
-
     try:
-        names = load_library_runs(Library(path), ids)
+        names = load_library_runs(lib, ids)
     except (LibraryError, InputError) as exc:
         st.session_state[NOTICE] = ("error", str(exc))
         return
@@ -149,13 +163,15 @@ def _load_now(path: str, ids: list[int]) -> None:
                                            "uploads and the built-in data (see the sidebar).")
 
 
-def _delete_now(path: str, ids: list[int], names: list[str]) -> None:
+def _delete_now(lib, ids: list[int], names: list[str]) -> None:
     """``on_click`` of the confirmation: remove the runs, unload them from this session, clear the choice
     (a callback runs before the widgets are drawn again, so it may reset the multiselect)."""
-    from core.library import Library
-
+    if not web_delete_allowed(lib):            # the setting may have changed since the button was drawn
+        st.session_state[PENDING_DELETE] = []
+        st.session_state[NOTICE] = ("error", f"Deleting runs is off on this server ({WEB_DELETE_ENV_VAR}).")
+        return
     try:
-        removed = Library(path).remove(ids)
+        removed = lib.remove(ids)
     except LibraryError as exc:
         st.session_state[NOTICE] = ("error", str(exc))
         return
@@ -163,7 +179,8 @@ def _delete_now(path: str, ids: list[int], names: list[str]) -> None:
         st.session_state.get(LIBRARY_RUNS, {}).pop(name, None)
     st.session_state[PENDING_DELETE] = []
     st.session_state[SELECTED] = []
-    st.session_state[NOTICE] = ("success", f"Deleted {len(removed)} run(s) from the library.")
+    st.session_state[NOTICE] = ("success", f"Deleted {len(removed)} run(s) from the library; they can be restored "
+                                           f"for {keep_days_setting():g} days (Removed runs, below).")
 
 
 def _cancel_delete() -> None:
@@ -174,13 +191,39 @@ def confirm_delete_section(lib, shown) -> None:
     pending = st.session_state.get(PENDING_DELETE)
     if not pending:
         return
-    st.warning(f"Delete {len(pending)} run(s) from the library for every user? Their series, fits and tags go "
-               "with them.", icon=":material/warning:")
+    st.warning(f"Delete {len(pending)} run(s) from the library for every user? They can be restored for "
+               f"{keep_days_setting():g} days, then they go for good with their series, fits and tags.",
+               icon=":material/warning:")
     names = [library_name(int(r.run_id), r.source) for r in shown.itertuples() if int(r.run_id) in pending]
     c1, c2 = st.columns(2)
     c1.button("Yes, delete", key="library_delete_confirm", type="primary", icon=":material/delete_forever:",
-              on_click=_delete_now, args=(lib.path, list(pending), names))
+              on_click=_delete_now, args=(lib, list(pending), names))
     c2.button("Cancel", key="library_delete_cancel", on_click=_cancel_delete)
+
+
+def _restore_now(lib, ids: list[int]) -> None:
+    try:
+        restored = lib.restore(ids)
+    except LibraryError as exc:
+        st.session_state[NOTICE] = ("error", str(exc))
+        return
+    st.session_state[NOTICE] = ("success", f"Restored {len(restored)} run(s).")
+    st.session_state["library_restore_choice"] = []
+
+
+def removed_section(lib) -> None:
+    """Runs deleted and not purged yet, and a button that brings the chosen ones back."""
+    removed = lib.removed()
+    if removed.empty:
+        return
+    with st.expander(f"Removed runs ({len(removed)}), restorable for {keep_days_setting():g} days after removal",
+                     icon=":material/restore_from_trash:"):
+        st.dataframe(removed, hide_index=True, width="stretch", key="library_removed_table")
+        labels = {int(r.run_id): f"#{int(r.run_id)} {r.source}" for r in removed.itertuples()}
+        choice = st.multiselect("Runs to restore", list(labels), format_func=lambda i: labels[i],
+                                key="library_restore_choice")
+        st.button(f"Restore {len(choice)} run(s)", key="library_restore", icon=":material/restore:",
+                  disabled=not choice, on_click=_restore_now, args=(lib, list(choice)))
 
 
 def notice_section() -> None:
@@ -220,6 +263,7 @@ def main() -> None:
         actions_section(lib, shown, chosen)
         confirm_delete_section(lib, shown)
         preview_section(lib, shown, chosen, target)
+        removed_section(lib)
     except (LibraryError, InputError) as exc:
         st.error(plain(str(exc)), icon=":material/error:")
     finally:

@@ -50,3 +50,42 @@ def _own_library(tmp_path_factory, monkeypatch):
     from core.library.store import ENV_VAR
 
     monkeypatch.setenv(ENV_VAR, str(tmp_path_factory.mktemp("library") / "library.duckdb"))
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A running PostgreSQL server's URL: ``$TTA_TEST_POSTGRES_URL`` (``.ci/run`` starts one), else one started
+    for this session from Debian's ``postgresql`` package (``tests/pg_server.py``) and stopped at its end."""
+    from tests.pg_server import server
+
+    with server() as url:
+        if url is None:
+            pytest.skip("PostgreSQL is not installed (apt-get install -y postgresql) and TTA_TEST_POSTGRES_URL is "
+                        "not set")
+        yield url
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def store_kind(request) -> str:
+    """Each library test runs against both stores."""
+    return request.param
+
+
+@pytest.fixture
+def make_db(store_kind, tmp_path, request):
+    """``make_db(name)``: a new, empty library of the kind under test: a DuckDB file in ``tmp_path``, or a fresh
+    schema on the PostgreSQL server (its URL)."""
+    def make(name: str = "lib") -> str:
+        if store_kind == "duckdb":
+            return str(tmp_path / f"{name}.duckdb")
+        from tests.pg_server import fresh_schema
+
+        return fresh_schema(request.getfixturevalue("postgres_url"))
+
+    return make
+
+
+@pytest.fixture
+def db(make_db) -> str:
+    """A new, empty library of the kind under test (see ``make_db``)."""
+    return make_db("lib")

@@ -147,9 +147,11 @@ def read_prior_sources(paths, args) -> tuple[list, pd.DataFrame | None, int]:
 
 
 def add_db_argument(parser: argparse.ArgumentParser, *, default=None) -> None:
-    """``--db PATH``: the library file (or ``:memory:``); default ``$TTA_LIBRARY_DB`` or the user data folder."""
+    """``--db PATH``: the library file (or ``:memory:``, or a ``postgresql://`` URL); default ``$TTA_LIBRARY_DB`` or
+    the user data folder."""
     parser.add_argument("--db", default=default, metavar="PATH",
-                        help="run library file or :memory: (default: $TTA_LIBRARY_DB, else the per-user data folder)")
+                        help="run library: a DuckDB file, :memory: or postgresql://USER@HOST:PORT/DB (default: "
+                             "$TTA_LIBRARY_DB, else the per-user data folder)")
 
 
 def add_library_arguments(parser: argparse.ArgumentParser) -> None:

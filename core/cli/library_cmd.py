@@ -9,17 +9,23 @@ Verbs::
     list [--model M] [--gpu G] [--tag T] [--batch N] [--dataset D] [--split S] [--filter FILTER]
     show RUN [--series]
     rm RUN...
+    restore ID...
     tag RUN... (--add T | --remove T)...
     export DIR [--filter FILTER]
     import DIR
-    vacuum
+    vacuum [--keep-days D]
+    log [--limit N]
 
 ``add`` reads CSV logs, MLPerf MLLOG logs, TensorBoard event files and run folders, and whole
 folders recursively; it prints one CSV row per run (``source,run_id,status,message``; status
 ``added``, ``present`` or ``refused``) with a progress bar on stderr when stderr is a terminal.
 ``list`` prints one CSV row per run (``core.library.RUN_COLUMNS`` and ``reached_target`` for
-``--target-acc``).  ``RUN`` is a run id, a content-hash prefix or a run's name.  The library
-file is ``--db PATH`` (or ``:memory:``), else ``$TTA_LIBRARY_DB``, else the per-user data folder.
+``--target-acc``; ``--removed``: the removed runs not purged yet).  ``RUN`` is a run id, a
+content-hash prefix or a run's name.  ``rm`` hides runs, restorable with ``restore`` until
+``vacuum`` purges them past the keeping period (``TTA_LIBRARY_KEEP_DAYS``, default 30 days).
+``log`` prints the audit table (every add, import, removal, restore and purge, with when and
+who).  The library is ``--db PATH`` (or ``:memory:``, or a ``postgresql://`` URL), else
+``$TTA_LIBRARY_DB``, else the per-user data folder.
 Exit status 0 when everything given was used, 2 when anything was refused, 130 when stopped
 with Ctrl-C (every run written is complete; the one being written is not in the library).
 """
@@ -53,11 +59,13 @@ from core.library import (
     is_mlflow_source,
     parse_source,
     refit_library,
+    keep_days_setting,
     with_reached,
 )
 from core.tables import file_bytes
 
-VERBS = ("add", "list", "show", "rm", "tag", "export", "import", "vacuum", "forecast-to", "refit")
+VERBS = ("add", "list", "show", "rm", "restore", "tag", "export", "import", "vacuum", "log", "forecast-to",
+         "refit")
 FILTER_HELP = "runs to use: key=value terms, comma-separated (keys: " + ", ".join(FILTER_KEYS) + \
     "); the same key twice means either value"
 
@@ -82,11 +90,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
     listing.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
                          help="target for the reached_target column (default 0.92)")
+    listing.add_argument("--removed", action="store_true", help="list the removed runs not purged yet instead "
+                                                                 "(restore them with library restore ID)")
     show = verbs.add_parser("show", help="a run's metadata (field,value), or its series with --series")
     show.add_argument("run", metavar="RUN")
     show.add_argument("--series", action="store_true", help="print the tidy per-step (or per-epoch) rows")
-    rm = verbs.add_parser("rm", help="remove runs (with their fits and tags)")
+    rm = verbs.add_parser("rm", help="remove runs (restorable until vacuum purges them past the keeping period)")
     rm.add_argument("runs", nargs="+", metavar="RUN")
+    restore = verbs.add_parser("restore", help="bring removed runs back (ids from list --removed)")
+    restore.add_argument("ids", nargs="+", metavar="ID")
     tag = verbs.add_parser("tag", help="add or remove tags")
     tag.add_argument("runs", nargs="+", metavar="RUN")
     tag.add_argument("--add", action="append", default=[], metavar="T")
@@ -96,7 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
     imp = verbs.add_parser("import", help="merge an export into the library (by content hash)")
     imp.add_argument("directory", metavar="DIR")
-    verbs.add_parser("vacuum", help="checkpoint and compact the file")
+    vacuum = verbs.add_parser("vacuum", help="purge runs removed longer ago than the keeping period, then compact")
+    vacuum.add_argument("--keep-days", type=float, default=None, metavar="D",
+                        help="purge runs removed more than D days ago (default TTA_LIBRARY_KEEP_DAYS or 30; 0: all)")
+    log = verbs.add_parser("log", help="the audit table: adds, imports, removals, restores, purges (latest first)")
+    log.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the latest N events only")
     fto = verbs.add_parser("forecast-to", help="write each MLflow run's forecast back to it (tags and metrics)")
     fto.add_argument("source", metavar="mlflow:TRACKING_URI[#EXPERIMENT]")
     fto.add_argument("--run-id", action="append", default=[], metavar="ID",
@@ -133,7 +149,8 @@ def _bar(total: int, what: str):
 
 
 def _report_rows(report) -> pd.DataFrame:
-    rows = [{"source": r.source, "run_id": r.run_id, "status": "added" if r.added else "present",
+    rows = [{"source": r.source, "run_id": r.run_id,
+             "status": "restored" if r.restored else "added" if r.added else "present",
              "message": r.message} for r in report.results]
     rows += [{"source": source, "run_id": None, "status": "refused", "message": message}
              for source, message in report.errors]
@@ -240,8 +257,30 @@ def _filter(args) -> RunFilter:
 
 
 def _list(lib: Library, args) -> int:
+    if args.removed:
+        print_csv(lib.removed())
+        return 0
     print_csv(with_reached(lib.runs(_filter(args)), args.target_acc))
     return 0
+
+
+def _restore(lib: Library, refs) -> int:
+    ids, bad = [], 0
+    for ref in refs:
+        text = str(ref).strip().lstrip("#")
+        if text.isdigit():
+            ids.append(int(text))
+        else:
+            complain(f"{ref}: expected the id of a removed run (see python -m core library list --removed); got "
+                     f"{str(ref)[:40]!r}.")
+            bad += 1
+    restored = lib.restore(ids)
+    for missing in sorted(set(ids) - set(restored)):
+        complain(f"#{missing}: expected a removed run kept for restoring; there is none (never removed, or purged). "
+                 "See python -m core library list --removed.")
+        bad += 1
+    complain(f"restored {len(restored)} run(s): {', '.join(f'#{i}' for i in restored) or 'none'}")
+    return 2 if bad else 0
 
 
 def _show(lib: Library, args) -> int:
@@ -283,11 +322,18 @@ def run(args: argparse.Namespace) -> int:
             return _list(lib, args)
         if args.verb == "show":
             return _show(lib, args)
+        if args.verb == "restore":
+            return _restore(lib, args.ids)
+        if args.verb == "log":
+            print_csv(lib.history(args.limit))
+            return 0
         if args.verb in ("rm", "tag"):
             ids, bad = _resolve_all(lib, args.runs)
             if args.verb == "rm":
                 removed = lib.remove(ids)
-                complain(f"removed {len(removed)} run(s): {', '.join(f'#{i}' for i in removed) or 'none'}")
+                complain(f"removed {len(removed)} run(s): {', '.join(f'#{i}' for i in removed) or 'none'}"
+                         + (f" (restorable for {keep_days_setting():g} days: python -m core library restore "
+                            f"{' '.join(map(str, removed))})" if removed else ""))
             else:
                 if not args.add and not args.remove:
                     raise InputError("tag: expected --add T or --remove T; got neither.")
@@ -315,7 +361,12 @@ def run(args: argparse.Namespace) -> int:
             return _forecast_to(lib, args)
         if args.verb == "refit":
             return _refit(lib, args)
-        summary = compact(lib)   # vacuum
+        if args.keep_days is not None and not args.keep_days >= 0:
+            raise InputError(f"--keep-days: expected a number of days >= 0; got {args.keep_days:g}.")
+        summary = compact(lib, keep_days=args.keep_days)   # vacuum
+        if summary.purged:
+            complain(f"purged {len(summary.purged)} removed run(s) for good: "
+                     + ", ".join(f"#{i}" for i in summary.purged))
         complain(f"{summary.path}: {summary.bytes_before:,} bytes before, {summary.bytes_after:,} after")
         return 0
     except KeyboardInterrupt:

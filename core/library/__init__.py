@@ -1,6 +1,8 @@
-"""The run library: every run and fit in one DuckDB file, shared by a team (see docs/library.md).
+"""The run library: every run and fit in one DuckDB file or on a PostgreSQL server, shared by a team (see
+docs/library.md).
 
-Modules: ``store`` (where the file lives, the lock, short connections, migrations on open),
+Modules: ``store`` (which store, the interface every store gives, migrations on open; the kinds
+in ``store_duckdb``: one file under a lock, and ``store_postgres``: a server's transactions),
 ``schema`` (the tables, one migration per version), ``records`` (a ``RunLog`` as rows and back),
 ``library`` (``Library``: add, list, filter, load, tag, remove), ``filters`` (``FILTER`` text),
 ``sources`` (files, folders, TensorBoard runs and the built-in data, read within bounds),
@@ -28,17 +30,23 @@ from core.library.exchange import (
 from core.library.filters import FILTER_KEYS, RunFilter
 from core.library.fits import LibraryFits, fit_library
 from core.library.library import (
+    ACTOR_ENV_VAR,
+    KEEP_DAYS_ENV_VAR,
+    WEB_DELETE_ENV_VAR,
     AddReport,
     AddResult,
     Library,
     PendingRun,
     Progress,
     check_tags,
+    default_actor,
     filter_options,
+    keep_days_setting,
+    web_delete_allowed,
     with_reached,
 )
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
-from core.library.records import RUN_COLUMNS, content_hash, library_name
+from core.library.records import RUN_COLUMNS, content_hash, data_hash, library_name
 from core.library.refit import ENGINES, refit_library
 from core.library.sources import (
     Collected,
@@ -50,10 +58,12 @@ from core.library.sources import (
     read_source,
 )
 from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
-from core.library.store import ENV_VAR, MEMORY, Store, default_db_path
+from core.library.store import ENV_VAR, MEMORY, STORES, Store, default_db_path, open_store
 
 __all__ = [
     'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',
+    'ACTOR_ENV_VAR', 'KEEP_DAYS_ENV_VAR', 'STORES', 'WEB_DELETE_ENV_VAR', 'data_hash', 'default_actor',
+    'keep_days_setting', 'open_store', 'web_delete_allowed',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',

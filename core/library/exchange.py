@@ -3,37 +3,42 @@
 An export is a new folder holding one Parquet file per table (``runs``, ``run_tags``,
 ``series``, ``fits``; ``speed_tables`` too when nothing is filtered out) and
 ``manifest.json``: the format name, the schema version, the filter, and each file's rows and
-SHA-256.  An import checks the manifest and every file's checksum first, then adds each run
-whose content hash the library lacks (with its tags and fits), each in its own transaction,
-as a new run: ids are the library's own.  Runs already there are left as they are.
+SHA-256.  An import checks the manifest, every file's checksum and the export's size (from the
+Parquet footers, before anything is decoded) first, then adds each run whose content the
+library lacks (with its tags and fits), each in its own transaction, as a new run: ids are
+the library's own.  A run's hash is recomputed from the rows stored, never read from the
+export.  Runs already there are left as they are.
 
-``compact`` (``python -m core library vacuum``) checkpoints the write-ahead log and rewrites
-the file without the space that removed runs left (DuckDB reuses freed blocks but never
-gives them back): the tables are copied into a new file beside it, which then replaces it
-(``os.replace``, atomic), all under the library's lock.
+``compact`` (``python -m core library vacuum``) purges the runs removed longer ago than the
+keeping period, then gives the space back (``Store.compact``: the DuckDB file rewritten, the
+PostgreSQL tables vacuumed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from core.errors import InputError, LibraryError
+from core.errors import InputError
 from core.library.filters import RunFilter
-from core.library.library import AddReport, AddResult, Library, PendingRun, Progress
-from core.library.records import log_from_rows
+from core.library.fits import FIT_COLUMNS
+from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
+from core.library.records import data_hash, log_from_rows
 from core.library.schema import SCHEMA_VERSION, TABLES
 
 EXPORT_FORMAT = "tta-planner-library-export"
 MANIFEST = "manifest.json"
 #: the largest manifest read (a manifest lists a few numbers per table)
 MAX_MANIFEST_BYTES = 1 << 20
+#: the most rows (all tables together) and uncompressed bytes one import reads: about 2 M rows of series
+#: (1,700 course-sized runs) take some 0.5 GB while they are checked; a larger export is imported in parts
+MAX_IMPORT_ROWS = 2_000_000
+MAX_IMPORT_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,7 @@ def export_library(library: Library, directory: str | Path, run_filter: RunFilte
                          "Give another folder.")
     run_filter = run_filter if isinstance(run_filter, RunFilter) else RunFilter.parse(run_filter)
     where, params = run_filter.where()
-    selected = f"SELECT run_id FROM runs r WHERE {where}"
+    selected = f"SELECT run_id FROM runs r WHERE r.deleted_at IS NULL AND {where}"
     queries = {
         "runs": (f"SELECT * FROM runs WHERE run_id IN ({selected}) ORDER BY run_id", params),
         "run_tags": (f"SELECT * FROM run_tags WHERE run_id IN ({selected}) ORDER BY run_id, tag", params),
@@ -84,7 +89,7 @@ def export_library(library: Library, directory: str | Path, run_filter: RunFilte
     with library.store.connect(create=True) as con:
         for table, (query, args) in queries.items():
             path = directory / f"{table}.parquet"
-            arrow = con.sql(query, params=args).to_arrow_table()
+            arrow = con.arrow(query, args)
             pq.write_table(arrow, path, compression="zstd")
             files[table] = {"file": path.name, "rows": arrow.num_rows, "sha256": _sha256(path)}
     manifest = {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "filter": run_filter.describe(),
@@ -148,13 +153,43 @@ def read_manifest(directory: str | Path) -> dict:
     return manifest
 
 
+def _bounded(directory: Path, manifest: dict) -> None:
+    """Refuse an export larger than an import may be, from the Parquet footers alone (nothing is decoded yet):
+    at most ``MAX_IMPORT_ROWS`` rows and ``MAX_IMPORT_BYTES`` bytes once uncompressed, in all its tables."""
+    import pyarrow.parquet as pq
+
+    rows = size = 0
+    for entry in manifest["tables"].values():
+        path = directory / entry["file"]
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except Exception as exc:   # noqa: BLE001 - pyarrow raises several kinds for a file that is not Parquet
+            raise InputError(f"{path}: expected a Parquet file as an export writes it; cannot read it "
+                             f"({' '.join(str(exc).split())[:160]}). Export again.") from None
+        if meta.num_rows != entry.get("rows"):
+            raise InputError(f"{path}: expected {entry.get('rows')} rows as the manifest says; the file holds "
+                             f"{meta.num_rows}. Export again.")
+        rows += meta.num_rows
+        size += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if rows > MAX_IMPORT_ROWS or size > MAX_IMPORT_BYTES:
+        raise InputError(f"{directory}: expected an export of at most {MAX_IMPORT_ROWS:,} rows and "
+                         f"{MAX_IMPORT_BYTES // 2**20:,} MB uncompressed; got {rows:,} rows and "
+                         f"{size / 2**20:,.0f} MB. "
+                         "Export it in parts (library export --filter ...) and import each.")
+
+
 def _frames(directory: Path, manifest: dict) -> dict[str, pd.DataFrame]:
     frames = {}
     for table, entry in manifest["tables"].items():
-        frame = pd.read_parquet(directory / entry["file"])
+        path = directory / entry["file"]
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:   # noqa: BLE001 - pyarrow's and pandas' many kinds of failure on a damaged file
+            raise InputError(f"{path}: expected a Parquet file as an export writes it; cannot read it "
+                             f"({' '.join(str(exc).split())[:160]}). Export again.") from None
         if len(frame) != entry.get("rows"):
-            raise InputError(f"{directory / entry['file']}: expected {entry.get('rows')} rows as the manifest says; "
-                             f"got {len(frame)}. Export again.")
+            raise InputError(f"{path}: expected {entry.get('rows')} rows as the manifest says; got {len(frame)}. "
+                             "Export again.")
         frames[table] = frame
     return frames
 
@@ -175,126 +210,148 @@ def _upgraded(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def import_library(library: Library, directory: str | Path, *, progress: Progress | None = None) -> AddReport:
-    """Merge an export into ``library`` by content hash: new runs added (with tags and fits), others left.
+#: the columns an export's tables must have (more are ignored)
+_NEEDED = {"runs": ("run_id", "source", "split", "fmt", "granularity", "roles", "columns", "flags"),
+           "series": ("run_id", "row_index", "global_step", "epoch", "loss", "acc", "time_s", "lr"),
+           "run_tags": ("run_id", "tag"), "fits": FIT_COLUMNS,
+           "speed_tables": ("name", "data")}
 
-    A run of the export that cannot be rebuilt (a malformed row) is refused with a message; the
-    others are added.
+
+def _check_columns(directory: Path, frames: dict[str, pd.DataFrame]) -> None:
+    for table, frame in frames.items():
+        missing = [c for c in _NEEDED.get(table, ()) if c not in frame.columns]
+        if missing:
+            raise InputError(f"{directory / f'{table}.parquet'}: expected the columns {', '.join(_NEEDED[table])}; "
+                             f"{', '.join(missing)} missing. Export again with this planner.")
+        if table in ("runs", "series", "run_tags", "fits") and len(frame):
+            ids = pd.to_numeric(frame["run_id"], errors="coerce")
+            if ids.isna().any() or (ids != ids.round()).any():
+                raise InputError(f"{directory / f'{table}.parquet'}: expected whole-number run ids; got "
+                                 f"{frame['run_id'][ids.isna() | (ids != ids.round())].iloc[0]!r}. Export again.")
+
+
+def _fits_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's fits as the ``fits`` table holds them, checked (``ValueError`` when one cannot be)."""
+    out = pd.DataFrame({"family": frame["family"].astype(str), "criterion": frame["criterion"].astype(str),
+                        "target_acc": pd.to_numeric(frame["target_acc"], errors="raise").astype(float)})
+    for column in ("params", "stderr"):
+        values = []
+        for text in frame[column]:
+            parsed = json.loads(text)
+            if not isinstance(parsed, dict) or not all(v is None or isinstance(v, (int, float))
+                                                       for v in parsed.values()):
+                raise ValueError(f"{column}: expected a JSON object of numbers; got {str(text)[:60]!r}")
+            values.append(json.dumps(parsed))
+        out[column] = values
+    flags = frame["flags"]
+    if not all(isinstance(f, str) for f in flags):
+        raise ValueError("flags: expected text")
+    out["flags"] = list(flags)
+    for column in ("r2", "step_to_target", "loss_at_target"):
+        out[column] = pd.to_numeric(frame[column], errors="raise").astype(float).to_numpy()
+    out["epoch_to_target"] = pd.array(pd.to_numeric(frame["epoch_to_target"], errors="raise"), dtype="Int64")
+    out["fitted_at"] = pd.to_datetime(frame["fitted_at"], errors="raise").to_numpy()
+    if not out["target_acc"].between(0, 1).all():
+        raise ValueError("target_acc: expected values in [0, 1]")
+    if out.duplicated(["family", "target_acc", "criterion"]).any():
+        raise ValueError("two fits under one family, target and criterion")
+    return out.reset_index(drop=True)
+
+
+def import_library(library: Library, directory: str | Path, *, progress: Progress | None = None) -> AddReport:
+    """Merge an export into ``library`` by content: new runs added (with tags and fits), others left.
+
+    Every run's hash is computed from the rows about to be stored (``records.data_hash``), never
+    taken from the export, so an export cannot pass other data off as a run the library has or
+    will get.  An export over the bounds (``MAX_IMPORT_ROWS``, ``MAX_IMPORT_BYTES``) is refused
+    from its Parquet footers before anything is decoded; a damaged one with one message.  Each run
+    is added whole (its row, series, tags and fits in one transaction) or refused with a message
+    while the others are added.
     """
     directory = Path(directory)
     manifest = read_manifest(directory)
+    _bounded(directory, manifest)
     frames = _frames(directory, manifest)
+    try:
+        frames = _upgraded(frames)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{directory / 'runs.parquet'}: expected the runs of an export of schema version "
+                         f"{manifest['schema_version']}; cannot read them ({' '.join(str(exc).split())[:120]}). "
+                         "Export again.") from None
+    _check_columns(directory, frames)
     runs = frames["runs"]
-    for column in ("run_id", "content_hash", "source"):
-        if column not in runs:
-            raise InputError(f"{directory / 'runs.parquet'}: expected a {column} column; got "
-                             f"{', '.join(map(str, runs.columns))[:200]}.")
-    frames = _upgraded(frames)
     series_by_run = {int(k): g for k, g in frames["series"].groupby("run_id", sort=False)}
     tags = frames.get("run_tags", pd.DataFrame(columns=["run_id", "tag"]))
     tags_by_run = {int(k): tuple(g["tag"].astype(str)) for k, g in tags.groupby("run_id", sort=False)}
+    fits = frames.get("fits", pd.DataFrame(columns=list(FIT_COLUMNS)))
+    fits_by_run = {int(k): g for k, g in fits.groupby("run_id", sort=False)}
     known = library.known_hashes()
+    empty_series = frames["series"].iloc[0:0]
 
     def items():
         for row in runs.to_dict("records"):
             old = int(row["run_id"])
-            source = str(row["source"])
-            if row["content_hash"] in known:
-                yield AddResult(source, known[row["content_hash"]], False)
+            source = str(row["source"])[:500]
+            try:
+                log = log_from_rows(row, series_by_run.get(old, empty_series))
+                digest = data_hash(log)
+            except Exception as exc:   # noqa: BLE001 - any malformed value of an untrusted export: run refused
+                yield (source, f"{source}: expected a run as the planner exports it; it cannot be rebuilt "
+                               f"({' '.join(str(exc).split())[:160]}). Nothing of it was added.")
+                continue
+            if digest in known:
+                yield AddResult(source, known[digest], False)
                 continue
             try:
-                log = log_from_rows(row, series_by_run.get(old, frames["series"].iloc[0:0]))
-            except (KeyError, TypeError, ValueError) as exc:
-                yield (source, f"{source}: expected a run as the planner exports it; it cannot be rebuilt ({exc}).")
+                run_tags = check_tags(tags_by_run.get(old, ()))
+                run_fits = _fits_of(fits_by_run[old]) if old in fits_by_run else None
+                n_params = None if pd.isna(row.get("n_params")) else int(row["n_params"])
+            except Exception as exc:   # noqa: BLE001 - as above
+                yield (source, f"{source}: expected tags and fits as the planner exports them; "
+                               f"{' '.join(str(exc).split())[:160]}. Nothing of the run was added.")
                 continue
-            n_params = None if pd.isna(row.get("n_params")) else int(row["n_params"])
             dataset = None if pd.isna(row.get("dataset")) else str(row["dataset"])
-            yield PendingRun(log, str(row["content_hash"]), dataset, tags_by_run.get(old, ()), n_params)
+            yield PendingRun(log, digest, dataset, run_tags, n_params, run_fits)
 
-    report = library.add_runs(items(), total=len(runs), progress=progress)
-    fits = frames.get("fits")
-    if fits is not None and len(fits):
-        new_ids = {str(h): i for h, i in library.known_hashes().items()}
-        old_to_new = {int(r["run_id"]): new_ids[r["content_hash"]] for r in runs.to_dict("records")
-                      if r["content_hash"] in new_ids}
-        added = {r.run_id for r in report.results if r.added}
-        mine = fits[fits["run_id"].map(lambda i: old_to_new.get(int(i)) in added)].copy()
-        if len(mine):
-            mine["run_id"] = mine["run_id"].map(lambda i: old_to_new[int(i)])
-            with library.store.transaction() as con:
-                con.register("incoming_fits", mine)
-                try:
-                    con.execute("INSERT OR IGNORE INTO fits BY NAME SELECT * FROM incoming_fits")
-                finally:
-                    con.unregister("incoming_fits")
+    report = library.add_runs(items(), total=len(runs), progress=progress, action="import", note=str(directory))
     speed = frames.get("speed_tables")
+    notes = ()
     if speed is not None and len(speed):
-        with library.store.transaction() as con:             # by content hash, as runs; new ids here
-            con.register("incoming_speed", speed[["content_hash", "name", "data", "n_rows", "added_at"]])
-            try:
-                con.execute("INSERT INTO speed_tables (content_hash, name, data, n_rows, added_at) "
-                            "SELECT * FROM incoming_speed WHERE content_hash NOT IN "
-                            "(SELECT content_hash FROM speed_tables)")
-            finally:
-                con.unregister("incoming_speed")
-    return replace(report, notes=report.notes + (f"read {directory} ({manifest['filter']}, exported "
-                                                 f"{manifest.get('created', '?')})",))
+        notes = _import_speed(library, speed)
+    return replace(report, notes=report.notes + notes + (f"read {directory} ({manifest['filter']}, exported "
+                                                         f"{manifest.get('created', '?')})",))
+
+
+def _import_speed(library: Library, speed: pd.DataFrame) -> tuple[str, ...]:
+    """Speed tables the library lacks, each checked as ``add --speed`` checks a file and hashed from its bytes."""
+    from core.library.speed import add_speed_table
+
+    notes = []
+    for row in speed.to_dict("records"):
+        name = str(row["name"])[:200]
+        try:
+            add_speed_table(library, name, bytes(row["data"]))
+        except (InputError, ValueError, TypeError) as exc:
+            notes.append(f"speed table {name} not imported: {' '.join(str(exc).split())[:200]}")
+    return tuple(notes)
 
 
 @dataclass(frozen=True)
 class CompactSummary:
-    """The file's size before and after compaction, in bytes."""
+    """The store's size before and after compaction, in bytes, and the removed runs purged for good."""
 
     path: str
     bytes_before: int
     bytes_after: int
+    purged: tuple[int, ...] = ()
 
 
-def _quoted(path: str) -> str:
-    return "'" + path.replace("'", "''") + "'"
-
-
-def compact(library: Library) -> CompactSummary:
-    """Checkpoint the library and rewrite it without free space (see the module docstring)."""
+def compact(library: Library, *, keep_days: float | None = None) -> CompactSummary:
+    """Purge the runs removed more than ``keep_days`` ago (:meth:`Library.purge`), then give the space back
+    (the DuckDB file rewritten, PostgreSQL's tables vacuumed: ``Store.compact``)."""
     store = library.store
     if store.memory or not store.exists():
         return CompactSummary(store.path, 0, 0)
-    import duckdb
-
-    path = Path(store.path)
-    fresh = path.with_name(path.name + ".compact")
-    with store.connect(create=True) as con:   # holds the lock throughout; migrates an older file first
-        con.execute("CHECKPOINT")
-        con.close()
-        before = path.stat().st_size
-        fresh.unlink(missing_ok=True)
-        copier = duckdb.connect()
-        try:
-            copier.execute(f"ATTACH {_quoted(str(path))} AS src (READ_ONLY)")
-            copier.execute(f"ATTACH {_quoted(str(fresh))} AS dst")
-            copier.execute("COPY FROM DATABASE src TO dst")
-            # the copy restarts each sequence at its last value given: move it past every id in use
-            for sequence, table, column in (("run_ids", "runs", "run_id"), ("speed_table_ids", "speed_tables",
-                                                                              "table_id")):
-                top = copier.execute(f"SELECT coalesce(max({column}), 0) FROM dst.{table}").fetchall()[0][0]
-                last = copier.execute("SELECT last_value FROM duckdb_sequences() WHERE database_name = 'dst' "
-                                      "AND sequence_name = ?", [sequence]).fetchall()
-                value = (last[0][0] if last and last[0][0] is not None else 0) + 1   # the next id, not used up
-                if value <= top:
-                    raise LibraryError(f"{path}: compaction would give run ids again (next {value} <= {top}); "
-                                       "the file was left as it was.")
-            copier.execute("DETACH src")
-            copier.execute("DETACH dst")
-        except duckdb.Error as exc:
-            copier.close()
-            fresh.unlink(missing_ok=True)
-            raise LibraryError(f"{path}: compaction failed ({' '.join(str(exc).split())[:200]}); the file was left "
-                               "as it was.") from None
-        except BaseException:
-            copier.close()
-            fresh.unlink(missing_ok=True)
-            raise
-        copier.close()
-        os.replace(fresh, path)
-        after = path.stat().st_size
-    return CompactSummary(str(path), before, after)
+    purged = library.purge(keep_days)
+    before, after = store.compact()
+    return CompactSummary(store.path, before, after, tuple(purged))

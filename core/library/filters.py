@@ -118,7 +118,7 @@ split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
                 clauses.append(f"lower(r.model) IN ({marks})")
                 params += [v.lower() for v in values]
             elif key in ("gpu", "source"):
-                clauses.append("(" + " OR ".join(f"contains(lower(r.{key}), ?)" for _ in values) + ")")
+                clauses.append("(" + " OR ".join(f"strpos(lower(r.{key}), ?) > 0" for _ in values) + ")")
                 params += [v.lower() for v in values]
             elif key == "tag":
                 clauses.append(f"r.run_id IN (SELECT run_id FROM run_tags WHERE tag IN ({marks}))")

@@ -16,13 +16,20 @@ import numpy as np
 import pandas as pd
 
 from core.defaults import DEFAULT_TARGET_ACC
+from core.errors import InputError
 from core.library.filters import RunFilter
 from core.library.library import Library, Progress, utc_now
 from core.library.records import library_name
 from core.runs import analyse_run, fits_table_of_rows
+from core.targets import Target
 
 #: runs loaded and fitted between two writes of their fits
 FIT_BATCH = 32
+#: what a stored fit is stored under (the ``fits`` table's primary key)
+FIT_KEY = ("run_id", "family", "target_acc", "criterion")
+#: the columns of the ``fits`` table
+FIT_COLUMNS = ("run_id", "family", "target_acc", "criterion", "params", "stderr", "r2", "flags", "step_to_target",
+               "epoch_to_target", "loss_at_target", "fitted_at")
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,8 @@ def _row_from(run: dict, fit: dict) -> dict:
             "r2": np.nan if fit["r2"] is None or pd.isna(fit["r2"]) else fit["r2"],
             "step_to_target": value(fit["step_to_target"]), "epoch_to_target": value(fit["epoch_to_target"]),
             "loss_at_target": value(fit["loss_at_target"]), "flags": fit["flags"],
+            # a stored fit is for an accuracy target (fits.target_acc): its metric, direction and value
+            "metric": "acc", "direction": ">=", "target": fit["target_acc"],
             "target_acc": fit["target_acc"], "criterion": fit["criterion"], "format": run["fmt"],
             "granularity": run["granularity"]}
 
@@ -79,19 +88,25 @@ def _stored(library: Library, ids: list[int], family: str, target_acc: float, cr
     with library.store.connect() as con:
         if con is None:
             return {}
-        table = con.execute(f"SELECT * FROM fits WHERE family = ? AND target_acc = ? AND criterion = ? AND run_id IN "
-                            f"({', '.join('?' for _ in ids)})", [family, target_acc, criterion, *ids]).df()
+        table = con.frame(f"SELECT * FROM fits WHERE family = ? AND target_acc = ? AND criterion = ? AND run_id IN "
+                          f"({', '.join('?' for _ in ids)})", [family, target_acc, criterion, *ids])
     return {int(r["run_id"]): r for r in table.to_dict("records")}
 
 
 def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
-                target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch", family: str = "optimus",
+                target_acc: float | Target = DEFAULT_TARGET_ACC, criterion: str = "epoch", family: str = "optimus",
                 progress: Progress | None = None, extra: bool = True) -> LibraryFits:
     """The fits table of every run the filter matches, fitting (and storing) those without a stored fit.
 
     ``progress(done, total, label)`` follows every run; returning False stops after the
     current batch is written (the table then holds the runs done so far).
     """
+    if isinstance(target_acc, Target):        # ``calibrate --target``: a stored fit is for an accuracy target
+        if not target_acc.is_accuracy:
+            raise InputError(f"target {target_acc.spec}: expected an accuracy target (acc>=A) for the library's "
+                             "stored fits; got another metric. Give --target acc>=A, or fit the logs with "
+                             "python -m core fit --target.")
+        target_acc = target_acc.value
     runs = library.runs(run_filter)
     by_id = {int(r["run_id"]): r for r in runs.to_dict("records")}
     ids = list(by_id)
@@ -119,11 +134,7 @@ def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
                 break
         if records:
             with library.store.transaction() as con:
-                con.register("incoming_fits", pd.DataFrame(records))
-                try:
-                    con.execute("INSERT OR REPLACE INTO fits BY NAME SELECT * FROM incoming_fits")
-                finally:
-                    con.unregister("incoming_fits")
+                con.insert_frame("fits", pd.DataFrame(records), on_conflict="replace", key=FIT_KEY)
     table = fits_table_of_rows([rows[i] for i in ids if i in rows], extra=extra)
     datasets = {library_name(i, by_id[i]["source"]): by_id[i]["dataset"] for i in ids
                 if i in rows and by_id[i]["dataset"]}

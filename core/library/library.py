@@ -9,19 +9,20 @@ which run holds it.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 
 from core.errors import InputError
 from core.library.filters import RunFilter
-from core.library.records import RUN_COLUMNS, SERIES_COLUMNS, library_name, log_from_rows, run_row, series_frame
-from core.library.store import Store
+from core.library.records import RUN_COLUMNS, library_name, log_from_rows, run_row, series_frame
+from core.library.store import open_store
 from core.logs import RunLog
 
 #: ``progress(done, total, label)``: called after each run; return False to stop after the current one
@@ -67,6 +68,7 @@ class PendingRun:
     dataset: str | None = None
     tags: tuple[str, ...] = ()
     n_params: int | None = None
+    fits: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +78,12 @@ class AddResult:
     source: str
     run_id: int
     added: bool
+    restored: bool = False
 
     @property
     def message(self) -> str:
+        if self.restored:
+            return f"{self.source}: restored run #{self.run_id} (it had been removed)."
         if self.added:
             return f"{self.source}: added as run #{self.run_id}."
         return f"{self.source}: already in the library as run #{self.run_id} (same content); nothing added."
@@ -117,8 +122,62 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+#: who the audit table names: ``TTA_LIBRARY_ACTOR`` when set (a wrapper's login), else user@host pid
+ACTOR_ENV_VAR = "TTA_LIBRARY_ACTOR"
+#: days a removed run stays restorable (``vacuum`` purges it after)
+KEEP_DAYS_ENV_VAR = "TTA_LIBRARY_KEEP_DAYS"
+DEFAULT_KEEP_DAYS = 30.0
+#: whether the Library page offers Delete: ``1``/``0``; unset: on for a DuckDB file, off for a shared store
+WEB_DELETE_ENV_VAR = "TTA_LIBRARY_WEB_DELETE"
+
+
+def default_actor() -> str:
+    """Who is writing, as the audit table records it: ``$TTA_LIBRARY_ACTOR``, else ``user@host pid N``."""
+    import getpass
+    import os
+    import socket
+
+    env = os.environ.get(ACTOR_ENV_VAR, "").strip()
+    if env:
+        return env[:200]
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):   # pragma: no cover - no user name (a container)
+        user = "?"
+    return f"{user}@{socket.gethostname()} pid {os.getpid()}"
+
+
+def keep_days_setting() -> float:
+    """Days a removed run stays restorable: ``$TTA_LIBRARY_KEEP_DAYS`` (a number >= 0), default 30."""
+    import os
+
+    text = os.environ.get(KEEP_DAYS_ENV_VAR, "").strip()
+    try:
+        days = float(text) if text else DEFAULT_KEEP_DAYS
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise InputError(f"{KEEP_DAYS_ENV_VAR}: expected a number of days >= 0; got {text!r}. Unset it for 30.")
+    return days
+
+
+def web_delete_allowed(library: Library) -> bool:
+    """Whether the dashboard may delete runs: ``$TTA_LIBRARY_WEB_DELETE`` (1/0, true/false, on/off) when set,
+    else True for a DuckDB file (one user's library) and False for a shared store (PostgreSQL)."""
+    import os
+
+    text = os.environ.get(WEB_DELETE_ENV_VAR, "").strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    if text:
+        raise InputError(f"{WEB_DELETE_ENV_VAR}: expected 1 or 0; got {text!r}.")
+    return not library.store.shared
+
+
 class Library:
-    """The run library in one DuckDB file (see :mod:`core.library.store` for where and how it is opened).
+    """The run library in one DuckDB file or on a PostgreSQL server (see :mod:`core.library.store`).
 
     Examples
     --------
@@ -135,8 +194,10 @@ class Library:
     True
     """
 
-    def __init__(self, path: str | Path | None = None, *, timeout: float | None = None) -> None:
-        self.store = Store(path, timeout=timeout)
+    def __init__(self, path: str | Path | None = None, *, timeout: float | None = None,
+                 actor: str | None = None) -> None:
+        self.store = open_store(path, timeout=timeout)
+        self.actor = actor or default_actor()
 
     def __repr__(self) -> str:
         return f"Library({self.store.path!r})"
@@ -163,7 +224,7 @@ class Library:
         return report.results[0]
 
     def add_runs(self, pending: Iterable[PendingRun | AddResult | tuple[str, str]], *, total: int | None = None,
-                 progress: Progress | None = None) -> AddReport:
+                 progress: Progress | None = None, action: str = "add", note: str = "") -> AddReport:
         """Write runs as they come (each in its own transaction); ``(source, message)`` items are refusals,
         ``AddResult`` items runs found already present before they were read.
 
@@ -199,63 +260,157 @@ class Library:
                 break
             if batch and (len(batch) >= BATCH_RUNS or rows >= BATCH_ROWS
                           or time.perf_counter() - started >= BATCH_SECONDS):
-                self._write(batch, results, tick, state)
+                self._write(batch, results, errors, tick, state, action, note)
                 batch, rows, started = [], 0, time.perf_counter()
                 if state["stop"]:
                     break
         if batch and not state["stop"]:
-            self._write(batch, results, tick, state)
+            self._write(batch, results, errors, tick, state, action, note)
         return AddReport(tuple(results), tuple(errors), cancelled=state["stop"])
 
-    def _write(self, batch: list[PendingRun], results: list[AddResult], tick, state) -> None:
+    def _write(self, batch: list[PendingRun], results: list[AddResult], errors: list[tuple[str, str]], tick, state,
+               action: str, note: str) -> None:
+        added: list[AddResult] = []
         with self.store.connect(create=True) as con:
-            for item in batch:
-                results.append(self._insert(con, item))
-                tick(item.log.source)
-                if state["stop"]:
-                    return
+            try:
+                for item in batch:
+                    source = item.log.source
+                    try:
+                        result = self._insert(con, item)
+                    except self.store.errors as exc:
+                        errors.append((source, f"{source}: expected a run the library can store; writing it failed "
+                                               f"({' '.join(str(exc).split())[:200]}); nothing of it was added."))
+                    else:
+                        results.append(result)
+                        if result.added and not result.restored:
+                            added.append(result)
+                    tick(source)
+                    if state["stop"]:
+                        return
+            finally:
+                if added:
+                    with contextlib.suppress(*self.store.errors):
+                        con.begin()
+                        names = ", ".join(r.source for r in added)
+                        head = f"{note}: " if note else ""
+                        self._audit(con, action, [r.run_id for r in added], f"{head}{len(added)} run(s): {names}")
+                        con.commit()
 
-    @staticmethod
-    def _insert(con, item: PendingRun) -> AddResult:
+    def _insert(self, con, item: PendingRun) -> AddResult:
+        """One run in one transaction: added, found present (by content or data hash), or restored when it was
+        removed and not yet purged.  A run that fails to be written (its fits, say) is not added at all."""
         con.begin()
         try:
-            found = con.execute("SELECT run_id FROM runs WHERE content_hash = ?", [item.digest]).fetchall()
+            row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
+            found = con.execute("SELECT run_id, deleted_at FROM runs WHERE content_hash = ? OR data_hash = ? "
+                                "ORDER BY run_id", [item.digest, row["data_hash"]])
+            if found and found[0][1] is not None:           # removed, still kept: adding it again restores it
+                run_id = int(found[0][0])
+                con.execute("UPDATE runs SET deleted_at = NULL WHERE run_id = ?", [run_id])
+                self._audit(con, "restore", [run_id], f"added again as {item.log.source}")
+                con.commit()
+                return AddResult(item.log.source, run_id, True, restored=True)
             if found:
                 con.rollback()
                 return AddResult(item.log.source, int(found[0][0]), False)
-            row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
             row["added_at"] = utc_now()
             names = list(row)
-            run_id = int(con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
-                                     "RETURNING run_id", [row[n] for n in names]).fetchall()[0][0])
+            inserted = con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
+                                   "ON CONFLICT DO NOTHING RETURNING run_id", [row[n] for n in names])
+            if not inserted:                                  # another writer added it meanwhile
+                con.rollback()
+                again = con.execute("SELECT run_id FROM runs WHERE content_hash = ? OR data_hash = ?",
+                                    [item.digest, row["data_hash"]])
+                return AddResult(item.log.source, int(again[0][0]) if again else 0, False)
+            run_id = int(inserted[0][0])
             incoming = series_frame(item.log)
-            con.register("incoming_series", incoming)
-            try:
-                columns = ", ".join(("row_index", *SERIES_COLUMNS))
-                con.execute(f"INSERT INTO series (run_id, {columns}) SELECT ?, {columns} FROM incoming_series",
-                            [run_id])
-            finally:
-                con.unregister("incoming_series")
+            incoming.insert(0, "run_id", run_id)
+            con.insert_frame("series", incoming)
             for tag in item.tags:
                 con.execute("INSERT INTO run_tags VALUES (?, ?)", [run_id, tag])
+            if item.fits is not None and len(item.fits):
+                con.insert_frame("fits", item.fits.assign(run_id=run_id), on_conflict="ignore")
         except BaseException:
             con.rollback()
             raise
         con.commit()
         return AddResult(item.log.source, run_id, True)
 
+    def _audit(self, con, action: str, run_ids: Iterable[int], detail: str = "") -> None:
+        """One line of the audit table (the caller's transaction): when, what, which runs, who."""
+        ids = ",".join(str(int(i)) for i in run_ids)
+        con.execute("INSERT INTO audit (happened_at, action, run_ids, detail, actor) VALUES (?, ?, ?, ?, ?)",
+                    [utc_now(), action, ids[:100_000], detail[:2000], self.actor])
+
+    def audit(self, action: str, run_ids: Iterable[int], detail: str = "") -> None:
+        """Record an event (an import, say) in the audit table in a transaction of its own."""
+        with self.store.transaction() as con:
+            self._audit(con, action, run_ids, detail)
+
     def remove(self, run_ids: Iterable[int]) -> list[int]:
-        """Remove runs (their series, fits and tags with them) in one transaction; return the ids removed."""
+        """Remove runs: they leave every list and query at once but are kept, restorable (:meth:`restore`), until
+        :meth:`purge` (``library vacuum``) deletes them past the keeping period; return the ids removed."""
         ids = sorted({int(i) for i in run_ids})
         if not ids or not self.exists():
             return []
         marks = ", ".join("?" for _ in ids)
         with self.store.transaction() as con:
-            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks})",
-                                                      ids).fetchall()]
-            for table in ("series", "fits", "run_tags", "runs"):
-                con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", ids)
+            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks}) AND "
+                                                      "deleted_at IS NULL", ids)]
+            if present:
+                con.execute(f"UPDATE runs SET deleted_at = ? WHERE run_id IN ({', '.join('?' for _ in present)})",
+                            [utc_now(), *present])
+                self._audit(con, "remove", present)
         return sorted(present)
+
+    def restore(self, run_ids: Iterable[int]) -> list[int]:
+        """Bring removed runs back (those not purged yet); return the ids restored."""
+        ids = sorted({int(i) for i in run_ids})
+        if not ids or not self.exists():
+            return []
+        marks = ", ".join("?" for _ in ids)
+        with self.store.transaction() as con:
+            found = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks}) AND "
+                                                    "deleted_at IS NOT NULL", ids)]
+            if found:
+                con.execute(f"UPDATE runs SET deleted_at = NULL WHERE run_id IN ({', '.join('?' for _ in found)})",
+                            found)
+                self._audit(con, "restore", found)
+        return sorted(found)
+
+    def purge(self, keep_days: float | None = None, *, now: datetime | None = None) -> list[int]:
+        """Delete for good the runs removed more than ``keep_days`` ago (default ``$TTA_LIBRARY_KEEP_DAYS`` or
+        30; 0 purges every removed run), their series, fits and tags with them; return their ids."""
+        keep_days = keep_days_setting() if keep_days is None else float(keep_days)
+        if not self.exists():
+            return []
+        cutoff = (now or utc_now()) - timedelta(days=keep_days)
+        with self.store.transaction() as con:
+            ids = [int(r[0]) for r in con.execute("SELECT run_id FROM runs WHERE deleted_at IS NOT NULL AND "
+                                                  "deleted_at <= ? ORDER BY run_id", [cutoff])]
+            if ids:
+                marks = ", ".join("?" for _ in ids)
+                for table in ("series", "fits", "run_tags", "runs"):
+                    con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", ids)
+                self._audit(con, "purge", ids, f"removed more than {keep_days:g} day(s) before")
+        return ids
+
+    def removed(self) -> pd.DataFrame:
+        """The removed runs not purged yet: ``run_id, source, model, gpu, split, n_points, deleted_at``."""
+        with self.store.connect() as con:
+            if con is None:
+                return pd.DataFrame(columns=["run_id", "source", "model", "gpu", "split", "n_points", "deleted_at"])
+            return con.frame("SELECT run_id, source, model, gpu, split, n_points, deleted_at FROM runs WHERE "
+                             "deleted_at IS NOT NULL ORDER BY run_id")
+
+    def history(self, limit: int | None = None) -> pd.DataFrame:
+        """The audit table, latest first: ``event_id, happened_at, action, run_ids, detail, actor``."""
+        columns = ["event_id", "happened_at", "action", "run_ids", "detail", "actor"]
+        with self.store.connect() as con:
+            if con is None:
+                return pd.DataFrame(columns=columns)
+            tail = f" LIMIT {int(limit)}" if limit else ""
+            return con.frame(f"SELECT {', '.join(columns)} FROM audit ORDER BY event_id DESC{tail}")
 
     def tag(self, run_ids: Iterable[int], tags: Iterable[str], *, remove: bool = False) -> int:
         """Add (or with ``remove=True`` take away) tags on runs; return the number of runs that exist."""
@@ -264,14 +419,14 @@ class Library:
             return 0
         marks = ", ".join("?" for _ in ids)
         with self.store.transaction() as con:
-            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks})",
-                                                      ids).fetchall()]
+            present = [int(r[0]) for r in con.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks}) AND "
+                                                      "deleted_at IS NULL", ids)]
             for run_id in present:
                 for tag in tags:
                     if remove:
                         con.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag])
                     else:
-                        con.execute("INSERT OR IGNORE INTO run_tags VALUES (?, ?)", [run_id, tag])
+                        con.execute("INSERT INTO run_tags VALUES (?, ?) ON CONFLICT DO NOTHING", [run_id, tag])
         return len(present)
 
     # ------------------------------------------------------------------ reading
@@ -282,10 +437,10 @@ class Library:
         with self.store.connect() as con:
             if con is None:
                 return _empty_runs()
-            table = con.execute(
+            table = con.frame(
                 f"""SELECT r.*, (SELECT string_agg(tag, ',' ORDER BY tag) FROM run_tags t
                                   WHERE t.run_id = r.run_id) AS tags
-                    FROM runs r WHERE {where} ORDER BY r.run_id""", params).df()
+                    FROM runs r WHERE r.deleted_at IS NULL AND {where} ORDER BY r.run_id""", params)
         return _typed_runs(table)
 
     def get(self, run_id: int) -> RunLog:
@@ -302,9 +457,10 @@ class Library:
                 raise InputError(f"{self.path}: expected a library holding run #{ids[0]}; there is no library "
                                  "file yet. Add runs first (python -m core library add).")
             marks = ", ".join("?" for _ in set(ids))
-            rows = con.execute(f"SELECT * FROM runs WHERE run_id IN ({marks})", sorted(set(ids))).df()
-            series = con.execute(f"SELECT * FROM series WHERE run_id IN ({marks}) ORDER BY run_id, row_index",
-                                 sorted(set(ids))).df()
+            rows = con.frame(f"SELECT * FROM runs WHERE run_id IN ({marks}) AND deleted_at IS NULL",
+                             sorted(set(ids)))
+            series = con.frame(f"SELECT * FROM series WHERE run_id IN ({marks}) ORDER BY run_id, row_index",
+                               sorted(set(ids)))
         by_id = {int(r["run_id"]): r for r in rows.to_dict("records")}
         missing = [i for i in ids if i not in by_id]
         if missing:
@@ -345,11 +501,17 @@ class Library:
         return self.store.schema_version()
 
     def known_hashes(self) -> dict[str, int]:
-        """Content hash → run id of every run (empty when there is no file)."""
+        """Content hash (and data hash) → run id of every run not removed (empty when there is no library)."""
         with self.store.connect() as con:
             if con is None:
                 return {}
-            return {str(h): int(i) for h, i in con.execute("SELECT content_hash, run_id FROM runs").fetchall()}
+            out = {}
+            for content, data, run_id in con.execute("SELECT content_hash, data_hash, run_id FROM runs WHERE "
+                                                     "deleted_at IS NULL"):
+                out[str(content)] = int(run_id)
+                if data is not None:
+                    out[str(data)] = int(run_id)
+            return out
 
     def counts(self) -> dict[str, int]:
         """Rows per table (zeros when there is no file)."""
@@ -358,7 +520,7 @@ class Library:
         with self.store.connect() as con:
             if con is None:
                 return {t: 0 for t in TABLES}
-            return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]) for t in TABLES}
+            return {t: int(con.execute(f"SELECT count(*) FROM {t}")[0][0]) for t in TABLES}
 
 
 def filter_options(table: pd.DataFrame) -> dict[str, list]:

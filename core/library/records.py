@@ -43,6 +43,35 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(bytes(data)).hexdigest()
 
 
+def data_hash(log: RunLog) -> str:
+    """The SHA-256 of a run as the library stores it: its series (with the optional columns ``series.extra``
+    holds), how it was read, its metadata, metric names, own target and per-step figures (not its name).
+    An import is matched by this hash, computed from the rows it is about to store, never by the hash an export
+    claims; a file's run gets it too, so that a file and an export of it are the same run.
+
+    >>> from core.logs import read_log
+    >>> a = read_log(b"step,loss\\n1,2.0\\n2,1.0\\n", "resnet20_V100.csv")
+    >>> data_hash(a) == data_hash(read_log(b"step, loss\\n1,2.00\\n2,1\\n", "resnet20_V100.csv"))
+    True
+    >>> data_hash(a) == data_hash(read_log(b"step,loss\\n1,2.0\\n2,1.5\\n", "resnet20_V100.csv"))
+    False
+    """
+    h = hashlib.sha256()
+    frame = log.frame
+    # every frame column, the optional ones (samples, tokens, extra metrics: series.extra) by name too
+    for column in (*FRAME_COLUMNS, *_extra_columns(log)):
+        h.update(json.dumps(column).encode())
+        h.update(frame[column].to_numpy(dtype=float, na_value=np.nan).tobytes())
+    target = log.target
+    h.update(json.dumps([log.fmt, log.roles.to_dict(), [_plain(getattr(log.meta, n)) for n in META_FIELDS],
+                         _plain(log.steps_per_epoch), log.granularity, list(log.flags), list(log.columns),
+                         dict(log.metrics),
+                         [target.metric, target.direction, target.value, target.origin] if target else None,
+                         _table_json(log.steps) if log.steps is not None else None],
+                        default=str).encode())
+    return h.hexdigest()
+
+
 def _plain(value):
     """A Python scalar (int, float, str) or None: numpy types and NaN never reach the database."""
     if value is None or value is pd.NA:
@@ -66,7 +95,8 @@ def _final_loss(log: RunLog) -> float | None:
 
 def run_row(log: RunLog, *, digest: str, dataset: str | None, n_params: int | None) -> dict:
     """The ``runs`` row of ``log`` (without ``run_id`` and ``added_at``, which the library sets)."""
-    row = {"content_hash": digest, "source": log.source, "dataset": dataset, "n_params": n_params,
+    row = {"content_hash": digest, "data_hash": data_hash(log), "source": log.source, "dataset": dataset,
+           "n_params": n_params,
            "fmt": log.fmt, "granularity": log.granularity, "steps_per_epoch": _plain(log.steps_per_epoch),
            "roles": json.dumps(log.roles.to_dict()), "columns": json.dumps(list(log.columns)),
            "flags": json.dumps(list(log.flags)), "n_points": log.n_points, "n_epochs": _n_epochs(log),

@@ -26,6 +26,14 @@ Version 4
     ``samples``, ``tokens``, ``train_loss``, ...) and its per-step figures (``runs.steps``), all
     JSON text; the optional columns' values per row (``series.extra``, a JSON list in the order of
     ``runs.extra_columns``).  Additive: a file of version 3 keeps every row, with these empty.
+Version 5
+    Soft deletion (``runs.deleted_at``: a removed run stays restorable until ``vacuum`` purges
+    it past the keeping period), the hash of the data as stored (``runs.data_hash``, unique:
+    an import is matched by what it stores, never by the hash an export claims), and the
+    ``audit`` table (every add, import, removal, restore and purge: when, what, who).
+
+The statements are written as DuckDB reads them; a store reading another dialect translates the
+few that differ (``Connection.ddl``: types, one DuckDB-only function in version 2).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 #: the version this code writes; a file of a later version is refused (``LibraryError``)
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: version -> the SQL statements that take a file from the version before to it
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -97,21 +105,32 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN steps VARCHAR",
         "ALTER TABLE series ADD COLUMN extra VARCHAR",
     ),
+    5: (
+        "ALTER TABLE runs ADD COLUMN deleted_at TIMESTAMP",
+        "ALTER TABLE runs ADD COLUMN data_hash VARCHAR",
+        "CREATE UNIQUE INDEX runs_data_hash ON runs (data_hash)",
+        "CREATE SEQUENCE audit_ids START 1",
+        """CREATE TABLE audit (
+            event_id BIGINT PRIMARY KEY DEFAULT nextval('audit_ids'), happened_at TIMESTAMP NOT NULL,
+            action VARCHAR NOT NULL, run_ids VARCHAR, detail VARCHAR, actor VARCHAR)""",
+    ),
 }
 NOTES = {1: "first release", 2: "series.lr, run_tags, MLLOG metadata", 3: "runs.schedule",
-         4: "language-model logs: metrics, target, samples/tokens columns, new metadata"}
+         4: "language-model logs: metrics, target, samples/tokens columns, new metadata",
+         5: "soft deletion, runs.data_hash, audit"}
 
-#: the tables of the current version, in the order an export writes and an import reads them
+#: the tables an export writes and an import reads, in that order
 TABLES = ("runs", "run_tags", "series", "fits", "speed_tables")
+#: every table of the current version
+ALL_TABLES = (*TABLES, "audit", "schema_version")
 
 
 def current_version(con) -> int:
-    """The schema version of an open database (0: an empty file, no tables yet)."""
-    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_version' "
-                         "AND database_name = current_database()").fetchall()[0][0]
-    if not exists:
+    """The schema version of an open database (0: an empty file, no tables yet); ``con`` a store's
+    ``Connection``."""
+    if "schema_version" not in con.tables():
         return 0
-    version = con.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    version = con.execute("SELECT max(version) FROM schema_version")[0][0]
     return int(version or 0)
 
 
@@ -119,6 +138,6 @@ def apply_migrations(con, *, start: int, stop: int = SCHEMA_VERSION) -> None:
     """Run the steps ``start + 1 .. stop`` on ``con`` (the caller holds a transaction)."""
     for version in range(start + 1, stop + 1):
         for statement in MIGRATIONS[version]:
-            con.execute(statement)
+            con.execute(con.ddl(statement))
         con.execute("INSERT INTO schema_version VALUES (?, ?, ?)",
                     [version, datetime.now(UTC).replace(tzinfo=None), NOTES[version]])

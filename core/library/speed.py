@@ -24,13 +24,13 @@ def add_speed_table(library: Library, name: str, data: bytes) -> tuple[int, bool
     table = read_speed_csv(bytes(data), source=name)
     digest = content_hash(data)
     with library.store.transaction() as con:
-        found = con.execute("SELECT table_id FROM speed_tables WHERE content_hash = ?", [digest]).fetchall()
-        if found:
+        inserted = con.execute("INSERT INTO speed_tables (content_hash, name, data, n_rows, added_at) VALUES "
+                               "(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING table_id",
+                               [digest, name, bytes(data), len(table), utc_now()])
+        if not inserted:
+            found = con.execute("SELECT table_id FROM speed_tables WHERE content_hash = ?", [digest])
             return int(found[0][0]), False
-        table_id = con.execute("INSERT INTO speed_tables (content_hash, name, data, n_rows, added_at) VALUES "
-                               "(?, ?, ?, ?, ?) RETURNING table_id",
-                               [digest, name, bytes(data), len(table), utc_now()]).fetchall()[0][0]
-    return int(table_id), True
+    return int(inserted[0][0]), True
 
 
 def speed_tables(library: Library) -> pd.DataFrame:
@@ -38,7 +38,7 @@ def speed_tables(library: Library) -> pd.DataFrame:
     with library.store.connect() as con:
         if con is None:
             return pd.DataFrame(columns=list(SPEED_COLUMNS))
-        return con.execute(f"SELECT {', '.join(SPEED_COLUMNS)} FROM speed_tables ORDER BY table_id").df()
+        return con.frame(f"SELECT {', '.join(SPEED_COLUMNS)} FROM speed_tables ORDER BY table_id")
 
 
 def speed_table_bytes(library: Library, ref: str) -> tuple[str, bytes]:
@@ -52,5 +52,5 @@ def speed_table_bytes(library: Library, ref: str) -> tuple[str, bytes]:
                          f"{names}. Add one with python -m core library add --speed FILE.")
     table_id = int(hits["table_id"].iloc[-1])
     with library.store.connect() as con:
-        name, data = con.execute("SELECT name, data FROM speed_tables WHERE table_id = ?", [table_id]).fetchall()[0]
+        name, data = con.execute("SELECT name, data FROM speed_tables WHERE table_id = ?", [table_id])[0]
     return str(name), bytes(data)

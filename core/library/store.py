@@ -1,42 +1,42 @@
-"""Where the library's database file lives, and the one way to open it: under a lock, briefly.
+"""Where the library lives, and the small interface every store gives the rest of ``core.library``.
 
-The file
-    ``--db PATH`` (the CLI), else the environment variable ``TTA_LIBRARY_DB``, else
+Which store
+    ``--db TARGET`` (the CLI), else the environment variable ``TTA_LIBRARY_DB``, else
     ``library.duckdb`` in the per-user data directory (``platformdirs.user_data_path``:
-    ``~/.local/share/tta-planner`` on Linux).  ``:memory:`` keeps a library in memory for the
-    life of one :class:`Store` (one command), written nowhere.
+    ``~/.local/share/tta-planner`` on Linux).  A target is a DuckDB file (the default, embedded),
+    ``:memory:``, or a PostgreSQL server's URL (``postgresql://user@host:5432/db``).  The kinds
+    are a registry (:data:`STORES`): :func:`open_store` picks the first that claims a target;
+    adding a kind touches its own module and the registry, nothing else.
+
+The interface
+    A store opens short connections (:meth:`Store.connect`, :meth:`Store.transaction`); a
+    connection (:class:`Connection`) runs SQL with ``?`` parameters and returns rows, a pandas
+    frame or an Arrow table, inserts a frame, and names its tables.  The SQL above this
+    interface is written once, in the part of SQL both stores accept (``ON CONFLICT``,
+    ``RETURNING``, ``string_agg``, ``strpos``, sequences); the few differences of table
+    definitions are a dialect table in the store's module.  Creating and upgrading the tables
+    (:mod:`core.library.schema`), and refusing a database that is not a library, happen here,
+    once for every kind.
 
 Concurrency
-    DuckDB lets one process at a time open a file for writing, and an open that loses the race
-    for DuckDB's own lock is not safe to retry in a loop (committed rows were lost in tests of
-    duckdb 2.0.0).  So every use of the file (read or write) takes a sidecar lock first,
-    ``<file>.lock`` (``filelock``: ``flock`` on POSIX, so a killed holder frees it at once),
-    opens the database, does one short piece of work and closes it (which checkpoints the
-    write-ahead log into the file).  The lock excludes other processes (the CLI) and other
-    threads of this one (Streamlit sessions) alike.  A caller that cannot get it within
-    ``timeout`` seconds gets a :class:`core.errors.LibraryBusyError` saying so; nothing is
-    half-done.  Every write is one DuckDB transaction, so a writer killed mid-import leaves the
-    runs it committed and none of the one it was writing.  Network file systems (NFS, SMB) do
-    not honour ``flock`` reliably: keep the file on a local disk.
-
-Reading never creates the file: a library that does not exist yet reads as empty.  The first
-write creates it (and its folder) and runs the schema's migrations; opening a file made by an
-older version upgrades it in place (:mod:`core.library.schema`).
+    The DuckDB store takes a file lock around every connection (:mod:`core.library.store_duckdb`);
+    the PostgreSQL store relies on the server's transactions and the unique content hash
+    (:mod:`core.library.store_postgres`).  Either way every run is written in one transaction.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import threading
-import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterator, Sequence
+from typing import ClassVar, Protocol
 
-from core.errors import LibraryBusyError, LibraryError
+import pandas as pd
+
+from core.errors import LibraryError
 from core.library.schema import SCHEMA_VERSION, apply_migrations, current_version
 
-#: the environment variable naming the library file (the CLI's ``--db`` wins over it)
+#: the environment variable naming the library (the CLI's ``--db`` wins over it)
 ENV_VAR = "TTA_LIBRARY_DB"
 #: seconds to wait for the library before giving up (``TTA_LIBRARY_TIMEOUT`` overrides)
 TIMEOUT_ENV_VAR = "TTA_LIBRARY_TIMEOUT"
@@ -46,7 +46,7 @@ MEMORY = ":memory:"
 
 
 def default_db_path() -> str:
-    """The library file used when none is given: ``$TTA_LIBRARY_DB``, else the per-user data directory.
+    """The library used when none is given: ``$TTA_LIBRARY_DB``, else the per-user data directory.
 
     >>> import os
     >>> saved = os.environ.get(ENV_VAR)
@@ -73,118 +73,142 @@ def _timeout(timeout: float | None) -> float:
         raise LibraryError(f"{TIMEOUT_ENV_VAR}: expected seconds (a number); got {text!r}.") from None
 
 
-class Store:
-    """One library database: its path, its lock, and short-lived connections to it.
+def conflict_clause(columns: Sequence[str], on_conflict: str | None, key: Sequence[str] = ()) -> str:
+    """The ``ON CONFLICT`` tail of an insert, as both stores read it.
 
-    Parameters
-    ----------
-    path : str or Path, optional
-        The file, or ``":memory:"``; default :func:`default_db_path`.
-    timeout : float, optional
-        Seconds to wait for the lock (default 30, or ``$TTA_LIBRARY_TIMEOUT``).
+    >>> conflict_clause(["a", "b", "c"], "replace", key=["a"])
+    'ON CONFLICT (a) DO UPDATE SET b = excluded.b, c = excluded.c'
+    >>> conflict_clause(["a"], "ignore")
+    'ON CONFLICT DO NOTHING'
+    """
+    if on_conflict is None:
+        return ""
+    if on_conflict == "ignore":
+        return "ON CONFLICT DO NOTHING"
+    rest = [c for c in columns if c not in key]
+    return f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in rest)
+
+
+class Connection(Protocol):
+    """One open connection to a store: what ``core.library`` asks of it (SQL with ``?`` parameters)."""
+
+    def execute(self, sql: str, params: Sequence = ()) -> list[tuple]:
+        """Run one statement; its rows (empty for a statement without any)."""
+
+    def frame(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
+        """A query's rows as a frame (whole numbers ``int64``, or ``float64`` with NaN where some are NULL)."""
+
+    def arrow(self, sql: str, params: Sequence = ()):
+        """A query's rows as a ``pyarrow.Table`` typed as the table's columns (an export writes it)."""
+
+    def insert_frame(self, table: str, frame: pd.DataFrame, *, on_conflict: str | None = None,
+                     key: Sequence[str] = ()) -> None:
+        """Insert the frame's rows (its columns named as the table's); NaN and NA become NULL."""
+
+    def tables(self) -> set[str]:
+        """The names of the tables in the connection's schema."""
+
+    def ddl(self, statement: str) -> str:
+        """A table definition of :mod:`core.library.schema` as this store reads it."""
+
+    def begin(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
+TABLES_SQL = ("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+              "AND table_catalog = current_database()")
+
+
+class Store:
+    """A library's database: the base of every kind (see the module docstring).
 
     Attributes
     ----------
+    path : str
+        What names the store (a file, ``:memory:``, a URL without its password).
+    kind : str
+        ``duckdb`` or ``postgresql``.
+    shared : bool
+        Whether the store is meant to be shared by several servers (a database server).
     longest_wait_s : float
-        The longest this object has waited for the lock (a benchmark reads it).
+        The longest this object has waited for the library (a benchmark reads it).
+    errors : tuple of exception types
+        What the store's driver raises (a run that fails to be written is refused by these).
     """
 
-    def __init__(self, path: str | Path | None = None, *, timeout: float | None = None) -> None:
-        path = default_db_path() if path is None else str(path)
-        self.memory = path == MEMORY
-        self.path = path if self.memory else str(Path(path).expanduser().absolute())
+    kind: ClassVar[str] = ""
+    shared: ClassVar[bool] = False
+    memory = False
+
+    def __init__(self, target: str, *, timeout: float | None = None) -> None:
+        self.path = target
         self.timeout = _timeout(timeout)
         self.longest_wait_s = 0.0
-        self._memory_con = None
-        self._thread_lock = threading.RLock()
-        self._file_lock = None
 
     def __repr__(self) -> str:
-        return f"Store({self.path!r})"
+        return f"{type(self).__name__}({self.path!r})"
+
+    @classmethod
+    def claims(cls, target: str) -> bool:
+        """Whether ``target`` names a store of this kind."""
+        raise NotImplementedError
+
+    @property
+    def errors(self) -> tuple[type[BaseException], ...]:
+        raise NotImplementedError
 
     def exists(self) -> bool:
-        """Whether the library holds anything yet (a file on disk, or an in-memory one started)."""
-        return self._memory_con is not None if self.memory else Path(self.path).is_file()
+        """Whether the library holds anything yet (its tables are made)."""
+        raise NotImplementedError
 
-    # ------------------------------------------------------------------ locking
-    def _lock(self):
-        if self._file_lock is None:
-            from filelock import FileLock
+    def _session(self, *, create: bool) -> contextlib.AbstractContextManager:
+        """An open :class:`Connection` (``None``: nothing to read and nothing to make), closed afterwards."""
+        raise NotImplementedError
 
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._file_lock = FileLock(f"{self.path}.lock", timeout=self.timeout, fallback_to_soft=False,
-                                       preserve_lock_file=True)
-        return self._file_lock
+    def _schema_guard(self, con: Connection) -> None:
+        """Called inside the migration's transaction before the version is read again (a server's lock)."""
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        from filelock import Timeout
+    def compact(self) -> tuple[int, int]:
+        """Give the space of removed rows back: the store's size in bytes before and after."""
+        raise NotImplementedError
 
-        start = time.perf_counter()
-        if self.memory:
-            with self._thread_lock:
-                self.longest_wait_s = max(self.longest_wait_s, time.perf_counter() - start)
-                yield
-            return
-        try:
-            self._lock().acquire()
-        except Timeout:
-            raise LibraryBusyError(
-                f"{self.path}: expected to get the library within {self.timeout:g} s; another process or "
-                "browser session held it all that time. Try again, or wait longer (TTA_LIBRARY_TIMEOUT)."
-            ) from None
-        except OSError as exc:
-            raise LibraryError(f"{self.path}: cannot lock {self.path}.lock: {exc.strerror or exc}. Keep the "
-                               "library on a local disk you can write to.") from None
-        self.longest_wait_s = max(self.longest_wait_s, time.perf_counter() - start)
-        try:
-            yield
-        finally:
-            self._lock().release()
+    def close(self) -> None:
+        """Forget what the store keeps open between connections (an in-memory library)."""
 
-    # ------------------------------------------------------------------ connections
-    def _check_header(self) -> None:
-        """Refuse an existing, non-empty file that is not a DuckDB database (its magic ``DUCK`` at byte 8)."""
-        if self.memory or not self.exists():
-            return
-        try:
-            with open(self.path, "rb") as f:
-                head = f.read(12)
-        except OSError as exc:
-            raise LibraryError(f"{self.path}: cannot read it: {exc.strerror or exc}. Give another --db path.") from None
-        if head and head[8:12] != b"DUCK":
-            raise LibraryError(f"{self.path}: expected a library database (a DuckDB file); got another kind of "
-                               "file. Give another --db path.")
+    # ------------------------------------------------------------------ shared logic
+    def refuse_foreign(self, tables: set[str]) -> None:
+        """``LibraryError`` for a database of another program: tables, but no ``schema_version``."""
+        if tables and "schema_version" not in tables:
+            names = ", ".join(sorted(tables)[:6])
+            raise LibraryError(f"{self.path}: expected a run library of this planner (a schema_version table) "
+                               f"or an empty database; it holds other tables ({names}). Give another --db; "
+                               "nothing was written.")
 
-    def _open(self, *, create: bool):
-        import duckdb
-
-        if self.memory:
-            if self._memory_con is None:
-                self._memory_con = duckdb.connect(MEMORY)
-            return self._memory_con
-        if create:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            return duckdb.connect(self.path)
-        except duckdb.Error as exc:
-            raise LibraryError(f"{self.path}: expected a library database (a DuckDB file); opening it failed: "
-                               f"{' '.join(str(exc).split())[:300]}. Give another --db path.") from None
-
-    def _prepare(self, con) -> None:
-        """Create the tables of a new file, or upgrade an older one (one transaction)."""
-        version = current_version(con)
+    def _ours(self, con: Connection, *, create: bool) -> bool:
+        """Whether the library's tables are there (made or upgraded now when ``create``, or when older);
+        a database holding other tables and no ``schema_version`` is refused without writing."""
+        tables = con.tables()
+        self.refuse_foreign(tables)
+        if "schema_version" not in tables:
+            if not create:
+                return False
+            version = 0
+        else:
+            version = current_version(con)
         if version == SCHEMA_VERSION:
-            return
+            return True
         if version > SCHEMA_VERSION:
             raise LibraryError(f"{self.path}: expected a library of schema version {SCHEMA_VERSION} or older; "
                                f"the file is version {version} (made by a newer planner). Upgrade the planner.")
-        import duckdb
-
         con.begin()
         try:
+            self._schema_guard(con)
+            version = current_version(con) if "schema_version" in con.tables() else 0
             apply_migrations(con, start=version)
-        except duckdb.Error as exc:
+        except self.errors as exc:
             con.rollback()
             raise LibraryError(f"{self.path}: upgrading the library from schema version {version} to "
                                f"{SCHEMA_VERSION} failed ({' '.join(str(exc).split())[:200]}); the file was left at "
@@ -193,29 +217,20 @@ class Store:
             con.rollback()
             raise
         con.commit()
+        return True
 
     @contextlib.contextmanager
-    def connect(self, *, create: bool = False) -> Iterator:
-        """An open connection, the lock held until it is closed; ``None`` when the file does not exist
-        and ``create`` is False (a reader's "empty library")."""
-        if not create and not self.exists():   # nothing to read, and nothing (not even the lock file) is made
-            yield None
-            return
-        self._check_header()                     # before the lock: no lock file beside a file that is not ours
-        with self._locked():
-            if not create and not self.exists():   # removed while we waited
+    def connect(self, *, create: bool = False) -> Iterator[Connection | None]:
+        """An open connection with the library's tables ready; ``None`` when there is no library yet and
+        ``create`` is False (a reader's "empty library": nothing is made)."""
+        with self._session(create=create) as con:
+            if con is None or not self._ours(con, create=create):
                 yield None
                 return
-            con = self._open(create=create)
-            try:
-                self._prepare(con)
-                yield con
-            finally:
-                if not self.memory:
-                    con.close()
+            yield con
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator:
+    def transaction(self) -> Iterator[Connection]:
         """A connection inside one transaction: committed on success, rolled back on any exception."""
         with self.connect(create=True) as con:
             con.begin()
@@ -226,13 +241,35 @@ class Store:
                 raise
             con.commit()
 
-    def close(self) -> None:
-        """Forget an in-memory library (a file needs nothing: every connection is already closed)."""
-        if self._memory_con is not None:
-            self._memory_con.close()
-            self._memory_con = None
-
     def schema_version(self) -> int:
-        """The file's schema version (0 when it does not exist yet)."""
+        """The library's schema version (0 when it does not exist yet)."""
         with self.connect() as con:
             return 0 if con is None else current_version(con)
+
+
+#: the kinds of store, tried in order (the last, DuckDB, takes any path)
+STORES: dict[str, type[Store]] = {}
+
+
+def register_store(cls: type[Store]) -> type[Store]:
+    """Add a kind of store to :data:`STORES` (a class decorator); the file-backed default stays last."""
+    STORES[cls.kind] = cls
+    if "duckdb" in STORES:
+        STORES["duckdb"] = STORES.pop("duckdb")
+    return cls
+
+
+def open_store(target: str | os.PathLike | None = None, *, timeout: float | None = None) -> Store:
+    """The store ``target`` names (default :func:`default_db_path`).
+
+    >>> open_store("/tmp/x/library.duckdb").kind, open_store("postgresql://me@localhost/tta").kind
+    ('duckdb', 'postgresql')
+    """
+    target = default_db_path() if target is None else os.fspath(target)
+    for cls in STORES.values():
+        if cls.claims(target):
+            return cls(target, timeout=timeout)
+    raise LibraryError(f"{target}: expected a DuckDB file or a postgresql:// URL.")   # pragma: no cover
+
+
+from core.library import store_duckdb, store_postgres  # noqa: E402,F401  (the kinds register themselves)

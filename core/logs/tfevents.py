@@ -20,7 +20,11 @@ CSV log: the same column-role detection (``train_loss``, ``loss/train``, ``acc``
 carried forward to the steps that log the loss.
 
 A record cut short at the end of a file (a run still writing) ends the read there, as
-TensorBoard does; so does a corrupted record.  Files larger than ``max_bytes``, devices,
+TensorBoard does; so does a corrupted record (a failed CRC check).  Either is flagged: the
+records read are counted against the file's size (each record is its bytes plus 16 bytes of
+framing), and a file whose records stop before its end gives the run the flag
+``<file>: event records stop at byte N of M (a record cut short or corrupted); read up to
+there``, so that a damaged run never passes for a whole one.  Files larger than ``max_bytes``, devices,
 pipes and directories are refused before anything is read, and at most ``MAX_LINES`` scalars
 are read from a run.
 """
@@ -42,6 +46,8 @@ from core.tables import MAX_LINES
 
 #: how a TensorBoard event file's name starts (``events.out.tfevents.<time>.<host>...``)
 EVENT_FILE_PREFIX = "events.out.tfevents."
+#: bytes around each TFRecord: its length (8), the length's CRC (4), the data's CRC (4)
+RECORD_FRAMING = 16
 #: tags kept as columns besides the role columns (more are dropped: a run logging every layer's norm)
 MAX_EXTRA_TAGS = 200
 #: directory names that mark a run's validation split (Keras writes ``train/`` and ``validation/``)
@@ -113,16 +119,21 @@ def read_event_scalars(path: str | Path, *, source: str | None = None, max_bytes
     LogFormatError
         Not a regular file, larger than ``max_bytes``, or more than ``max_values`` scalars.
     """
-    from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
+    from google.protobuf.message import DecodeError
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
     from tensorboard.util import tensor_util
 
     path = Path(path)
     source = source or path.name
-    _check_file(path, source, max_bytes)
+    size = _check_file(path, source, max_bytes)
     tags, steps, walls, values = [], [], [], []
     declared: set[str] = set()
+    consumed = 0
     try:
-        for event in LegacyEventFileLoader(str(path)).Load():
+        for record in RawEventFileLoader(str(path)).Load():
+            consumed += len(record) + RECORD_FRAMING
+            event = event_pb2.Event.FromString(record)
             if not event.HasField("summary"):
                 continue
             for v in event.summary.value:
@@ -147,11 +158,15 @@ def read_event_scalars(path: str | Path, *, source: str | None = None, max_bytes
                 if len(values) > max_values:
                     raise LogFormatError(source, f"expected at most {max_values:,} scalars; the run logs more. "
                                          "Log less often, or export the scalars you need as CSV.")
-    except (OSError, ValueError, TypeError) as exc:   # an unreadable file, a malformed tensor
+    except (OSError, ValueError, TypeError, DecodeError) as exc:   # unreadable, a malformed event or tensor
         raise LogFormatError(source, f"expected TensorBoard event records; reading failed: {exc}.") from None
-    return pd.DataFrame({"tag": pd.Series(tags, dtype=object), "step": pd.Series(steps, dtype="int64"),
-                         "wall_time": pd.Series(walls, dtype="float64"),
-                         "value": pd.Series(values, dtype="float64")})
+    frame = pd.DataFrame({"tag": pd.Series(tags, dtype=object), "step": pd.Series(steps, dtype="int64"),
+                          "wall_time": pd.Series(walls, dtype="float64"),
+                          "value": pd.Series(values, dtype="float64")})
+    if consumed < size:
+        frame.attrs["damaged"] = (f"{path.name}: event records stop at byte {consumed:,} of {size:,} (a record "
+                                  "cut short or corrupted); read up to there")
+    return frame
 
 
 def wide_scalars(scalars: pd.DataFrame) -> pd.DataFrame:
@@ -218,6 +233,7 @@ def read_tfevents(paths: Sequence[str | Path], source: str, *, roles: Mapping[st
     if not paths:
         raise LogFormatError(source, "expected TensorBoard event files (events.out.tfevents.*); found none.")
     frames = [read_event_scalars(p, source=source, max_bytes=max_bytes) for p in paths]
+    damaged = tuple(f.attrs["damaged"] for f in frames if "damaged" in f.attrs)
     scalars = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if scalars.empty:
         raise LogFormatError(source, "expected scalar summaries in the event files; found none (an empty, "
@@ -226,7 +242,7 @@ def read_tfevents(paths: Sequence[str | Path], source: str, *, roles: Mapping[st
     table, found = table_for_reader(wide_scalars(scalars), source, roles, meta_split)
     data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
     log = read_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
-    return replace(log, fmt="tfevents")
+    return replace(log, fmt="tfevents", flags=damaged + log.flags)
 
 
 def read_tfevents_dir(directory: str | Path, *, source: str | None = None, **kwargs) -> RunLog:

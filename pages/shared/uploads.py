@@ -84,10 +84,19 @@ def clear_uploads() -> None:
 
 def library():
     """The run library this server uses (``$TTA_LIBRARY_DB``, else the per-user data folder); opening it
-    creates nothing: the file appears with the first run saved."""
-    from core.library import Library
+    creates nothing: the file appears with the first run saved.  The audit table names this browser session
+    (``web session <id>``, after ``$TTA_LIBRARY_ACTOR`` when a proxy in front of the server sets it)."""
+    from core.library import Library, default_actor
 
-    return Library()
+    return Library(actor=web_actor(default_actor()))
+
+
+def web_actor(server: str) -> str:
+    """Who the audit table names for this browser session: the server's actor and the session's id."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return f"{server}, web session {ctx.session_id if ctx is not None else '?'}"
 
 
 def load_library_runs(lib, run_ids) -> list[str]:

@@ -25,16 +25,17 @@ def _csv(capsys) -> pd.DataFrame:
 
 
 @pytest.fixture
-def db(tmp_path, capsys) -> str:
-    """The 12 built-in MNIST-1D logs, added in name order: resnet14 = runs 1-2, resnet20 = 3-4, ..., resnet8 = 11-12."""
-    path = str(tmp_path / "lib.duckdb")
+def db(make_db, capsys) -> str:
+    """The 12 built-in MNIST-1D logs, added in name order: resnet14 = runs 1-2, resnet20 = 3-4, ..., resnet8 = 11-12
+    (in a library of each kind: a DuckDB file, a PostgreSQL database)."""
+    path = make_db("lib")
     assert main(["library", "add", str(LOGS), "--tag", "mnist1d", "--dataset", "mnist1d", "--db", path]) == 0
     capsys.readouterr()
     return path
 
 
-def test_add_prints_one_row_per_run_and_readding_is_a_no_op(tmp_path, capsys):
-    path = str(tmp_path / "lib.duckdb")
+def test_add_prints_one_row_per_run_and_readding_is_a_no_op(make_db, capsys):
+    path = make_db("lib")
     assert main(["library", "--db", path, "add", str(LOGS)]) == 0
     out = capsys.readouterr()
     table = pd.read_csv(io.StringIO(out.out))
@@ -45,12 +46,12 @@ def test_add_prints_one_row_per_run_and_readding_is_a_no_op(tmp_path, capsys):
     assert again[["status", "run_id"]].values.tolist() == [["present", 11]]
 
 
-def test_add_refuses_bad_files_by_name_and_adds_the_rest(tmp_path, capsys):
+def test_add_refuses_bad_files_by_name_and_adds_the_rest(make_db, tmp_path, capsys):
     good = tmp_path / "resnet20_Tesla V100.csv"
     good.write_bytes(course_csv())
     bad = tmp_path / "broken.csv"
     bad.write_bytes(b"\x00\x01\x02")
-    assert main(["library", "add", str(good), str(bad), "--db", str(tmp_path / "lib.duckdb")]) == 2
+    assert main(["library", "add", str(good), str(bad), "--db", make_db("lib")]) == 2
     out = capsys.readouterr()
     table = pd.read_csv(io.StringIO(out.out))
     assert table.set_index("source")["status"].to_dict() == {"resnet20_Tesla V100.csv": "added",
@@ -84,21 +85,41 @@ def test_show_prints_metadata_or_the_series(db, capsys):
 
 
 @pytest.mark.slow
-def test_rm_tag_export_import_and_vacuum(db, tmp_path, capsys):
+def test_rm_restore_tag_export_import_vacuum_and_log(db, make_db, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TTA_LIBRARY_ACTOR", "alice")
     assert main(["library", "tag", "1", "2", "--add", "keep", "--db", db]) == 0
     assert "tagged 2 run(s)" in capsys.readouterr().err
-    assert main(["library", "rm", "3", "nope", "--db", db]) == 2
+    assert main(["library", "rm", "3", "4", "nope", "--db", db]) == 2
     err = capsys.readouterr().err
-    assert "removed 1 run(s): #3" in err and "nope: expected a run id" in err
+    assert "removed 2 run(s): #3, #4 (restorable for 30 days: python -m core library restore 3 4)" in err
+    assert "nope: expected a run id" in err
+    assert main(["library", "list", "--removed", "--db", db]) == 0
+    assert _csv(capsys)["run_id"].tolist() == [3, 4]
+    assert main(["library", "restore", "4", "7", "--db", db]) == 2            # 7 was never removed
+    err = capsys.readouterr().err
+    assert "restored 1 run(s): #4" in err and "#7: expected a removed run kept for restoring" in err
     assert main(["library", "export", str(tmp_path / "out"), "--filter", "tag=keep", "--db", db]) == 0
     assert "exported 2 run(s)" in capsys.readouterr().err
-    other = str(tmp_path / "other.duckdb")
+    other = make_db("other")
     assert main(["library", "import", str(tmp_path / "out"), "--db", other]) == 0
     assert _csv(capsys)["status"].tolist() == ["added", "added"]
     assert Library(other).runs()["tags"].tolist() == ["keep,mnist1d", "keep,mnist1d"]
-    assert main(["library", "vacuum", "--db", db]) == 0
-    assert "bytes before" in capsys.readouterr().err
-    assert len(Library(db).runs()) == 11
+    assert main(["library", "vacuum", "--db", db]) == 0                      # #3 removed just now: kept
+    err = capsys.readouterr().err
+    assert "bytes before" in err and "purged" not in err
+    assert main(["library", "vacuum", "--keep-days", "0", "--db", db]) == 0
+    assert "purged 1 removed run(s) for good: #3" in capsys.readouterr().err
+    assert len(Library(db).runs()) == 11 and Library(db).restore([3]) == []
+    assert main(["library", "log", "--db", db]) == 0
+    log = _csv(capsys)
+    assert log["action"].tolist()[:3] == ["purge", "restore", "remove"] and set(log["action"][3:]) == {"add"}
+    added = sorted(int(i) for ids in log["run_ids"][3:] for i in str(ids).split(","))
+    assert added == list(range(1, 13))                  # the 12 logs, in one add event per batch written
+    assert log["run_ids"].astype(str).tolist()[:3] == ["3", "4", "3,4"] and log["actor"].tolist()[:3] == ["alice"] * 3
+    assert main(["library", "log", "--db", other]) == 0
+    imported = _csv(capsys)
+    assert imported["action"].tolist() == ["import"] and imported["run_ids"].tolist() == ["1,2"]
+    assert str(tmp_path / "out") in imported["detail"][0]
 
 
 def test_a_memory_library_lives_for_one_command(capsys):
@@ -114,8 +135,8 @@ def test_the_default_library_is_the_environment_variables(tmp_path, monkeypatch,
     assert (tmp_path / "env.duckdb").is_file()
 
 
-def test_a_speed_table_is_added_and_planned_with(tmp_path, capsys):
-    db = str(tmp_path / "lib.duckdb")
+def test_a_speed_table_is_added_and_planned_with(make_db, tmp_path, capsys):
+    db = make_db("lib")
     pollux = ROOT / "data" / "pollux_traces" / "cifar10" / "scalability.csv"
     copy = tmp_path / "cifar10_speeds.csv"
     shutil.copy(pollux, copy)

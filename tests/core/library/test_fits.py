@@ -12,8 +12,8 @@ from tests.core.library.helpers import course_csv
 
 
 @pytest.fixture
-def lib(tmp_path) -> Library:
-    lib = Library(tmp_path / "lib.duckdb")
+def lib(db) -> Library:
+    lib = Library(db)
     for i, b0 in enumerate((0.01, 0.02, 0.04)):
         data = course_csv(b0=b0, seed=i)
         lib.add(read_log(data, f"resnet{8 + 6 * i}_Tesla V100.csv"), data=data, dataset="mnist1d")
@@ -27,8 +27,8 @@ def test_library_fits_equal_the_fits_table_of_the_same_runs_and_are_stored(lib):
     assert (first.n_fitted, first.n_stored) == (3, 0)
     # loss = 1/(b0 k + 0.5) + 0.05 exactly: the fit recovers b0 (written with 8 decimals)
     assert first.table["b0"].tolist() == pytest.approx([0.01, 0.02, 0.04], rel=1e-4)
-    # epoch-end accuracy 0.6 + 0.06 e > 0.9 first at e = 6 (0.96), its last step 60
-    assert first.table["epoch_to_target"].tolist() == [6, 6, 6] and first.table["step_to_target"].tolist() == [60] * 3
+    # epoch-end accuracy 0.6 + 0.06 e (written 0.9000 at e = 5) >= 0.9 first at e = 5, its last step 50
+    assert first.table["epoch_to_target"].tolist() == [5, 5, 5] and first.table["step_to_target"].tolist() == [50] * 3
     second = fit_library(lib, target_acc=0.9)
     assert (second.n_fitted, second.n_stored) == (0, 3)
     pd.testing.assert_frame_equal(second.table, first.table, check_exact=True)

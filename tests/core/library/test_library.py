@@ -17,8 +17,8 @@ def _add_csv(lib: Library, name: str, data: bytes, **kw):
     return lib.add(read_log(data, name), data=data, **kw)
 
 
-def test_a_run_comes_back_exactly_as_it_was_added(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_a_run_comes_back_exactly_as_it_was_added(db):
+    lib = Library(db)
     data = course_csv()
     log = read_log(data, "resnet20_Tesla V100-SXM2-16GB.csv")
     result = lib.add(log, data=data, tags=["baseline"], dataset="cifar10")
@@ -31,8 +31,8 @@ def test_a_run_comes_back_exactly_as_it_was_added(tmp_path):
 
 
 @pytest.mark.parametrize("set_key", ["mnist1d", "pollux", "mnist1d_batch", "mlperf", "mlperf_llama8b", "speedrun"])
-def test_every_built_in_format_round_trips(tmp_path, set_key):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_every_built_in_format_round_trips(db, set_key):
+    lib = Library(db)
     name, path = builtin_log_files(set_key)[0]
     log = read_log_file(path, source=name)
     run_id = lib.add(log, data=path.read_bytes()).run_id
@@ -42,10 +42,10 @@ def test_every_built_in_format_round_trips(tmp_path, set_key):
         assert back.meta.schedule is not None and back.meta.schedule.startswith("poly:")
 
 
-def test_a_tensorboard_run_round_trips(tmp_path):
+def test_a_tensorboard_run_round_trips(db, tmp_path):
     write_events(tmp_path / "tb" / "resnet20_Tesla V100", [{"step": k, "loss": 1.0 / k, "acc": 0.1 * k}
                                                            for k in range(1, 6)])
-    lib = Library(tmp_path / "lib.duckdb")
+    lib = Library(db)
     report = add_paths(lib, [tmp_path / "tb"])
     assert report.n_added == 1 and not report.errors
     back = lib.get(report.results[0].run_id)
@@ -53,8 +53,8 @@ def test_a_tensorboard_run_round_trips(tmp_path):
     assert back.frame["loss"].tolist() == pytest.approx([1.0, 0.5, 1 / 3, 0.25, 0.2], rel=1e-6)
 
 
-def test_identical_content_is_stored_once_and_readding_says_which_run_holds_it(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_identical_content_is_stored_once_and_readding_says_which_run_holds_it(db):
+    lib = Library(db)
     data = course_csv()
     first = _add_csv(lib, "resnet20_V100.csv", data)
     again = _add_csv(lib, "renamed_copy.csv", data)        # same bytes, another name: the same content
@@ -92,15 +92,15 @@ def _four_runs(lib: Library) -> dict[str, int]:
     ("source=A100", ["resnet20_NVIDIA A100-256.csv"]),
     ("model=resnet56", []),
 ])
-def test_filters_select_the_runs_they_name(tmp_path, text, expected):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_filters_select_the_runs_they_name(db, text, expected):
+    lib = Library(db)
     _four_runs(lib)
     assert lib.runs(text)["source"].tolist() == expected
     assert [log.source for log in lib.load(text, named=False)] == expected
 
 
-def test_a_filter_by_id_and_the_library_names_of_loaded_runs(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_a_filter_by_id_and_the_library_names_of_loaded_runs(db):
+    lib = Library(db)
     ids = _four_runs(lib)
     run_id = ids["resnet32_Tesla V100-128.csv"]
     assert [log.source for log in lib.load(RunFilter.of(id=run_id))] == \
@@ -115,8 +115,8 @@ def test_a_malformed_filter_says_what_to_write(text, message):
         RunFilter.parse(text)
 
 
-def test_tags_are_added_and_removed_and_checked(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_tags_are_added_and_removed_and_checked(db):
+    lib = Library(db)
     ids = _four_runs(lib)
     both = [ids["resnet20_Tesla V100-128.csv"], ids["resnet32_Tesla V100-128.csv"]]
     assert lib.tag(both, ["sweep", " sweep "]) == 2
@@ -130,25 +130,51 @@ def test_tags_are_added_and_removed_and_checked(tmp_path):
         check_tags(["x" * 65])
 
 
-def test_removing_a_run_removes_its_series_fits_and_tags(tmp_path):
+def test_removing_a_run_hides_it_until_restored_and_purging_deletes_its_series_fits_and_tags(db):
+    from datetime import timedelta
+
     from core.library import fit_library
 
-    lib = Library(tmp_path / "lib.duckdb")
+    lib = Library(db, actor="tester")
     ids = _four_runs(lib)
     fit_library(lib)
     before = lib.counts()
     victim = ids["resnet20_NVIDIA A100-256.csv"]
     assert lib.remove([victim, 999]) == [victim]
+    assert victim not in lib.runs()["run_id"].tolist() and len(lib.runs()) == 3
+    assert lib.removed()["run_id"].tolist() == [victim]
+    with pytest.raises(InputError, match=f"run #{victim} is not there"):
+        lib.get(victim)
+    assert lib.counts() == before                                   # soft: nothing deleted yet
+    assert lib.restore([victim, 999]) == [victim]
+    assert lib.runs(RunFilter.of(id=victim))["tags"].tolist() == ["a,b"] and lib.get(victim).n_points == 60
+    assert lib.remove([victim]) == [victim]
+    assert lib.purge(keep_days=30) == []                            # removed just now: still kept
+    later = pd.Timestamp.now("UTC").tz_localize(None).to_pydatetime() + timedelta(days=31)
+    assert lib.purge(keep_days=30, now=later) == [victim]
     after = lib.counts()
     assert (after["runs"], after["fits"], after["run_tags"]) == (before["runs"] - 1, before["fits"] - 1,
                                                                  before["run_tags"] - 2)
     assert after["series"] == before["series"] - 60        # 6 epochs x 10 steps
-    with pytest.raises(InputError, match=f"run #{victim} is not there"):
-        lib.get(victim)
+    assert lib.restore([victim]) == []                                # purged: gone for good
+    history = lib.history()
+    assert history["action"].tolist()[:5] == ["purge", "remove", "restore", "remove", "add"]
+    assert history["run_ids"].tolist()[:4] == [str(victim)] * 4 and set(history["actor"]) == {"tester"}
 
 
-def test_a_run_is_found_by_id_hash_prefix_or_unique_name(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_adding_a_removed_run_again_restores_it(db):
+    lib = Library(db)
+    data = course_csv()
+    first = _add_csv(lib, "resnet20_V100.csv", data)
+    lib.remove([first.run_id])
+    again = _add_csv(lib, "resnet20_V100.csv", data)
+    assert (again.run_id, again.added, again.restored) == (first.run_id, True, True)
+    assert again.message == f"resnet20_V100.csv: restored run #{first.run_id} (it had been removed)."
+    assert lib.runs()["run_id"].tolist() == [first.run_id]
+
+
+def test_a_run_is_found_by_id_hash_prefix_or_unique_name(db):
+    lib = Library(db)
     ids = _four_runs(lib)
     digest = lib.runs(RunFilter.of(id=ids["resnet32_Tesla V100-128.csv"]))["content_hash"][0]
     assert lib.resolve(str(ids["resnet32_Tesla V100-128.csv"])) == ids["resnet32_Tesla V100-128.csv"]
@@ -158,8 +184,8 @@ def test_a_run_is_found_by_id_hash_prefix_or_unique_name(tmp_path):
         lib.resolve("resnet99.csv")
 
 
-def test_reached_target_agrees_with_the_target_crossing(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_reached_target_agrees_with_the_target_crossing(db):
+    lib = Library(db)
     for _name, path in builtin_log_files("mnist1d")[:6]:
         lib.add(read_log_file(path), data=path.read_bytes())
     logs = lib.load(named=False)
@@ -168,8 +194,8 @@ def test_reached_target_agrees_with_the_target_crossing(tmp_path):
         assert table["reached_target"].tolist() == [find_target_crossing(log, target).reached for log in logs]
 
 
-def test_stopping_an_import_keeps_whole_runs_only(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_stopping_an_import_keeps_whole_runs_only(db):
+    lib = Library(db)
     pending = [PendingRun(read_log(course_csv(seed=i), f"run{i}_V100.csv"), content_hash(course_csv(seed=i)))
                for i in range(6)]
     seen = []
@@ -197,13 +223,61 @@ def test_a_file_that_is_not_a_library_is_refused_with_its_name(tmp_path):
     assert path.read_text() == "just text\n" * 100                           # and the file untouched
 
 
-def test_a_library_from_a_newer_version_is_refused(tmp_path):
-    import duckdb
+def test_a_library_from_a_newer_version_is_refused(db):
+    from datetime import datetime
 
-    path = tmp_path / "lib.duckdb"
-    Library(path).add(read_log(course_csv(), "a.csv"), data=course_csv())
-    con = duckdb.connect(str(path))
-    con.execute("INSERT INTO schema_version VALUES (99, now()::TIMESTAMP, 'future')")
-    con.close()
-    with pytest.raises(LibraryError, match="schema version 4 or older; the file is version 99"):
-        Library(path).runs()
+    Library(db).add(read_log(course_csv(), "a.csv"), data=course_csv())
+    with Library(db).store.transaction() as con:
+        con.execute("INSERT INTO schema_version VALUES (99, ?, 'future')", [datetime(2030, 1, 1)])
+    with pytest.raises(LibraryError, match="schema version 5 or older; the file is version 99"):
+        Library(db).runs()
+
+
+def test_another_programs_database_is_refused_without_writing(db, store_kind):
+    """``library list`` on a database that is not a library (tables, no schema_version) must not add ours."""
+    import hashlib
+    from pathlib import Path
+
+    if store_kind == "duckdb":
+        import duckdb
+
+        con = duckdb.connect(db)
+        con.execute("CREATE TABLE notes (id INTEGER, body VARCHAR)")
+        con.execute("INSERT INTO notes VALUES (1, 'keep me')")
+        con.close()
+        before = hashlib.sha256(Path(db).read_bytes()).hexdigest()
+    else:
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as con:
+            con.execute("CREATE TABLE notes (id INTEGER, body VARCHAR)")
+    for attempt in (lambda: Library(db).runs(),
+                    lambda: Library(db).add(read_log(course_csv(), "resnet20_V100.csv"), data=course_csv())):
+        with pytest.raises(LibraryError, match=r"expected a run library of this planner .* it holds other tables "
+                                               r"\(notes\)\. Give another --db; nothing was written"):
+            attempt()
+    if store_kind == "duckdb":
+        assert hashlib.sha256(Path(db).read_bytes()).hexdigest() == before
+        assert sorted(p.name for p in Path(db).parent.iterdir()) == ["lib.duckdb"]     # not even a lock file
+        con = duckdb.connect(db, read_only=True)
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        con.close()
+    else:
+        with psycopg.connect(db) as con:
+            tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE "
+                                                "table_schema = current_schema()").fetchall()}
+    assert tables == {"notes"}
+
+
+def test_web_deletion_is_off_by_default_on_a_shared_store_and_a_setting(db, store_kind, monkeypatch):
+    from core.library import web_delete_allowed
+
+    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
+    assert web_delete_allowed(Library(db)) is (store_kind == "duckdb")     # PostgreSQL: a team's server
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")
+    assert web_delete_allowed(Library(db)) is True
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "off")
+    assert web_delete_allowed(Library(db)) is False
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "maybe")
+    with pytest.raises(InputError, match="TTA_LIBRARY_WEB_DELETE: expected 1 or 0; got 'maybe'"):
+        web_delete_allowed(Library(db))

@@ -37,8 +37,8 @@ def test_a_folder_walk_finds_logs_mllog_files_and_tensorboard_runs(tmp_path):
     assert not found.errors                          # README.txt (no MLLOG events) and .git/ left alone
 
 
-def test_a_folder_is_added_with_its_metadata_and_readding_changes_nothing(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_a_folder_is_added_with_its_metadata_and_readding_changes_nothing(db, tmp_path):
+    lib = Library(db)
     top = _tree(tmp_path)
     report = add_paths(lib, [top], tags=["team"], dataset="cifar10")
     assert (report.n_added, report.errors) == (4, ())
@@ -52,17 +52,17 @@ def test_a_folder_is_added_with_its_metadata_and_readding_changes_nothing(tmp_pa
     assert (again.n_added, again.n_present) == (0, 4)
 
 
-def test_command_line_metadata_replaces_the_file_names(tmp_path):
+def test_command_line_metadata_replaces_the_file_names(db, tmp_path):
     path = tmp_path / "metrics.csv"
     path.write_bytes(course_csv())
-    lib = Library(tmp_path / "lib.duckdb")
+    lib = Library(db)
     add_paths(lib, [path], model="resnet44", gpu="NVIDIA H100", global_batch=512)
     row = lib.runs().iloc[0]
     assert (row["model"], row["depth"], row["gpu"], row["global_batch"]) == ("resnet44", 44, "NVIDIA H100", 512)
 
 
-def test_every_bad_file_is_refused_by_name_and_the_good_ones_are_added(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_every_bad_file_is_refused_by_name_and_the_good_ones_are_added(db, tmp_path):
+    lib = Library(db)
     good = tmp_path / "resnet20_Tesla V100.csv"
     good.write_bytes(course_csv())
     bad = sorted(p for p in BAD.glob("*.csv"))
@@ -91,15 +91,15 @@ def test_a_walk_skips_symlink_loops_and_special_files_and_stops_at_its_bound(tmp
     assert "stopped collecting: more than 3 runs" in bounded.errors[0][1]
 
 
-def test_a_path_that_does_not_exist_is_named(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_a_path_that_does_not_exist_is_named(db, tmp_path):
+    lib = Library(db)
     report = add_paths(lib, [tmp_path / "nope"])
     assert report.errors[0][0] == str(tmp_path / "nope") and "cannot be read" in report.errors[0][1]
-    assert not (tmp_path / "lib.duckdb").exists()        # nothing to write: the library is not created
+    assert not Library(db).exists()        # nothing to write: the library is not created
 
 
-def test_the_built_in_data_goes_in_once_tagged_by_set(tmp_path):
-    lib = Library(tmp_path / "lib.duckdb")
+def test_the_built_in_data_goes_in_once_tagged_by_set(db):
+    lib = Library(db)
     first = add_builtin(lib)
     # 12 MNIST-1D + 13 Pollux + 7 batch + 26 MLPerf ResNet + 7 MLPerf Llama 3.1 8B + 4 speedrun
     assert first.n_added == 69 and not first.errors
@@ -108,11 +108,11 @@ def test_the_built_in_data_goes_in_once_tagged_by_set(tmp_path):
     assert add_builtin(lib).n_present == 69
 
 
-def test_keras_train_and_validation_folders_are_one_run_and_its_val_twin(tmp_path):
+def test_keras_train_and_validation_folders_are_one_run_and_its_val_twin(db, tmp_path):
     run = tmp_path / "tb" / "resnet20_Tesla V100"
     write_events(run / "train", [{"step": k, "loss": 2.0 / k, "acc": 0.1 * k} for k in range(1, 4)])
     write_events(run / "validation", [{"step": k, "loss": 3.0 / k, "acc": 0.1 * k} for k in range(1, 4)])
-    lib = Library(tmp_path / "lib.duckdb")
+    lib = Library(db)
     report = add_paths(lib, [tmp_path / "tb"])
     assert (report.n_added, report.errors) == (2, ())
     table = lib.runs().set_index("source")[["model", "gpu", "split"]]

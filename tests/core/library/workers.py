@@ -43,7 +43,7 @@ def read(db: str, stop: str) -> None:
         last = Path(stop).exists()              # checked before the read: the read after it is the last
         with lib.store.connect() as con:
             if con is not None:
-                half += con.execute(HALF_WRITTEN).fetchall()[0][0]
+                half += con.execute(HALF_WRITTEN)[0][0]
                 reads += 1
         if last:
             break

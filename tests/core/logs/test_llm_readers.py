@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
@@ -185,6 +186,25 @@ def test_every_llm_log_round_trips_through_the_library_records(path):
     back = log_from_rows(run_row(log, digest="x", dataset=None, n_params=None), series_frame(log))
     assert back.fingerprint() == log.fingerprint() and back.meta == log.meta and back.target == log.target
     assert list(back.frame.columns) == list(log.frame.columns) and back.metrics == log.metrics
+
+
+def test_every_llm_log_round_trips_through_a_library_of_each_kind(db):
+    """Each language-model log stored (DuckDB file, PostgreSQL database) and read back: the same run, its
+    optional columns, per-step figures, target and metrics, and the same data hash (an export of it is it)."""
+    from core.library import Library, data_hash
+
+    lib = Library(db)
+    for path in ALL:
+        log = read_log_file(path)
+        back = lib.get(lib.add(log, data=path.read_bytes()).run_id)
+        assert back.fingerprint() == log.fingerprint() and back.meta == log.meta and back.target == log.target
+        assert list(back.frame.columns) == list(log.frame.columns) and back.metrics == log.metrics
+        assert data_hash(back) == data_hash(log)
+        if log.steps is None:
+            assert back.steps is None
+        else:
+            pd.testing.assert_frame_equal(back.steps, log.steps, check_exact=True)
+    assert len(lib.runs()) == len(ALL)
 
 
 # --------------------------------------------------------------------------- broken files

@@ -67,6 +67,34 @@ def test_a_run_cut_off_in_its_last_record_keeps_the_complete_ones(tmp_path):
     path.write_bytes(data[:-7])                                            # the last record half-written
     log = read_tfevents_dir(tmp_path / "run")
     assert log.frame["global_step"].tolist() == list(range(1, 10))
+    last = _record_starts(data)[-1]                                         # where the cut record begins
+    assert log.flags[0] == (f"{path.name}: event records stop at byte {last:,} of {len(data) - 7:,} (a record cut "
+                            "short or corrupted); read up to there")
+
+
+def _record_starts(data: bytes) -> list[int]:
+    """Where each TFRecord begins: an 8-byte little-endian length, its 4-byte CRC, the data, the data's CRC."""
+    import struct
+
+    starts, pos = [], 0
+    while pos < len(data):
+        starts.append(pos)
+        pos += 16 + struct.unpack("<Q", data[pos:pos + 8])[0]
+    return starts
+
+
+def test_a_whole_run_has_no_damage_flag_and_a_corrupted_record_is_flagged(tmp_path):
+    path = write_events(tmp_path / "run", [{"step": k, "loss": 1.0 / k} for k in range(1, 11)])
+    assert not any("event records stop" in f for f in read_tfevents_dir(tmp_path / "run").flags)
+    data = bytearray(path.read_bytes())
+    starts = _record_starts(bytes(data))
+    assert len(starts) == 11                                  # the file-version record, then one per step
+    data[starts[6] + 14] ^= 0xFF                              # a byte inside step 6's data: its CRC fails
+    path.write_bytes(bytes(data))
+    log = read_tfevents_dir(tmp_path / "run")
+    assert log.frame["global_step"].tolist() == [1, 2, 3, 4, 5]
+    assert log.flags[0] == (f"{path.name}: event records stop at byte {starts[6]:,} of {len(data):,} (a record cut "
+                            "short or corrupted); read up to there")
 
 
 @pytest.mark.parametrize(("content", "message"), [
