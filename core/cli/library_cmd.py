@@ -57,9 +57,9 @@ from core.library import (
     forecast_to_mlflow,
     import_library,
     is_mlflow_source,
+    keep_days_setting,
     parse_source,
     refit_library,
-    keep_days_setting,
     with_reached,
 )
 from core.tables import file_bytes

@@ -58,7 +58,8 @@ from core.library.sources import (
     read_source,
 )
 from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
-from core.library.store import ENV_VAR, MEMORY, STORES, Store, default_db_path, open_store
+from core.library.store import ENV_VAR, MEMORY, Store, default_db_path
+from core.library.stores import STORES, open_store
 
 __all__ = [
     'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',

@@ -22,7 +22,7 @@ import pandas as pd
 from core.errors import InputError
 from core.library.filters import RunFilter
 from core.library.records import RUN_COLUMNS, library_name, log_from_rows, run_row, series_frame
-from core.library.store import open_store
+from core.library.stores import open_store
 from core.logs import RunLog
 
 #: ``progress(done, total, label)``: called after each run; return False to stop after the current one

@@ -5,7 +5,7 @@ Which store
     ``library.duckdb`` in the per-user data directory (``platformdirs.user_data_path``:
     ``~/.local/share/tta-planner`` on Linux).  A target is a DuckDB file (the default, embedded),
     ``:memory:``, or a PostgreSQL server's URL (``postgresql://user@host:5432/db``).  The kinds
-    are a registry (:data:`STORES`): :func:`open_store` picks the first that claims a target;
+    are a registry (:data:`core.library.stores.STORES`): :func:`core.library.stores.open_store` picks the first that claims a target;
     adding a kind touches its own module and the registry, nothing else.
 
 The interface
@@ -245,31 +245,3 @@ class Store:
         """The library's schema version (0 when it does not exist yet)."""
         with self.connect() as con:
             return 0 if con is None else current_version(con)
-
-
-#: the kinds of store, tried in order (the last, DuckDB, takes any path)
-STORES: dict[str, type[Store]] = {}
-
-
-def register_store(cls: type[Store]) -> type[Store]:
-    """Add a kind of store to :data:`STORES` (a class decorator); the file-backed default stays last."""
-    STORES[cls.kind] = cls
-    if "duckdb" in STORES:
-        STORES["duckdb"] = STORES.pop("duckdb")
-    return cls
-
-
-def open_store(target: str | os.PathLike | None = None, *, timeout: float | None = None) -> Store:
-    """The store ``target`` names (default :func:`default_db_path`).
-
-    >>> open_store("/tmp/x/library.duckdb").kind, open_store("postgresql://me@localhost/tta").kind
-    ('duckdb', 'postgresql')
-    """
-    target = default_db_path() if target is None else os.fspath(target)
-    for cls in STORES.values():
-        if cls.claims(target):
-            return cls(target, timeout=timeout)
-    raise LibraryError(f"{target}: expected a DuckDB file or a postgresql:// URL.")   # pragma: no cover
-
-
-from core.library import store_duckdb, store_postgres  # noqa: E402,F401  (the kinds register themselves)

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import LibraryBusyError, LibraryError
-from core.library.store import MEMORY, TABLES_SQL, Store, conflict_clause, register_store
+from core.library.store import MEMORY, TABLES_SQL, Store, conflict_clause
 
 
 class DuckDBConnection:
@@ -80,7 +80,6 @@ class DuckDBConnection:
         self.con.close()
 
 
-@register_store
 class DuckDBStore(Store):
     """One library file (or ``:memory:``): its path, its lock, and short-lived connections to it.
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from core.errors import LibraryBusyError, LibraryError
 from core.library.schema import ALL_TABLES
-from core.library.store import TABLES_SQL, Store, conflict_clause, register_store
+from core.library.store import TABLES_SQL, Store, conflict_clause
 
 #: DuckDB's table definitions as PostgreSQL reads them (pattern -> replacement)
 DIALECT = {
@@ -181,7 +181,6 @@ class PostgresConnection:
         self.con.close()
 
 
-@register_store
 class PostgresStore(Store):
     """The library's tables on a PostgreSQL server named by a ``postgresql://`` URL."""
 

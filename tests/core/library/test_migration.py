@@ -10,7 +10,7 @@ import pytest
 from core.errors import LibraryError
 from core.library import Library
 from core.library.schema import MIGRATIONS, SCHEMA_VERSION, apply_migrations, current_version
-from core.library.store import open_store
+from core.library.stores import open_store
 from core.logs import read_log
 from tests.core.library.helpers import course_csv
 
