@@ -5,8 +5,8 @@ Which store
     ``library.duckdb`` in the per-user data directory (``platformdirs.user_data_path``:
     ``~/.local/share/tta-planner`` on Linux).  A target is a DuckDB file (the default, embedded),
     ``:memory:``, or a PostgreSQL server's URL (``postgresql://user@host:5432/db``).  The kinds
-    are a registry (:data:`core.library.stores.STORES`): :func:`core.library.stores.open_store` picks the first that claims a target;
-    adding a kind touches its own module and the registry, nothing else.
+    are a registry (:data:`core.library.stores.STORES`): :func:`core.library.stores.open_store` picks the
+    first that claims a target; adding a kind touches its own module and the registry, nothing else.
 
 The interface
     A store opens short connections (:meth:`Store.connect`, :meth:`Store.transaction`); a
