@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
                               extra=not args.no_extra)
     for message in errors:
         complain(message)
+    for file, flags in zip(table["file"], table["flags"].fillna("")):   # read, but no curve: said on stderr too
+        problem = next((f for f in str(flags).split("; ") if f.startswith("not fitted")), None)
+        if problem:
+            complain(f"{file}: {problem}")
     if args.from_library is not None:
         from core.library import Library, fit_library
 

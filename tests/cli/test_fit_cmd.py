@@ -68,3 +68,12 @@ def test_jobs_give_the_same_table(capsys):
     serial = capsys.readouterr().out
     assert main(["fit", *map(str, LOGS[:4]), "--jobs", "2"]) == 0
     assert capsys.readouterr().out == serial
+
+
+def test_a_log_read_but_not_fitted_is_said_on_stderr_too(capsys, tmp_path):
+    one = tmp_path / "single_row.csv"
+    one.write_text("step,loss\n1,2.0\n")
+    assert main(["fit", str(one)]) == 0                       # read: not a refusal
+    out = capsys.readouterr()
+    assert "not fitted" in pd.read_csv(io.StringIO(out.out)).iloc[0]["flags"]
+    assert f"{one}: not fitted: " in out.err and "at least 4 finite points" in out.err
