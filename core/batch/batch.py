@@ -48,7 +48,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import ABORTED_FLAG, RunLog
 from core.logs.noise import GradientNoise, noise_scale_at
-from core.runs import find_target_crossing
+from core.runs import as_target, find_target_crossing, metric_column
 from core.validation import check_scalar
 
 #: shown wherever a batch-scaling result is: the model's one assumption about the runs
@@ -211,7 +211,9 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
     lr = float(np.nanmax(lr)) if np.isfinite(lr).any() else None
     crossing = find_target_crossing(log, target_acc, criterion="epoch")
     if not crossing.reached:
-        why = "no accuracy column" if not log.has_acc else f"never reached {target_acc:g}"
+        target = as_target(target_acc)
+        why = crossing.note if crossing.note.startswith("no ") else \
+            f"never reached {target.value:g}" if target.is_accuracy else f"never reached {target.spec}"
         return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed, learning_rate=lr)
     n = samples_per_epoch or log.meta.samples_per_epoch
     if log.fmt == "course" and log.meta.split == "val":
@@ -239,7 +241,8 @@ def _resolution(log: RunLog, crossing, batch: float) -> float | None:
     """
     if log.granularity == "step" and crossing.criterion == "epoch" and log.steps_per_epoch:
         return float(log.steps_per_epoch) * batch
-    steps = log.frame.loc[log.frame["acc"].notna(), "global_step"].to_numpy(dtype=float)
+    column = metric_column(log, crossing.target.metric) or "acc"
+    steps = log.frame.loc[log.frame[column].notna(), "global_step"].to_numpy(dtype=float)
     before = steps[steps < float(crossing.step)]
     gap = float(crossing.step) - (float(before.max()) if before.size else 0.0)
     return gap * batch if gap > 0 else None
@@ -776,16 +779,21 @@ def batch_scaling(runs: Sequence[BatchRun], *, noise: dict[str, GradientNoise] |
     return fit_batch_scaling(runs, level=level, samples_per_epoch=samples_per_epoch)
 
 
-def crossing_row(log: RunLog, target_acc: float) -> int | None:
-    """1-based row of a per-evaluation log where the accuracy first met ``target_acc`` (>=; None: never).
+def crossing_row(log: RunLog, target_acc) -> int | None:
+    """1-based row of a per-evaluation log where its target was first met (None: never).
+
+    ``target_acc`` is an accuracy fraction (``acc>=value``) or a ``core.targets.Target`` in either direction.
 
     >>> from core.logs import read_log
     >>> crossing_row(read_log(b"progress,iteration,metric\\n1,1,0.5\\n2,2,0.95\\n", "t/validation-8.csv"), 0.9)
     2
     """
-    acc = log.frame["acc"].to_numpy(dtype=float)
-    hits = np.flatnonzero(acc >= target_acc)
-    return int(hits[0]) + 1 if hits.size else None
+    target = as_target(target_acc)
+    column = metric_column(log, target.metric)
+    if column is None:
+        return None
+    hit = target.first_met(log.frame[column].to_numpy(dtype=float))
+    return None if hit is None else hit + 1
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ import argparse
 import pandas as pd
 
 from core.batch import TUNED_NOTE, batch_study
-from core.cli.common import complain, fraction, parse_number, print_csv
+from core.cli.common import complain, fraction, parse_number, print_csv, target_spec
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import read_log_files
@@ -57,10 +57,31 @@ OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "step
 _QUIET_FLAGS = ("fitted on ",)
 
 
+def _declared_target(paths):
+    """The target every log declares (MLLOG, speedrun), None when one does not or they differ."""
+    from core.errors import LogFormatError
+    from core.logs import read_log_file
+
+    found = set()
+    for path in paths:
+        try:
+            target = getattr(read_log_file(path, source=path), "target", None)
+        except LogFormatError:
+            continue                      # refused again, with its message, when the logs are read
+        if target is None:
+            return None
+        found.add(target)
+    return found.pop() if len(found) == 1 else None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", nargs="*", metavar="LOG", help="runs of one job at different global batches")
-    parser.add_argument("--target-acc", type=fraction, default=None,
-                        help="target accuracy as a fraction (required with LOG)")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
+                        help="the target: METRIC>=VALUE or METRIC<=VALUE (default with LOG: the logs' own, as MLLOG "
+                             "and speedrun logs declare it)")
+    target.add_argument("--target-acc", type=fraction, default=None,
+                        help="target accuracy as a fraction: --target acc>=A")
     parser.add_argument("--rcp", default=None, metavar="BENCHMARK[:ROUND]",
                         help="MLCommons reference convergence points from the installed mlperf-logging instead of "
                              "logs ('list' lists them)")
@@ -137,9 +158,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.logs:
             raise InputError("batch-scaling: expected LOG files (runs at different global batches) or --rcp "
                              "BENCHMARK[:ROUND]; got neither.")
-        if args.target_acc is None:
-            raise InputError("--target-acc: expected the target accuracy as a fraction (e.g. 0.93); got none. "
-                             "It is required with LOG files.")
+        if args.target is None and args.target_acc is None:
+            declared = _declared_target(args.logs)
+            if declared is None:
+                raise InputError("--target-acc: expected the target (--target METRIC<=VALUE, or --target-acc A as a "
+                                 "fraction, e.g. 0.93); got none, and the logs do not declare one.")
+            args.target = declared
         per_epoch = _numbers(args.samples_per_epoch, "--samples-per-epoch")
         noise_batch = _numbers(args.noise_batch, "--noise-batch")
         if batches is not None and len(batches) != len(args.logs):
@@ -162,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         complain(message)
     rejected += len(read.errors)
     kept = {log.source for log in read.logs}
-    study = batch_study(read.logs, target_acc=args.target_acc, noise=read.noise, level=args.level,
+    target = args.target if args.target is not None else args.target_acc
+    study = batch_study(read.logs, target_acc=target, noise=read.noise, level=args.level,
                         batches=None if batches is None else [b for (src, _), b in zip(files, given) if src in kept],
                         samples_per_epoch=per_epoch[0] if per_epoch else None,
                         base_batch=noise_batch[0] if noise_batch else None)

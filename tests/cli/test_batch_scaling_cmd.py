@@ -121,3 +121,19 @@ def test_rcp_and_log_arguments_are_checked(argv, message, capsys):
     code, df, err = _run(argv, capsys)
     assert code == 2 and df is None
     assert re.search(message, err.strip().splitlines()[0]), err
+
+
+def test_llm_logs_are_scaled_to_their_own_falling_target(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("*/result_*.txt"))
+    assert main(["batch-scaling", *logs]) == 0                 # eval_accuracy<=3.3 read from the logs
+    measured = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert main(["fit", *logs]) == 0
+    fit = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    # the measured rows are each log's samples at its first evaluation at log-perplexity <= 3.3, as fit reads it
+    rows = measured[measured["source"] == "measured"]
+    assert sorted(rows["samples_to_target"].dropna()) == sorted(fit["samples_to_target"])
+    assert main(["batch-scaling", *logs, "--target", "loss>=3.3"]) == 2     # a loss that climbs: refused
+    assert "is a loss, which falls" in capsys.readouterr().err
