@@ -135,5 +135,6 @@ def test_llm_logs_are_scaled_to_their_own_falling_target(capsys):
     # the measured rows are each log's samples at its first evaluation at log-perplexity <= 3.3, as fit reads it
     rows = measured[measured["source"] == "measured"]
     assert sorted(rows["samples_to_target"].dropna()) == sorted(fit["samples_to_target"])
-    assert main(["batch-scaling", *logs, "--target", "loss>=3.3"]) == 2     # a loss that climbs: refused
-    assert "is a loss, which falls" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:                           # a loss that climbs: refused
+        main(["batch-scaling", *logs, "--target", "loss>=3.3"])
+    assert exit_info.value.code == 2 and "is a loss, which falls" in capsys.readouterr().err
