@@ -23,6 +23,7 @@ from core.runs.analysis import (
     run_target,
     select_runs,
     step_scales,
+    suggested_target,
     target_metrics,
     thin_indices,
 )
@@ -45,5 +46,6 @@ __all__ = [
     'StepPrediction', 'TargetCrossing', 'analyse_run', 'as_target', 'best_accuracy', 'best_value',
     'check_target_acc', 'default_target', 'epoch_summary', 'find_target_crossing', 'fit_files', 'fit_metric',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
-    'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'target_metrics', 'thin_indices',
+    'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
+    'target_metrics', 'thin_indices',
 ]

@@ -19,7 +19,7 @@ import pandas as pd
 from core.curves import FitResult, fit_curve
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
-from core.runs.targets import TargetCrossing, as_target, find_target_crossing, metric_column
+from core.runs.targets import TargetCrossing, as_target, best_value, find_target_crossing, metric_column
 from core.targets import DEFAULT_TARGET, Target, direction_of
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)
@@ -385,3 +385,34 @@ def metric_direction(logs: Iterable[RunLog], metric: str) -> str:
         if isinstance(declared, Target) and declared.metric == metric:
             return declared.direction
     return direction_of(metric) or ">="
+
+
+def suggested_target(logs: Iterable[RunLog], metric: str) -> Target:
+    """A starting target on ``metric`` for these runs (a page's metric choice starts from it).
+
+    The target a run declares on that metric; else ``acc>=0.92`` for the accuracy; else, on a metric
+    no run declares a target for, the median of the runs' best values (a target half of them reach),
+    to three significant digits, in the metric's direction (:func:`metric_direction`).
+
+    >>> from core.logs import read_log
+    >>> logs = [read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.0,0.7\\n", "a.csv"),
+    ...         read_log(b"step,loss,acc\\n1,3.0,0.5\\n2,2.0,0.7\\n", "b.csv")]
+    >>> suggested_target(logs, "loss").spec, suggested_target(logs, "acc").spec
+    ('loss<=1.5', 'acc>=0.92')
+    """
+    logs = list(logs)
+    for log in logs:
+        declared = getattr(log, "target", None)
+        if isinstance(declared, Target) and declared.metric == metric:
+            return declared.with_origin("log")
+    if metric == "acc":
+        return DEFAULT_TARGET.with_origin("default")
+    direction = metric_direction(logs, metric)
+    probe = Target(metric, direction, 0.0)
+    bests = [b for b in (best_value(log, probe) for log in logs) if b is not None and math.isfinite(b)]
+    if not bests:
+        raise InputError(f"target metric {metric!r}: expected a metric the loaded runs log; got none that has it. "
+                         "Choose another metric.")
+    value = float(np.median(bests))
+    value = float(f"{value:.3g}")
+    return Target(metric, direction, value, "default")

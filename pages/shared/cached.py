@@ -17,15 +17,16 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
-from core.datasets import BATCH_RUN_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
+from core.datasets import BATCH_RUN_SETS, BUILTIN_LOG_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
 from core.defaults import DEFAULT_LEVEL
 from core.errors import LogFormatError
-from core.logs import RunLog, read_log, read_log_files
+from core.logs import RunLog, read_log, read_log_file, read_log_files
 from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
 from pages.shared.state import (
@@ -98,8 +99,22 @@ def _batch_set_bytes(key: str) -> tuple[tuple[str, bytes, str], ...]:
 @st.cache_resource(**SHARED)
 def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
                   steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
-    """A built-in log (shared by every session: a few known files)."""
-    return _read(_data, name, roles, steps_per_epoch, split)
+    """A built-in log (shared by every session: a few known files), read from its file so that an MLPerf
+    log finds its system description (GPUs, accelerator) beside it."""
+    path = _builtin_paths().get(name)
+    if path is None:
+        return _read(_data, name, roles, steps_per_epoch, split)
+    try:
+        return read_log_file(path, source=name, roles=dict(roles) if roles else None,
+                             steps_per_epoch=steps_per_epoch, split=split)
+    except LogFormatError as exc:
+        return exc
+
+
+@st.cache_resource(show_spinner=False)
+def _builtin_paths() -> dict[str, Path]:
+    """Every built-in log's file, by the name the pages show."""
+    return {name: path for key in BUILTIN_LOG_SETS for name, path in builtin_log_files(key)}
 
 
 def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | LogFormatError:

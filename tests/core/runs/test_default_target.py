@@ -40,3 +40,16 @@ def test_metrics_and_directions_of_loaded_runs():
     assert metric_direction(llama, "eval_accuracy") == "<="
     assert metric_direction([], "eval_accuracy") == ">="
     assert metric_direction(logs, "val_loss") == "<="
+
+
+def test_suggested_target_per_metric():
+    from core.runs import suggested_target
+
+    speed = _builtin("speedrun")
+    assert suggested_target(speed, "val_loss") == Target("val_loss", "<=", 3.28)
+    assert suggested_target(speed, "acc").spec == "acc>=0.92"
+    # two runs whose lowest losses are 1.0 and 2.0: the median 1.5, a target one of them reaches
+    logs = [read_log(b"step,loss,acc\n1,2.0,0.5\n2,1.0,0.7\n", "a.csv"),
+            read_log(b"step,loss,acc\n1,3.0,0.5\n2,2.0,0.7\n", "b.csv")]
+    t = suggested_target(logs, "loss")
+    assert (t.metric, t.direction, t.value) == ("loss", "<=", 1.5)
