@@ -28,7 +28,8 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import LogFormatError
 from core.logs import RunLog, read_log, read_log_file, read_log_files
 from core.prediction import FitCache
-from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
+from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
+from core.targets import Target
 from pages.shared.state import (
     BUILTIN,
     CACHE,
@@ -127,9 +128,9 @@ def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | Log
 
 
 @st.cache_resource(**{**SHARED, "max_entries": 4096})
-def _fit(log: RunLog, family: str) -> RunFit:
-    """The fitted loss curve of a log (a small result: nothing of the log is kept)."""
-    return fit_run(log, family=family)
+def _fit(log: RunLog, family: str, metric: str = "loss") -> RunFit:
+    """The fitted curve of a log's ``metric`` (a small result: nothing of the log is kept)."""
+    return fit_run(log, family=family, metric=metric)
 
 
 def _session_memo(name: str, key, compute: Callable, *, max_items: int):
@@ -157,10 +158,11 @@ def _forget_uploads(keep: set[str]) -> None:
     st.session_state.pop("_memo_analyses", None)
 
 
-def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> RunAnalysis:
-    return _session_memo("analyses", (log.fingerprint(), target_acc, criterion, family),
-                         lambda: analyse_run(log, target_acc=target_acc, criterion=criterion, family=family,
-                                             fitted=_fit(log, family)), max_items=512)
+def _analyse(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+    metric = fit_metric(log, run_target(log, target))
+    return _session_memo("analyses", (log.fingerprint(), target, criterion, family),
+                         lambda: analyse_run(log, target_acc=target, criterion=criterion, family=family,
+                                             fitted=_fit(log, family, metric)), max_items=512)
 
 
 @st.cache_resource(show_spinner=False)
@@ -272,8 +274,13 @@ def _library_log(name: str) -> RunLog:
     return log.with_meta(**changes) if changes else log
 
 
-def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
-    """Read and analyse every file in play; a bad file is reported, never fatal."""
+def load_runs(*, target_acc: Target | float | None = None, criterion: str = "epoch", family: str = "optimus"
+              ) -> LoadedRuns:
+    """Read and analyse every file in play; a bad file is reported, never fatal.
+
+    ``target_acc``: a ``Target`` (or an accuracy fraction); None: each run's own declared target, else
+    ``acc>=0.92`` (``core.runs.run_target``)."""
+    target_acc = as_target(target_acc) if isinstance(target_acc, float) else target_acc
     logs, errors = load_logs()
     return LoadedRuns(tuple(_analyse(log, target_acc, criterion, family) for log in logs), tuple(errors))
 
