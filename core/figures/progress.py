@@ -12,8 +12,7 @@ import plotly.graph_objects as go
 
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, escaped
 from core.logs import RunLog
-from core.prediction import ProgressForecast
-from core.prediction.progress import evaluation_points
+from core.prediction import ProgressForecast, evaluation_points
 
 #: the three answers' colours (index into the palette) and names
 _SOURCES = (("prior", 2, "prior (other runs)"), ("extrapolation", 1, "extrapolation (first points)"),

@@ -1,0 +1,61 @@
+"""A target on a loss (val_loss ≤ 3.28, log-perplexity ≤ 3.3) on every page, on the built-in LLM runs (AppTest).
+
+Each page opens on the built-in NanoGPT speedrun or MLPerf Llama 3.1 8B logs alone: no exception, no
+error shown, the target the runs declare is the default, and one value a reader can check against the CLI.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.datasets import builtin_log_files
+from core.logs import read_log_file
+from core.runs import analyse_run, fits_table
+from tests.pages.conftest import APP
+
+pytestmark = pytest.mark.slow
+
+
+def open_on(page: str, sets: list[str]) -> AppTest:
+    at = AppTest.from_file(str(APP.parent / page), default_timeout=600)
+    at.session_state["builtin_sets"] = sets
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _cli_table(key: str):
+    """What ``python -m core fit`` gives for the built-in files (its default target: the log's own)."""
+    return fits_table([analyse_run(read_log_file(p, source=n)) for n, p in builtin_log_files(key)]).set_index("file")
+
+
+def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
+    at = open_on("pages/logs.py", ["speedrun"])
+    assert at.selectbox(key="logs_target_acc_metric").value == "val_loss"
+    assert at.number_input(key="logs_target_acc_val_loss").value == pytest.approx(3.28)
+    table = at.dataframe[0].value
+    expected = _cli_table("speedrun").loc[table.index]
+    assert list(table["metric"]) == ["val_loss"] * 4 and list(table["direction"]) == ["<="] * 4
+    assert table["tokens_to_target"].to_numpy() == pytest.approx(expected["tokens_to_target"].to_numpy(), rel=1e-9)
+    assert table["time_to_target_s"].to_numpy() == pytest.approx(expected["time_to_target_s"].to_numpy(), rel=1e-9)
+    # the prediction for a falling target: prior / extrapolation / posterior in tokens
+    labels = [m.label for m in at.metric]
+    assert any(label.startswith("Posterior (both), tokens") for label in labels), labels
+
+
+def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_applies():
+    at = open_on("pages/logs.py", ["mlperf_llama8b"])
+    assert at.selectbox(key="logs_target_acc_metric").value == "eval_accuracy"
+    table = at.dataframe[0].value
+    expected = _cli_table("mlperf_llama8b").loc[table.index]
+    assert table["samples_to_target"].to_numpy() == pytest.approx(expected["samples_to_target"].to_numpy())
+    # built-in MLLOG files are read from their path: the system description gives the accelerator
+    assert set(table["gpu"]) == set(expected["gpu"])
+    # a looser target (3.5): every run reaches it earlier, as core says
+    at.number_input(key="logs_target_acc_eval_accuracy").set_value(3.5).run()
+    assert not at.exception and not at.error
+    looser = at.dataframe[0].value
+    assert (looser["samples_to_target"] <= table["samples_to_target"]).all()
+    assert (looser["target"] == 3.5).all()
