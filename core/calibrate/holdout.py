@@ -50,6 +50,7 @@ def query_rows(model: str, *, gpus: tuple[str, ...] = ("unknown",), dataset: str
                          "dataset": dataset, "source": "query", "excluded": ""})
     for col in ("b0", "b1", "b2", "step_to_target", "epoch_to_target", "loss_at_target", "target_acc"):
         rows[col] = math.nan
+    rows["target_spec"] = None
     depth = depth_of(model)
     rows["depth"] = float(depth) if depth is not None else math.nan
     rows["gpu_short"] = [gpu_short_name(g) for g in rows["gpu"]]
