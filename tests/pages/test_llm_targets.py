@@ -59,3 +59,19 @@ def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_appli
     looser = at.dataframe[0].value
     assert (looser["samples_to_target"] <= table["samples_to_target"]).all()
     assert (looser["target"] == 3.5).all()
+
+
+def test_plan_page_plans_from_the_llama_logs():
+    from core.plan import plan_from_logs
+
+    at = open_on("pages/plan.py", ["mlperf_llama8b"])
+    assert at.radio(key="plan_how").value == "logs"
+    assert at.selectbox(key="plan_logs_batch").value == 64.0
+    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")]
+    table = at.dataframe[-1].value
+    expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
+    assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
+    # 512 GPUs at batch 64: the measured step 0.089 s; samples to target the median of the two 512-GPU runs
+    row = table.set_index("w").loc[512]
+    assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2)
+    assert at.metric[0].label == "Fastest GPU count planned"
