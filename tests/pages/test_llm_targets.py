@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
 from core.runs import analyse_run, fits_table
-from tests.pages.conftest import APP
+from tests.pages.conftest import APP, chart_specs, shown
 
 pytestmark = pytest.mark.slow
 
@@ -75,3 +75,22 @@ def test_plan_page_plans_from_the_llama_logs():
     row = table.set_index("w").loc[512]
     assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2)
     assert at.metric[0].label == "Fastest GPU count planned"
+
+
+def test_library_page_with_a_loss_target_refuses_the_accuracy_column_and_draws_the_loss():
+    from core.library import Library, add_paths
+
+    lib = Library()                                    # TTA_LIBRARY_DB: this test's own file (tests/conftest.py)
+    add_paths(lib, [p for _, p in builtin_log_files("speedrun")][:2])
+    at = open_on("pages/library.py", ["speedrun"])
+    assert at.selectbox(key="library_target_acc_metric").value == "val_loss"
+    table = at.dataframe[0].value
+    assert table["reached_target"].isna().all()        # never a loss read as an accuracy
+    assert any("whether a run reached val_loss ≤ 3.28" in shown(c.value) for c in at.caption)
+    ids = table["run_id"].astype(int).tolist()
+    at.multiselect(key="library_selected").set_value(ids).run()
+    assert not at.exception and not at.error
+    spec = next(s for s in chart_specs(at) if s["layout"]["title"]["text"].startswith("Runs chosen"))
+    target = next(t for t in spec["data"] if t["name"] == "target")
+    assert target["y"] == [3.28, 3.28]
+    assert spec["layout"]["yaxis"]["title"]["text"] == "val_loss"
