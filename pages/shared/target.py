@@ -25,11 +25,17 @@ def target_text(target: Target) -> str:
     return f"{target.metric} {'≥' if target.climbs else '≤'} {target.value:g}"
 
 
+def offered_metrics(logs) -> list[str]:
+    """The metrics the widget offers: the accuracy always (the default target, and the course table's),
+    then those the loaded runs log."""
+    return list(dict.fromkeys(["acc", *target_metrics(logs)]))
+
+
 def current_target(logs: list[RunLog] | tuple[RunLog, ...]) -> Target:
     """The session's target: the user's, while the loaded runs have its metric; else the runs' default."""
     init_state()
     chosen = st.session_state.get(TARGET)
-    if isinstance(chosen, Target) and chosen.metric in target_metrics(logs):
+    if isinstance(chosen, Target) and chosen.metric in offered_metrics(logs):
         return chosen
     return default_target(logs)
 
@@ -42,7 +48,7 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
     """
     logs = list(logs)
     target = current_target(logs)
-    metrics = target_metrics(logs) or [target.metric]
+    metrics = offered_metrics(logs)
     if target.metric not in metrics:
         metrics.insert(0, target.metric)
     metric_key = f"{key}_metric"

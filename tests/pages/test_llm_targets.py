@@ -94,3 +94,23 @@ def test_library_page_with_a_loss_target_refuses_the_accuracy_column_and_draws_t
     target = next(t for t in spec["data"] if t["name"] == "target")
     assert target["y"] == [3.28, 3.28]
     assert spec["layout"]["yaxis"]["title"]["text"] == "val_loss"
+
+
+def test_calibrate_page_refuses_a_loss_target_with_words():
+    at = open_on("pages/calibrate.py", ["speedrun"])
+    assert at.selectbox(key="cal_target_acc_metric").value == "val_loss"
+    texts = [shown(i.value) for i in at.info]
+    assert any("the target val_loss ≤ 3.28 is not an accuracy" in t for t in texts), texts
+    # back to the accuracy: the course table's calibration runs as before
+    at.selectbox(key="cal_target_acc_metric").set_value("acc").run()
+    assert not at.exception and not at.error
+    assert at.slider(key="cal_target_acc").value == pytest.approx(0.92)
+
+
+def test_scaling_page_on_the_loaded_llama_logs_refuses_the_loss_target_with_words():
+    at = open_on("pages/scaling.py", ["mlperf_llama8b"])
+    at.selectbox(key="scaling_batch_source").set_value("loaded").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="scaling_target_acc_metric").value == "eval_accuracy"
+    texts = [shown(i.value) for i in at.info]
+    assert any("the target eval_accuracy ≤ 3.3 is not an accuracy" in t for t in texts), texts
