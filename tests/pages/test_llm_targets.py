@@ -114,3 +114,12 @@ def test_scaling_page_on_the_loaded_llama_logs_refuses_the_loss_target_with_word
     assert at.selectbox(key="scaling_target_acc_metric").value == "eval_accuracy"
     texts = [shown(i.value) for i in at.info]
     assert any("the target eval_accuracy ≤ 3.3 is not an accuracy" in t for t in texts), texts
+
+
+def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
+    at = open_on("pages/logs.py", ["mnist1d", "speedrun"])
+    table = at.dataframe[0].value
+    # the speedrun logs declare val_loss <= 3.28; the MNIST-1D logs declare none: acc >= 0.92 (core.runs.run_target)
+    assert set(table.loc[table["metric"] == "val_loss", "target"]) == {3.28}
+    assert set(table["metric"]) == {"val_loss", "acc"}
+    assert set(table.loc[table["metric"] == "acc", "target"]) == {0.92}
