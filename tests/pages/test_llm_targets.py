@@ -14,8 +14,6 @@ from core.logs import read_log_file
 from core.runs import analyse_run, fits_table
 from tests.pages.conftest import APP, chart_specs, shown
 
-pytestmark = pytest.mark.slow
-
 
 def open_on(page: str, sets: list[str]) -> AppTest:
     at = AppTest.from_file(str(APP.parent / page), default_timeout=600)
