@@ -40,9 +40,10 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at = open_page(PAGE, via_app=True)
     at.button(key="library_load_builtin").click().run()
     assert not at.exception
-    assert shown(at.success[0].value) == "58 run(s) added, 0 already in the library."
+    # 58 image-model runs + the LLM sets: 7 MLPerf Llama 3.1 8B logs and 4 NanoGPT speedrun logs
+    assert shown(at.success[0].value) == "69 run(s) added, 0 already in the library."
     assert not [i for i in at.info if "No library file yet" in i.value]     # no stale box after loading
-    assert len(_table(at)) == 58 and len(Library(_db()).runs()) == 58
+    assert len(_table(at)) == 69 and len(Library(_db()).runs()) == 69
 
     at.multiselect(key="library_f_model").set_value(["resnet20"]).run()
     table = _table(at)
@@ -67,12 +68,12 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at.button(key="library_delete").click().run()
     assert "Delete 2 run(s) from the library" in at.warning[0].value
     at.button(key="library_delete_cancel").click().run()
-    assert len(Library(_db()).runs()) == 58 and not at.warning
+    assert len(Library(_db()).runs()) == 69 and not at.warning
     at.button(key="library_delete").click().run()
     at.button(key="library_delete_confirm").click().run()
     assert not at.exception
     assert shown(at.success[0].value) == "Deleted 2 run(s) from the library."
-    assert len(Library(_db()).runs()) == 56 and "resnet20" not in set(Library(_db()).runs()["model"])
+    assert len(Library(_db()).runs()) == 67 and "resnet20" not in set(Library(_db()).runs()["model"])
     assert at.session_state["library_runs"] == {}                   # unloaded from the session too
 
 
