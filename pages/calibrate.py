@@ -41,6 +41,7 @@ from core.logs import RunLog
 from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
+from core.targets import Target
 from pages.calibrate_sections.evaluation import loao_section, table_section
 from pages.shared.common import (
     CACHE,
@@ -54,11 +55,13 @@ from pages.shared.common import (
     datasets_by_file,
     frame_key,
     guarded,
+    load_logs,
     load_runs,
     page_setup,
     plain,
     shared_fits,
-    target_slider,
+    target_input,
+    target_text,
 )
 
 SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
@@ -110,7 +113,7 @@ def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: floa
 
 
 # ---------------------------------------------------------------- sections
-def source_section() -> tuple[str, str, str, float]:
+def source_section() -> tuple[str, str, str, Target]:
     """What to learn from: ``(source, split, threshold, target)``."""
     c1, c2, c3 = st.columns([2, 1, 1])
     source = c1.radio("Fitted runs to learn from", list(SOURCES), format_func=SOURCES.get, key="cal_source", **KEPT,
@@ -119,7 +122,7 @@ def source_section() -> tuple[str, str, str, float]:
     threshold = c3.radio("Loss threshold L", list(THRESHOLDS), key="cal_threshold", **KEPT, horizontal=True,
                          format_func=THRESHOLD_LABELS.get,
                          help="\n\n".join(f"**{k}**: {v}" for k, v in THRESHOLDS.items()))
-    target = target_slider(key="cal_target_acc")
+    target = target_input(load_logs()[0], key="cal_target_acc")
     return source, split, threshold, target
 
 
@@ -259,7 +262,15 @@ def main() -> None:
                "architecture the regression never saw, and say how sure that prediction is.")
     answer = st.container()      # the held-out architecture's epochs to target first, its inputs below
     st.divider()
-    source, split, threshold, target = source_section()
+    source, split, threshold, shown_target = source_section()
+    if not shown_target.is_accuracy:
+        answer.info(plain(f"Calibrate regresses the epochs to an accuracy target across architectures (depth, "
+                          f"parameter count, GPU), and the course table records acc ≥ {DEFAULT_TARGET_ACC:g} only: "
+                          f"the target {target_text(shown_target)} is not an accuracy, and a loss is never read as "
+                          "one. Choose acc as the target metric above to calibrate; the Logs page predicts a "
+                          "falling target in samples or tokens."), icon=":material/info:")
+        st.stop()
+    target = shown_target.value
     runs = load_runs(target_acc=target) if source in ("logs", "both") else None
     fits = fits_section(source, target, runs)
     key = frame_key(fits) if fits is not None else ""

@@ -29,6 +29,7 @@ from core.library import (
     with_reached,
 )
 from core.logs import RunLog
+from core.targets import Target
 from pages.shared.common import (
     LIBRARY_RUNS,
     SHARED,
@@ -36,11 +37,13 @@ from pages.shared.common import (
     guarded,
     library,
     load_library_runs,
+    load_logs,
     page_setup,
     plain,
     show_errors,
     table_download,
-    target_slider,
+    target_input,
+    target_text,
 )
 
 SELECTED = "library_selected"
@@ -105,12 +108,15 @@ def filters_section(table) -> RunFilter:
     return RunFilter.of(**chosen)
 
 
-def table_section(shown, target: float) -> None:
+def table_section(shown, target: Target) -> None:
     table = with_reached(shown, target)[SHOWN_COLUMNS]
+    if not target.is_accuracy:
+        st.caption(plain(f"The library's table keeps each run's best accuracy and final loss only: whether a run "
+                         f"reached {target_text(target)} shows in the chart of the runs you choose."))
     st.subheader(f"Runs ({len(table)})")
     st.dataframe(table, key="library_table", hide_index=True, width="stretch",
                  column_config={"best_acc": st.column_config.NumberColumn("best acc", format="%.4f"),
-                                "reached_target": st.column_config.CheckboxColumn(f"reached {target:.2f}"),
+                                "reached_target": st.column_config.CheckboxColumn(f"reached {target_text(target)}"),
                                 "added_at": st.column_config.DatetimeColumn("added (UTC)", format="YYYY-MM-DD HH:mm")})
     table_download(table, key="library_table_csv", file_name="library_runs.csv")
 
@@ -234,11 +240,11 @@ def notice_section() -> None:
         (st.success if kind == "success" else st.error)(plain(text))
 
 
-def preview_section(lib, shown, chosen: list[int], target: float) -> None:
+def preview_section(lib, shown, chosen: list[int], target: Target) -> None:
     hashes = dict(zip(shown["run_id"].astype(int), shown["content_hash"]))
     key = tuple((i, hashes[i]) for i in chosen if i in hashes)
     logs = _preview_logs(lib.path, key) if key else ()
-    chart(library_preview_figure, logs, target_acc=target, key="library_preview_chart", file_stem="library_runs",
+    chart(library_preview_figure, logs, target=target, key="library_preview_chart", file_stem="library_runs",
           inputs=(lib.path, key))
 
 
@@ -254,7 +260,7 @@ def main() -> None:
     notice_section()
     try:
         builtin_section(lib)
-        target = target_slider(key="library_target_acc")
+        target = target_input(load_logs()[0], key="library_target_acc")
         everything = lib.runs()
         run_filter = filters_section(everything)
         shown = lib.runs(run_filter) if not run_filter.is_empty else everything

@@ -30,6 +30,8 @@ from core.prediction import (
     showcase_log,
 )
 from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
+from core.targets import Target
+from pages.logs_sections.progress import progress_section
 from pages.logs_sections.runs import edit_section, save_section
 from pages.shared.common import (
     CACHE,
@@ -38,9 +40,11 @@ from pages.shared.common import (
     SHARED,
     UPLOAD_REFUSALS,
     LoadedRuns,
+    applied,
     chart,
     datasets_by_file,
     guarded,
+    load_logs,
     load_runs,
     page_setup,
     plain,
@@ -48,7 +52,8 @@ from pages.shared.common import (
     show_errors,
     sync_uploads,
     table_download,
-    target_slider,
+    target_input,
+    target_text,
     uploader_key,
 )
 
@@ -101,11 +106,11 @@ def upload_section() -> None:
                           "Remove a file with the ✕ on its chip.")
 
 
-def options_section() -> tuple[float, str, bool, bool]:
+def options_section() -> tuple[Target, str, bool, bool]:
     """Target, criterion and axis options: ``(target, criterion, log_x, log_y)``."""
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
     with c1:
-        target = target_slider(key="logs_target_acc")
+        target = target_input(load_logs()[0], key="logs_target_acc")
     criterion = c2.radio("Target reached at", options=list(CRITERIA), key="logs_criterion",
                          format_func=CRITERION_LABELS.get, horizontal=True, help="\n\n".join(CRITERIA.values()))
     log_x = c3.toggle("log step axis", key="logs_log_x")
@@ -125,7 +130,7 @@ def fits_section(runs: LoadedRuns, criterion: str) -> None:
     table_download(table, key="logs_table_csv", file_name="fits.csv")
 
 
-def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool) -> str:
+def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:
     """The loss and accuracy charts of the chosen view; returns the view (an overlay or a file)."""
     names = [a.log.source for a in runs.analyses]
     view = st.selectbox("Show", options=list(OVERLAYS) + names, key="logs_view",
@@ -138,8 +143,9 @@ def charts_section(runs: LoadedRuns, *, target: float, log_x: bool, log_y: bool)
     chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
           step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
           key="logs_loss_chart", file_stem="loss_curves")
-    chart(accuracy_figure, shown, target_acc=target, log_x=log_x, step_scale=scales, key="logs_acc_chart",
-          file_stem="accuracy")
+    if target.is_accuracy:
+        chart(accuracy_figure, shown, target_acc=target.value, log_x=log_x, step_scale=scales,
+              key="logs_acc_chart", file_stem="accuracy")
     return view
 
 
@@ -270,15 +276,22 @@ def main() -> None:
     page_setup()  # after the uploader, so the sidebar lists the files just stored
     show_errors((None, m) for m in st.session_state.get(UPLOAD_REFUSALS, []))
     target, criterion, log_x, log_y = options_section()
-    runs = load_runs(target_acc=target, criterion=criterion)
+    runs = load_runs(target_acc=applied(target), criterion=criterion)
     show_errors(runs.errors)
     if not runs.analyses:
         st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")
         st.stop()
+    st.caption(plain(f"Target: {target_text(target)}" + (" (the target the loaded runs declare; each run is "
+                                                          "measured against its own)" if target.origin == "log"
+                                                          else "")))
     fits_section(runs, criterion)
     view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
     fit_report_section(runs, view)
-    prediction_section(runs, target=target, preferred=None if view in OVERLAYS else view)
+    preferred = None if view in OVERLAYS else view
+    if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
+        prediction_section(runs, target=target.value, preferred=preferred)
+    else:
+        progress_section(runs, target=applied(target), preferred=preferred)
     edit_section(runs)
     save_section()
 

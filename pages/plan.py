@@ -22,16 +22,20 @@ from core.plan import (
     plan_with_rule,
 )
 from pages.plan_sections.cluster import cluster_section, paleo_section, prices_section, rule_section
+from pages.plan_sections.from_logs import can_plan_from_logs, from_logs_section
 from pages.plan_sections.results import cost_section, headline_section, table_section
 from pages.plan_sections.speed import speed_section
 from pages.plan_sections.steps import steps_section
 from pages.shared.common import (
     CACHE,
+    applied,
     guarded,
+    load_logs,
     load_runs,
     page_setup,
     plain,
-    target_slider,
+    target_input,
+    target_text,
 )
 
 
@@ -52,6 +56,15 @@ def main() -> None:
                "f(p, w) (Optimus, EuroSys 2018; or Pollux, OSDI 2021). The answer first; its inputs below.")
     answer = st.container()          # the headline, filled once the inputs below are read
     st.divider()
+    logs = load_logs()[0]
+    target = target_input(logs, key="plan_target_acc")
+    if can_plan_from_logs(logs, applied(target)):
+        how = st.radio("Plan from", ["logs", "model"], key="plan_how", horizontal=True,
+                       format_func={"logs": "the MLPerf / LLM logs loaded (their GPU counts and step times)",
+                                    "model": "steps to target × a speed model"}.get)
+        if how == "logs":
+            from_logs_section(logs, applied(target), answer)
+            return
     steps_col, speed_col, cluster_col = st.columns(3, gap="large")
     with cluster_col:
         max_workers, global_batch = cluster_section()
@@ -63,8 +76,8 @@ def main() -> None:
         ps, price_worker, price_ps = prices_section(allreduce)
     with steps_col:
         st.markdown("#### Steps to target")
-        target = target_slider(key="plan_target_acc")
-        estimate, fitted_batch = steps_section(load_runs(target_acc=target), float(global_batch))
+        st.caption(plain(f"Target: {target_text(target)}"))
+        estimate, fitted_batch = steps_section(load_runs(target_acc=applied(target)), float(global_batch))
     with cluster_col:
         rule, b_noise = rule_section(global_batch, fitted=fitted_batch is not None)
 

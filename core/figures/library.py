@@ -14,15 +14,20 @@ import plotly.graph_objects as go
 
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, escaped
 from core.logs import RunLog
-from core.runs import thin_indices
+from core.runs import metric_column, thin_indices
+from core.targets import Target
 
 MAX_DISPLAY_POINTS = 600
 TITLE = "Runs chosen in the library"
 
 
 @escaped
-def library_preview_figure(logs: Sequence[RunLog], *, target_acc: float) -> go.Figure:
+def library_preview_figure(logs: Sequence[RunLog], *, target_acc: float | None = None,
+                           target: Target | None = None) -> go.Figure:
     """Accuracy (or loss) against global step of each run, and the target line.
+
+    With a ``target`` on another metric than the accuracy (``val_loss<=3.28``), that metric of each run
+    that logs it, and its target line.
 
     Examples
     --------
@@ -36,6 +41,10 @@ def library_preview_figure(logs: Sequence[RunLog], *, target_acc: float) -> go.F
     """
     if not logs:
         return empty_figure(TITLE, "Choose runs in the table to see their curves here.")
+    if target is not None and not target.is_accuracy:
+        return _metric_preview(logs, target)
+    if target is not None:
+        target_acc = target.value
     fig = go.Figure()
     any_loss = False
     for i, log in enumerate(logs):
@@ -54,3 +63,23 @@ def library_preview_figure(logs: Sequence[RunLog], *, target_acc: float) -> go.F
     if any_loss:
         fig.update_layout(yaxis2=dict(title="loss", overlaying="y", side="right", showgrid=False))
     return fig
+
+
+def _metric_preview(logs: Sequence[RunLog], target: Target) -> go.Figure:
+    """The target's metric against global step of each run that logs it, and the target line."""
+    fig = go.Figure()
+    drawn = []
+    for i, log in enumerate(logs):
+        column = metric_column(log, target.metric)
+        if column is None:
+            continue
+        frame = log.frame[log.frame[column].notna()]
+        keep = thin_indices(len(frame), MAX_DISPLAY_POINTS)
+        fig.add_scatter(x=frame["global_step"].to_numpy()[keep], y=frame[column].to_numpy()[keep], mode="lines",
+                        name=log.label, line=dict(color=color(i)))
+        drawn.append(log)
+    if not drawn:
+        return empty_figure(TITLE, f"None of the chosen runs logs {target.metric}.")
+    fig.add_scatter(x=[0, max(float(log.frame["global_step"].max()) for log in drawn)], y=[target.value] * 2,
+                    mode="lines", name="target", line=TARGET_LINE)
+    return base_layout(fig, title=TITLE, x_title="global step", y_title=target.metric)

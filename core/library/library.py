@@ -24,6 +24,7 @@ from core.library.filters import RunFilter
 from core.library.records import RUN_COLUMNS, library_name, log_from_rows, run_row, series_frame
 from core.library.stores import open_store
 from core.logs import RunLog
+from core.targets import Target
 
 #: ``progress(done, total, label)``: called after each run; return False to stop after the current one
 Progress = Callable[[int, int, str], "bool | None"]
@@ -536,17 +537,26 @@ def filter_options(table: pd.DataFrame) -> dict[str, list]:
             "batch": sorted(int(b) for b in table["global_batch"].dropna().unique())}
 
 
-def with_reached(table: pd.DataFrame, target_acc: float) -> pd.DataFrame:
+def with_reached(table: pd.DataFrame, target_acc: float | Target) -> pd.DataFrame:
     """``table`` (of :meth:`Library.runs`) with ``reached_target`` after ``best_acc``: whether each run's
     accuracy passed ``target_acc`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
 
+    A target on another metric (``val_loss<=3.28``) is not answered from the table (it keeps the best
+    accuracy and the final loss only): the column is empty (None), never a loss read as an accuracy.
+
     >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), 0.92)["reached_target"].tolist()
     [True, False, None]
+    >>> with_reached(pd.DataFrame({"best_acc": [0.95]}), Target("val_loss", "<=", 3.28))["reached_target"].tolist()
+    [None]
     """
     out = table.copy()
+    if isinstance(target_acc, Target) and not target_acc.is_accuracy:
+        reached = [None] * len(out)
+    else:
+        value = target_acc.value if isinstance(target_acc, Target) else target_acc
+        reached = [None if pd.isna(b) else bool(b >= value) for b in out["best_acc"]]
     out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
-               pd.Series([None if pd.isna(b) else bool(b >= target_acc) for b in out["best_acc"]], dtype=object,
-                         index=out.index))
+               pd.Series(reached, dtype=object, index=out.index))
     return out
 
 

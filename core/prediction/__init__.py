@@ -57,6 +57,7 @@ from core.prediction.progress import (
     ProgressEstimate,
     ProgressForecast,
     backtest_progress,
+    evaluation_points,
     predict_progress,
     progress_backtest_summary,
     progress_to_target,
@@ -78,7 +79,8 @@ from core.prediction.tables import (
 )
 
 __all__ = [
-    'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress', 'predict_progress',
+    'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
+    'evaluation_points', 'predict_progress',
     'progress_backtest_summary', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
     'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',

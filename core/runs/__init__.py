@@ -10,6 +10,7 @@ from core.runs.analysis import (
     RunAnalysis,
     RunFit,
     analyse_run,
+    default_target,
     epoch_summary,
     fit_files,
     fit_metric,
@@ -17,10 +18,13 @@ from core.runs.analysis import (
     fits_table,
     fits_table_of_rows,
     loss_curves,
+    metric_direction,
     run_key,
     run_target,
     select_runs,
     step_scales,
+    suggested_target,
+    target_metrics,
     thin_indices,
 )
 from core.runs.targets import (
@@ -40,7 +44,8 @@ from core.runs.targets import (
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'analyse_run', 'as_target', 'best_accuracy', 'best_value',
-    'check_target_acc', 'epoch_summary', 'find_target_crossing', 'fit_files', 'fit_metric', 'fit_run', 'fits_table',
-    'fits_table_of_rows', 'loss_curves', 'metric_column', 'predict_step_at_loss', 'run_key', 'run_target',
-    'select_runs', 'step_scales', 'thin_indices',
+    'check_target_acc', 'default_target', 'epoch_summary', 'find_target_crossing', 'fit_files', 'fit_metric',
+    'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
+    'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
+    'target_metrics', 'thin_indices',
 ]

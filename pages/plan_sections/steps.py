@@ -89,8 +89,8 @@ def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:
                        "first that reached the target.", **KEPT)
     chosen = runs.get(run)
     c = chosen.crossing
-    st.caption(plain(f"{run}: ") + (f"passed {c.target_acc:.2f} at step {c.step:,.0f}" if c.reached
-                             else f"never passed {c.target_acc:.2f} in its log"))
+    st.caption(plain(f"{run}: ") + (f"reached {c.target.spec} at step {c.step:,.0f}" if c.reached
+                             else f"never reached {c.target.spec} in its log"))
     methods = run_methods(chosen, runs.analyses)
     keep_valid_choice("plan_run_method", methods)
     family, route = st.session_state[FAMILY], st.session_state[ROUTE]

@@ -30,13 +30,17 @@ from core.scaling import (
 from pages.shared.common import (
     BATCH_SOURCES,
     CACHE,
+    LOADED_RUNS,
     SHARED,
     chart,
     guarded,
     load_batch_study,
+    load_logs,
     plain,
     show_errors,
     table_download,
+    target_input,
+    target_text,
 )
 
 
@@ -103,8 +107,17 @@ def batch_scaling_section() -> None:
                             help="Built-in: MNIST-1D made here, Pollux traces, MLPerf v3.0 logs (data/README.md). "
                                  "Loaded: the sidebar's built-in sets and your uploads (each run's batch from its "
                                  "log or a -<batch> file-name suffix).")
-    target = c[1].number_input("Target accuracy", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
-                               key="scaling_batch_target")
+    if source == LOADED_RUNS:
+        shared = target_input(load_logs()[0], key="scaling_target_acc")
+        if not shared.is_accuracy:
+            st.info(plain(f"Batch scaling measures the samples to an accuracy target at each batch (epoch-level, "
+                          f"acc ≥ A); the target {target_text(shared)} is not an accuracy, and a loss is never read "
+                          "as one. Choose acc as the target metric, or a built-in run set."), icon=":material/info:")
+            return
+        st.session_state["scaling_batch_target"] = shared.value
+    target = c[1].number_input("Target: acc ≥", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
+                               key="scaling_batch_target", disabled=source == LOADED_RUNS,
+                               help="The run set's own accuracy target; for the loaded runs, the shared target.")
     samples = c[2].number_input("Samples per epoch", min_value=0, step=1000, key="scaling_batch_samples",
                                 help="Turns samples into epochs; 0: from the logs (MLLOG train_samples).")
     predict = c[3].number_input("Predict at batch", min_value=0, value=0, step=1024, key="scaling_batch_predict",

@@ -17,17 +17,19 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
-from core.datasets import BATCH_RUN_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
+from core.datasets import BATCH_RUN_SETS, BUILTIN_LOG_SETS, batch_run_files, builtin_datasets_by_file, builtin_log_files
 from core.defaults import DEFAULT_LEVEL
 from core.errors import LogFormatError
-from core.logs import RunLog, read_log, read_log_files
+from core.logs import RunLog, read_log, read_log_file, read_log_files
 from core.prediction import FitCache
-from core.runs import RunAnalysis, RunFit, analyse_run, fit_run, fits_table
+from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
+from core.targets import Target
 from pages.shared.state import (
     BUILTIN,
     CACHE,
@@ -98,8 +100,22 @@ def _batch_set_bytes(key: str) -> tuple[tuple[str, bytes, str], ...]:
 @st.cache_resource(**SHARED)
 def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
                   steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
-    """A built-in log (shared by every session: a few known files)."""
-    return _read(_data, name, roles, steps_per_epoch, split)
+    """A built-in log (shared by every session: a few known files), read from its file so that an MLPerf
+    log finds its system description (GPUs, accelerator) beside it."""
+    path = _builtin_paths().get(name)
+    if path is None:
+        return _read(_data, name, roles, steps_per_epoch, split)
+    try:
+        return read_log_file(path, source=name, roles=dict(roles) if roles else None,
+                             steps_per_epoch=steps_per_epoch, split=split)
+    except LogFormatError as exc:
+        return exc
+
+
+@st.cache_resource(show_spinner=False)
+def _builtin_paths() -> dict[str, Path]:
+    """Every built-in log's file, by the name the pages show."""
+    return {name: path for key in BUILTIN_LOG_SETS for name, path in builtin_log_files(key)}
 
 
 def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | LogFormatError:
@@ -112,9 +128,9 @@ def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | Log
 
 
 @st.cache_resource(**{**SHARED, "max_entries": 4096})
-def _fit(log: RunLog, family: str) -> RunFit:
-    """The fitted loss curve of a log (a small result: nothing of the log is kept)."""
-    return fit_run(log, family=family)
+def _fit(log: RunLog, family: str, metric: str = "loss") -> RunFit:
+    """The fitted curve of a log's ``metric`` (a small result: nothing of the log is kept)."""
+    return fit_run(log, family=family, metric=metric)
 
 
 def _session_memo(name: str, key, compute: Callable, *, max_items: int):
@@ -142,10 +158,11 @@ def forget_uploads(keep: set[str]) -> None:
     st.session_state.pop("_memo_analyses", None)
 
 
-def _analyse(log: RunLog, target_acc: float, criterion: str, family: str) -> RunAnalysis:
-    return _session_memo("analyses", (log.fingerprint(), target_acc, criterion, family),
-                         lambda: analyse_run(log, target_acc=target_acc, criterion=criterion, family=family,
-                                             fitted=_fit(log, family)), max_items=512)
+def _analyse(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+    metric = fit_metric(log, run_target(log, target))
+    return _session_memo("analyses", (log.fingerprint(), target, criterion, family),
+                         lambda: analyse_run(log, target_acc=target, criterion=criterion, family=family,
+                                             fitted=_fit(log, family, metric)), max_items=512)
 
 
 @st.cache_resource(show_spinner=False)
@@ -257,8 +274,13 @@ def _library_log(name: str) -> RunLog:
     return log.with_meta(**changes) if changes else log
 
 
-def load_runs(*, target_acc: float, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
-    """Read and analyse every file in play; a bad file is reported, never fatal."""
+def load_runs(*, target_acc: Target | float | None = None, criterion: str = "epoch", family: str = "optimus"
+              ) -> LoadedRuns:
+    """Read and analyse every file in play; a bad file is reported, never fatal.
+
+    ``target_acc``: a ``Target`` (or an accuracy fraction); None: each run's own declared target, else
+    ``acc>=0.92`` (``core.runs.run_target``)."""
+    target_acc = as_target(target_acc) if isinstance(target_acc, float) else target_acc
     logs, errors = load_logs()
     return LoadedRuns(tuple(_analyse(log, target_acc, criterion, family) for log in logs), tuple(errors))
 

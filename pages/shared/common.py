@@ -50,8 +50,8 @@ from pages.shared.state import (
     builtin_set_labels,
     init_state,
     keep_valid_choice,
-    target_slider,
 )
+from pages.shared.target import applied, current_target, target_input, target_text
 from pages.shared.uploads import (
     MAX_SESSION_UPLOAD_BYTES,
     UPLOAD_REFUSALS,
@@ -74,5 +74,5 @@ __all__ = [
     "frame_key", "guarded", "init_state", "is_library_run", "keep_valid_choice", "library", "library_logs",
     "load_batch_study", "load_library_runs", "load_logs", "load_runs", "loaded_log", "page_setup", "plain",
     "save_uploads_to_library", "shared_fits", "show_errors", "store_files", "sync_uploads", "table_download",
-    "target_slider", "unload_library_runs", "uploader_key",
+    "applied", "current_target", "target_input", "target_text", "unload_library_runs", "uploader_key",
 ]

@@ -3,7 +3,7 @@
 Part of ``pages/shared`` (re-exported by ``pages.shared.common``).  A choice the user makes on one
 page stays chosen when they visit another page and come back: a page widget that holds a choice is
 created with ``**KEPT`` (Streamlit's ``persist_state="session"``), and values the pages share (the
-target accuracy, the built-in sets) live under keys of their own.
+target, the built-in sets) live under keys of their own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable
 import streamlit as st
 
 from core.datasets import BUILTIN_LOG_SETS
-from core.defaults import DEFAULT_TARGET_ACC
 from core.logs import RunLog
 from core.runs import RunAnalysis
 
@@ -23,7 +22,7 @@ DIGESTS = "log_digests"        # dict[name, (id of the bytes, content hash)]: ea
 EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
 BUILTIN_WIDGET = "builtin_sets_widget"
-TARGET = "target_acc"          # the target accuracy shared by the pages
+TARGET = "target"              # the Target shared by the pages (None: the loaded runs' default)
 SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
 #: the Calibrate page's prediction handed to the Plan page: a ``core.plan.StepsEstimate``
 #: (``core.plan.steps_from_calibration``), absent until the user sends one
@@ -58,7 +57,7 @@ def init_state() -> None:
     st.session_state.setdefault(UPLOADS, {})
     st.session_state.setdefault(EDITS, {})
     st.session_state.setdefault(BUILTIN, ["mnist1d"])
-    st.session_state.setdefault(TARGET, DEFAULT_TARGET_ACC)
+    st.session_state.setdefault(TARGET, None)
     st.session_state.setdefault(SPEED_UPLOADS, {})
     st.session_state.setdefault(FAMILY, "auto")
     st.session_state.setdefault(ROUTE, "accuracy")
@@ -81,19 +80,3 @@ def keep_valid_choice(key: str, options, default=None) -> None:
 
 def builtin_set_labels() -> dict[str, str]:
     return {k: v[0] for k, v in BUILTIN_LOG_SETS.items()}
-
-
-def target_slider(*, key: str) -> float:
-    """The target-accuracy slider, shared by the pages through ``TARGET``.
-
-    Each page has its own widget (widget state is page-scoped); it starts from the shared
-    value and writes every change back to it, so moving it on one page moves it on all.
-    """
-    init_state()
-
-    def _sync() -> None:
-        st.session_state[TARGET] = float(st.session_state[key])
-
-    return float(st.slider("Target accuracy", min_value=0.50, max_value=0.99, step=0.01,
-                           value=float(st.session_state[TARGET]), key=key, on_change=_sync, format="%.2f",
-                           help="The run counts as converged when its accuracy exceeds this."))

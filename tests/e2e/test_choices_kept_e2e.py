@@ -46,7 +46,7 @@ def test_logs_keeps_the_run_family_and_view(page: Page, app_url):
     choose(page, "Show", RESNET20)
     choose(page, "Run", RESNET20)
     choose(page, "Curve family", "weibull")
-    press(page, "Target accuracy", "ArrowRight")                 # 0.92 -> 0.93
+    press(page, "Target: acc ≥", "ArrowRight")                 # 0.92 -> 0.93
     press(page, "Predict from the first N epochs", "ArrowLeft")  # then the other slider
     toggle(page, "log step axis")                                # then another widget
     selected(page, "Curve family", "weibull")
@@ -59,7 +59,7 @@ def test_plan_keeps_the_run_through_a_target_change(page: Page, app_url):
     goto_page(page, app_url, "Plan")
     choose(page, "Run", RESNET20)
     expect(page.get_by_test_id("stMetric").filter(has_text="Steps to target")).to_contain_text("945")
-    press(page, "Target accuracy", "ArrowRight")                 # 0.92 -> 0.93
+    press(page, "Target: acc ≥", "ArrowRight")                 # 0.92 -> 0.93
     press(page, "Largest number of workers", "ArrowRight")
     page.get_by_test_id("stNumberInput").filter(has_text="Price per worker-hour").locator("input").fill("3")
     page.keyboard.press("Enter")
@@ -73,7 +73,7 @@ def test_calibrate_keeps_the_held_out_model_and_method(page: Page, app_url):
     goto_page(page, app_url, "Calibrate")
     choose(page, "Held-out architecture (predicted from the others)", "resnet32")
     choose(page, "Regression method", "Course baseline: KernelRidge on [layers, GPU index]")
-    press(page, "Target accuracy", "ArrowLeft")
+    press(page, "Target: acc ≥", "ArrowLeft")
     page.get_by_test_id("stRadio").filter(has_text="Loss threshold L").get_by_text("measured (course)").click()
     wait_idle(page, timeout=WAIT_MS)
     selected(page, "Held-out architecture (predicted from the others)", "resnet32")

@@ -24,11 +24,11 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     expect(charts).to_have_count(4, timeout=WAIT_MS)
 
     # target 0.92 -> 0.90 with the keyboard (step 0.01)
-    slider = page.get_by_test_id("stSlider").filter(has_text="Target accuracy").get_by_role("slider")
+    slider = page.get_by_test_id("stSlider").filter(has_text="Target: acc ≥").get_by_role("slider")
     slider.focus()
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
-    expect(page.get_by_test_id("stSlider").filter(has_text="Target accuracy")
+    expect(page.get_by_test_id("stSlider").filter(has_text="Target: acc ≥")
            .get_by_test_id("stSliderThumbValue")).to_have_text("0.90")
     wait_idle(page)
     # the accuracy chart's title (SVG text) follows the slider once the rerun is done

@@ -40,6 +40,7 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at = open_page(PAGE, via_app=True)
     at.button(key="library_load_builtin").click().run()
     assert not at.exception
+    # 58 image-model runs + the LLM sets: 7 MLPerf Llama 3.1 8B logs and 4 NanoGPT speedrun logs
     assert shown(at.success[0].value) == "69 run(s) added, 0 already in the library."
     assert not [i for i in at.info if "No library file yet" in i.value]     # no stale box after loading
     assert len(_table(at)) == 69 and len(Library(_db()).runs()) == 69

@@ -1,0 +1,70 @@
+"""The Logs page's prediction for a target on any metric (a loss that falls, an accuracy in samples):
+prior, extrapolation and posterior of the samples (tokens, steps) to target, from ``core.prediction.predict_progress``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures.progress import progress_forecast_figure
+from core.logs import RunLog
+from core.prediction import ProgressForecast, predict_progress
+from core.runs import metric_column, run_target
+from core.targets import Target
+from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
+
+#: fractions of a run's evaluations a user may predict from
+FRACTIONS = (0.1, 0.25, 0.5, 0.75)
+
+
+@st.cache_resource(**SHARED)
+def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> ProgressForecast:
+    return predict_progress(log, others, target, observe=observe)
+
+
+def _amount(value, low, high) -> str:
+    if value is None or value != value:
+        return "—"
+    hi = "never" if high is None or high == float("inf") else f"{high:,.4g}"
+    lo = f"{low:,.4g}" if low is not None and low == low else "?"
+    return f"{value:,.4g} ({lo} – {hi})"
+
+
+@st.fragment
+@guarded("Logs: progress prediction")
+def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str | None) -> None:
+    """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
+    st.subheader("Predict the samples to target from the first evaluations")
+    by_name = {a.log.source: a for a in runs.analyses
+               if metric_column(a.log, run_target(a.log, target).metric) is not None}
+    if not by_name:
+        st.info("No loaded run logs the target's metric.")
+        return
+    names = list(by_name)
+    c1, c2 = st.columns([3, 1])
+    run = c1.selectbox("Run", names, index=names.index(preferred) if preferred in names else 0,
+                       key="logs_progress_run")
+    observe = c2.selectbox("Seen", FRACTIONS, index=FRACTIONS.index(0.25), key="logs_progress_observe",
+                           format_func=lambda f: f"first {f:.0%} of evaluations")
+    log = by_name[run].log
+    others = tuple(a.log for a in runs.analyses if a.log.source != run)
+    f = _progress(log, others, target, float(observe))
+    unit = f.unit
+    m1, m2, m3, m4 = st.columns(4)
+    for col, est, label in ((m1, f.prior, "Prior (other runs)"), (m2, f.extrapolation, "Extrapolation"),
+                            (m3, f.posterior, "Posterior (both)")):
+        col.metric(f"{label}, {unit}", _amount(est.value, est.low, est.high), help=plain(est.description) or None)
+    crossing = by_name[run].crossing
+    whole = {"samples": crossing.samples, "tokens": crossing.tokens}.get(unit) if crossing.reached else None
+    m4.metric(f"What the whole log shows, {unit}",
+              (f"{whole:,.4g}" if whole is not None else f"step {crossing.step:,.0f}") if crossing.reached
+              else "never reached")
+    time = f.time_to_target_s
+    st.caption(plain(f"Target {target_text(f.target)}. {f.n_observed} evaluations seen "
+                     f"({f.observed_progress:,.4g} {unit}); method: {f.method}"
+                     + (f"; prior weight {f.prior_weight:.2f}" if f.prior_weight is not None else "")
+                     + (f"; time to target at the observed pace {time:,.0f} s" if time is not None else "")
+                     + ". Intervals are 80 %; the rest of the log is drawn for comparison."))
+    for flag in f.flags:
+        st.caption(":material/info: " + plain(flag))
+    chart(progress_forecast_figure, log, f, key="logs_progress_chart", file_stem="progress_to_target")

@@ -1,0 +1,123 @@
+"""A target on a loss (val_loss ≤ 3.28, log-perplexity ≤ 3.3) on every page, on the built-in LLM runs (AppTest).
+
+Each page opens on the built-in NanoGPT speedrun or MLPerf Llama 3.1 8B logs alone: no exception, no
+error shown, the target the runs declare is the default, and one value a reader can check against the CLI.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.datasets import builtin_log_files
+from core.logs import read_log_file
+from core.runs import analyse_run, fits_table
+from tests.pages.conftest import APP, chart_specs, shown
+
+
+def open_on(page: str, sets: list[str]) -> AppTest:
+    at = AppTest.from_file(str(APP.parent / page), default_timeout=600)
+    at.session_state["builtin_sets"] = sets
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _cli_table(key: str):
+    """What ``python -m core fit`` gives for the built-in files (its default target: the log's own)."""
+    return fits_table([analyse_run(read_log_file(p, source=n)) for n, p in builtin_log_files(key)]).set_index("file")
+
+
+def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
+    at = open_on("pages/logs.py", ["speedrun"])
+    assert at.selectbox(key="logs_target_acc_metric").value == "val_loss"
+    assert at.number_input(key="logs_target_acc_val_loss").value == pytest.approx(3.28)
+    table = at.dataframe[0].value
+    expected = _cli_table("speedrun").loc[table.index]
+    assert list(table["metric"]) == ["val_loss"] * 4 and list(table["direction"]) == ["<="] * 4
+    assert table["tokens_to_target"].to_numpy() == pytest.approx(expected["tokens_to_target"].to_numpy(), rel=1e-9)
+    assert table["time_to_target_s"].to_numpy() == pytest.approx(expected["time_to_target_s"].to_numpy(), rel=1e-9)
+    # the prediction for a falling target: prior / extrapolation / posterior in tokens
+    labels = [m.label for m in at.metric]
+    assert any(label.startswith("Posterior (both), tokens") for label in labels), labels
+
+
+def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_applies():
+    at = open_on("pages/logs.py", ["mlperf_llama8b"])
+    assert at.selectbox(key="logs_target_acc_metric").value == "eval_accuracy"
+    table = at.dataframe[0].value
+    expected = _cli_table("mlperf_llama8b").loc[table.index]
+    assert table["samples_to_target"].to_numpy() == pytest.approx(expected["samples_to_target"].to_numpy())
+    # built-in MLLOG files are read from their path: the system description gives the accelerator
+    assert set(table["gpu"]) == set(expected["gpu"])
+    # a looser target (3.5): every run reaches it earlier, as core says
+    at.number_input(key="logs_target_acc_eval_accuracy").set_value(3.5).run()
+    assert not at.exception and not at.error
+    looser = at.dataframe[0].value
+    assert (looser["samples_to_target"] <= table["samples_to_target"]).all()
+    assert (looser["target"] == 3.5).all()
+
+
+def test_plan_page_plans_from_the_llama_logs():
+    from core.plan import plan_from_logs
+
+    at = open_on("pages/plan.py", ["mlperf_llama8b"])
+    assert at.radio(key="plan_how").value == "logs"
+    assert at.selectbox(key="plan_logs_batch").value == 64.0
+    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")]
+    table = at.dataframe[-1].value
+    expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
+    assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
+    # 512 GPUs at batch 64: the measured step 0.089 s; samples to target the median of the two 512-GPU runs
+    row = table.set_index("w").loc[512]
+    assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2)
+    assert at.metric[0].label == "Fastest GPU count planned"
+
+
+def test_library_page_with_a_loss_target_refuses_the_accuracy_column_and_draws_the_loss():
+    from core.library import Library, add_paths
+
+    lib = Library()                                    # TTA_LIBRARY_DB: this test's own file (tests/conftest.py)
+    add_paths(lib, [p for _, p in builtin_log_files("speedrun")][:2])
+    at = open_on("pages/library.py", ["speedrun"])
+    assert at.selectbox(key="library_target_acc_metric").value == "val_loss"
+    table = at.dataframe[0].value
+    assert table["reached_target"].isna().all()        # never a loss read as an accuracy
+    assert any("whether a run reached val_loss ≤ 3.28" in shown(c.value) for c in at.caption)
+    ids = table["run_id"].astype(int).tolist()
+    at.multiselect(key="library_selected").set_value(ids).run()
+    assert not at.exception and not at.error
+    spec = next(s for s in chart_specs(at) if s["layout"]["title"]["text"].startswith("Runs chosen"))
+    target = next(t for t in spec["data"] if t["name"] == "target")
+    assert target["y"] == [3.28, 3.28]
+    assert spec["layout"]["yaxis"]["title"]["text"] == "val_loss"
+
+
+def test_calibrate_page_refuses_a_loss_target_with_words():
+    at = open_on("pages/calibrate.py", ["speedrun"])
+    assert at.selectbox(key="cal_target_acc_metric").value == "val_loss"
+    texts = [shown(i.value) for i in at.info]
+    assert any("the target val_loss ≤ 3.28 is not an accuracy" in t for t in texts), texts
+    # back to the accuracy: the course table's calibration runs as before
+    at.selectbox(key="cal_target_acc_metric").set_value("acc").run()
+    assert not at.exception and not at.error
+    assert at.slider(key="cal_target_acc").value == pytest.approx(0.92)
+
+
+def test_scaling_page_on_the_loaded_llama_logs_refuses_the_loss_target_with_words():
+    at = open_on("pages/scaling.py", ["mlperf_llama8b"])
+    at.selectbox(key="scaling_batch_source").set_value("loaded").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="scaling_target_acc_metric").value == "eval_accuracy"
+    texts = [shown(i.value) for i in at.info]
+    assert any("the target eval_accuracy ≤ 3.3 is not an accuracy" in t for t in texts), texts
+
+
+def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
+    at = open_on("pages/logs.py", ["mnist1d", "speedrun"])
+    table = at.dataframe[0].value
+    # the speedrun logs declare val_loss <= 3.28; the MNIST-1D logs declare none: acc >= 0.92 (core.runs.run_target)
+    assert set(table.loc[table["metric"] == "val_loss", "target"]) == {3.28}
+    assert set(table["metric"]) == {"val_loss", "acc"}
+    assert set(table.loc[table["metric"] == "acc", "target"]) == {0.92}
