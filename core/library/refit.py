@@ -35,6 +35,7 @@ from core.curves import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_flags
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
 from core.library.filters import RunFilter
+from core.library.fits import FIT_KEY, fit_record
 from core.library.library import Library, Progress
 from core.logs import RunLog
 from core.runs import RunFit, analyse_run, fit_run
@@ -251,7 +252,6 @@ def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: fl
 def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target_acc: float, criterion: str,
               family: str = "optimus") -> tuple[list[dict], int]:
     """The ``fits`` rows of a chunk of ``(run_id, RunLog)``: what an engine runs (in this process or a worker)."""
-    from core.library.fits import fit_record
 
     fits, one_by_one = fit_runs_batched([log for _, log in chunk], family=family)
     records = []
@@ -368,12 +368,8 @@ class RefitSummary:
 def _write_fits(library: Library, records: list[dict]) -> None:
     if not records:
         return
-    with library.store.transaction() as con:
-        con.register("incoming_fits", pd.DataFrame(records))
-        try:
-            con.execute("INSERT OR REPLACE INTO fits BY NAME SELECT * FROM incoming_fits")
-        finally:
-            con.unregister("incoming_fits")
+    with library.store.transaction() as con:      # the stores' one insert, as fit_library stores its fits
+        con.insert_frame("fits", pd.DataFrame(records), on_conflict="replace", key=FIT_KEY)
 
 
 def refit_library(library: Library, run_filter: RunFilter | str | None = None, *, engine: str = "local",

@@ -115,7 +115,7 @@ def test_rcp_list_names_benchmarks_rounds_and_the_latest(capsys):
     (["--rcp", "nope"], r"^--rcp: expected an MLPerf training benchmark"),
     (["a.csv", "--rcp", "bert"], r"^--rcp: expected either LOG files or --rcp; got both"),
     ([], r"^batch-scaling: expected LOG files .* or --rcp BENCHMARK\[:ROUND\]; got neither"),
-    (["a.csv"], r"^--target-acc: expected the target accuracy as a fraction"),
+    (["a.csv"], r"^--target-acc: expected the target \(--target METRIC<=VALUE, or --target-acc A"),
 ])
 def test_rcp_and_log_arguments_are_checked(argv, message, capsys):
     code, df, err = _run(argv, capsys)

@@ -23,7 +23,7 @@ LOGS = ROOT / "data" / "logs"
 
 def _stored(lib: Library) -> dict[int, dict]:
     with lib.store.connect() as con:
-        rows = con.execute("SELECT run_id, params, r2, flags, epoch_to_target FROM fits ORDER BY run_id").fetchall()
+        rows = con.execute("SELECT run_id, params, r2, flags, epoch_to_target FROM fits ORDER BY run_id")
     return {int(r[0]): {"params": json.loads(r[1]), "r2": r[2], "flags": r[3], "epoch": r[4]} for r in rows}
 
 
