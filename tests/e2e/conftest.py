@@ -21,9 +21,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-#: how long a browser check waits for the app (ms) before it fails. Generous on purpose: on a loaded machine a
-#: fresh server has taken minutes to its first chart, and no test here asserts how long anything takes.
-WAIT_MS = 600_000
+#: how long a browser check waits for the app (ms) before it fails: a hang guard, not a timing assertion. Generous
+#: on purpose (a fresh server at load 20-35 took 46-78 s to its first chart); ``TTA_E2E_WAIT_MS`` changes it.
+WAIT_MS = int(os.environ.get("TTA_E2E_WAIT_MS", "240000"))
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -12,12 +12,13 @@ from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, wait_idle
 def test_choose_another_held_out_model(page: Page, app_url):
     goto_page(page, app_url, "Calibrate")
     expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)        # the answer is drawn first; the page goes on below it: wait for the end
     select = page.get_by_test_id("stSelectbox").filter(has_text="Held-out architecture")
-    select.click()
+    select.get_by_role("combobox").click()
     page.get_by_role("option", name="resnet44", exact=True).click()
     wait_idle(page, timeout=WAIT_MS)
     method = page.get_by_test_id("stSelectbox").filter(has_text="Regression method")
-    method.click()
+    method.get_by_role("combobox").click()
     page.get_by_role("option", name="Course baseline: KernelRidge on [layers, GPU index]").click()
     wait_idle(page, timeout=WAIT_MS)
     cal = calibrate(read_fits_table(course_fits_path()), holdout="resnet44", method="course")
