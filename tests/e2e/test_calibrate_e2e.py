@@ -15,10 +15,12 @@ def test_choose_another_held_out_model(page: Page, app_url):
     wait_idle(page, timeout=WAIT_MS)        # the answer is drawn first; the page goes on below it: wait for the end
     select = page.get_by_test_id("stSelectbox").filter(has_text="Held-out architecture")
     select.get_by_role("combobox").click()
+    page.keyboard.type("resnet44")                  # filter the list to the option, as a user types
     page.get_by_role("option", name="resnet44", exact=True).click()
     wait_idle(page, timeout=WAIT_MS)
     method = page.get_by_test_id("stSelectbox").filter(has_text="Regression method")
     method.get_by_role("combobox").click()
+    page.keyboard.type("Course baseline")
     page.get_by_role("option", name="Course baseline: KernelRidge on [layers, GPU index]").click()
     wait_idle(page, timeout=WAIT_MS)
     cal = calibrate(read_fits_table(course_fits_path()), holdout="resnet44", method="course")
