@@ -91,7 +91,7 @@ def transformer_section() -> None:
                "datasheet peaks, data × tensor × pipeline × context parallelism with its collectives, bubble and "
                "memory; one measured step calibrates the fractions of peak.")
     c1, c2, c3 = st.columns(3)
-    model = c1.selectbox("Model", [*BUILTIN, UPLOAD], index=list(BUILTIN).index(DEFAULT_MODEL), key="tf_model",
+    model = c1.selectbox("Language model", [*BUILTIN, UPLOAD], index=list(BUILTIN).index(DEFAULT_MODEL), key="tf_model",
                          **KEPT)
     upload = None
     if model == UPLOAD:
@@ -100,7 +100,7 @@ def transformer_section() -> None:
             st.info("Upload a Hugging Face config.json, or pick a built-in model.")
             return
         upload = file.getvalue()
-    device = c2.selectbox("Device", list(ACCELERATORS), index=list(ACCELERATORS).index(DEFAULT_DEVICE),
+    device = c2.selectbox("GPU type", list(ACCELERATORS), index=list(ACCELERATORS).index(DEFAULT_DEVICE),
                           key="tf_device", **KEPT)
     precision = c3.radio("Tensor peak", ["bf16", "fp8"], horizontal=True, key="tf_precision", **KEPT)
     d1, d2, d3 = st.columns(3)
