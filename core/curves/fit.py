@@ -233,11 +233,23 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
         converged = True
     except (RuntimeError, ValueError) as exc:
         raise FitError(f"{name}: the {curve.name} fit did not converge ({exc}).") from None
+    result = fit_result(curve, popt, pcov_unit, k, y, n_fitted=int(bk.size), converged=converged)
+    flags = result.flags
+    if result.degenerate:
+        warnings.warn(f"{name}: {next(f for f in flags if f.startswith('degenerate'))}", FitWarning,
+                      stacklevel=2)
+    return result
+
+
+def fit_result(curve: CurveFamily, popt, pcov_unit, k: np.ndarray, y: np.ndarray, *, n_fitted: int,
+               converged: bool = True) -> FitResult:
+    """The ``FitResult`` of parameters ``popt`` on points ``(k, y)``: residuals, R², the covariance scaled by
+    the reduced chi-square (all-inf, no error bars, when it cannot be estimated) and the flags. One home for
+    these statistics: ``fit_curve`` and the batched refit (``core.library.refit``) both build their results here."""
     resid = y - curve.func(k, *popt)
     rss = float(np.sum(resid**2))
     n_params = len(curve.param_names)
-    dof = max(k.size - n_params, 1)
-    redchi = rss / dof
+    redchi = rss / max(k.size - n_params, 1)
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     r2 = 1.0 - rss / ss_tot if ss_tot > 0 else (1.0 if rss == 0 else 0.0)
     pcov = np.asarray(pcov_unit, dtype=float) * redchi
@@ -247,16 +259,10 @@ def fit_curve(k, y, *, family: str = "optimus", max_points: int = DEFAULT_MAX_PO
         pcov = np.full((n_params, n_params), np.inf)
     params = {n: float(v) for n, v in zip(curve.param_names, popt)}
     flags = tuple(fit_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
-    result = FitResult(family=curve.name, params=params,
-                       stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
-                       cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size),
-                       n_fitted=int(bk.size), rss=rss, redchi=redchi, r2=float(r2),
-                       k_min=float(k.min()), k_max=float(k.max()), converged=converged,
-                       errorbars=errorbars, flags=flags)
-    if result.degenerate:
-        warnings.warn(f"{name}: {next(f for f in flags if f.startswith('degenerate'))}", FitWarning,
-                      stacklevel=2)
-    return result
+    return FitResult(family=curve.name, params=params, stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
+                     cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size), n_fitted=n_fitted,
+                     rss=rss, redchi=redchi, r2=float(r2), k_min=float(k.min()), k_max=float(k.max()),
+                     converged=converged, errorbars=errorbars, flags=flags)
 
 
 def _initial(curve: CurveFamily, k: np.ndarray, y: np.ndarray, w: np.ndarray) -> list[float]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.curves import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_flags, get_family, validate_xy
+from core.curves import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_result, get_family, validate_xy
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
 from core.library.filters import RunFilter
@@ -179,24 +179,7 @@ def _pcov_unit(curve, params: np.ndarray, bk: np.ndarray, counts: np.ndarray) ->
 def _result(curve, k: np.ndarray, y: np.ndarray, bk: np.ndarray, counts: np.ndarray, popt: np.ndarray
             ) -> FitResult:
     """The ``FitResult`` of parameters ``popt``, its statistics made as ``fit_curve`` makes them."""
-    pcov_unit = _pcov_unit(curve, popt, bk, counts)
-    resid = y - curve.func(k, *popt)
-    rss = float(np.sum(resid**2))
-    n_params = len(curve.param_names)
-    redchi = rss / max(k.size - n_params, 1)
-    ss_tot = float(np.sum((y - y.mean()) ** 2))
-    r2 = 1.0 - rss / ss_tot if ss_tot > 0 else (1.0 if rss == 0 else 0.0)
-    pcov = np.asarray(pcov_unit, dtype=float) * redchi
-    errorbars = bool(np.all(np.isfinite(pcov)) and np.all(np.diag(pcov) > 0))
-    stderr = np.sqrt(np.diag(pcov)) if errorbars else np.full(n_params, np.inf)
-    if not errorbars:
-        pcov = np.full((n_params, n_params), np.inf)
-    params = {n: float(v) for n, v in zip(curve.param_names, popt)}
-    flags = tuple(fit_flags(curve, params, dict(zip(curve.param_names, map(float, stderr))), k, r2, errorbars))
-    return FitResult(family=curve.name, params=params, stderr={n: float(s) for n, s in zip(curve.param_names, stderr)},
-                     cov=tuple(tuple(map(float, row)) for row in pcov), n_points=int(k.size), n_fitted=int(bk.size),
-                     rss=rss, redchi=redchi, r2=float(r2), k_min=float(k.min()), k_max=float(k.max()),
-                     converged=True, errorbars=errorbars, flags=flags)
+    return fit_result(curve, popt, _pcov_unit(curve, popt, bk, counts), k, y, n_fitted=int(bk.size))
 
 
 def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: float = 1e-12,
