@@ -10,6 +10,7 @@ which run holds it.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import InputError
-from core.library.filters import RunFilter
+from core.library.filters import RunFilter, target_spec_of
 from core.library.records import RUN_COLUMNS, library_name, log_from_rows, run_row, series_frame
 from core.library.stores import open_store
 from core.logs import RunLog
@@ -576,5 +577,8 @@ def _typed_runs(table: pd.DataFrame) -> pd.DataFrame:
               "content_hash"):
         table[c] = table[c].astype(object).where(table[c].notna(), None)
     table["added_at"] = pd.to_datetime(table["added_at"])
+    # the logged metrics ("val_loss,loss") and the run's own target ("val_loss<=3.28") as text, not JSON
+    table["metrics"] = [",".join(json.loads(m)) if isinstance(m, str) and m else None for m in table["metrics"]]
+    table["target"] = [target_spec_of(t) if isinstance(t, str) and t else None for t in table["target"]]
     return table.reset_index(drop=True)
 
