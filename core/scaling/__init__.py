@@ -1,8 +1,9 @@
 """Scaling: measured speed-up and efficiency, parameter-server rounds, sync vs async, batch size.
 
 Modules: ``table`` (measured epoch times in one shape; Pollux traces), ``measured`` (speed-up,
-efficiency, compute/communication split, all-reduce bound), ``ps_rounds`` (parameter-server
-rounds and the crossover worker count), ``sync_async`` (schedules and stale gradients),
+efficiency, compute/communication split, all-reduce bound), ``ps_job`` (a parameter-server
+job and the crossover worker count), ``ps_rounds`` (its rounds and total time), ``ps_schedule`` (who does
+what when), ``sync_async`` (schedules and stale gradients),
 ``batch_size`` (the linear learning-rate rule, warm-up).
 """
 
@@ -26,26 +27,17 @@ from core.scaling.measured import (
     filter_rows,
     scaling_analysis,
 )
+from core.scaling.ps_job import BATCH_KINDS, ROUND_MODE_TEXT, ROUND_MODES, PSJob, at_machines, crossover_machines
 from core.scaling.ps_rounds import (
-    ACTIVITIES,
-    BATCH_KINDS,
     LOCAL_TRAINING_NOTE,
     MAX_DEFAULT_MACHINES,
-    ROUND_MODE_TEXT,
-    ROUND_MODES,
-    SCHEDULE_COLUMNS,
-    SERVER,
     LocalTraining,
-    PSJob,
     PSRounds,
-    at_machines,
-    crossover_machines,
-    local_schedule,
     local_then_send,
     ps_rounds,
-    ps_schedule,
     ps_time_vs_machines,
 )
+from core.scaling.ps_schedule import ACTIVITIES, SCHEDULE_COLUMNS, SERVER, local_schedule, ps_schedule
 from core.scaling.ps_study import PSStudy, ps_study
 from core.scaling.sync_async import (
     STALENESS_BOUND_SOURCES,
