@@ -4,13 +4,14 @@ Modules: ``speed_table`` (measured speeds in one shape), ``speed_family`` (what 
 the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step), ``speed`` (the
 Optimus speed model: equations, paper θ, NNLS fit), ``pollux_speed`` (Pollux's throughput model),
 ``speed_registry`` (every speed family by name), ``speed_select`` (the chooser above them: families
-fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps``
-(steps to target from a run, a calibration or a number), ``grid`` (time and cost of every
-configuration, frontier, deadline, greedy allocation), ``goodput`` (the plan when the batch follows the
-workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus),
-``from_logs`` (the plan straight from training logs: their step times and samples to target).
+fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps`` (steps to target
+from a run, a calibration or a number), ``grid`` (time and cost of every configuration, frontier,
+deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the plan when the batch follows
+the workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside
+Optimus), ``from_logs`` (the plan straight from training logs: their step times and samples to target).
 """
 
+from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
 from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
@@ -36,15 +37,11 @@ from core.plan.goodput import (
 from core.plan.grid import (
     COST_LATEX,
     TIME_LATEX,
-    Allocation,
-    AllocationStep,
-    Configuration,
     DeadlineChoice,
     best_workers,
     cheapest_config,
     configuration_cost,
     display_time,
-    greedy_allocation,
     pareto_frontier,
     plan_grid,
     suggest_deadline,
