@@ -5,10 +5,11 @@ the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step
 Optimus speed model: equations, paper θ, NNLS fit), ``pollux_speed`` (Pollux's throughput model),
 ``speed_registry`` (every speed family by name), ``speed_select`` (the chooser above them: families
 fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps`` (steps to target
-from a run, a calibration or a number), ``grid`` (time and cost of every configuration, frontier,
-deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the plan when the batch follows
-the workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside
-Optimus), ``from_logs`` (the plan straight from training logs: their step times and samples to target).
+from a calibration or a number, the StepsEstimate), ``run_steps`` (steps to target from a logged run),
+``grid`` (time and cost of every configuration, frontier, deadline), ``allocation`` (greedy allocation
+of a budget), ``goodput`` (the plan when the batch follows the workers: scaling rules, goodput, the best
+(w, M)), ``paleo_time`` (Paleo's time to target beside Optimus), ``from_logs`` (the plan straight from
+training logs: their step times and samples to target).
 """
 
 from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
@@ -56,6 +57,15 @@ from core.plan.pollux_speed import (
     fit_pollux_speed,
     pollux_step_time,
 )
+from core.plan.run_steps import (
+    RUN_METHODS,
+    default_run,
+    loss_threshold_from_runs,
+    run_methods,
+    steps_from_posterior,
+    steps_from_run,
+    steps_from_target_prediction,
+)
 from core.plan.speed import (
     FORMULAS_LATEX,
     MODES,
@@ -91,18 +101,11 @@ from core.plan.speed_table import (
     speed_table_from_logs,
 )
 from core.plan.steps import (
-    RUN_METHODS,
     SOURCES,
     STEPS_SOURCES,
     StepsEstimate,
-    default_run,
-    loss_threshold_from_runs,
-    run_methods,
     steps_from_batch_scaling,
     steps_from_calibration,
-    steps_from_posterior,
-    steps_from_run,
-    steps_from_target_prediction,
     steps_sources,
     typed_steps,
 )
