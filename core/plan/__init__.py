@@ -2,14 +2,14 @@
 
 Modules: ``speed_table`` (measured speeds in one shape), ``speed_family`` (what every speed model is:
 the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step), ``speed`` (the
-Optimus speed model: equations, paper θ, NNLS fit), ``pollux_speed`` (Pollux's throughput model),
-``speed_registry`` (every speed family by name), ``speed_select`` (the chooser above them: families
-fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps`` (steps to target
-from a calibration or a number, the StepsEstimate), ``run_steps`` (steps to target from a logged run),
-``grid`` (time and cost of every configuration, frontier, deadline), ``allocation`` (greedy allocation
-of a budget), ``goodput`` (the plan when the batch follows the workers: scaling rules, goodput, the best
-(w, M)), ``paleo_time`` (Paleo's time to target beside Optimus), ``from_logs`` (the plan straight from
-training logs: their step times and samples to target).
+Optimus speed model: equations, paper θ), ``speed_fit`` (its NNLS fit, leave-one-out), ``pollux_speed``
+(Pollux's throughput model), ``speed_registry`` (every speed family by name), ``speed_select`` (the
+chooser above them: families fitted and scored by leave-one-out error; the choice of θ source for a
+plan), ``steps`` (steps to target from a calibration or a number, the StepsEstimate), ``run_steps``
+(steps to target from a logged run), ``grid`` (time and cost of every configuration, frontier,
+deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the plan when the batch follows
+the workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside
+Optimus), ``from_logs`` (the plan straight from training logs: their step times and samples to target).
 """
 
 from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
@@ -72,7 +72,6 @@ from core.plan.speed import (
     PAPER_GLOBAL_BATCH,
     THETA_NAMES,
     SpeedModel,
-    fit_speed_model,
     optimus_speed,
     paper_speed_model,
 )
@@ -81,6 +80,7 @@ from core.plan.speed_family import (
     SpeedFamily,
     scale_to_step_time,
 )
+from core.plan.speed_fit import fit_speed_model
 from core.plan.speed_registry import (
     SPEED_FAMILIES,
     get_speed_family,
