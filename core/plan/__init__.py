@@ -3,13 +3,14 @@
 Modules: ``speed_table`` (measured speeds in one shape), ``speed_family`` (what every speed model is:
 the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step), ``speed`` (the
 Optimus speed model: equations, paper θ), ``speed_fit`` (its NNLS fit, leave-one-out), ``pollux_speed``
-(Pollux's throughput model), ``speed_registry`` (every speed family by name), ``speed_select`` (the
-chooser above them: families fitted and scored by leave-one-out error; the choice of θ source for a
-plan), ``steps`` (steps to target from a calibration or a number, the StepsEstimate), ``run_steps``
-(steps to target from a logged run), ``grid`` (time and cost of every configuration, frontier,
-deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the plan when the batch follows
-the workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside
-Optimus), ``from_logs`` (the plan straight from training logs: their step times and samples to target).
+(Pollux's throughput model), ``pollux_fit`` (its fit, leave-one-out), ``speed_registry`` (every speed
+family by name), ``speed_select`` (the chooser above them: families fitted and scored by leave-one-out
+error; the choice of θ source for a plan), ``steps`` (steps to target from a calibration or a number,
+the StepsEstimate), ``run_steps`` (steps to target from a logged run), ``grid`` (time and cost of every
+configuration, frontier, deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the
+plan when the batch follows the workers: scaling rules, goodput, the best (w, M)), ``paleo_time``
+(Paleo's time to target beside Optimus), ``from_logs`` (the plan straight from training logs: their step
+times and samples to target).
 """
 
 from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
@@ -52,11 +53,8 @@ from core.plan.paleo_time import (
     paleo_net_for,
     paleo_time_to_target,
 )
-from core.plan.pollux_speed import (
-    PolluxSpeedModel,
-    fit_pollux_speed,
-    pollux_step_time,
-)
+from core.plan.pollux_fit import fit_pollux_speed
+from core.plan.pollux_speed import PolluxSpeedModel, pollux_step_time
 from core.plan.run_steps import (
     RUN_METHODS,
     default_run,
