@@ -320,9 +320,14 @@ def _counts_within_epoch(step: np.ndarray, epoch: np.ndarray) -> bool:
 
 
 def _global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source: str,
-                  steps_per_epoch: int | None, flags: list[str], fmt: str
+                  steps_per_epoch: int | None, flags: list[str], fmt: str,
+                  every_row: tuple[np.ndarray, np.ndarray] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, int | None, str]:
-    """(global step k, 1-based epoch or NaN, steps per epoch, granularity)."""
+    """(global step k, 1-based epoch or NaN, steps per epoch, granularity).
+
+    ``every_row``: ``(epoch, step)`` of all the file's rows, the kept ones and the others (a sparse log's);
+    the steps per epoch and Lightning's 0-based index are read from them.
+    """
     epoch, step = table_cols["epoch"], table_cols["step"]
     has_epoch, has_step = roles.epoch is not None, roles.step is not None
     if not has_step and not has_epoch:
@@ -353,7 +358,12 @@ def _global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source:
     # both epoch and step
     e0 = 0 if np.nanmin(epoch) == 0 else 1
     ep = epoch - e0 + 1
+    all_epoch, all_step = every_row if every_row is not None else (epoch, step)
+    all_ep = all_epoch - e0 + 1
     inferred = infer_steps_per_epoch(epoch, step)
+    if fmt == "lightning" and every_row is not None:
+        # the Trainer logs validation at each epoch's last step: the spacing of the epochs' last steps
+        inferred = _last_step_spacing(all_ep, all_step) or inferred
     spe = steps_per_epoch or inferred
     if steps_per_epoch and inferred and steps_per_epoch != inferred:
         flags.append(f"steps per epoch set to {steps_per_epoch} (the log suggests {inferred})")
@@ -364,10 +374,25 @@ def _global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source:
         k = (ep - 1) * spe + (step - s0 + 1)
     else:
         k = step.astype(float)
-        if fmt == "lightning" and _zero_based_batch_index(ep, step, spe):
+        if fmt == "lightning" and _zero_based_batch_index(all_ep, all_step, spe):
             k = k + 1.0
             flags.append("Lightning logs the 0-based index of the last batch: steps done = step + 1")
     return k, ep, spe, "step"
+
+
+def _last_step_spacing(ep: np.ndarray, step: np.ndarray) -> int | None:
+    """The most common distance between the last logged steps of consecutive whole epochs (None: < 3 epochs).
+
+    >>> _last_step_spacing(np.array([1, 1, 1, 2, 2, 2, 3, 3.]), np.array([9, 19, 24, 29, 39, 49, 59, 60.]))
+    25
+    """
+    ok = np.isfinite(ep) & np.isfinite(step)
+    epochs = np.unique(ep[ok])
+    if epochs.size < 3:
+        return None
+    last = np.array([step[ok][ep[ok] == e].max() for e in epochs[:-1]])
+    gaps = np.diff(last)
+    return _mode(gaps) if gaps.size and (gaps > 0).all() else None
 
 
 def _zero_based_batch_index(ep: np.ndarray, step: np.ndarray, spe: int | None) -> bool:
@@ -395,6 +420,19 @@ def _progress_is_iteration(table: dict[str, np.ndarray], columns: list[str], n_r
     iteration, _ = _numeric(table, names.get("iteration"), n_rows)
     both = np.isfinite(progress) & np.isfinite(iteration)
     return bool(both.any()) and bool(np.all(progress[both] == iteration[both]))
+
+
+def _carry_forward(values: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """Each row's value, or the last one logged at or before its step (rows of a sparse log, in step order).
+
+    >>> _carry_forward(np.array([0.1, np.nan, np.nan, 0.05, np.nan]), np.array([0, 4, 4, 9, 9.]))
+    array([0.1 , 0.1 , 0.1 , 0.05, 0.05])
+    """
+    order = np.argsort(step, kind="stable")
+    filled = pd.Series(values[order]).ffill().to_numpy(dtype=float)
+    out = np.empty_like(filled)
+    out[order] = filled
+    return out
 
 
 def _looks_per_epoch(step: np.ndarray) -> bool:
@@ -489,13 +527,21 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
     n_rows = len(next(iter(table.values())))
     for role in ROLES:
         cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
-    keep = _validate_values(source, found, cols, text_counts, flags,
-                            sparse=fmt in {"lightning", "wandb"})
+    sparse = fmt in {"lightning", "wandb"}
+    keep = _validate_values(source, found, cols, text_counts, flags, sparse=sparse)
+    if sparse and found.lr is not None and found.step is not None and not np.isfinite(cols["lr"][keep]).all():
+        # Lightning's LearningRateMonitor logs the rate on rows of its own: each kept row gets the last rate
+        # logged at or before its step
+        cols["lr"] = _carry_forward(cols["lr"], cols["step"])
+    # every row with an epoch and a step (a sparse log's other metrics too: Lightning's validation rows mark each
+    # epoch's last step where the training loss is logged every n steps only)
+    every_row = (cols["epoch"], cols["step"]) if sparse else None
     if not keep.all():
         cols = {role: v[keep] for role, v in cols.items()}
     acc = _normalise_acc(cols["acc"], source, found.acc, flags)
     with np.errstate(over="ignore", invalid="ignore"):
-        k, epoch, spe, granularity = _global_steps(cols, found, source, steps_per_epoch, flags, fmt)
+        k, epoch, spe, granularity = _global_steps(cols, found, source, steps_per_epoch, flags, fmt,
+                                                   every_row=every_row)
     if not np.isfinite(k).all() or k.max() > 1e15 or np.nanmax(np.abs(np.nan_to_num(epoch)), initial=0) > 1e12:
         raise LogFormatError(source, "expected step numbers below 1e15 and epochs below 1e12; got "
                              f"steps up to {np.nanmax(np.where(np.isfinite(k), k, np.inf)):g}.")
