@@ -296,9 +296,30 @@ def infer_steps_per_epoch(epoch: np.ndarray, step: np.ndarray) -> int | None:
         lengths = lengths[lengths > 0]
         if lengths.size == 0:
             return None
-        return _mode(lengths)
+        return _consistent_length(e_sorted, s_sorted, _mode(lengths))
     candidates = lengths[:-1] if lengths.size > 1 else lengths
     return _mode(candidates)
+
+
+def _consistent_length(epoch: np.ndarray, step: np.ndarray, guess: int) -> int:
+    """``guess``, or where a row lies outside its epoch by it, the smallest length every row fits.
+
+    A global step ``k`` in 1-based epoch ``e`` of ``L`` steps lies in ``((e − 1)·L, e·L]``.  A log that keeps
+    every n-th step (TensorBoard, Lightning's ``log_every_n_steps``) has first steps that are not its epochs'
+    first, so their spacing can be wrong (60 or 70 for 63-step epochs logged every 10 steps): the smallest
+    ``L >= max(k / e)`` is taken when every row fits it.
+
+    >>> k = np.arange(10, 640, 10.0); e = np.ceil(k / 63)      # 63-step epochs, every 10th step logged
+    >>> _consistent_length(e, k, 60), _consistent_length(e, k, 63)
+    (63, 63)
+    """
+    e0 = 0 if np.nanmin(epoch) == 0 else 1
+    ep = epoch - e0 + 1
+    fits = lambda n: bool(np.all((step > (ep - 1) * n) & (step <= ep * n)))  # noqa: E731
+    if guess > 0 and fits(guess):
+        return guess
+    low = int(np.ceil(np.max(step / ep) - 1e-9))
+    return low if low > 0 and fits(low) else guess
 
 
 def _mode(values: np.ndarray) -> int:
@@ -462,11 +483,16 @@ def _resolve_restarts(frame: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str]) -> None:
+def _partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str],
+                        step: np.ndarray | None = None) -> None:
+    """Flag a last epoch of fewer than 90 % of the steps: the steps it got to (its last global step less the
+    epochs before), not its rows (a log that keeps every n-th step, or only validation rows, has fewer)."""
     if spe is None or granularity != "step" or not np.isfinite(epoch).any():
         return
     last_epoch = np.nanmax(epoch)
     last = int(np.count_nonzero(epoch == last_epoch))
+    if step is not None:
+        last = max(last, int(np.nanmax(step[epoch == last_epoch]) - (last_epoch - 1) * spe))
     if np.nanmin(epoch) < last_epoch and last < 0.9 * spe:
         flags.append(f"partial last epoch ({last} of {spe} steps)")
 
@@ -560,7 +586,7 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
         # validation batches, not training steps: no samples there)
         frame["samples"] = frame["global_step"] * float(meta.global_batch)
     ep = frame["epoch"].to_numpy(dtype=float)
-    _partial_epoch_flag(ep, spe, granularity, flags)
+    _partial_epoch_flag(ep, spe, granularity, flags, frame["global_step"].to_numpy(dtype=float))
     if np.isfinite(ep).all():
         frame["epoch"] = pd.array(np.rint(ep).astype(np.int64), dtype="Int64")
     else:
