@@ -194,6 +194,13 @@ def test_the_cli_gives_the_same_answer_from_mllog_and_from_pollux_traces():
     for b, samples in measured.items():
         assert samples == pytest.approx(crossing_epoch(int(b)) * N_TRAIN, rel=1e-6)
     assert "capped" in err_m and "capped" in err_p
+    # the course's one-step-per-epoch _val files (batch in the name, no learning rate): the same measured samples
+    course, err_c = _cli_batch_scaling(*[str(SWEEP / "course-fullval" / f"resnet8_CPU_val-{b}.csv") for b in BATCHES],
+                                       *common)
+    from_course = {float(r["global_batch"]): float(r["samples_to_target"]) for r in course if r["source"] == "measured"}
+    assert sorted(measured) == [16.0, 32.0, 64.0, 128.0]      # 256, capped, is left out where the rate is logged
+    assert from_course == pytest.approx({**measured, 256.0: crossing_epoch(256) * N_TRAIN}, rel=1e-9)
+    assert "capped" not in err_c
 
 
 def test_prediction_from_the_first_epochs_is_the_same_in_every_format(logs):
