@@ -11,7 +11,6 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
-from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.logs import MAX_LOG_BYTES, RunLog
 from core.prediction import (
@@ -29,8 +28,9 @@ from core.prediction import (
     prior_for_run,
     showcase_log,
 )
-from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
+from core.runs import CRITERIA, FIT_TABLE_COLUMNS
 from core.targets import Target
+from pages.logs_sections.answer import OVERLAYS, charts_section, headline_section
 from pages.logs_sections.progress import progress_section
 from pages.logs_sections.runs import edit_section, save_section
 from pages.shared.common import (
@@ -57,7 +57,6 @@ from pages.shared.common import (
     uploader_key,
 )
 
-OVERLAYS = {"__all__": "All runs overlaid", "__train__": "All train runs", "__val__": "All validation runs"}
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
@@ -128,25 +127,6 @@ def fits_section(runs: LoadedRuns, criterion: str) -> None:
                  column_config={c: st.column_config.NumberColumn(format="%.4g") for c in
                                 ("b0", "b1", "b2", "b0_se", "b1_se", "b2_se", "r2", "loss_at_target")})
     table_download(table, key="logs_table_csv", file_name="fits.csv")
-
-
-def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:
-    """The loss and accuracy charts of the chosen view; returns the view (an overlay or a file)."""
-    names = [a.log.source for a in runs.analyses]
-    view = st.selectbox("Show", options=list(OVERLAYS) + names, key="logs_view",
-                        format_func=lambda s: OVERLAYS.get(s, s))
-    shown = select_runs(runs.analyses, view)
-    if view not in OVERLAYS:
-        st.caption(plain(shown[0].log.label))
-    fits_key = tuple((a.log.fingerprint(), a.fit.values if a.fit else None) for a in shown)  # not the target
-    scales = step_scales(runs.analyses)                         # val logs on their training run's steps
-    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
-          step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
-          key="logs_loss_chart", file_stem="loss_curves")
-    if target.is_accuracy:
-        chart(accuracy_figure, shown, target_acc=target.value, log_x=log_x, step_scale=scales,
-              key="logs_acc_chart", file_stem="accuracy")
-    return view
 
 
 def _set_shared(shared_key: str, widget_key: str) -> None:
@@ -272,6 +252,7 @@ def main() -> None:
     st.caption("Training logs → fitted loss curves. Drop CSV logs in the course format "
                "(`epoch, step, loss, acc`), PyTorch Lightning `metrics.csv`, TensorBoard or W&B "
                "scalar exports, or per-epoch metric traces. Files stay loaded across pages.")
+    answer = st.container()      # the answer first: how many runs reached the target, and their curves
     upload_section()
     page_setup()  # after the uploader, so the sidebar lists the files just stored
     show_errors((None, m) for m in st.session_state.get(UPLOAD_REFUSALS, []))
@@ -284,8 +265,10 @@ def main() -> None:
     st.caption(plain(f"Target: {target_text(target)}" + (" (the target the loaded runs declare; each run is "
                                                           "measured against its own)" if target.origin == "log"
                                                           else "")))
+    with answer:
+        headline_section(runs)
+        view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
     fits_section(runs, criterion)
-    view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
     fit_report_section(runs, view)
     preferred = None if view in OVERLAYS else view
     if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
