@@ -105,13 +105,58 @@ def test_calibrate_page_refuses_a_loss_target_with_words():
     assert at.slider(key="cal_target_acc").value == pytest.approx(0.92)
 
 
-def test_scaling_page_on_the_loaded_llama_logs_refuses_the_loss_target_with_words():
+def test_calibrate_page_calibrates_the_mnist1d_runs_to_a_loss_target():
+    from core.calibrate import calibrate, normalise_fits
+    from core.datasets import builtin_datasets_by_file
+    from core.targets import Target
+
+    at = open_on("pages/calibrate.py", ["mnist1d"])
+    at.selectbox(key="cal_target_acc_metric").set_value("loss").run()
+    at.radio(key="cal_source").set_value("logs").run()
+    at.number_input(key="cal_target_acc_loss").set_value(0.8).run()
+    at.selectbox(key="cal_method").set_value("course").run()
+    assert not at.exception and not at.error
+    assert any("Epochs to loss ≤ 0.8" in shown(c.value) for c in at.caption)
+    # what core calibrates on the same runs fitted to loss <= 0.8 (as `fit --target 'loss<=0.8'` then `calibrate`)
+    target = Target("loss", "<=", 0.8)
+    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")]
+    fits = normalise_fits(fits_table([analyse_run(log, target_acc=target) for log in logs]), source="Logs page",
+                          target_acc=target, datasets_by_file=builtin_datasets_by_file())
+    assert set(fits["target_spec"]) == {"loss<=0.8"}
+    cal = calibrate(fits, holdout="resnet56", method="course")
+    row = cal.predictions.iloc[0]
+    assert row["epoch_actual"] == 6             # resnet56's train log first meets loss <= 0.8 in epoch 6
+    value = {m.label: m.value for m in at.metric}[row["gpu"]]
+    assert value.startswith(f"{row['epoch_pred']:.0f} epochs")
+
+
+def test_scaling_page_fits_batch_scaling_to_the_llama_log_perplexity_target():
+    from core.batch import batch_study
+    from core.logs import read_log_files
+    from core.targets import Target
+
     at = open_on("pages/scaling.py", ["mlperf_llama8b"])
     at.selectbox(key="scaling_batch_source").set_value("loaded").run()
     assert not at.exception and not at.error
     assert at.selectbox(key="scaling_target_acc_metric").value == "eval_accuracy"
-    texts = [shown(i.value) for i in at.info]
-    assert any("the target eval_accuracy ≤ 3.3 is not an accuracy" in t for t in texts), texts
+    assert at.number_input(key="scaling_target_acc_eval_accuracy").value == pytest.approx(3.3)
+    # the page fits what core fits: the 7 runs (batches 16, 36, 64) each to log-perplexity <= 3.3
+    read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
+    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    assert len(model.used) == 7
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["E_min (samples)"] == f"{model.e_min:,.0f}"
+    assert labels["B_noise"] == f"{model.b_noise:,.0f}"
+    fig = next(s for s in chart_specs(at) if s["layout"]["title"]["text"].startswith("Samples to target"))
+    measured = next(t for t in fig["data"] if t["name"] == "measured")
+    # the 8-GPU run 0 (batch 16) first met 3.3 at 172,032 samples (its MLLOG samples_count)
+    assert 172032 in measured["y"] and sorted(set(measured["x"])) == [16, 36, 64]
+    # a looser target (3.5): every run gets there in fewer samples, so E_min falls
+    at.number_input(key="scaling_target_acc_eval_accuracy").set_value(3.5).run()
+    assert not at.exception and not at.error
+    looser = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.5)).model
+    assert looser.e_min < model.e_min
+    assert {m.label: m.value for m in at.metric}["E_min (samples)"] == f"{looser.e_min:,.0f}"
 
 
 def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
