@@ -29,9 +29,10 @@ observed part unless told otherwise.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -117,6 +118,53 @@ class ProgressForecast:
         out.update(method=self.method, prior_weight=self.prior_weight, time_to_target_s=self.time_to_target_s,
                    flags="; ".join(self.flags))
         return out
+
+
+@dataclass
+class ProgressCache:
+    """Per-run results a backtest needs again and again, computed once: each finished run's progress to
+    target, and the extrapolation of its first ``n`` evaluations.
+
+    Leave-one-out over ``N`` runs backtests every other run for each held-out one: without a cache each
+    run's crossing is found ``N²`` times and its cut curve fitted ``N`` times. Entries are keyed by the
+    run object itself (held here, so its id is never reused), the target and what was cut; a cached value
+    is exactly the value that would be computed. Safe to share between threads.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss\\n1,4.0\\n2,3.5\\n3,3.2\\n", "a.csv")
+    >>> cache = ProgressCache()
+    >>> cache.truth(log, Target("loss", "<=", 3.28)), len(cache)
+    (3.0, 1)
+    """
+
+    _entries: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _get(self, key: tuple, log: RunLog, compute):
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is not None and hit[0] is log:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            self._entries[key] = (log, value)
+        return value
+
+    def truth(self, log: RunLog, target: Target) -> float | None:
+        """:func:`progress_to_target`, once per run and target."""
+        return self._get(("truth", id(log), target.spec), log, lambda: progress_to_target(log, target))
+
+    def extrapolation(self, log: RunLog, target: Target, n: int, *, level: float) -> ProgressEstimate:
+        """:func:`extrapolate_progress` of the run's first ``n`` evaluations, once per run, target and ``n``."""
+        return self._get(("extrapolation", id(log), target.spec, n, level), log,
+                         lambda: extrapolate_progress(first_points(log, target, n), target, level=level))
+
+
+def _truth(log: RunLog, target: Target, cache: ProgressCache | None) -> float | None:
+    return progress_to_target(log, target) if cache is None else cache.truth(log, target)
 
 
 # --------------------------------------------------------------------------- progress axis
@@ -261,12 +309,13 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
 
 
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
-                   level: float = DEFAULT_LEVEL) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring)."""
+                   level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
+    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
+    progress to target across calls."""
     unit = progress_unit(log)
     pool = [o for o in others if o.source != log.source and progress_unit(o) == unit
             and metric_column(o, target.metric) is not None]
-    done = [(o, progress_to_target(o, target)) for o in pool]
+    done = [(o, _truth(o, target, cache)) for o in pool]
     done = [(o, v) for o, v in done if v is not None and v > 0]
     if not done:
         return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
@@ -301,26 +350,28 @@ def group_of(log: RunLog) -> str:
 
 
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
-                level: float = DEFAULT_LEVEL, same_group: bool = True) -> Trust:
+                level: float = DEFAULT_LEVEL, same_group: bool = True, cache: ProgressCache | None = None) -> Trust:
     """Backtest the other finished runs at the same observed fraction: the prior's weight and the interval.
 
     Each finished run is cut at ``fraction`` of its evaluations (or at ``n_observed`` of them), its
     prior made from the remaining runs; the log errors of both sources give the variance-minimising
     weight ``w = (σx² − ρσpσx)/(σp² + σx² − 2ρσpσx)`` clipped to [0, 1], and the combined errors give the
-    interval's log quantiles.
+    interval's log quantiles. Each run's progress to target and cut extrapolation are computed once
+    (``cache``: across calls too, as a leave-one-out over many runs needs).
     """
+    cache = ProgressCache() if cache is None else cache
     pairs = []
-    finished = [o for o in others if progress_to_target(o, target) is not None]
+    finished = [o for o in others if cache.truth(o, target) is not None]
     for o in finished:
-        truth = progress_to_target(o, target)
+        truth = cache.truth(o, target)
         x, _ = evaluation_points(o, target)
         n = observed_count(len(x), fraction) if n_observed is None else min(n_observed, len(x))
         cut = first_points(o, target, n)
         # the backtest mimics the run's own case: when none of the others shares its group (system,
         # record), each backtested run's prior leaves its whole group out too
         rest = [r for r in finished if r is not o and (same_group or group_of(r) != group_of(o))]
-        p = prior_progress(cut, rest, target, level=level)
-        e = extrapolate_progress(cut, target, level=level)
+        p = prior_progress(cut, rest, target, level=level, cache=cache)
+        e = cache.extrapolation(o, target, n, level=level)
         ep = math.log(p.value / truth) if p.available else None
         ex = math.log(e.value / truth) if e.available else None
         pairs.append((ep, ex))
@@ -344,7 +395,8 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
 
 
 def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | float | None = None, *,
-                     observe: float | None = None, level: float = DEFAULT_LEVEL) -> ProgressForecast:
+                     observe: float | None = None, level: float = DEFAULT_LEVEL,
+                     cache: ProgressCache | None = None) -> ProgressForecast:
     """Prior, extrapolation and posterior of the progress to ``target`` of ``log`` (module docstring).
 
     Parameters
@@ -358,6 +410,9 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     observe : float, optional
         The fraction (0, 1) of ``log``'s evaluations seen, or a number of evaluations (>= 1); default all.
     level : float, default 0.8
+    cache : ProgressCache, optional
+        Shared by many predictions over the same runs (a leave-one-out): each other run's progress to
+        target and cut extrapolation are computed once. The answer is the same with or without it.
 
     Examples
     --------
@@ -390,11 +445,12 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         none = ProgressEstimate("prior", unit, None, description="not needed")
         return ProgressForecast(log.source, target, unit, n, observed_progress, "reached", none,
                                 replace(none, source="extrapolation"), measured, "measured", None, per_unit)
-    prior = prior_progress(seen, others, target, level=level)
+    cache = ProgressCache() if cache is None else cache
+    prior = prior_progress(seen, others, target, level=level, cache=cache)
     extrap = extrapolate_progress(seen, target, level=level)
     same_group = any(group_of(o) == group_of(log) for o in others)
     trust = learn_trust(others, target, fraction=fraction, n_observed=None if fraction is not None else n,
-                        level=level, same_group=same_group) if prior.available else None
+                        level=level, same_group=same_group, cache=cache) if prior.available else None
     posterior, method, weight = _combine(prior, extrap, trust, unit, floor=observed_progress)
     flags = []
     if trust is not None:
@@ -450,24 +506,26 @@ PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
 
 def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
                       fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
-                      level: float = DEFAULT_LEVEL):
+                      level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None):
     """Every finished log cut at each fraction of its evaluations and predicted from the rest.
 
     The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
     never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
     ``level`` interval holds the actual progress. Logs that never met their target are left out.
+    One :class:`ProgressCache` serves every prediction (each run's work is done once).
     """
     import pandas as pd
 
+    cache = ProgressCache() if cache is None else cache
     rows = []
     for log in logs:
         t = run_target(log, target)
-        truth = progress_to_target(log, t)
+        truth = cache.truth(log, t)
         if truth is None:
             continue
         pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
         for fraction in fractions:
-            f = predict_progress(log, pool, t, observe=fraction, level=level)
+            f = predict_progress(log, pool, t, observe=fraction, level=level, cache=cache)
             row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
                    "method": f.method}
             for est in (f.prior, f.extrapolation, f.posterior):

@@ -166,3 +166,37 @@ def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
     assert set(table.loc[table["metric"] == "val_loss", "target"]) == {3.28}
     assert set(table["metric"]) == {"val_loss", "acc"}
     assert set(table.loc[table["metric"] == "acc", "target"]) == {0.92}
+
+
+def _trainer_state() -> bytes:
+    """A Trainer checkpoint's state by hand: 4 epochs of 10 steps, eval_loss 2.0, 1.5, 1.2, 1.0 at each epoch end."""
+    import json
+
+    history = []
+    for epoch, eval_loss in enumerate((2.0, 1.5, 1.2, 1.0), start=1):
+        for half in (1, 2):
+            step = 10 * (epoch - 1) + 5 * half
+            history.append({"epoch": step / 10, "step": step, "loss": eval_loss + 0.2 / half, "learning_rate": 1e-4})
+        history.append({"epoch": float(epoch), "step": 10 * epoch, "eval_loss": eval_loss, "eval_runtime": 1.0})
+    return json.dumps({"max_steps": 40, "num_train_epochs": 4, "train_batch_size": 8,
+                       "log_history": history}).encode()
+
+
+def test_logs_page_reads_an_uploaded_trainer_state_and_words_the_criterion_by_the_loss_target():
+    at = open_on("pages/logs.py", [])
+    label = at.get("file_uploader")[0].proto.label
+    for fmt in ("CSV", "MLLOG", "speedrun", "trainer_state.json"):
+        assert fmt in label, label
+    at.file_uploader(key="logs_upload_0").set_value([("checkpoint-40/trainer_state.json", _trainer_state(),
+                                                      "application/json")]).run()
+    assert not at.exception and not at.error
+    at.selectbox(key="logs_target_acc_metric").set_value("eval_loss").run()
+    at.number_input(key="logs_target_acc_eval_loss").set_value(1.25).run()
+    assert not at.exception and not at.error
+    row = at.dataframe[0].value.iloc[0]
+    # eval_loss 1.2 <= 1.25 first at the third evaluation: step 30, epoch 3
+    assert (row["metric"], row["direction"], row["target"]) == ("eval_loss", "<=", 1.25)
+    assert row["step_to_target"] == 30 and row["epoch_to_target"] == 3
+    captions = [shown(c.value) for c in at.caption]
+    assert any("Criterion in use: epoch-level: first epoch whose mean eval_loss is ≤ 1.25" in c for c in captions)
+    assert not any("accuracy" in c for c in captions if c.startswith("Criterion in use")), captions
