@@ -33,6 +33,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -143,6 +144,12 @@ class ProgressCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def counts(self) -> dict[str, int]:
+        """Entries held by kind (``truth``, ``extrapolation``, ``cut``, ...): the work done once."""
+        with self._lock:
+            kinds = [key[0] for key in self._entries]
+        return {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+
     def _get(self, key: tuple, log: RunLog, compute):
         with self._lock:
             hit = self._entries.get(key)
@@ -157,14 +164,26 @@ class ProgressCache:
         """:func:`progress_to_target`, once per run and target."""
         return self._get(("truth", id(log), target.spec), log, lambda: progress_to_target(log, target))
 
+    def unit(self, log: RunLog) -> str:
+        """:func:`progress_unit`, once per run."""
+        return self._get(("unit", id(log)), log, lambda: progress_unit(log))
+
+    def has_metric(self, log: RunLog, metric: str) -> bool:
+        """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
+        return self._get(("metric", id(log), metric), log, lambda: metric_column(log, metric) is not None)
+
+    def evaluations(self, log: RunLog, target: Target) -> int:
+        """How many evaluations of the target's metric the run holds (:func:`evaluation_points`)."""
+        return self._get(("evaluations", id(log), target.spec), log, lambda: len(evaluation_points(log, target)[0]))
+
+    def cut(self, log: RunLog, target: Target, n: int) -> RunLog:
+        """:func:`first_points`: the run cut after its ``n``-th evaluation, once per run, target and ``n``."""
+        return self._get(("cut", id(log), target.spec, n), log, lambda: first_points(log, target, n))
+
     def extrapolation(self, log: RunLog, target: Target, n: int, *, level: float) -> ProgressEstimate:
         """:func:`extrapolate_progress` of the run's first ``n`` evaluations, once per run, target and ``n``."""
         return self._get(("extrapolation", id(log), target.spec, n, level), log,
-                         lambda: extrapolate_progress(first_points(log, target, n), target, level=level))
-
-
-def _truth(log: RunLog, target: Target, cache: ProgressCache | None) -> float | None:
-    return progress_to_target(log, target) if cache is None else cache.truth(log, target)
+                         lambda: extrapolate_progress(self.cut(log, target, n), target, level=level))
 
 
 # --------------------------------------------------------------------------- progress axis
@@ -312,10 +331,11 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
                    level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
     """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
     progress to target across calls."""
-    unit = progress_unit(log)
-    pool = [o for o in others if o.source != log.source and progress_unit(o) == unit
-            and metric_column(o, target.metric) is not None]
-    done = [(o, _truth(o, target, cache)) for o in pool]
+    cache = ProgressCache() if cache is None else cache
+    unit = cache.unit(log)
+    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
+            and cache.has_metric(o, target.metric)]
+    done = [(o, cache.truth(o, target)) for o in pool]
     done = [(o, v) for o, v in done if v is not None and v > 0]
     if not done:
         return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
@@ -346,7 +366,12 @@ class Trust:
 
 def group_of(log: RunLog) -> str:
     """The group a run belongs to (its folder: an MLPerf system, a speedrun record), for leave-one-group-out."""
-    return str(PurePosixPath(log.source.replace("\\", "/")).parent)
+    return _folder(log.source)
+
+
+@lru_cache(maxsize=4096)
+def _folder(source: str) -> str:
+    return str(PurePosixPath(source.replace("\\", "/")).parent)
 
 
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
@@ -364,9 +389,9 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
     finished = [o for o in others if cache.truth(o, target) is not None]
     for o in finished:
         truth = cache.truth(o, target)
-        x, _ = evaluation_points(o, target)
-        n = observed_count(len(x), fraction) if n_observed is None else min(n_observed, len(x))
-        cut = first_points(o, target, n)
+        total = cache.evaluations(o, target)
+        n = observed_count(total, fraction) if n_observed is None else min(n_observed, total)
+        cut = cache.cut(o, target, n)
         # the backtest mimics the run's own case: when none of the others shares its group (system,
         # record), each backtested run's prior leaves its whole group out too
         rest = [r for r in finished if r is not o and (same_group or group_of(r) != group_of(o))]
