@@ -343,13 +343,18 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
     same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
     chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
         (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
-    values = np.log([v for _, v in chosen])
+    raw = sorted(v for _, v in chosen)
+    values = np.log(raw)
     n = len(values)
-    centre = float(np.median(values))
+    # the median in log space, taken on the values themselves (the middle one, or the geometric mean of
+    # the middle two): exp(log(x)) is not x in floating point, and a run measured at the same samples
+    # as the median must not fall 1 ulp outside an interval that ends there
+    median = raw[n // 2] if n % 2 else math.sqrt(raw[n // 2 - 1] * raw[n // 2])
+    centre = math.log(median)
     sd = max(float(np.std(values, ddof=1)) if n > 1 else 0.0, MIN_PRIOR_SD)
     t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
     half = t * sd * math.sqrt(1 + 1 / n)
-    return ProgressEstimate("prior", unit, math.exp(centre), math.exp(centre - half), math.exp(centre + half),
+    return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
                             f"median of {what}")
 
 
@@ -501,20 +506,22 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
         w = 1.0
     else:
         w = trust.prior_weight
-    centre = math.log(prior.value) if w >= 1.0 or not extrap.available else \
-        w * math.log(prior.value) + (1 - w) * math.log(extrap.value)
+    # the estimate as a value (the prior's own when it carries all the weight: no exp(log(x)) round trip,
+    # so an interval edge at a zero error is the estimate itself, not 1 ulp beside it)
+    base = prior.value if w >= 1.0 or not extrap.available else \
+        math.exp(w * math.log(prior.value) + (1 - w) * math.log(extrap.value))
     if trust is not None and trust.quantiles is not None:
         lo_q, hi_q = trust.quantiles
-        low, high = math.exp(centre - hi_q), math.exp(centre - lo_q)   # truth = estimate / exp(error)
+        low, high = base * math.exp(-hi_q), base * math.exp(-lo_q)   # truth = estimate / exp(error)
         if trust.n_cases >= MIN_SHIFT_CASES:    # the backtest's median error, taken out of the estimate
-            centre -= trust.median
+            base *= math.exp(-trust.median)
     elif w >= 1.0:
         low, high = prior.low, prior.high
     else:
         low = math.exp(w * math.log(prior.low) + (1 - w) * math.log(extrap.low or prior.low))
         high = math.exp(w * math.log(prior.high) + (1 - w) * math.log(extrap.high)) \
             if extrap.high and math.isfinite(extrap.high) else math.inf
-    value = max(math.exp(centre), floor)
+    value = max(base, floor)
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w

@@ -83,6 +83,16 @@ def test_a_shared_cache_gives_the_same_leave_one_out_and_does_each_runs_work_onc
     assert cache.truth(runs[2], LOSS) == 36.0 == progress_to_target(runs[2], LOSS)
 
 
+
+def test_a_run_measured_at_the_samples_of_the_others_lies_inside_the_interval_not_one_ulp_beside_it():
+    # five runs that all first meet 2.5 at step 41 ((32 / 0.5)² / 100 = 40.96), as MLPerf LoRA runs meet their
+    # target at the same evaluation: the backtest errors are exactly 0, the interval is [41, 41]
+    runs = [power_law_log(f"same{i}.csv", a=32.0) for i in range(5)]
+    f = predict_progress(runs[0], runs[1:], LOSS, observe=3)       # 3 evaluations: no extrapolation
+    assert not f.extrapolation.available and f.prior.value == 41.0
+    assert f.posterior.value == 41.0 and f.posterior.low <= 41.0 <= f.posterior.high
+
+
 def test_without_finished_runs_there_is_no_prior_and_it_is_said():
     f = predict_progress(power_law_log("a.csv"), [], LOSS, observe=0.25)
     assert not f.prior.available and "no other run" in f.prior.description
