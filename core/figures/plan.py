@@ -173,7 +173,7 @@ def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None
         :func:`core.plan.grid.cheapest_config` of the same grid: adds the deadline line and
         the cheapest configuration meeting it (or a note when none does).
     allocation : Allocation or None, default=None
-        From :func:`core.plan.grid.greedy_allocation` on the same model and prices; adds
+        From :func:`core.plan.allocation.greedy_allocation` on the same model and prices; adds
         the greedy path and the exhaustive optimum.
     title : str, default="Time and cost of each configuration"
 

@@ -1,15 +1,19 @@
 """The run library: every run and fit in one DuckDB file or on a PostgreSQL server, shared by a team (see
 docs/library.md).
 
-Modules: ``store`` (which store, the interface every store gives, migrations on open; the kinds
-in ``store_duckdb``: one file under a lock, and ``store_postgres``: a server's transactions),
-``schema`` (the tables, one migration per version), ``records`` (a ``RunLog`` as rows and back),
-``library`` (``Library``: add, list, filter, load, tag, remove), ``filters`` (``FILTER`` text),
-``sources`` (files, folders, TensorBoard runs and the built-in data, read within bounds),
-``fits`` (fits made once and stored), ``speed`` (measured-speed tables), ``exchange`` (Parquet
+Modules: ``store`` (which store, the interface every store gives, migrations on open; the kinds in
+``store_duckdb``: one file under a lock, and ``store_postgres``: a server's transactions), ``schema``
+(the tables, one migration per version), ``records`` (a ``RunLog`` as rows and back), ``library``
+(``Library``: add, list, filter, load, tag, remove), ``adding`` (a run waiting to be written, what
+became of it, the write of one run), ``run_table`` (a table of runs: types, filter values, target
+reached), ``settings`` (the actor and keeping period from the environment), ``filters`` (``FILTER``
+text), ``sources`` (files, folders, TensorBoard runs and the built-in data, read within bounds),
+``fits`` (fits made once and stored), ``refit`` (every run refitted in numpy batches), ``refit_engines``
+(where the chunks are fitted: local, Dask), ``speed`` (measured-speed tables), ``exchange`` (Parquet
 export and import, compaction), ``callbacks`` (logs written as training goes).
 """
 
+from core.library.adding import AddReport, AddResult, PendingRun, Progress, check_tags
 from core.library.callbacks import (
     LOG_COLUMNS,
     TrainingLog,
@@ -27,27 +31,15 @@ from core.library.exchange import (
     import_library,
     read_manifest,
 )
-from core.library.filters import FILTER_KEYS, RunFilter
+from core.library.filters import FILTER_KEYS, RunFilter, metric_options
 from core.library.fits import LibraryFits, fit_library
-from core.library.library import (
-    ACTOR_ENV_VAR,
-    KEEP_DAYS_ENV_VAR,
-    WEB_DELETE_ENV_VAR,
-    AddReport,
-    AddResult,
-    Library,
-    PendingRun,
-    Progress,
-    check_tags,
-    default_actor,
-    filter_options,
-    keep_days_setting,
-    web_delete_allowed,
-    with_reached,
-)
+from core.library.library import WEB_DELETE_ENV_VAR, Library, web_delete_allowed
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
 from core.library.records import RUN_COLUMNS, content_hash, data_hash, library_name
-from core.library.refit import ENGINES, refit_library
+from core.library.refit import refit_library
+from core.library.refit_engines import ENGINES
+from core.library.run_table import filter_options, with_reached
+from core.library.settings import ACTOR_ENV_VAR, KEEP_DAYS_ENV_VAR, default_actor, keep_days_setting
 from core.library.sources import (
     Collected,
     Source,
@@ -67,6 +59,7 @@ __all__ = [
     'keep_days_setting', 'open_store', 'web_delete_allowed',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
+    'metric_options',
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',
     'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
     'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',

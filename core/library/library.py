@@ -12,154 +12,35 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
 
 from core.errors import InputError
+from core.library.adding import (
+    BATCH_ROWS,
+    BATCH_RUNS,
+    BATCH_SECONDS,
+    AddReport,
+    AddResult,
+    PendingRun,
+    Progress,
+    check_tags,
+    insert_run,
+    utc_now,
+    write_audit,
+)
 from core.library.filters import RunFilter
-from core.library.records import RUN_COLUMNS, library_name, log_from_rows, run_row, series_frame
+from core.library.records import library_name, log_from_rows
+from core.library.run_table import empty_runs, typed_runs
+from core.library.settings import default_actor, keep_days_setting
 from core.library.stores import open_store
 from core.logs import RunLog
-from core.targets import Target
 
-#: ``progress(done, total, label)``: called after each run; return False to stop after the current one
-Progress = Callable[[int, int, str], "bool | None"]
-#: a batch of runs read before the library is locked to write them (the lock is held only to write)
-BATCH_RUNS = 64
-BATCH_ROWS = 400_000
-BATCH_SECONDS = 1.0
-#: what a tag may be: short text without commas (a FILTER separates terms with them) or control characters
-MAX_TAG_LENGTH = 64
-_BAD_TAG = re.compile(r"[,\x00-\x1f\x7f]")
-
-
-def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags trimmed, de-duplicated and checked (``InputError`` for a comma, a control character, > 64 characters).
-
-    >>> check_tags([" baseline", "lr-sweep", "baseline", ""])
-    ('baseline', 'lr-sweep')
-    >>> check_tags(["a,b"])
-    Traceback (most recent call last):
-    ...
-    core.errors.InputError: tag: expected text without commas or control characters, at most 64 characters; \
-got 'a,b'. Give one tag per --tag.
-    """
-    out = []
-    for tag in tags:
-        tag = str(tag).strip()
-        if not tag:
-            continue
-        if _BAD_TAG.search(tag) or len(tag) > MAX_TAG_LENGTH:
-            raise InputError(f"tag: expected text without commas or control characters, at most {MAX_TAG_LENGTH} "
-                             f"characters; got {tag[:80]!r}. Give one tag per --tag.")
-        out.append(tag)
-    return tuple(dict.fromkeys(out))
-
-
-@dataclass(frozen=True)
-class PendingRun:
-    """A run read and ready to be written: its log, content hash, data set, tags and parameter count."""
-
-    log: RunLog
-    digest: str
-    dataset: str | None = None
-    tags: tuple[str, ...] = ()
-    n_params: int | None = None
-    fits: pd.DataFrame | None = None
-
-
-@dataclass(frozen=True)
-class AddResult:
-    """What became of one run: added as ``run_id``, or already there as ``run_id``."""
-
-    source: str
-    run_id: int
-    added: bool
-    restored: bool = False
-
-    @property
-    def message(self) -> str:
-        if self.restored:
-            return f"{self.source}: restored run #{self.run_id} (it had been removed)."
-        if self.added:
-            return f"{self.source}: added as run #{self.run_id}."
-        return f"{self.source}: already in the library as run #{self.run_id} (same content); nothing added."
-
-
-@dataclass(frozen=True)
-class AddReport:
-    """The results of an import, the files refused (``(source, message)``), and whether it was stopped."""
-
-    results: tuple[AddResult, ...] = ()
-    errors: tuple[tuple[str, str], ...] = ()
-    cancelled: bool = False
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def n_added(self) -> int:
-        return sum(r.added for r in self.results)
-
-    @property
-    def n_present(self) -> int:
-        return sum(not r.added for r in self.results)
-
-    def summary(self) -> str:
-        """One sentence: added, already present, refused, stopped."""
-        parts = [f"{self.n_added} run(s) added", f"{self.n_present} already in the library"]
-        if self.errors:
-            parts.append(f"{len(self.errors)} file(s) refused")
-        text = ", ".join(parts) + "."
-        if self.cancelled:
-            text += " Stopped before the end: every run written is complete; the rest were not added."
-        return text
-
-
-def utc_now() -> datetime:
-    """Now in UTC, without a time zone (how the library stores times)."""
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-#: who the audit table names: ``TTA_LIBRARY_ACTOR`` when set (a wrapper's login), else user@host pid
-ACTOR_ENV_VAR = "TTA_LIBRARY_ACTOR"
-#: days a removed run stays restorable (``vacuum`` purges it after)
-KEEP_DAYS_ENV_VAR = "TTA_LIBRARY_KEEP_DAYS"
-DEFAULT_KEEP_DAYS = 30.0
 #: whether the Library page offers Delete: ``1``/``0``; unset: on for a DuckDB file, off for a shared store
 WEB_DELETE_ENV_VAR = "TTA_LIBRARY_WEB_DELETE"
-
-
-def default_actor() -> str:
-    """Who is writing, as the audit table records it: ``$TTA_LIBRARY_ACTOR``, else ``user@host pid N``."""
-    import getpass
-    import os
-    import socket
-
-    env = os.environ.get(ACTOR_ENV_VAR, "").strip()
-    if env:
-        return env[:200]
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):   # pragma: no cover - no user name (a container)
-        user = "?"
-    return f"{user}@{socket.gethostname()} pid {os.getpid()}"
-
-
-def keep_days_setting() -> float:
-    """Days a removed run stays restorable: ``$TTA_LIBRARY_KEEP_DAYS`` (a number >= 0), default 30."""
-    import os
-
-    text = os.environ.get(KEEP_DAYS_ENV_VAR, "").strip()
-    try:
-        days = float(text) if text else DEFAULT_KEEP_DAYS
-    except ValueError:
-        days = -1.0
-    if not days >= 0:
-        raise InputError(f"{KEEP_DAYS_ENV_VAR}: expected a number of days >= 0; got {text!r}. Unset it for 30.")
-    return days
 
 
 def web_delete_allowed(library: Library) -> bool:
@@ -277,7 +158,7 @@ class Library:
                 for item in batch:
                     source = item.log.source
                     try:
-                        result = self._insert(con, item)
+                        result = insert_run(con, item, actor=self.actor)
                     except self.store.errors as exc:
                         errors.append((source, f"{source}: expected a run the library can store; writing it failed "
                                                f"({' '.join(str(exc).split())[:200]}); nothing of it was added."))
@@ -294,59 +175,14 @@ class Library:
                         con.begin()
                         names = ", ".join(r.source for r in added)
                         head = f"{note}: " if note else ""
-                        self._audit(con, action, [r.run_id for r in added], f"{head}{len(added)} run(s): {names}")
+                        write_audit(con, self.actor, action, [r.run_id for r in added],
+                                    f"{head}{len(added)} run(s): {names}")
                         con.commit()
-
-    def _insert(self, con, item: PendingRun) -> AddResult:
-        """One run in one transaction: added, found present (by content or data hash), or restored when it was
-        removed and not yet purged.  A run that fails to be written (its fits, say) is not added at all."""
-        con.begin()
-        try:
-            row = run_row(item.log, digest=item.digest, dataset=item.dataset, n_params=item.n_params)
-            found = con.execute("SELECT run_id, deleted_at FROM runs WHERE content_hash = ? OR data_hash = ? "
-                                "ORDER BY run_id", [item.digest, row["data_hash"]])
-            if found and found[0][1] is not None:           # removed, still kept: adding it again restores it
-                run_id = int(found[0][0])
-                con.execute("UPDATE runs SET deleted_at = NULL WHERE run_id = ?", [run_id])
-                self._audit(con, "restore", [run_id], f"added again as {item.log.source}")
-                con.commit()
-                return AddResult(item.log.source, run_id, True, restored=True)
-            if found:
-                con.rollback()
-                return AddResult(item.log.source, int(found[0][0]), False)
-            row["added_at"] = utc_now()
-            names = list(row)
-            inserted = con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
-                                   "ON CONFLICT DO NOTHING RETURNING run_id", [row[n] for n in names])
-            if not inserted:                                  # another writer added it meanwhile
-                con.rollback()
-                again = con.execute("SELECT run_id FROM runs WHERE content_hash = ? OR data_hash = ?",
-                                    [item.digest, row["data_hash"]])
-                return AddResult(item.log.source, int(again[0][0]) if again else 0, False)
-            run_id = int(inserted[0][0])
-            incoming = series_frame(item.log)
-            incoming.insert(0, "run_id", run_id)
-            con.insert_frame("series", incoming)
-            for tag in item.tags:
-                con.execute("INSERT INTO run_tags VALUES (?, ?)", [run_id, tag])
-            if item.fits is not None and len(item.fits):
-                con.insert_frame("fits", item.fits.assign(run_id=run_id), on_conflict="ignore")
-        except BaseException:
-            con.rollback()
-            raise
-        con.commit()
-        return AddResult(item.log.source, run_id, True)
-
-    def _audit(self, con, action: str, run_ids: Iterable[int], detail: str = "") -> None:
-        """One line of the audit table (the caller's transaction): when, what, which runs, who."""
-        ids = ",".join(str(int(i)) for i in run_ids)
-        con.execute("INSERT INTO audit (happened_at, action, run_ids, detail, actor) VALUES (?, ?, ?, ?, ?)",
-                    [utc_now(), action, ids[:100_000], detail[:2000], self.actor])
 
     def audit(self, action: str, run_ids: Iterable[int], detail: str = "") -> None:
         """Record an event (an import, say) in the audit table in a transaction of its own."""
         with self.store.transaction() as con:
-            self._audit(con, action, run_ids, detail)
+            write_audit(con, self.actor, action, run_ids, detail)
 
     def remove(self, run_ids: Iterable[int]) -> list[int]:
         """Remove runs: they leave every list and query at once but are kept, restorable (:meth:`restore`), until
@@ -361,7 +197,7 @@ class Library:
             if present:
                 con.execute(f"UPDATE runs SET deleted_at = ? WHERE run_id IN ({', '.join('?' for _ in present)})",
                             [utc_now(), *present])
-                self._audit(con, "remove", present)
+                write_audit(con, self.actor, "remove", present)
         return sorted(present)
 
     def restore(self, run_ids: Iterable[int]) -> list[int]:
@@ -376,7 +212,7 @@ class Library:
             if found:
                 con.execute(f"UPDATE runs SET deleted_at = NULL WHERE run_id IN ({', '.join('?' for _ in found)})",
                             found)
-                self._audit(con, "restore", found)
+                write_audit(con, self.actor, "restore", found)
         return sorted(found)
 
     def purge(self, keep_days: float | None = None, *, now: datetime | None = None) -> list[int]:
@@ -393,7 +229,7 @@ class Library:
                 marks = ", ".join("?" for _ in ids)
                 for table in ("series", "fits", "run_tags", "runs"):
                     con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", ids)
-                self._audit(con, "purge", ids, f"removed more than {keep_days:g} day(s) before")
+                write_audit(con, self.actor, "purge", ids, f"removed more than {keep_days:g} day(s) before")
         return ids
 
     def removed(self) -> pd.DataFrame:
@@ -437,12 +273,12 @@ class Library:
         where, params = run_filter.where()
         with self.store.connect() as con:
             if con is None:
-                return _empty_runs()
+                return empty_runs()
             table = con.frame(
                 f"""SELECT r.*, (SELECT string_agg(tag, ',' ORDER BY tag) FROM run_tags t
                                   WHERE t.run_id = r.run_id) AS tags
                     FROM runs r WHERE r.deleted_at IS NULL AND {where} ORDER BY r.run_id""", params)
-        return _typed_runs(table)
+        return typed_runs(table)
 
     def get(self, run_id: int) -> RunLog:
         """The run with id ``run_id`` as it was added (``InputError`` when there is none)."""
@@ -522,59 +358,3 @@ class Library:
             if con is None:
                 return {t: 0 for t in TABLES}
             return {t: int(con.execute(f"SELECT count(*) FROM {t}")[0][0]) for t in TABLES}
-
-
-def filter_options(table: pd.DataFrame) -> dict[str, list]:
-    """The values a filter can take in a table of runs (``Library.runs``): models, devices, tags, batches.
-
-    >>> filter_options(pd.DataFrame({"model": ["resnet8", None, "resnet8"], "gpu": ["V100", "A100", None],
-    ...                              "tags": ["b,a", None, "a"], "global_batch": [128, None, 64]}))
-    {'model': ['resnet8'], 'gpu': ['A100', 'V100'], 'tag': ['a', 'b'], 'batch': [64, 128]}
-    """
-    tags = sorted({t for cell in table["tags"].dropna() for t in str(cell).split(",") if t})
-    return {"model": sorted(table["model"].dropna().astype(str).unique()),
-            "gpu": sorted(table["gpu"].dropna().astype(str).unique()), "tag": tags,
-            "batch": sorted(int(b) for b in table["global_batch"].dropna().unique())}
-
-
-def with_reached(table: pd.DataFrame, target_acc: float | Target) -> pd.DataFrame:
-    """``table`` (of :meth:`Library.runs`) with ``reached_target`` after ``best_acc``: whether each run's
-    accuracy passed ``target_acc`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
-
-    A target on another metric (``val_loss<=3.28``) is not answered from the table (it keeps the best
-    accuracy and the final loss only): the column is empty (None), never a loss read as an accuracy.
-
-    >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), 0.92)["reached_target"].tolist()
-    [True, False, None]
-    >>> with_reached(pd.DataFrame({"best_acc": [0.95]}), Target("val_loss", "<=", 3.28))["reached_target"].tolist()
-    [None]
-    """
-    out = table.copy()
-    if isinstance(target_acc, Target) and not target_acc.is_accuracy:
-        reached = [None] * len(out)
-    else:
-        value = target_acc.value if isinstance(target_acc, Target) else target_acc
-        reached = [None if pd.isna(b) else bool(b >= value) for b in out["best_acc"]]
-    out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
-               pd.Series(reached, dtype=object, index=out.index))
-    return out
-
-
-def _empty_runs() -> pd.DataFrame:
-    return _typed_runs(pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_COLUMNS}))
-
-
-def _typed_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """``RUN_COLUMNS`` in order, with whole numbers as nullable integers and text as text."""
-    table = table.reindex(columns=list(RUN_COLUMNS))
-    for c in ("run_id", "depth", "n_params", "global_batch", "n_points", "n_epochs", "steps_per_epoch",
-              "samples_per_epoch", "n_nodes", "n_devices"):
-        table[c] = pd.array(pd.to_numeric(table[c], errors="coerce"), dtype="Int64")
-    for c in ("best_acc", "final_loss", "throughput"):
-        table[c] = pd.to_numeric(table[c], errors="coerce").astype(float)
-    for c in ("source", "model", "gpu", "dataset", "split", "tags", "fmt", "granularity", "status", "system",
-              "content_hash"):
-        table[c] = table[c].astype(object).where(table[c].notna(), None)
-    table["added_at"] = pd.to_datetime(table["added_at"])
-    return table.reset_index(drop=True)
-

@@ -12,10 +12,8 @@ stored fits are those of the per-run fit (``tests/core/library/test_refit.py`` c
 parameters against it).  A run the batch does not bring to convergence, a family other than
 Optimus, and a log the fitter refuses are fitted one by one by ``fit_curve`` itself.
 
-**Engines** (:data:`ENGINES`, a registry): ``local`` fits the chunks one after another in this
-process; ``dask`` hands them to a ``dask.distributed`` cluster (a ``LocalCluster`` of worker
-processes by default, or a running scheduler's address), where each chunk is the local batched
-fit.  Either way runs are loaded from the library a chunk at a time, and each chunk's fits are
+The chunks are fitted by an engine of :mod:`core.library.refit_engines` (``local`` or
+``dask``); runs are loaded from the library a chunk at a time, and each chunk's fits are
 stored as soon as it comes back (one short transaction), so an interruption keeps every chunk
 stored.
 """
@@ -25,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +35,7 @@ from core.errors import FitError, FitWarning, InputError
 from core.library.filters import RunFilter
 from core.library.fits import FIT_KEY, fit_record
 from core.library.library import Library, Progress
+from core.library.refit_engines import get_engine
 from core.logs import RunLog
 from core.runs import RunFit, analyse_run, fit_run
 
@@ -244,86 +243,6 @@ def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target_acc: float, criterion:
         record["family"] = family
         records.append(record)
     return records, one_by_one
-
-
-# --------------------------------------------------------------------------- engines
-ChunkFn = Callable[[Sequence[tuple[int, RunLog]]], tuple[list[dict], int]]
-
-
-class LocalEngine:
-    """Fits each chunk in this process, one after another."""
-
-    name = "local"
-
-    def __init__(self, **_options) -> None:
-        self.description = "local (this process, numpy batches)"
-
-    def map(self, fn: ChunkFn, chunks: Iterable) -> Iterator:
-        for chunk in chunks:
-            yield fn(chunk)
-
-    def close(self) -> None:
-        pass
-
-
-class DaskEngine:
-    """Fits chunks on a ``dask.distributed`` cluster: a running scheduler (``scheduler``) or a ``LocalCluster``.
-
-    At most two chunks per worker are in flight, so the runs are loaded from the library as the
-    workers take them; results come back in completion order and are stored as they come.
-    """
-
-    name = "dask"
-
-    def __init__(self, *, scheduler: str | None = None, n_workers: int = 2, **_options) -> None:
-        from dask.distributed import Client, LocalCluster
-
-        self.cluster = None
-        if scheduler:
-            try:
-                self.client = Client(scheduler, timeout="20s")
-            except (OSError, TimeoutError) as exc:
-                raise InputError(f"--scheduler {scheduler}: expected a reachable Dask scheduler; {exc}. Start one "
-                                 "(dask scheduler) or leave --scheduler out for a LocalCluster.") from None
-            where = scheduler
-        else:
-            self.cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None)
-            self.client = Client(self.cluster)
-            where = f"LocalCluster of {n_workers} worker process(es)"
-        self.n_workers = max(1, len(self.client.scheduler_info().get("workers", {})) or n_workers)
-        self.description = f"dask ({where})"
-
-    def map(self, fn: ChunkFn, chunks: Iterable) -> Iterator:
-        from dask.distributed import as_completed
-
-        pending = as_completed()
-        chunks = iter(chunks)
-        for _ in range(2 * self.n_workers):
-            chunk = next(chunks, None)
-            if chunk is None:
-                break
-            pending.add(self.client.submit(fn, chunk, pure=False))
-        for future in pending:
-            yield future.result()
-            chunk = next(chunks, None)
-            if chunk is not None:
-                pending.add(self.client.submit(fn, chunk, pure=False))
-
-    def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-
-
-#: refit engines by name (adding one touches this module only)
-ENGINES: dict[str, type] = {"local": LocalEngine, "dask": DaskEngine}
-
-
-def get_engine(name: str, **options):
-    if name not in ENGINES:
-        raise InputError(f"--engine: expected one of {', '.join(ENGINES)}; got {name!r}.")
-    return ENGINES[name](**options)
 
 
 # --------------------------------------------------------------------------- refit

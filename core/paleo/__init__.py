@@ -22,13 +22,13 @@ Typical use::
                    workers=(1, 2, 4, 8), paleo_compatible=True)
     res.to_frame()          # the columns of Paleo's validation table
 
-Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``,
-``cost`` (per-layer model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table),
-``ppp`` (PPP presets; PPP from a measured step), ``results`` (``PaleoScaling`` and its
-rows), ``gpus`` (training GPUs: peaks per precision with sources), ``workload``,
-``roofline``, ``transfer``, ``compare``, ``profile``, ``mlperf`` (per-GPU throughput of an
-MLPerf log); ``torch_bridge``, ``torch_work`` and ``torch_profile`` import torch and are
-imported only when used, so ``import core.paleo`` does not import torch.
+Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``, ``cost`` (per-layer
+model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table), ``ppp`` (PPP presets; PPP from a
+measured step), ``results`` (``PaleoScaling`` and its rows), ``gpus`` (training GPUs: peaks per
+precision with sources), ``workload``, ``roofline``, ``transfer`` (the fit), ``transfer_records`` (its
+inputs and results), ``compare``, ``profile``, ``mlperf`` (per-GPU throughput of an MLPerf log);
+``torch_bridge``, ``torch_work`` and ``torch_profile`` import torch and are imported only when used, so
+``import core.paleo`` does not import torch.
 """
 
 from __future__ import annotations
@@ -99,14 +99,8 @@ from core.paleo.simulate import (
     worker_counts,
 )
 from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
-from core.paleo.transfer import (
-    FITS,
-    Measurement,
-    StepTimePrediction,
-    TransferCalibration,
-    calibrate_transfer,
-    predict_step,
-)
+from core.paleo.transfer import FITS, calibrate_transfer, predict_step
+from core.paleo.transfer_records import Measurement, StepTimePrediction, TransferCalibration
 from core.paleo.workload import KINDS, Op, Workload, workload_from_net
 
 TORCH_PREFIX = "torch:"

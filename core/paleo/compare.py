@@ -24,7 +24,8 @@ from core.paleo.devices import Network, get_network
 from core.paleo.results import PaleoScaling
 from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, Roof, roof_for
 from core.paleo.simulate import SCALINGS, batch_split, default_schemes, with_speedups, worker_estimate
-from core.paleo.transfer import Measurement, StepTimePrediction, TransferCalibration, calibrate_transfer, predict_step
+from core.paleo.transfer import calibrate_transfer, predict_step
+from core.paleo.transfer_records import Measurement, StepTimePrediction, TransferCalibration
 from core.paleo.workload import Workload
 from core.validation import check_option, check_scalar
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from core.errors import InputError, LogFormatError
 from core.paleo.gpus import get_gpu
 from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, roofline_step
-from core.paleo.transfer import Measurement, TransferCalibration, calibrate_transfer, predict_step
+from core.paleo.transfer import calibrate_transfer, predict_step
+from core.paleo.transfer_records import Measurement, TransferCalibration
 from core.paleo.workload import KINDS, Workload
 
 PREFIX = ":::MLLOG "

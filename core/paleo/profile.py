@@ -31,7 +31,8 @@ from core.paleo.layers import Net
 from core.paleo.ppp import calibrate_ppp
 from core.paleo.roofline import Roof, roofline_layers
 from core.paleo.simulate import layer_breakdown, step_time_ms
-from core.paleo.transfer import Measurement, TransferCalibration, calibrate_transfer
+from core.paleo.transfer import calibrate_transfer
+from core.paleo.transfer_records import Measurement, TransferCalibration
 from core.paleo.workload import UPDATE_LAYER, Workload
 
 UNATTRIBUTED = "(not attributed)"

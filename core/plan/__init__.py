@@ -2,15 +2,18 @@
 
 Modules: ``speed_table`` (measured speeds in one shape), ``speed_family`` (what every speed model is:
 the ``SpeedFamily`` record, the ``FittedSpeed`` base, scaling to a measured step), ``speed`` (the
-Optimus speed model: equations, paper θ, NNLS fit), ``pollux_speed`` (Pollux's throughput model),
-``speed_registry`` (every speed family by name), ``speed_select`` (the chooser above them: families
-fitted and scored by leave-one-out error; the choice of θ source for a plan), ``steps``
-(steps to target from a run, a calibration or a number), ``grid`` (time and cost of every
-configuration, frontier, deadline, greedy allocation), ``goodput`` (the plan when the batch follows the
-workers: scaling rules, goodput, the best (w, M)), ``paleo_time`` (Paleo's time to target beside Optimus),
-``from_logs`` (the plan straight from training logs: their step times and samples to target).
+Optimus speed model: equations, paper θ), ``speed_fit`` (its NNLS fit, leave-one-out), ``pollux_speed``
+(Pollux's throughput model), ``pollux_fit`` (its fit, leave-one-out), ``speed_registry`` (every speed
+family by name), ``speed_select`` (the chooser above them: families fitted and scored by leave-one-out
+error; the choice of θ source for a plan), ``steps`` (steps to target from a calibration or a number,
+the StepsEstimate), ``run_steps`` (steps to target from a logged run), ``grid`` (time and cost of every
+configuration, frontier, deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the
+plan when the batch follows the workers: scaling rules, goodput, the best (w, M)), ``paleo_time``
+(Paleo's time to target beside Optimus), ``from_logs`` (the plan straight from training logs: their step
+times and samples to target).
 """
 
+from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
 from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
@@ -36,15 +39,11 @@ from core.plan.goodput import (
 from core.plan.grid import (
     COST_LATEX,
     TIME_LATEX,
-    Allocation,
-    AllocationStep,
-    Configuration,
     DeadlineChoice,
     best_workers,
     cheapest_config,
     configuration_cost,
     display_time,
-    greedy_allocation,
     pareto_frontier,
     plan_grid,
     suggest_deadline,
@@ -54,10 +53,16 @@ from core.plan.paleo_time import (
     paleo_net_for,
     paleo_time_to_target,
 )
-from core.plan.pollux_speed import (
-    PolluxSpeedModel,
-    fit_pollux_speed,
-    pollux_step_time,
+from core.plan.pollux_fit import fit_pollux_speed
+from core.plan.pollux_speed import PolluxSpeedModel, pollux_step_time
+from core.plan.run_steps import (
+    RUN_METHODS,
+    default_run,
+    loss_threshold_from_runs,
+    run_methods,
+    steps_from_posterior,
+    steps_from_run,
+    steps_from_target_prediction,
 )
 from core.plan.speed import (
     FORMULAS_LATEX,
@@ -65,7 +70,6 @@ from core.plan.speed import (
     PAPER_GLOBAL_BATCH,
     THETA_NAMES,
     SpeedModel,
-    fit_speed_model,
     optimus_speed,
     paper_speed_model,
 )
@@ -74,6 +78,7 @@ from core.plan.speed_family import (
     SpeedFamily,
     scale_to_step_time,
 )
+from core.plan.speed_fit import fit_speed_model
 from core.plan.speed_registry import (
     SPEED_FAMILIES,
     get_speed_family,
@@ -94,18 +99,11 @@ from core.plan.speed_table import (
     speed_table_from_logs,
 )
 from core.plan.steps import (
-    RUN_METHODS,
     SOURCES,
     STEPS_SOURCES,
     StepsEstimate,
-    default_run,
-    loss_threshold_from_runs,
-    run_methods,
     steps_from_batch_scaling,
     steps_from_calibration,
-    steps_from_posterior,
-    steps_from_run,
-    steps_from_target_prediction,
     steps_sources,
     typed_steps,
 )
@@ -114,7 +112,9 @@ from core.plan.to_device import (
     DEVICE_PLAN_COLUMNS,
     DevicePlan,
     config_for_benchmark,
+    default_device_for,
     plan_on_device,
+    step_from_meta,
     systems_json_for,
 )
 from core.plan.transformer_speed import (
@@ -140,7 +140,8 @@ __all__ = [
     'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
     'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
     'suggest_deadline', 'time_to_target_s', 'typed_steps',
-    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'plan_on_device',
+    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'default_device_for',
+    'plan_on_device', 'step_from_meta',
     'systems_json_for', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
     'transformer_speed_model',
 ]

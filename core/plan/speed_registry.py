@@ -8,9 +8,9 @@ record below. The chooser, ``fit_speed``, the CLI's ``--model`` and the Plan pag
 from __future__ import annotations
 
 from core.errors import InputError
-from core.plan.pollux_speed import POLLUX_SPEED
-from core.plan.speed import OPTIMUS_SPEED
+from core.plan.pollux_fit import POLLUX_SPEED
 from core.plan.speed_family import SpeedFamily
+from core.plan.speed_fit import OPTIMUS_SPEED
 from core.plan.transformer_speed import TRANSFORMER_SPEED
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them

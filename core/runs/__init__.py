@@ -1,7 +1,8 @@
 """One analysis per run: where a log passed its target, its fitted loss curve, the table of fits.
 
 Modules: ``targets`` (where accuracy passed the target; where a fitted curve reaches a loss),
-``analysis`` (``RunAnalysis`` per log, the fits table, ``fit_files`` for the CLI).
+``analysis`` (``RunAnalysis`` per log, the fits table, ``fit_files`` for the CLI), ``target_choice``
+(the target the pages offer on loaded runs: declared, metrics, direction, a suggestion).
 """
 
 from core.runs.analysis import (
@@ -10,7 +11,6 @@ from core.runs.analysis import (
     RunAnalysis,
     RunFit,
     analyse_run,
-    default_target,
     epoch_summary,
     fit_files,
     fit_metric,
@@ -18,15 +18,13 @@ from core.runs.analysis import (
     fits_table,
     fits_table_of_rows,
     loss_curves,
-    metric_direction,
     run_key,
     run_target,
     select_runs,
     step_scales,
-    suggested_target,
-    target_metrics,
     thin_indices,
 )
+from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
     COVARIANCE_INTERVAL,
     CRITERIA,

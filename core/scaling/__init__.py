@@ -1,11 +1,21 @@
 """Scaling: measured speed-up and efficiency, parameter-server rounds, sync vs async, batch size.
 
 Modules: ``table`` (measured epoch times in one shape; Pollux traces), ``measured`` (speed-up,
-efficiency, compute/communication split, all-reduce bound), ``ps_rounds`` (parameter-server
-rounds and the crossover worker count), ``sync_async`` (schedules and stale gradients),
-``batch_size`` (the linear learning-rate rule, warm-up).
+efficiency, compute/communication split), ``allreduce`` (all-reduce bytes, bandwidth, link
+rates), ``ps_job`` (a parameter-server job and the crossover worker count), ``ps_rounds`` (its
+rounds and total time), ``ps_schedule`` (who does what when), ``sync_async`` (schedules and
+stale gradients), ``worker_table`` (worker timings from an edited table), ``batch_size`` (the
+linear learning-rate rule, warm-up).
 """
 
+from core.scaling.allreduce import (
+    DEFAULT_MODEL,
+    DEFAULT_PARAMS,
+    GB,
+    LINK_PRESETS_GBPS,
+    allreduce_bytes,
+    bandwidth_gb_per_s,
+)
 from core.scaling.batch_size import (
     LARGE_BATCH_TEXT,
     BatchSizePlan,
@@ -13,50 +23,27 @@ from core.scaling.batch_size import (
     lr_at_step,
     steps_per_epoch,
 )
-from core.scaling.measured import (
-    DEFAULT_MODEL,
-    DEFAULT_PARAMS,
-    ESTIMATE_NOTE,
-    GB,
-    LINK_PRESETS_GBPS,
-    RESULT_COLUMNS,
-    MeasuredScaling,
-    allreduce_bytes,
-    bandwidth_gb_per_s,
-    filter_rows,
-    scaling_analysis,
-)
+from core.scaling.measured import ESTIMATE_NOTE, RESULT_COLUMNS, MeasuredScaling, filter_rows, scaling_analysis
+from core.scaling.ps_job import BATCH_KINDS, ROUND_MODE_TEXT, ROUND_MODES, PSJob, at_machines, crossover_machines
 from core.scaling.ps_rounds import (
-    ACTIVITIES,
-    BATCH_KINDS,
     LOCAL_TRAINING_NOTE,
     MAX_DEFAULT_MACHINES,
-    ROUND_MODE_TEXT,
-    ROUND_MODES,
-    SCHEDULE_COLUMNS,
-    SERVER,
     LocalTraining,
-    PSJob,
     PSRounds,
-    at_machines,
-    crossover_machines,
-    local_schedule,
     local_then_send,
     ps_rounds,
-    ps_schedule,
     ps_time_vs_machines,
 )
+from core.scaling.ps_schedule import ACTIVITIES, SCHEDULE_COLUMNS, SERVER, local_schedule, ps_schedule
 from core.scaling.ps_study import PSStudy, ps_study
 from core.scaling.sync_async import (
     STALENESS_BOUND_SOURCES,
     STALENESS_BOUND_TEXT,
     TIMELINE_COLUMNS,
     UPDATE_COLUMNS,
-    WORKER_START_COLUMN,
     AsyncSchedule,
     SyncSchedule,
     async_schedule,
-    schedule_inputs,
     staleness_bound,
     sync_schedule,
 )
@@ -72,6 +59,7 @@ from core.scaling.table import (
     read_pollux_trace,
     read_scaling_table,
 )
+from core.scaling.worker_table import WORKER_START_COLUMN, schedule_inputs
 
 __all__ = [
     'PSStudy', 'ps_study',

@@ -27,183 +27,23 @@ Counting rules (the ones every function here uses):
   scales with the share, ``compute_s * m / m'`` (strong scaling). With
   ``batch_kind="per_worker"`` the minibatch and ``compute_s`` stay fixed (weak scaling).
 
-The **crossover** worker count is the smallest ``m`` at which, in a full round, the time
-spent communicating and aggregating exceeds the time spent computing::
-
-    broadcast_s + gather_s + m * aggregate_s  >  compute_s(m)
-
-(workers compute in parallel, so a round's compute time is one minibatch). It is solved in
-closed form in exact rational arithmetic on the decimal values given (``0.1`` means 1/10).
-Past it the server's serial aggregation dominates the round. Note that with
-``batch_kind="per_worker"`` the total time still never rises with ``m``: the total
-aggregation work, one ``aggregate_s`` per minibatch, does not depend on ``m``; only the
-saving from each extra worker shrinks.
+The job itself, its size at another worker count and the crossover worker count are in
+:mod:`core.scaling.ps_job`; the schedule tables in :mod:`core.scaling.ps_schedule`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from dataclasses import KW_ONLY, asdict, dataclass, replace
-from fractions import Fraction
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
 from core.errors import InputError
+from core.scaling.ps_job import PSJob, at_machines, crossover_machines
 from core.validation import check_scalar
 
-BATCH_KINDS: tuple[str, ...] = ("per_worker", "global")
-#: how rounds are counted: a new round at each epoch start (default), or across epochs
-ROUND_MODES: tuple[str, ...] = ("per-epoch", "continuous")
-#: what each of :data:`ROUND_MODES` means, in a few words (for the page and the CLI)
-ROUND_MODE_TEXT: dict[str, str] = {
-    "per-epoch": "each epoch starts a new round",
-    "continuous": "the minibatches of the whole run flow across epochs",
-}
-#: activities of the schedule, in drawing order
-ACTIVITIES: tuple[str, ...] = ("broadcast", "compute", "gather", "aggregate")
-SERVER = "server"
-#: columns of :func:`ps_schedule` and :func:`local_schedule`
-SCHEDULE_COLUMNS: tuple[str, ...] = (
-    "part", "run_round", "epoch", "round", "machine", "activity", "worker", "start_s", "end_s",
-)
 #: largest default sweep of :func:`ps_time_vs_machines`
 MAX_DEFAULT_MACHINES = 1024
-
-
-@dataclass(frozen=True)
-class PSJob:
-    """A data-parallel job on one parameter server and ``machines`` workers.
-
-    Parameters
-    ----------
-    n_samples : int
-        Training samples in one epoch (>= 1).
-    batch : int
-        Samples per worker minibatch (``batch_kind="per_worker"``) or per round over all
-        workers (``batch_kind="global"``), >= 1.
-    epochs : int
-        Passes over the data (>= 1).
-    machines : int
-        Worker machines m (>= 1); the server is not counted.
-    broadcast_s, gather_s, aggregate_s : float
-        Seconds to broadcast the model to the workers, for a worker to send its update back,
-        and for the server to aggregate one worker's update (each >= 0).
-    compute_s : float
-        Seconds for a worker to compute one minibatch's update (> 0).
-    batch_kind : {"per_worker", "global"}, default="per_worker"
-    rounds : {"per-epoch", "continuous"}, default="per-epoch"
-        Whether each epoch starts a new round (its last round may be partial) or the
-        minibatches of the whole run flow across epochs (only the run's last round may be
-        partial). See the module docstring.
-
-    Raises
-    ------
-    InputError
-        A count is not an int, a time is not a number, a value is out of range, or
-        ``batch_kind`` or ``rounds`` is unknown.
-
-    Examples
-    --------
-    >>> job = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
-    ...             gather_s=1.0, aggregate_s=0.5)
-    >>> job.minibatches_per_epoch, job.rounds_per_epoch, job.last_round_workers, job.total_rounds
-    (32, 11, 2, 22)
-    >>> flowing = PSJob(1000, batch=32, epochs=2, machines=3, broadcast_s=1.0, compute_s=5.0,
-    ...                 gather_s=1.0, aggregate_s=0.5, rounds="continuous")
-    >>> flowing.total_minibatches, flowing.total_rounds, flowing.last_round_workers
-    (64, 22, 1)
-    >>> PSJob(1000, batch=32, epochs=1, machines=0, broadcast_s=1, compute_s=5, gather_s=1,
-    ...       aggregate_s=0.5)
-    Traceback (most recent call last):
-    ...
-    core.errors.InputError: machines: expected an int >= 1; got 0. Use at least one worker machine.
-    """
-
-    n_samples: int
-    _: KW_ONLY
-    batch: int
-    epochs: int
-    machines: int
-    broadcast_s: float
-    compute_s: float
-    gather_s: float
-    aggregate_s: float
-    batch_kind: str = "per_worker"
-    rounds: str = "per-epoch"
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "n_samples", check_scalar(self.n_samples, "n_samples", int, min_val=1))
-        set_(self, "batch", check_scalar(self.batch, "batch", int, min_val=1))
-        set_(self, "epochs", check_scalar(self.epochs, "epochs", int, min_val=1))
-        set_(self, "machines", check_scalar(self.machines, "machines", int, min_val=1,
-                                            fix="Use at least one worker machine"))
-        for name in ("broadcast_s", "gather_s", "aggregate_s"):
-            set_(self, name, check_scalar(getattr(self, name), name, float, min_val=0))
-        set_(self, "compute_s", check_scalar(self.compute_s, "compute_s", float, min_val=0,
-                                             include_boundaries="neither",
-                                             fix="A minibatch always takes some time"))
-        if self.batch_kind not in BATCH_KINDS:
-            raise InputError(f"batch_kind: expected one of {', '.join(BATCH_KINDS)}; got "
-                             f"{self.batch_kind!r}. Say whether batch is per worker or global.")
-        if self.rounds not in ROUND_MODES:
-            raise InputError(f"rounds: expected one of {', '.join(ROUND_MODES)}; got "
-                             f"{self.rounds!r}. Say whether each epoch starts a new round.")
-
-    @property
-    def per_worker_batch(self) -> float:
-        """Samples in one worker's minibatch: ``batch`` or ``batch / machines``."""
-        return float(self.batch) if self.batch_kind == "per_worker" else self.batch / self.machines
-
-    @property
-    def minibatches_per_epoch(self) -> int:
-        """``ceil(n_samples / b)``; with a global batch ``ceil(n_samples * m / B)``."""
-        if self.batch_kind == "per_worker":
-            return -(-self.n_samples // self.batch)
-        return -(-self.n_samples * self.machines // self.batch)
-
-    @property
-    def total_minibatches(self) -> int:
-        """Minibatches over the run: ``epochs * minibatches_per_epoch``."""
-        return self.epochs * self.minibatches_per_epoch
-
-    @property
-    def total_rounds(self) -> int:
-        """Rounds over the run: ``epochs * ceil(n_mb / m)`` per epoch, ``ceil(N / m)`` continuous."""
-        if self.rounds == "continuous":
-            return -(-self.total_minibatches // self.machines)
-        return self.epochs * self.rounds_per_epoch
-
-    @property
-    def rounds_per_epoch(self) -> int | float:
-        """``ceil(n_mb / m)`` per epoch; continuous: ``total_rounds / epochs`` (an average)."""
-        if self.rounds == "continuous":
-            return self.total_rounds / self.epochs
-        return -(-self.minibatches_per_epoch // self.machines)
-
-    @property
-    def last_round_workers(self) -> int:
-        """Workers in the last round of an epoch, ``n_mb - (R - 1) * m`` (``m`` when full), or
-        continuous: of the run, ``N - (total_rounds - 1) * m``."""
-        if self.rounds == "continuous":
-            return self.total_minibatches - (self.total_rounds - 1) * self.machines
-        return self.minibatches_per_epoch - (self.rounds_per_epoch - 1) * self.machines
-
-    @property
-    def shard_minibatches(self) -> int:
-        """Minibatches per epoch of the busiest worker when they are dealt out in turn:
-        ``ceil(n_mb / m)`` (in either ``rounds`` mode)."""
-        return -(-self.minibatches_per_epoch // self.machines)
-
-    def round_time_s(self, workers: int) -> float:
-        """Seconds of a round with ``workers`` active workers."""
-        return (self.broadcast_s + self.compute_s + self.gather_s
-                + workers * self.aggregate_s)
-
-    def to_dict(self) -> dict:
-        """The inputs as plain Python types."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -275,85 +115,6 @@ LOCAL_TRAINING_NOTE = (
 )
 
 
-def at_machines(job: PSJob, machines: int) -> PSJob:
-    """The same job on ``machines`` workers.
-
-    With ``batch_kind="per_worker"`` only ``machines`` changes. With ``"global"`` the
-    per-worker share ``B / m`` changes, and compute time is taken proportional to it:
-    ``compute_s * job.machines / machines``.
-
-    Examples
-    --------
-    >>> job = PSJob(1024, batch=128, epochs=1, machines=4, broadcast_s=0, compute_s=2.0,
-    ...             gather_s=0, aggregate_s=0, batch_kind="global")
-    >>> at_machines(job, 8).compute_s   # 2.0 * 4 / 8
-    1.0
-    """
-    machines = check_scalar(machines, "machines", int, min_val=1, fix="Use at least one worker machine")
-    if job.batch_kind == "per_worker":
-        return replace(job, machines=machines)
-    return replace(job, machines=machines, compute_s=job.compute_s * job.machines / machines)
-
-
-def crossover_machines(job: PSJob) -> int | None:
-    """The smallest worker count at which communication + aggregation outweigh computation.
-
-    Parameters
-    ----------
-    job : PSJob
-
-    Returns
-    -------
-    int or None
-        The smallest integer ``m >= 1`` with
-        ``broadcast_s + gather_s + m * aggregate_s > compute_s(m)``, where ``compute_s(m)``
-        is the job's ``compute_s`` (per-worker batch) or ``compute_s * job.machines / m``
-        (global batch). ``None`` when no ``m`` satisfies it (``aggregate_s = 0`` and
-        ``broadcast_s + gather_s <= compute_s`` with a per-worker batch).
-
-    Notes
-    -----
-    Per-worker batch: ``m* = floor((compute_s - broadcast_s - gather_s) / aggregate_s) + 1``
-    (1 when communication alone already exceeds compute). Global batch: with
-    ``s = broadcast_s + gather_s`` and ``C = compute_s * job.machines``, the condition is
-    ``aggregate_s * m**2 + s * m - C > 0``; ``m*`` is the integer just above its positive
-    root ``(-s + sqrt(s**2 + 4 * aggregate_s * C)) / (2 * aggregate_s)``. Both are evaluated
-    in exact rational arithmetic, so a tie (equality) is never mistaken for a crossing.
-
-    Examples
-    --------
-    2 + 0.5 m > 5 first holds at m = 7 (at m = 6 the two sides are equal):
-
-    >>> job = PSJob(1000, batch=32, epochs=1, machines=3, broadcast_s=1.0, compute_s=5.0,
-    ...             gather_s=1.0, aggregate_s=0.5)
-    >>> crossover_machines(job)
-    7
-    """
-    tb, tc, tg, ta = (_exact(x) for x in (job.broadcast_s, job.compute_s, job.gather_s,
-                                           job.aggregate_s))
-    s = tb + tg
-    if job.batch_kind == "per_worker":
-        if s > tc:
-            return 1
-        if ta == 0:
-            return None
-        return math.floor((tc - s) / ta) + 1
-    c = tc * job.machines                      # one worker's time for the whole round
-
-    def excess(m: int) -> Fraction:            # > 0 past the crossover; increasing in m
-        return ta * m * m + s * m - c
-
-    if ta == 0:
-        return None if s == 0 else math.floor(c / s) + 1
-    root = (-float(s) + math.sqrt(float(s) ** 2 + 4 * float(ta) * float(c))) / (2 * float(ta))
-    m = max(1, math.floor(root) + 1)
-    while m > 1 and excess(m - 1) > 0:         # float root off by one: settle it exactly
-        m -= 1
-    while excess(m) <= 0:
-        m += 1
-    return m
-
-
 def ps_rounds(job: PSJob) -> PSRounds:
     """Rounds, total time and the crossover of a parameter-server job.
 
@@ -392,6 +153,8 @@ def ps_rounds(job: PSJob) -> PSRounds:
 
     >>> course = PSJob(76_800, batch=1536, epochs=10, machines=6, broadcast_s=1.5,
     ...                compute_s=4.0, gather_s=1.5, aggregate_s=0.015)
+    >>> from dataclasses import replace
+    >>> from core.scaling.ps_job import ROUND_MODES
     >>> for mode in ROUND_MODES:
     ...     r = ps_rounds(replace(course, rounds=mode))
     ...     print(mode, r.total_rounds, r.round_time_s, r.last_round_time_s, r.total_time_s)
@@ -417,58 +180,6 @@ def ps_rounds(job: PSJob) -> PSRounds:
         aggregation_time_s=job.total_minibatches * job.aggregate_s,
         crossover_machines=crossover_machines(job), flags=_flags(job),
     )
-
-
-def ps_schedule(job: PSJob, *, first_rounds: int = 2) -> pd.DataFrame:
-    """Who does what when, for the first rounds of the run and its last round.
-
-    Parameters
-    ----------
-    job : PSJob
-    first_rounds : int, default=2
-        How many rounds from the start of the run to include (the last round of the run is
-        always included, once).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns :data:`SCHEDULE_COLUMNS`: ``part`` ("first" or "last"), ``run_round``
-        (1-based over the run), ``epoch`` and ``round`` (1-based within the epoch; with
-        ``rounds="continuous"`` the epoch of the round's first minibatch and the round's
-        rank among the rounds that start in it),
-        ``machine`` ("server", "worker 1", …), ``activity`` (:data:`ACTIVITIES`),
-        ``worker`` (the worker a bar concerns; <NA> for the server's broadcast),
-        ``start_s`` and ``end_s`` (seconds from the start of the run). Zero-length
-        activities are left out.
-
-    Notes
-    -----
-    In a round starting at ``t`` the server broadcasts during ``[t, t + broadcast_s]`` while
-    each worker receives; each worker computes, then sends its update (gather); the server
-    aggregates the updates one after the other, worker 1 first.
-
-    Examples
-    --------
-    >>> job = PSJob(4, batch=1, epochs=1, machines=3, broadcast_s=1, compute_s=2,
-    ...             gather_s=1, aggregate_s=0.5)
-    >>> s = ps_schedule(job, first_rounds=1)       # 4 minibatches: rounds of 3 and 1 workers
-    >>> server = s[s.machine == "server"]
-    >>> bars = list(zip(server["round"], server["activity"], server["start_s"], server["end_s"]))
-    >>> bars[:4]
-    [(1, 'broadcast', 0.0, 1.0), (1, 'aggregate', 4.0, 4.5), (1, 'aggregate', 4.5, 5.0), (1, 'aggregate', 5.0, 5.5)]
-    >>> bars[4:]
-    [(2, 'broadcast', 5.5, 6.5), (2, 'aggregate', 9.5, 10.0)]
-    """
-    first_rounds = check_scalar(first_rounds, "first_rounds", int, min_val=0)
-    total = job.total_rounds
-    wanted = sorted(set(range(min(first_rounds, total))) | {total - 1})
-    rows: list[dict] = []
-    for g in wanted:
-        start, epoch, round_, workers = _round_place(job, g)
-        part = "first" if g < first_rounds else "last"
-        rows.extend(_round_rows(job, start, workers, part=part, run_round=g + 1, epoch=epoch,
-                                round_=round_))
-    return _schedule_frame(rows)
 
 
 def local_then_send(job: PSJob) -> LocalTraining:
@@ -507,36 +218,6 @@ def local_then_send(job: PSJob) -> LocalTraining:
         communication_time_s=comm, aggregation_time_s=agg, total_time_s=comm + compute + agg,
         rounds_total_time_s=ps_rounds(job).total_time_s, note=LOCAL_TRAINING_NOTE,
     )
-
-
-def local_schedule(job: PSJob) -> pd.DataFrame:
-    """The schedule of :func:`local_then_send`, in the columns of :func:`ps_schedule`.
-
-    One "round" covers the whole run (``part="first"``, ``run_round=1``, ``epoch=1``): each
-    worker's ``compute`` bar spans all its local minibatches (a worker with fewer
-    minibatches finishes earlier and sends earlier; the server aggregates after the last
-    model arrives, worker 1 first).
-    """
-    n_mb, m = job.minibatches_per_epoch, job.machines
-    tb, tc, tg, ta = job.broadcast_s, job.compute_s, job.gather_s, job.aggregate_s
-    workers = min(m, n_mb)
-    base = dict(part="first", run_round=1, epoch=1, round=1)
-    rows = [dict(base, machine=SERVER, activity="broadcast", worker=pd.NA, start_s=0.0,
-                 end_s=tb)]
-    arrivals = []
-    for w in range(1, workers + 1):
-        local = job.epochs * (n_mb // m + (1 if w <= n_mb % m else 0))
-        done = tb + local * tc
-        arrivals.append(done + tg)
-        rows += [dict(base, machine=f"worker {w}", activity=a, worker=w, start_s=s, end_s=e)
-                 for a, s, e in (("broadcast", 0.0, tb), ("compute", tb, done),
-                                 ("gather", done, done + tg))]
-    t = max(arrivals)
-    for w in range(1, workers + 1):
-        rows.append(dict(base, machine=SERVER, activity="aggregate", worker=w, start_s=t,
-                         end_s=t + ta))
-        t += ta
-    return _schedule_frame(rows)
 
 
 def ps_time_vs_machines(job: PSJob, machines: Iterable[int] | None = None) -> pd.DataFrame:
@@ -589,10 +270,6 @@ def ps_time_vs_machines(job: PSJob, machines: Iterable[int] | None = None) -> pd
 
 # --------------------------------------------------------------------------- private steps
 
-def _exact(x: float) -> Fraction:
-    """The decimal value as written: ``Fraction(repr(0.1)) == 1/10``."""
-    return Fraction(repr(float(x)))
-
 
 def _flags(job: PSJob) -> tuple[str, ...]:
     flags = []
@@ -615,46 +292,6 @@ def _flags(job: PSJob) -> tuple[str, ...]:
             flags.append(f"batch {job.batch} does not split evenly over {job.machines} "
                          f"workers; the model uses the average share {b:g}.")
     return tuple(flags)
-
-
-def _round_place(job: PSJob, g: int) -> tuple[float, int, int, int]:
-    """Start time, epoch, round within the epoch (1-based) and workers of run round ``g`` (0-based)."""
-    full = job.round_time_s(job.machines)
-    workers = job.last_round_workers
-    if job.rounds == "continuous":
-        n_mb, m = job.minibatches_per_epoch, job.machines
-        epoch = g * m // n_mb                        # the epoch of the round's first minibatch
-        first_in_epoch = -(-epoch * n_mb // m)       # the first round that starts in it
-        return g * full, epoch + 1, g - first_in_epoch + 1, (
-            workers if g == job.total_rounds - 1 else m)
-    rounds = job.rounds_per_epoch
-    epoch, r = divmod(g, rounds)
-    epoch_time = (rounds - 1) * full + job.round_time_s(workers)
-    return (epoch * epoch_time + r * full, epoch + 1, r + 1,
-            workers if r == rounds - 1 else job.machines)
-
-
-def _round_rows(job: PSJob, t: float, workers: int, *, part: str, run_round: int,
-                epoch: int, round_: int) -> list[dict]:
-    tb, tc, tg, ta = job.broadcast_s, job.compute_s, job.gather_s, job.aggregate_s
-    base = dict(part=part, run_round=run_round, epoch=epoch, round=round_)
-    rows = [dict(base, machine=SERVER, activity="broadcast", worker=pd.NA, start_s=t,
-                 end_s=t + tb)]
-    for w in range(1, workers + 1):
-        rows += [dict(base, machine=f"worker {w}", activity=a, worker=w, start_s=s, end_s=e)
-                 for a, s, e in (("broadcast", t, t + tb), ("compute", t + tb, t + tb + tc),
-                                 ("gather", t + tb + tc, t + tb + tc + tg))]
-    t0 = t + tb + tc + tg
-    rows += [dict(base, machine=SERVER, activity="aggregate", worker=w,
-                  start_s=t0 + (w - 1) * ta, end_s=t0 + w * ta) for w in range(1, workers + 1)]
-    return rows
-
-
-def _schedule_frame(rows: list[dict]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=list(SCHEDULE_COLUMNS))
-    frame = frame[frame["end_s"] > frame["start_s"]].reset_index(drop=True)
-    frame["worker"] = frame["worker"].astype("Int64")
-    return frame
 
 
 def _default_machines(job: PSJob) -> range:

@@ -12,16 +12,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from core.scaling.ps_job import PSJob
 from core.scaling.ps_rounds import (
     LocalTraining,
-    PSJob,
     PSRounds,
-    local_schedule,
     local_then_send,
     ps_rounds,
-    ps_schedule,
     ps_time_vs_machines,
 )
+from core.scaling.ps_schedule import local_schedule, ps_schedule
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Language-model step time on GPUs you have not measured (issue 19).
 
-Transformer work per step from a model description (:mod:`.config`, :mod:`.flops`), the
-accelerators (:mod:`.devices`), data × tensor × pipeline × context parallelism with its memory
-and collectives (:mod:`.parallel`), and the step time calibrated on measured steps with a
-leave-one-out interval (:mod:`.calibrate`).  See docs/transformer.md.
+Transformer work per step from a model description (:mod:`.config`, :mod:`.flops`), the accelerators
+(:mod:`.devices`), data × tensor × pipeline × context parallelism (:mod:`.strategy`) with its memory
+(:mod:`.memory`) and collectives (:mod:`.parallel`), and the step time calibrated on measured steps
+with a leave-one-out interval (:mod:`.calibrate`). See docs/transformer.md.
 """
 
 from core.transformer.calibrate import Calibration, Measurement, Prediction, calibrate, predict, step_table
@@ -11,19 +11,9 @@ from core.transformer.config import BUILTIN, TransformerConfig, load_config
 from core.transformer.devices import ACCELERATORS, Accelerator, accelerator_from_text, get_accelerator, system_from_json
 from core.transformer.flops import Work, layer_ops, step_work
 from core.transformer.measured import LogStep, read_log_step
-from core.transformer.parallel import (
-                                      Efficiency,
-                                      Latency,
-                                      Memory,
-                                      Overlap,
-                                      StepEstimate,
-                                      Strategy,
-                                      best_strategy,
-                                      estimate_step,
-                                      memory_per_gpu,
-                                      parse_strategy,
-                                      with_dp,
-)
+from core.transformer.memory import Memory, memory_per_gpu
+from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, best_strategy, estimate_step
+from core.transformer.strategy import Strategy, parse_strategy, with_dp
 
 __all__ = [
     "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "Latency", "LogStep", "Measurement",

@@ -24,7 +24,8 @@ from scipy.optimize import brentq, least_squares
 from core.errors import FitError, InputError
 from core.transformer.config import TransformerConfig
 from core.transformer.devices import Accelerator
-from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, Strategy, best_strategy, estimate_step
+from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, best_strategy, estimate_step
+from core.transformer.strategy import Strategy
 
 #: relative half-width of the interval when only one measurement calibrates (assumed)
 PRIOR_SPREAD = 0.15
@@ -229,7 +230,7 @@ def step_table(cfg: TransformerConfig, device: Accelerator, gpu_counts: list[int
     ``strategy`` keeps its tensor/pipeline/context split and takes dp from each GPU count; None
     searches the fastest that fits.
     """
-    from core.transformer.parallel import with_dp
+    from core.transformer.strategy import with_dp
 
     rows, notes = [], ()
     eff = calibration.efficiency if calibration else (prior or Efficiency())

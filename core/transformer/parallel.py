@@ -1,4 +1,4 @@
-"""Data × tensor × pipeline × context parallelism: memory per GPU, collectives, bubble, step time.
+"""Data × tensor × pipeline × context parallelism: collectives, bubble, step time, the best strategy.
 
 Placement follows Megatron's order: tensor ranks innermost, then context, then data, pipeline
 outermost.  A group of ``size`` ranks at ``stride`` stays on one scale-up fabric when
@@ -25,12 +25,8 @@ Collectives (ring algorithms, time = volume / one-direction bandwidth):
 * **Bubble** of 1F1B: ``(pp−1)/(m·v + pp−1)`` of the pipeline time for ``m`` micro-batches and ``v``
   virtual stages per GPU (interleaving).
 
-Memory per GPU (bytes): weights 2 per parameter held; trained parameters add bf16 gradients (2) and
-Adam's fp32 master copy and two moments (12), i.e. the 16 bytes/parameter of mixed-precision Adam,
-with the 12 sharded over ``dp·cp`` at ZeRO ≥ 1, the gradients too at ZeRO ≥ 2, the weights at ZeRO 3.
-Activations per token and layer: ``2 × (6h + 2·kv_dim + 3f)`` bytes (gated MLP; ``2f`` ungated) over
-``tp`` (sequence parallelism), or ``2h`` with full recomputation; the first pipeline stage holds
-``pp`` micro-batches in flight (1F1B).  Usable memory is :data:`USABLE` of the HBM.
+The strategy itself is in :mod:`core.transformer.strategy`; the memory per GPU in
+:mod:`core.transformer.memory`.
 """
 
 from __future__ import annotations
@@ -42,10 +38,9 @@ from core.errors import InputError
 from core.transformer.config import TransformerConfig
 from core.transformer.devices import Accelerator
 from core.transformer.flops import step_work
+from core.transformer.memory import BYTES, Memory, fits, memory_message, memory_per_gpu
+from core.transformer.strategy import Strategy, candidates
 
-#: share of HBM a training process can fill (CUDA/ROCm context, allocator fragmentation): assumed
-USABLE = 0.9
-BYTES = 2
 #: Megatron-core's default gradient bucket: max(40 M, 1 M × data-parallel size) parameters
 #: (``DistributedDataParallelConfig.bucket_size``; one reduce-scatter and one all-gather per bucket)
 BUCKET_MIN, BUCKET_PER_RANK = 40e6, 1e6
@@ -85,73 +80,6 @@ class Latency:
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """How the GPUs split the work.
-
-    Attributes
-    ----------
-    dp, tp, pp, cp : int
-        Data, tensor, pipeline and context (sequence) parallel degrees.
-    micro_batch : int
-        Sequences per micro-batch.
-    vp : int
-        Virtual pipeline stages per GPU (interleaved 1F1B).
-    zero : int
-        0 (replicated Adam state), 1 (distributed optimizer), 2 (+ gradients), 3 (+ weights).
-    recompute : bool
-        Full activation recomputation.
-    """
-
-    dp: int = 1
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    micro_batch: int = 1
-    vp: int = 1
-    zero: int = 1
-    recompute: bool = False
-
-    @property
-    def gpus(self) -> int:
-        return self.dp * self.tp * self.pp * self.cp
-
-    def text(self) -> str:
-        """``"dp=4,tp=8,pp=8,cp=2,mb=1,vp=1,zero=1,recompute=0"``, the form :func:`parse_strategy` reads."""
-        return (f"dp={self.dp},tp={self.tp},pp={self.pp},cp={self.cp},mb={self.micro_batch},vp={self.vp},"
-                f"zero={self.zero},recompute={int(self.recompute)}")
-
-
-def parse_strategy(text: str) -> Strategy:
-    """``dp=..,tp=..,pp=..[,cp=..][,mb=..][,vp=..][,zero=..][,recompute=0|1]``; omitted degrees are 1.
-
-    >>> parse_strategy("dp=4,tp=8,pp=8,cp=2").gpus
-    512
-    >>> parse_strategy("dp=4,ep=2")
-    Traceback (most recent call last):
-    ...
-    core.errors.InputError: --parallel: expected keys among dp, tp, pp, cp, mb, vp, zero, recompute; got 'ep'. \
-Write e.g. dp=4,tp=8,pp=8.
-    """
-    names = {"dp": "dp", "tp": "tp", "pp": "pp", "cp": "cp", "mb": "micro_batch", "vp": "vp", "zero": "zero",
-             "recompute": "recompute"}
-    values: dict[str, int | bool] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, _, value = part.partition("=")
-        key = key.strip().lower()
-        if key not in names:
-            raise InputError(f"--parallel: expected keys among {', '.join(names)}; got {key!r}. "
-                             "Write e.g. dp=4,tp=8,pp=8.")
-        try:
-            number = int(value)
-        except ValueError:
-            raise InputError(f"--parallel: expected {key}=<whole number>; got {part!r}. Write e.g. tp=8.") from None
-        if number < (0 if key in ("zero", "recompute") else 1):
-            raise InputError(f"--parallel: expected {key} >= 1; got {number}.")
-        values[names[key]] = bool(number) if key == "recompute" else number
-    return Strategy(**values)
-
-
-@dataclass(frozen=True)
 class Overlap:
     """Declared fraction of each collective hidden behind compute (assumed, stated in every answer)."""
 
@@ -176,20 +104,6 @@ class Efficiency:
     comm: float = 0.7
     precision: str = "bf16"
     source: str = "assumed prior"
-
-
-@dataclass(frozen=True)
-class Memory:
-    """Bytes per GPU (on the most loaded GPU: the first pipeline stage)."""
-
-    weights: float
-    gradients: float
-    optimizer: float
-    activations: float
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations
 
 
 @dataclass(frozen=True)
@@ -242,44 +156,6 @@ def _check_fit(cfg: TransformerConfig, s: Strategy, gpus: int, global_batch: int
     if global_batch % (s.dp * s.micro_batch):
         raise InputError(f"--global-batch: expected a multiple of dp×micro-batch = {s.dp}×{s.micro_batch}; got "
                          f"{global_batch} sequences. Change the batch, dp or the micro-batch.")
-
-
-def memory_per_gpu(cfg: TransformerConfig, s: Strategy, seq_len: int) -> Memory:
-    """Bytes each GPU of the first pipeline stage holds (see the module text).
-
-    Llama 3.1 8B on one GPU, no parallelism: 16 bytes × 8.03 B parameters = 128 GB of state.
-
-    >>> from core.transformer.config import load_config
-    >>> m = memory_per_gpu(load_config("llama31_8b"), Strategy(zero=0), 8192)
-    >>> round((m.weights + m.gradients + m.optimizer) / 1e9, 1)
-    128.5
-    """
-    shard = s.tp * s.pp
-    held = cfg.params / shard
-    trained = cfg.trainable_params / shard
-    dp = s.dp * s.cp
-    weights = BYTES * held / (dp if s.zero >= 3 else 1)
-    grads = BYTES * trained / (dp if s.zero >= 2 else 1)
-    optimizer = 12 * trained / (dp if s.zero >= 1 else 1)
-    tokens = s.micro_batch * seq_len / s.cp
-    if s.recompute:
-        per_token_layer = BYTES * cfg.hidden
-    else:
-        ffn_terms = 3 if cfg.gated_mlp else 2
-        per_token_layer = BYTES * (6 * cfg.hidden + 2 * cfg.kv_dim + ffn_terms * cfg.ffn) / s.tp
-    layers_here = cfg.layers / s.pp
-    in_flight = s.pp  # 1F1B: the first stage holds pp micro-batches
-    acts = per_token_layer * tokens * layers_here * in_flight
-    if s.recompute:  # one layer's full working set while it is recomputed
-        ffn_terms = 3 if cfg.gated_mlp else 2
-        acts += BYTES * (6 * cfg.hidden + 2 * cfg.kv_dim + ffn_terms * cfg.ffn) / s.tp * tokens
-    if s.pp == 1:  # the logits (fp32) of the last stage
-        acts += 4 * tokens * cfg.vocab / s.tp
-    return Memory(weights, grads, optimizer, acts)
-
-
-def fits(memory: Memory, device: Accelerator) -> bool:
-    return memory.total <= USABLE * device.memory_gb.value * 1e9
 
 
 def _link(stride: int, size: int, domain: int, device: Accelerator) -> tuple[str, float, int]:
@@ -411,51 +287,6 @@ def _comm(kind: str, volume: float, stride: int, size: int, domain: int, device:
     return Comm(kind, volume, link, time, time * (1 - overlap))
 
 
-def memory_message(mem: Memory, device: Accelerator, s: Strategy) -> str:
-    """``parallel dp=..: needs 93.1 GB per GPU (weights .., gradients .., optimizer .., activations ..);
-    H100_SXM holds 72.0 GB usable (90 % of 80 GB): 21.1 GB too much. <fix>.``"""
-    usable = USABLE * device.memory_gb.value
-    gb = 1e9
-    return (f"--parallel {s.text()}: expected at most {usable:.1f} GB per GPU ({USABLE:.0%} of {device.name}'s "
-            f"{device.memory_gb.value:g} GB); got {mem.total / gb:.1f} GB (weights {mem.weights / gb:.1f}, gradients "
-            f"{mem.gradients / gb:.1f}, optimizer {mem.optimizer / gb:.1f}, activations {mem.activations / gb:.1f}): "
-            f"{mem.total / gb - usable:.1f} GB too much. Raise tp or pp, shard the optimizer (zero=1..3), recompute "
-            "activations (recompute=1), shrink the micro-batch, or use more GPUs.")
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def candidates(cfg: TransformerConfig, gpus: int, *, global_batch: int, seq_len: int, domain: int,
-               max_micro_batch: int = 8) -> list[Strategy]:
-    """Every strategy worth trying on ``gpus`` GPUs: tp within the scale-up domain and dividing the
-    heads, cp up to 16 (for sequences of 8k tokens and more), pp up to the layers, dp dividing the batch."""
-    out = []
-    for tp in _divisors(gpus):
-        if tp > domain or cfg.heads % tp or tp > 16:
-            continue
-        for cp in (1, 2, 4, 8, 16):
-            if gpus % (tp * cp) or seq_len % (2 * cp) or (cp > 1 and seq_len < 4096 * cp // 2):
-                continue
-            for pp in _divisors(gpus // (tp * cp)):
-                if pp > cfg.layers // 2 and pp > 1:
-                    continue
-                dp = gpus // (tp * cp * pp)
-                if global_batch % dp:
-                    continue
-                per_dp = global_batch // dp
-                for mb in (1, 2, 4, 8):
-                    if mb > max_micro_batch or per_dp % mb:
-                        continue
-                    for recompute in (False, True):
-                        vp = 1
-                        if pp > 1:
-                            vp = max(v for v in (1, 2, 4, 8) if pp * v <= cfg.layers and cfg.layers // (pp * v) >= 1)
-                        out.append(Strategy(dp, tp, pp, cp, mb, vp, 1, recompute))
-    return out
-
-
 def best_strategy(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_batch: int, seq_len: int,
                   domain: int | None = None, eff: Efficiency | None = None,
                   overlap: Overlap | None = None, latency: Latency | None = None) -> StepEstimate:
@@ -480,11 +311,3 @@ def best_strategy(cfg: TransformerConfig, device: Accelerator, gpus: int, *, glo
                              "of 8 that divides the batch.")
         raise InputError("no strategy fits; the closest: " + memory_message(closest[0], device, closest[1]))
     return best
-
-
-def with_dp(s: Strategy, gpus: int) -> Strategy:
-    """``s`` with dp set so that the product is ``gpus`` (model split kept), or an ``InputError``."""
-    rest = s.tp * s.pp * s.cp
-    if gpus % rest:
-        raise InputError(f"--gpus: expected multiples of tp×pp×cp = {rest}; got {gpus}.")
-    return replace(s, dp=gpus // rest)

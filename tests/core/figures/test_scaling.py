@@ -23,8 +23,8 @@ from core.figures.scaling import (
     ps_timeline_figure,
     sync_async_figure,
 )
+from core.scaling import PSJob, crossover_machines, ps_schedule, ps_time_vs_machines
 from core.scaling.measured import scaling_analysis
-from core.scaling.ps_rounds import PSJob, crossover_machines, ps_schedule, ps_time_vs_machines
 from core.scaling.sync_async import async_schedule, sync_schedule
 from core.scaling.table import parse_scaling_table
 
@@ -196,7 +196,7 @@ def test_lr_schedule_without_warmup_is_flat_with_no_marker():
 
 
 def test_ps_timeline_panel_titles_can_be_given():
-    from core.scaling.ps_rounds import local_schedule
+    from core.scaling import local_schedule
 
     fig = ps_timeline_figure(local_schedule(JOB), panel_titles=("whole run",))
     assert [a.text for a in fig.layout.annotations] == ["whole run"]

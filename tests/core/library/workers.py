@@ -52,7 +52,7 @@ def read(db: str, stop: str) -> None:
 
 
 def stall(db: str, n: int, at: int) -> None:
-    import core.library.library as library_module
+    import core.library.adding as library_module
 
     original = library_module.series_frame
     calls = {"n": 0}

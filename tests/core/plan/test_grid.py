@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from core.errors import InputError
 from core.plan import scale_to_step_time
+from core.plan.allocation import greedy_allocation
 from core.plan.grid import (
     best_workers,
     cheapest_config,
     display_time,
-    greedy_allocation,
     pareto_frontier,
     plan_grid,
     suggest_deadline,

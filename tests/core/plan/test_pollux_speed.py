@@ -10,13 +10,8 @@ from scipy.optimize import nnls
 from core.datasets import DATA_DIR
 from core.errors import InputError
 from core.plan import build_speed_model, fit_speed, scale_to_step_time
-from core.plan.pollux_speed import (
-    PolluxSpeedModel,
-    _objective,
-    fit_pollux_speed,
-    pollux_data,
-    pollux_step_time,
-)
+from core.plan.pollux_fit import _objective, fit_pollux_speed, pollux_data
+from core.plan.pollux_speed import PolluxSpeedModel, pollux_step_time
 from core.plan.speed import SpeedModel, speed_features
 
 POLLUX = DATA_DIR / "pollux_traces"

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from core.errors import FitWarning, InputError
 from core.plan import default_speed_mode, scale_to_step_time
-from core.plan.speed import MIN_POINTS, PAPER_THETA, SpeedModel, fit_speed_model, optimus_speed, paper_speed_model
+from core.plan.speed import MIN_POINTS, PAPER_THETA, SpeedModel, optimus_speed, paper_speed_model
+from core.plan.speed_fit import fit_speed_model
 from core.plan.speed_table import read_speed_table
 
 POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"

@@ -13,8 +13,9 @@ from core.datasets import builtin_log_files
 from core.errors import InputError
 from core.logs import read_log, read_log_file
 from core.plan.grid import plan_grid
+from core.plan.run_steps import loss_threshold_from_runs, run_methods, steps_from_run
 from core.plan.speed import paper_speed_model
-from core.plan.steps import loss_threshold_from_runs, run_methods, steps_from_calibration, steps_from_run, typed_steps
+from core.plan.steps import steps_from_calibration, typed_steps
 from core.runs import RunAnalysis, TargetCrossing, analyse_run
 
 NAN = float("nan")
@@ -209,7 +210,7 @@ def test_to_dict_is_plain():
 
 def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():
     from core.logs.reader import read_log_file
-    from core.plan.steps import steps_from_target_prediction
+    from core.plan.run_steps import steps_from_target_prediction
     from core.prediction.predict import prediction_from_first_epochs
     from tests.conftest import ROOT
 
@@ -230,7 +231,7 @@ def test_posterior_method_is_offered_first_for_a_partial_run_with_a_prior_and_us
     """A run short of the target with five other architectures loaded: the posterior, × steps per epoch."""
     from core.datasets import builtin_log_files
     from core.logs import read_log_file
-    from core.plan.steps import steps_from_posterior
+    from core.plan.run_steps import steps_from_posterior
     from core.prediction import forecast_epoch_at_target
     from core.runs import analyse_run
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
-from core.scaling.measured import (
+from core.scaling import (
     RESULT_COLUMNS,
     allreduce_bytes,
     bandwidth_gb_per_s,
@@ -382,7 +382,7 @@ def test_fastest_only_keeps_strong_and_weak_apart():
 
 
 def test_link_presets_state_their_rate_in_the_name():
-    from core.scaling.measured import LINK_PRESETS_GBPS
+    from core.scaling import LINK_PRESETS_GBPS
 
     for name, gbps in LINK_PRESETS_GBPS.items():
         assert f"{gbps:g}" in name and gbps > 0

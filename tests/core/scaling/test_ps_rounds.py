@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.scaling.ps_rounds import (
+from core.scaling import (
     ACTIVITIES,
     SCHEDULE_COLUMNS,
     PSJob,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.scaling.sync_async import (
+from core.scaling import (
     STALENESS_BOUND_SOURCES,
     STALENESS_BOUND_TEXT,
     TIMELINE_COLUMNS,
@@ -160,7 +160,7 @@ def test_bound_text_is_two_sentences_with_its_sources():
 def test_schedule_inputs_reads_an_edited_worker_table():
     import pandas as pd
 
-    from core.scaling.sync_async import schedule_inputs
+    from core.scaling import schedule_inputs
 
     table = pd.DataFrame({"start_s": [0.0, 1.0, 0.5, None], "compute_1_s": [3.0, 1.0, 2.0, None],
                           "compute_2_s": [2.0, 1.0, 2.0, None], "compute_3_s": [None] * 4})
@@ -180,7 +180,7 @@ def test_schedule_inputs_reads_an_edited_worker_table():
 def test_schedule_inputs_accepts_one_compute_column():
     import pandas as pd
 
-    from core.scaling.sync_async import schedule_inputs
+    from core.scaling import schedule_inputs
 
     assert schedule_inputs(pd.DataFrame({" Start_s": [0, 1], "compute_s": [3, 1]})) == (
         (0.0, 1.0), ((3.0,), (1.0,)))
@@ -202,14 +202,14 @@ def test_schedule_inputs_accepts_one_compute_column():
 def test_schedule_inputs_refusals_name_the_table_row_and_cell(columns, message):
     import pandas as pd
 
-    from core.scaling.sync_async import schedule_inputs
+    from core.scaling import schedule_inputs
 
     with pytest.raises(InputError, match=message):
         schedule_inputs(pd.DataFrame(columns), source="workers.csv")
 
 
 def test_schedule_inputs_wants_a_frame():
-    from core.scaling.sync_async import schedule_inputs
+    from core.scaling import schedule_inputs
 
     with pytest.raises(InputError, match="worker table: expected a DataFrame"):
         schedule_inputs([[0.0, 1.0]])

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.transformer.config import TransformerConfig, load_config
-from core.transformer.devices import get_accelerator
-from core.transformer.parallel import (
+from core.transformer import (
     Efficiency,
     Latency,
     Overlap,
@@ -17,6 +15,8 @@ from core.transformer.parallel import (
     memory_per_gpu,
     parse_strategy,
 )
+from core.transformer.config import TransformerConfig, load_config
+from core.transformer.devices import get_accelerator
 
 # 4 layers, hidden 64, 8 heads (2 key-value heads of 8), ffn 128, vocab 100: 4×(64·(64+16+16+64) + 3·64·128)
 # + 2·100·64 = 4·(10240 + 24576) + 12800 = 152,064 parameters

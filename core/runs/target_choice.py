@@ -1,0 +1,102 @@
+"""Which target the pages offer on loaded runs: the one the runs declare, the metrics a target can
+name, each metric's direction, and a reachable target suggested from the runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from core.errors import InputError
+from core.logs import RunLog
+from core.runs.targets import best_value
+from core.targets import DEFAULT_TARGET, Target, direction_of
+
+
+def default_target(logs: Iterable[RunLog]) -> Target:
+    """The target the pages start from: the one the loaded runs declare, else ``acc>=0.92``.
+
+    Runs that declare a target (an MLLOG log's ``target_accuracy``, a speedrun log's 3.28) give
+    it; when they declare several, the one most of them declare (the first of equals, in load
+    order). Runs that declare none leave the default ``acc>=0.92`` (origin ``default``).
+
+    >>> from core.logs import read_log
+    >>> plain = read_log(b"step,loss,acc\\n1,2.0,0.5\\n", "a.csv")
+    >>> default_target([plain]).spec, default_target([]).origin
+    ('acc>=0.92', 'default')
+    """
+    declared = [log.target for log in logs if isinstance(getattr(log, "target", None), Target)]
+    if not declared:
+        return DEFAULT_TARGET.with_origin("default")
+    counts: dict[Target, int] = {}
+    for t in declared:
+        counts[t] = counts.get(t, 0) + 1
+    best = max(counts, key=lambda t: counts[t])   # max keeps the first of equals (dict order: load order)
+    return next(t for t in declared if t == best).with_origin("log")
+
+
+def target_metrics(logs: Iterable[RunLog]) -> list[str]:
+    """The metric names a target can name on these runs: ``acc`` (where a run has accuracies), ``loss``,
+    then the runs' own named metrics (``val_loss``, ``eval_accuracy``), each once, in that order.
+
+    >>> from core.logs import read_log
+    >>> target_metrics([read_log(b"step,loss,acc\\n1,2.0,0.5\\n", "a.csv")])
+    ['acc', 'loss']
+    """
+    names: list[str] = []
+    for log in logs:
+        if log.has_acc:
+            names.append("acc")
+        if log.has_loss:
+            names.append("loss")
+    for log in logs:
+        names += [m for m in (getattr(log, "metrics", None) or {}) if m not in ("acc", "loss")]
+    ordered = [m for m in ("acc", "loss") if m in names] + [m for m in names if m not in ("acc", "loss")]
+    return list(dict.fromkeys(ordered))
+
+
+def metric_direction(logs: Iterable[RunLog], metric: str) -> str:
+    """The direction of a target on ``metric``: the one a loaded run declares for it (MLPerf's Llama
+    ``eval_accuracy`` falls: a log-perplexity), else the one its name implies, else ``>=``.
+
+    >>> metric_direction([], "val_loss"), metric_direction([], "acc"), metric_direction([], "speed")
+    ('<=', '>=', '>=')
+    """
+    for log in logs:
+        declared = getattr(log, "target", None)
+        if isinstance(declared, Target) and declared.metric == metric:
+            return declared.direction
+    return direction_of(metric) or ">="
+
+
+def suggested_target(logs: Iterable[RunLog], metric: str) -> Target:
+    """A starting target on ``metric`` for these runs (a page's metric choice starts from it).
+
+    The target a run declares on that metric; else ``acc>=0.92`` for the accuracy; else, on a metric
+    no run declares a target for, the median of the runs' best values (a target half of them reach),
+    to three significant digits, in the metric's direction (:func:`metric_direction`).
+
+    >>> from core.logs import read_log
+    >>> logs = [read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.0,0.7\\n", "a.csv"),
+    ...         read_log(b"step,loss,acc\\n1,3.0,0.5\\n2,2.0,0.7\\n", "b.csv")]
+    >>> suggested_target(logs, "loss").spec, suggested_target(logs, "acc").spec
+    ('loss<=1.5', 'acc>=0.92')
+    """
+    logs = list(logs)
+    for log in logs:
+        declared = getattr(log, "target", None)
+        if isinstance(declared, Target) and declared.metric == metric:
+            return declared.with_origin("log")
+    if metric == "acc":
+        return DEFAULT_TARGET.with_origin("default")
+    direction = metric_direction(logs, metric)
+    probe = Target(metric, direction, 0.0)
+    bests = [b for b in (best_value(log, probe) for log in logs) if b is not None and math.isfinite(b)]
+    if not bests:
+        raise InputError(f"target metric {metric!r}: expected a metric the loaded runs log; got none that has it. "
+                         "Choose another metric.")
+    value = float(np.median(bests))
+    value = float(f"{value:.3g}")
+    return Target(metric, direction, value, "default")
