@@ -216,3 +216,21 @@ def test_logs_page_reads_an_uploaded_trainer_state_and_words_the_criterion_by_th
     captions = [shown(c.value) for c in at.caption]
     assert any("Criterion in use: epoch-level: first epoch whose mean eval_loss is ≤ 1.25" in c for c in captions)
     assert not any("accuracy" in c for c in captions if c.startswith("Criterion in use")), captions
+
+
+def test_plan_page_batch_fit_of_the_loaded_llama_runs_uses_the_log_perplexity_target():
+    from core.batch import batch_study
+    from core.logs import read_log_files
+    from core.plan import steps_from_batch_scaling
+    from core.targets import Target
+
+    at = open_on("pages/plan.py", ["mlperf_llama8b"])
+    at.radio(key="plan_how").set_value("model").run()
+    at.radio(key="plan_steps_source").set_value("batch").run()
+    at.selectbox(key="plan_batch_set").set_value("loaded").run()
+    assert not at.exception and not at.error
+    assert any("Their target: eval_accuracy ≤ 3.3" in shown(c.value) for c in at.caption)
+    read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
+    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    steps = steps_from_batch_scaling(model, 128.0, label="loaded").steps     # the default global batch M = 128
+    assert {m.label: m.value for m in at.metric}["Steps to target"] == f"{steps:,.0f}"
