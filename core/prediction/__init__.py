@@ -54,6 +54,7 @@ from core.prediction.prior import (
 )
 from core.prediction.progress import (
     PROGRESS_BACKTEST_COLUMNS,
+    ProgressCache,
     ProgressEstimate,
     ProgressForecast,
     backtest_progress,
@@ -79,7 +80,7 @@ from core.prediction.tables import (
 )
 
 __all__ = [
-    'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
+    'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
     'evaluation_points', 'predict_progress',
     'progress_backtest_summary', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',

@@ -29,9 +29,11 @@ observed part unless told otherwise.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -118,6 +120,71 @@ class ProgressForecast:
         out.update(method=self.method, prior_weight=self.prior_weight, time_to_target_s=self.time_to_target_s,
                    flags="; ".join(self.flags))
         return out
+
+
+@dataclass
+class ProgressCache:
+    """Per-run results a backtest needs again and again, computed once: each finished run's progress to
+    target, and the extrapolation of its first ``n`` evaluations.
+
+    Leave-one-out over ``N`` runs backtests every other run for each held-out one: without a cache each
+    run's crossing is found ``N²`` times and its cut curve fitted ``N`` times. Entries are keyed by the
+    run object itself (held here, so its id is never reused), the target and what was cut; a cached value
+    is exactly the value that would be computed. Safe to share between threads.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss\\n1,4.0\\n2,3.5\\n3,3.2\\n", "a.csv")
+    >>> cache = ProgressCache()
+    >>> cache.truth(log, Target("loss", "<=", 3.28)), len(cache)
+    (3.0, 1)
+    """
+
+    _entries: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def counts(self) -> dict[str, int]:
+        """Entries held by kind (``truth``, ``extrapolation``, ``cut``, ...): the work done once."""
+        with self._lock:
+            kinds = [key[0] for key in self._entries]
+        return {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+
+    def _get(self, key: tuple, log: RunLog, compute):
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is not None and hit[0] is log:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            self._entries[key] = (log, value)
+        return value
+
+    def truth(self, log: RunLog, target: Target) -> float | None:
+        """:func:`progress_to_target`, once per run and target."""
+        return self._get(("truth", id(log), target.spec), log, lambda: progress_to_target(log, target))
+
+    def unit(self, log: RunLog) -> str:
+        """:func:`progress_unit`, once per run."""
+        return self._get(("unit", id(log)), log, lambda: progress_unit(log))
+
+    def has_metric(self, log: RunLog, metric: str) -> bool:
+        """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
+        return self._get(("metric", id(log), metric), log, lambda: metric_column(log, metric) is not None)
+
+    def evaluations(self, log: RunLog, target: Target) -> int:
+        """How many evaluations of the target's metric the run holds (:func:`evaluation_points`)."""
+        return self._get(("evaluations", id(log), target.spec), log, lambda: len(evaluation_points(log, target)[0]))
+
+    def cut(self, log: RunLog, target: Target, n: int) -> RunLog:
+        """:func:`first_points`: the run cut after its ``n``-th evaluation, once per run, target and ``n``."""
+        return self._get(("cut", id(log), target.spec, n), log, lambda: first_points(log, target, n))
+
+    def extrapolation(self, log: RunLog, target: Target, n: int, *, level: float) -> ProgressEstimate:
+        """:func:`extrapolate_progress` of the run's first ``n`` evaluations, once per run, target and ``n``."""
+        return self._get(("extrapolation", id(log), target.spec, n, level), log,
+                         lambda: extrapolate_progress(self.cut(log, target, n), target, level=level))
 
 
 # --------------------------------------------------------------------------- progress axis
@@ -262,12 +329,14 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
 
 
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
-                   level: float = DEFAULT_LEVEL) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring)."""
-    unit = progress_unit(log)
-    pool = [o for o in others if o.source != log.source and progress_unit(o) == unit
-            and metric_column(o, target.metric) is not None]
-    done = [(o, progress_to_target(o, target)) for o in pool]
+                   level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
+    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
+    progress to target across calls."""
+    cache = ProgressCache() if cache is None else cache
+    unit = cache.unit(log)
+    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
+            and cache.has_metric(o, target.metric)]
+    done = [(o, cache.truth(o, target)) for o in pool]
     done = [(o, v) for o, v in done if v is not None and v > 0]
     if not done:
         return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
@@ -275,13 +344,18 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
     same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
     chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
         (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
-    values = np.log([v for _, v in chosen])
+    raw = sorted(v for _, v in chosen)
+    values = np.log(raw)
     n = len(values)
-    centre = float(np.median(values))
+    # the median in log space, taken on the values themselves (the middle one, or the geometric mean of
+    # the middle two): exp(log(x)) is not x in floating point, and a run measured at the same samples
+    # as the median must not fall 1 ulp outside an interval that ends there
+    median = raw[n // 2] if n % 2 else math.sqrt(raw[n // 2 - 1] * raw[n // 2])
+    centre = math.log(median)
     sd = max(float(np.std(values, ddof=1)) if n > 1 else 0.0, MIN_PRIOR_SD)
     t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
     half = t * sd * math.sqrt(1 + 1 / n)
-    return ProgressEstimate("prior", unit, math.exp(centre), math.exp(centre - half), math.exp(centre + half),
+    return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
                             f"median of {what}")
 
 
@@ -298,30 +372,37 @@ class Trust:
 
 def group_of(log: RunLog) -> str:
     """The group a run belongs to (its folder: an MLPerf system, a speedrun record), for leave-one-group-out."""
-    return str(PurePosixPath(log.source.replace("\\", "/")).parent)
+    return _folder(log.source)
+
+
+@lru_cache(maxsize=4096)
+def _folder(source: str) -> str:
+    return str(PurePosixPath(source.replace("\\", "/")).parent)
 
 
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
-                level: float = DEFAULT_LEVEL, same_group: bool = True) -> Trust:
+                level: float = DEFAULT_LEVEL, same_group: bool = True, cache: ProgressCache | None = None) -> Trust:
     """Backtest the other finished runs at the same observed fraction: the prior's weight and the interval.
 
     Each finished run is cut at ``fraction`` of its evaluations (or at ``n_observed`` of them), its
     prior made from the remaining runs; the log errors of both sources give the variance-minimising
     weight ``w = (σx² − ρσpσx)/(σp² + σx² − 2ρσpσx)`` clipped to [0, 1], and the combined errors give the
-    interval's log quantiles.
+    interval's log quantiles. Each run's progress to target and cut extrapolation are computed once
+    (``cache``: across calls too, as a leave-one-out over many runs needs).
     """
+    cache = ProgressCache() if cache is None else cache
     pairs = []
-    finished = [o for o in others if progress_to_target(o, target) is not None]
+    finished = [o for o in others if cache.truth(o, target) is not None]
     for o in finished:
-        truth = progress_to_target(o, target)
-        x, _ = evaluation_points(o, target)
-        n = observed_count(len(x), fraction) if n_observed is None else min(n_observed, len(x))
-        cut = first_points(o, target, n)
+        truth = cache.truth(o, target)
+        total = cache.evaluations(o, target)
+        n = observed_count(total, fraction) if n_observed is None else min(n_observed, total)
+        cut = cache.cut(o, target, n)
         # the backtest mimics the run's own case: when none of the others shares its group (system,
         # record), each backtested run's prior leaves its whole group out too
         rest = [r for r in finished if r is not o and (same_group or group_of(r) != group_of(o))]
-        p = prior_progress(cut, rest, target, level=level)
-        e = extrapolate_progress(cut, target, level=level)
+        p = prior_progress(cut, rest, target, level=level, cache=cache)
+        e = cache.extrapolation(o, target, n, level=level)
         ep = math.log(p.value / truth) if p.available else None
         ex = math.log(e.value / truth) if e.available else None
         pairs.append((ep, ex))
@@ -345,7 +426,8 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
 
 
 def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | float | None = None, *,
-                     observe: float | None = None, level: float = DEFAULT_LEVEL) -> ProgressForecast:
+                     observe: float | None = None, level: float = DEFAULT_LEVEL,
+                     cache: ProgressCache | None = None) -> ProgressForecast:
     """Prior, extrapolation and posterior of the progress to ``target`` of ``log`` (module docstring).
 
     Parameters
@@ -359,6 +441,9 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     observe : float, optional
         The fraction (0, 1) of ``log``'s evaluations seen, or a number of evaluations (>= 1); default all.
     level : float, default 0.8
+    cache : ProgressCache, optional
+        Shared by many predictions over the same runs (a leave-one-out): each other run's progress to
+        target and cut extrapolation are computed once. The answer is the same with or without it.
 
     Examples
     --------
@@ -391,11 +476,12 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         none = ProgressEstimate("prior", unit, None, description="not needed")
         return ProgressForecast(log.source, target, unit, n, observed_progress, "reached", none,
                                 replace(none, source="extrapolation"), measured, "measured", None, per_unit)
-    prior = prior_progress(seen, others, target, level=level)
+    cache = ProgressCache() if cache is None else cache
+    prior = prior_progress(seen, others, target, level=level, cache=cache)
     extrap = extrapolate_progress(seen, target, level=level)
     same_group = any(group_of(o) == group_of(log) for o in others)
     trust = learn_trust(others, target, fraction=fraction, n_observed=None if fraction is not None else n,
-                        level=level, same_group=same_group) if prior.available else None
+                        level=level, same_group=same_group, cache=cache) if prior.available else None
     posterior, method, weight = _combine(prior, extrap, trust, unit, floor=observed_progress)
     flags = []
     if trust is not None:
@@ -422,20 +508,22 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
         w = 1.0
     else:
         w = trust.prior_weight
-    centre = math.log(prior.value) if w >= 1.0 or not extrap.available else \
-        w * math.log(prior.value) + (1 - w) * math.log(extrap.value)
+    # the estimate as a value (the prior's own when it carries all the weight: no exp(log(x)) round trip,
+    # so an interval edge at a zero error is the estimate itself, not 1 ulp beside it)
+    base = prior.value if w >= 1.0 or not extrap.available else \
+        math.exp(w * math.log(prior.value) + (1 - w) * math.log(extrap.value))
     if trust is not None and trust.quantiles is not None:
         lo_q, hi_q = trust.quantiles
-        low, high = math.exp(centre - hi_q), math.exp(centre - lo_q)   # truth = estimate / exp(error)
+        low, high = base * math.exp(-hi_q), base * math.exp(-lo_q)   # truth = estimate / exp(error)
         if trust.n_cases >= MIN_SHIFT_CASES:    # the backtest's median error, taken out of the estimate
-            centre -= trust.median
+            base *= math.exp(-trust.median)
     elif w >= 1.0:
         low, high = prior.low, prior.high
     else:
         low = math.exp(w * math.log(prior.low) + (1 - w) * math.log(extrap.low or prior.low))
         high = math.exp(w * math.log(prior.high) + (1 - w) * math.log(extrap.high)) \
             if extrap.high and math.isfinite(extrap.high) else math.inf
-    value = max(math.exp(centre), floor)
+    value = max(base, floor)
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w
@@ -452,24 +540,26 @@ PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
 
 def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
                       fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
-                      level: float = DEFAULT_LEVEL):
+                      level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None):
     """Every finished log cut at each fraction of its evaluations and predicted from the rest.
 
     The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
     never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
     ``level`` interval holds the actual progress. Logs that never met their target are left out.
+    One :class:`ProgressCache` serves every prediction (each run's work is done once).
     """
     import pandas as pd
 
+    cache = ProgressCache() if cache is None else cache
     rows = []
     for log in logs:
         t = run_target(log, target)
-        truth = progress_to_target(log, t)
+        truth = cache.truth(log, t)
         if truth is None:
             continue
         pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
         for fraction in fractions:
-            f = predict_progress(log, pool, t, observe=fraction, level=level)
+            f = predict_progress(log, pool, t, observe=fraction, level=level, cache=cache)
             row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
                    "method": f.method}
             for est in (f.prior, f.extrapolation, f.posterior):

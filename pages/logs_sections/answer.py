@@ -28,7 +28,8 @@ def headline_section(runs: LoadedRuns) -> None:
 
 
 def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:
-    """The loss and accuracy charts of the chosen view; returns the view (an overlay or a file)."""
+    """The loss chart of the chosen view, and the accuracy chart for an accuracy target; returns the view
+    (an overlay or a file)."""
     names = [a.log.source for a in runs.analyses]
     view = st.selectbox("Show", options=list(OVERLAYS) + names, key="logs_view",
                         format_func=lambda s: OVERLAYS.get(s, s))
