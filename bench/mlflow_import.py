@@ -12,7 +12,10 @@ logs.  Then, in one run, on libraries in a temporary folder:
 * **fits**: ``fit_library`` of the MLflow runs against ``fit_library`` of the same runs added
   from the CSV files: the largest parameter difference (the goal: equal).
 
-Usage: ``python bench/mlflow_import.py [--n 1000] [--points 1000] [--uri http://127.0.0.1:5000]``.
+Usage: ``python bench/mlflow_import.py [--n 1000] [--points 1000] [--uri http://127.0.0.1:5000] [--fill sql]``.
+``--fill sql`` creates and ends the runs through the client but bulk-inserts their metric rows into the
+server's SQLite store (MLflow's ``metrics`` and ``latest_metrics`` tables): logging a million points
+through the REST API takes hours on this machine; the import measured is the same either way.
 Timings are wall-clock on whatever else the machine runs (the load average is printed).
 """
 
@@ -65,6 +68,23 @@ def start_server(folder: Path) -> tuple[subprocess.Popen, str]:
             time.sleep(0.5)
 
 
+def insert_metrics(db: Path, bulk: list) -> None:
+    """Every metric point of every run into the server's SQLite store, as ``log_batch`` would leave them: the
+    ``metrics`` rows and each key's latest value in ``latest_metrics`` (MLflow's own tables)."""
+    import sqlite3
+
+    with sqlite3.connect(db, timeout=60) as con:
+        rows, latest = [], {}
+        for run_id, metrics in bulk:
+            for m in metrics:
+                rows.append((m.key, m.value, m.timestamp, m.step, 0, run_id))
+                latest[(run_id, m.key)] = (m.key, m.value, m.timestamp, m.step, 0, run_id)
+        con.executemany("INSERT INTO metrics (key, value, timestamp, step, is_nan, run_uuid) VALUES (?, ?, ?, ?, ?, ?)",
+                        rows)
+        con.executemany("INSERT INTO latest_metrics (key, value, timestamp, step, is_nan, run_uuid) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", list(latest.values()))
+
+
 def make_run(i: int, bases: list, points: int) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng([2026, i])
     base = bases[i % len(bases)]
@@ -82,6 +102,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--points", type=int, default=1000)
     parser.add_argument("--uri", default=None)
+    parser.add_argument("--fill", choices=("client", "sql"), default="client",
+                        help="client: every point logged through MlflowClient.log_batch (the REST API; ~3-10 s a "
+                             "run here); sql: runs created and ended through the client, their metric rows "
+                             "bulk-inserted into the server's own SQLite store (metrics and latest_metrics, the "
+                             "tables MLflow made): setup only, the import measured is the same")
     args = parser.parse_args()
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow import MlflowClient
@@ -104,6 +129,7 @@ def main() -> None:
             csvs = folder / "csv"
             csvs.mkdir()
             t = time.perf_counter()
+            bulk = []
             for i in range(args.n):
                 run_name, loss, acc, epoch = make_run(i, bases, args.points)
                 run = client.create_run(experiment, run_name=run_name, start_time=1_700_000_000_000)
@@ -113,13 +139,21 @@ def main() -> None:
                     metrics += [Metric("loss", float(loss[k]), stamp, k + 1),
                                 Metric("acc", float(acc[k]), stamp, k + 1),
                                 Metric("epoch", float(epoch[k]), stamp, k + 1)]
-                for j in range(0, len(metrics), 1000):
-                    client.log_batch(run.info.run_id, metrics=metrics[j:j + 1000])
+                if args.fill == "client":
+                    for j in range(0, len(metrics), 1000):
+                        client.log_batch(run.info.run_id, metrics=metrics[j:j + 1000])
+                else:
+                    bulk.append((run.info.run_id, metrics))
                 client.set_terminated(run.info.run_id, end_time=1_700_003_600_000)
                 lines = ["epoch,step,loss,acc"] + [f"{int(epoch[k])},{k + 1},{float(loss[k])!r},{float(acc[k])!r}"
                                                    for k in range(args.points)]
                 (csvs / f"{run_name}.csv").write_text("\n".join(lines) + "\n")
-            print(f"{args.n} runs × {args.points} points logged in {time.perf_counter() - t:.0f} s")
+            if bulk:
+                if args.uri is not None:
+                    raise SystemExit("--fill sql needs the bench's own server (no --uri)")
+                insert_metrics(folder / "mlflow.db", bulk)
+            print(f"{args.n} runs × {args.points} points logged in {time.perf_counter() - t:.0f} s "
+                  f"(fill: {args.fill})")
 
             lib = Library(folder / "mlflow.duckdb")
             t = time.perf_counter()
