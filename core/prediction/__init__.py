@@ -2,11 +2,11 @@
 
 Modules: ``predict`` (the accuracy and loss routes), ``intervals`` (the backtest inside the observed
 epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules: declared,
-from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
-``posterior`` (prior and extrapolation combined), ``backtest`` (first part of finished logs against
-the rest; the widening learned from other runs), ``combined`` (the prior and posterior columns of a
-backtest), ``tables`` (summaries, family scores, convergence), ``forecast`` (the one call the pages
-use: prediction widened as the other runs teach, with the prior and the posterior).
+from an lr column, detected), ``prior`` (what other runs say before the run's own epochs), ``run_prior``
+(which prior a run gets), ``posterior`` (prior and extrapolation combined), ``backtest`` (first part of
+finished logs against the rest; the widening learned from other runs), ``combined`` (the prior and
+posterior columns of a backtest), ``tables`` (summaries, family scores, convergence), ``forecast`` (the
+one call the pages use: prediction widened as the other runs teach, with the prior and the posterior).
 """
 
 from core.prediction.backtest import (
@@ -44,14 +44,7 @@ from core.prediction.predict import (
     showcase_log,
     widen,
 )
-from core.prediction.prior import (
-    Prior,
-    job_prior,
-    prior_for_run,
-    prior_from_calibration,
-    prior_from_other_runs,
-    prior_source,
-)
+from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
 from core.prediction.progress import (
     PROGRESS_BACKTEST_COLUMNS,
     ProgressEstimate,
@@ -62,6 +55,7 @@ from core.prediction.progress import (
     progress_backtest_summary,
     progress_to_target,
 )
+from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,

@@ -27,7 +27,8 @@ from core.prediction.posterior import (
     log_errors,
 )
 from core.prediction.predict import TargetPrediction
-from core.prediction.prior import Prior, prior_for_run
+from core.prediction.prior import Prior
+from core.prediction.run_prior import prior_for_run
 
 #: the columns ``backtest_logs`` adds when it is given priors
 PRIOR_COLUMNS: tuple[str, ...] = (
