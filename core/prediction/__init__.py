@@ -1,12 +1,14 @@
 """Predict the epoch at target from the first epochs of a run, with an interval, and backtest it.
 
-Modules: ``predict`` (the accuracy and loss routes), ``intervals`` (the backtest inside the observed
-epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules: declared,
-from an lr column, detected), ``prior`` (what other runs say before the run's own epochs), ``run_prior``
-(which prior a run gets), ``posterior`` (prior and extrapolation combined), ``backtest`` (first part of
-finished logs against the rest; the widening learned from other runs), ``combined`` (the prior and
-posterior columns of a backtest), ``tables`` (summaries, family scores, convergence), ``forecast`` (the
-one call the pages use: prediction widened as the other runs teach, with the prior and the posterior).
+Modules: ``predict`` (the accuracy and loss routes), ``log_series`` (what a prediction reads from a
+log), ``target_prediction`` (the result, its curve and band), ``intervals`` (the backtest inside the
+observed epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules:
+declared, from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
+``run_prior`` (which prior a run gets), ``posterior`` (prior and extrapolation combined), ``backtest``
+(first part of finished logs against the rest; the widening learned from other runs), ``combined`` (the
+prior and posterior columns of a backtest), ``tables`` (summaries, family scores, convergence),
+``forecast`` (the one call the pages use: prediction widened as the other runs teach, with the prior and
+the posterior).
 """
 
 from core.prediction.backtest import (
@@ -31,19 +33,9 @@ from core.prediction.intervals import (
     INTERVAL_METHOD,
     FitCache,
 )
+from core.prediction.log_series import first_epochs, n_epochs, showcase_log
 from core.prediction.posterior import Posterior, combine
-from core.prediction.predict import (
-    AUTO_FAMILIES,
-    ROUTES,
-    TargetPrediction,
-    first_epochs,
-    n_epochs,
-    predict_epoch_at_target,
-    prediction_curves,
-    prediction_from_first_epochs,
-    showcase_log,
-    widen,
-)
+from core.prediction.predict import AUTO_FAMILIES, ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
 from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
 from core.prediction.progress import (
     PROGRESS_BACKTEST_COLUMNS,
@@ -71,6 +63,7 @@ from core.prediction.tables import (
     family_scores,
     summary_line,
 )
+from core.prediction.target_prediction import TargetPrediction, prediction_curves
 
 __all__ = [
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',

@@ -59,17 +59,12 @@ from core.prediction.combined import (
     prior_cells,
 )
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
+from core.prediction.log_series import first_epochs, n_epochs
 from core.prediction.posterior import Posterior
-from core.prediction.predict import (
-    TargetPrediction,
-    check_family,
-    first_epochs,
-    n_epochs,
-    predict_epoch_at_target,
-    widen,
-)
+from core.prediction.predict import check_family, predict_epoch_at_target, widen
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
+from core.prediction.target_prediction import TargetPrediction
 from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
 from core.validation import check_option
 

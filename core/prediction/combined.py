@@ -26,9 +26,9 @@ from core.prediction.posterior import (
     extrapolation_belief,
     log_errors,
 )
-from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior
 from core.prediction.run_prior import prior_for_run
+from core.prediction.target_prediction import TargetPrediction
 
 #: the columns ``backtest_logs`` adds when it is given priors
 PRIOR_COLUMNS: tuple[str, ...] = (

@@ -20,7 +20,8 @@ from core.prediction.backtest import (
     run_key,
 )
 from core.prediction.intervals import Drift
-from core.prediction.predict import TargetPrediction, prediction_from_first_epochs
+from core.prediction.predict import prediction_from_first_epochs
+from core.prediction.target_prediction import TargetPrediction
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)
