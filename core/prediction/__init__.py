@@ -5,14 +5,13 @@ log), ``target_prediction`` (the result, its curve and band), ``intervals`` (the
 observed epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules:
 declared, from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
 ``run_prior`` (which prior a run gets), ``posterior`` (prior and extrapolation combined), ``backtest``
-(first part of finished logs against the rest; the widening learned from other runs), ``combined`` (the
-prior and posterior columns of a backtest), ``tables`` (summaries, family scores, convergence),
-``forecast`` (the one call the pages use: prediction widened as the other runs teach, with the prior and
-the posterior).
+(first part of finished logs against the rest; the widening learned from other runs), ``backtest_table``
+(a backtest's cases as rows), ``combined`` (the prior and posterior columns of a backtest), ``tables``
+(summaries, family scores, convergence), ``forecast`` (the one call the pages use: prediction widened as
+the other runs teach, with the prior and the posterior).
 """
 
 from core.prediction.backtest import (
-    BACKTEST_COLUMNS,
     DEFAULT_FRACTIONS,
     backtest_logs,
     backtest_run,
@@ -20,6 +19,7 @@ from core.prediction.backtest import (
     observed_epochs,
     resolve_target,
 )
+from core.prediction.backtest_table import BACKTEST_COLUMNS
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
