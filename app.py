@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.shared.common import guarded
+from pages.shared.state import admit_session
 
 #: (page file, title, icon), in navigation order; the first is the default page
 PAGES = [
@@ -23,6 +24,7 @@ PAGES = [
 
 def run() -> None:
     st.set_page_config(page_title="Time-to-Accuracy Planner", page_icon=":material/timer:", layout="wide")
+    admit_session()                   # a server over its bound of sessions loads nothing more (core.serving)
     # At the top: .streamlit/config.toml turns Streamlit's sidebar navigation off (showSidebarNavigation = false)
     # so that the pages/ folder is never listed by file name, and that option also hides a sidebar menu.
     nav = st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))

@@ -25,6 +25,7 @@ from core.library import (
     filter_options,
     keep_days_setting,
     library_name,
+    metric_options,
     web_delete_allowed,
     with_reached,
 )
@@ -98,13 +99,16 @@ def builtin_section(lib) -> None:
 
 
 def filters_section(table) -> RunFilter:
-    """Model, device, tag and batch filters (options from the library itself)."""
-    options = filter_options(table)
-    c1, c2, c3, c4 = st.columns(4)
+    """Model, device, tag, batch, metric and own-target filters (options from the library itself)."""
+    options = {**filter_options(table), **metric_options(table)}
+    c1, c2, c3, c4, c5, c6 = st.columns(6)
     chosen = {"model": c1.multiselect("Model", options["model"], key="library_f_model"),
               "gpu": c2.multiselect("Device", options["gpu"], key="library_f_gpu"),
               "tag": c3.multiselect("Tag", options["tag"], key="library_f_tag"),
-              "batch": c4.multiselect("Global batch", options["batch"], key="library_f_batch")}
+              "batch": c4.multiselect("Global batch", options["batch"], key="library_f_batch"),
+              "metric": c5.multiselect("Metric logged", options["metric"], key="library_f_metric"),
+              "target": c6.multiselect("Run's own target", options["target"], key="library_f_target",
+                                       help="The target an MLPerf or speedrun log declares.")}
     return RunFilter.of(**chosen)
 
 

@@ -118,12 +118,13 @@ def _esc_values(values):
 
 def escape_text(fig: go.Figure) -> go.Figure:
     """Escape (``esc``) every text of ``fig`` that can carry a user's words: trace names (legends),
-    legend-group titles, trace ``text`` and ``hovertext``, the title, subtitle, axis titles and
+    legend-group titles, trace ``text`` and ``hovertext``, category values (text on a bar chart's axis:
+    ``x``, ``y``, ``labels``, drawn as tick labels), the title, subtitle, axis titles, tick texts and
     annotations.  Hover templates are the builders' own (they ``esc`` what they interpolate)."""
     for trace in fig.data:
         if trace.name is not None:
             trace.name = esc(trace.name)
-        for attr in ("text", "hovertext"):
+        for attr in ("text", "hovertext", "x", "y", "labels"):
             if attr in trace:
                 setattr(trace, attr, _esc_values(getattr(trace, attr)))
         if "legendgrouptitle" in trace and trace.legendgrouptitle.text:
@@ -136,6 +137,8 @@ def escape_text(fig: go.Figure) -> go.Figure:
     for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
         if axis.title.text:
             axis.title.text = esc(axis.title.text)
+        if axis.ticktext is not None:
+            axis.ticktext = _esc_values(axis.ticktext)
     for note in layout.annotations:
         if note.text:
             note.text = esc(note.text)

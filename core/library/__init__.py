@@ -31,7 +31,7 @@ from core.library.exchange import (
     import_library,
     read_manifest,
 )
-from core.library.filters import FILTER_KEYS, RunFilter
+from core.library.filters import FILTER_KEYS, RunFilter, metric_options
 from core.library.fits import LibraryFits, fit_library
 from core.library.library import WEB_DELETE_ENV_VAR, Library, web_delete_allowed
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
@@ -59,6 +59,7 @@ __all__ = [
     'keep_days_setting', 'open_store', 'web_delete_allowed',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
+    'metric_options',
     'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',
     'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
     'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',

@@ -14,14 +14,21 @@ matches every run.  Keys:
 ``split``          ``train`` or ``val``
 ``source``         a part of the file or run name (case ignored)
 ``id``             the run's id in the library
+``metric``         a metric the run logs, exactly: ``val_loss``, ``eval_accuracy``, ``acc``
+``target``         the run's own target (an MLLOG or speedrun log's), as ``METRIC<=VALUE`` or
+                   ``METRIC>=VALUE``: ``val_loss<=3.28``
 =================  ==================================================================
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from core.errors import InputError
+from core.targets import parse_target
 from core.validation import check_option
 
 #: filter keys and what each matches (``FILTER_KEYS[key]`` is its help text)
@@ -34,6 +41,8 @@ FILTER_KEYS: dict[str, str] = {
     "split": "train or val",
     "source": "part of the file or run name (case ignored)",
     "id": "run id",
+    "metric": "a metric the run logs, exactly",
+    "target": "the run's own target, METRIC<=VALUE or METRIC>=VALUE",
 }
 _INTEGER_KEYS = ("batch", "id")
 
@@ -58,7 +67,7 @@ class RunFilter:
         Traceback (most recent call last):
         ...
         core.errors.InputError: FILTER: expected key=value terms with keys model, gpu, tag, batch, dataset, \
-split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
+split, source, id, metric, target; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
         """
         values: dict[str, list[str]] = {}
         for term in (text or "").split(","):
@@ -76,6 +85,8 @@ split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
                 except ValueError:
                     raise InputError(f"FILTER: expected a whole number for {key}; got {value!r}. Write e.g. "
                                      f"{key}=128.") from None
+            if key == "target":
+                value = parse_target(value).spec          # one spelling: "val_loss <= 3.280" is val_loss<=3.28
             values.setdefault(key, []).append(value)
         return cls(tuple(sorted((k, tuple(v)) for k, v in values.items())))
 
@@ -126,6 +137,12 @@ split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
             elif key == "batch":
                 clauses.append(f"r.global_batch IN ({marks})")
                 params += [int(v) for v in values]
+            elif key == "metric":     # runs.metrics is the JSON object {name: role}
+                clauses.append("(" + " OR ".join("strpos(r.metrics, ?) > 0" for _ in values) + ")")
+                params += [json.dumps(v) + ":" for v in values]
+            elif key == "target":     # runs.target is the JSON object {"metric", "direction", "value", "origin"}
+                clauses.append("(" + " OR ".join("strpos(r.target, ?) > 0" for _ in values) + ")")
+                params += [_target_json_prefix(v) for v in values]
             elif key == "id":
                 clauses.append(f"r.run_id IN ({marks})")
                 params += [int(v) for v in values]
@@ -133,3 +150,34 @@ split, source, id; got 'modle=resnet20'. Write e.g. model=resnet20,gpu=V100.
                 clauses.append(f"r.{key} IN ({marks})")
                 params += list(values)
         return (" AND ".join(clauses) if clauses else "TRUE"), params
+
+
+def _target_json_prefix(spec: str) -> str:
+    """How ``runs.target`` begins for a run whose own target is ``spec`` (as ``core.library.records`` writes it).
+
+    >>> _target_json_prefix("val_loss<=3.28")
+    '{"metric": "val_loss", "direction": "<=", "value": 3.28,'
+    """
+    t = parse_target(spec)
+    return json.dumps({"metric": t.metric, "direction": t.direction, "value": t.value})[:-1] + ","
+
+
+def target_spec_of(stored: str) -> str:
+    """A run's own target as ``core.library.records`` stores it (JSON) → ``METRIC<=VALUE`` text.
+
+    >>> target_spec_of('{"metric": "val_loss", "direction": "<=", "value": 3.28, "origin": "log"}')
+    'val_loss<=3.28'
+    """
+    t = json.loads(stored)
+    return parse_target(f"{t['metric']}{t['direction']}{t['value']}").spec
+
+
+def metric_options(table: pd.DataFrame) -> dict[str, list[str]]:
+    """The metrics logged and the runs' own targets a filter can take in a table of runs (``Library.runs``).
+
+    >>> metric_options(pd.DataFrame({"metrics": ["val_loss", None, "loss,acc"], "target": ["val_loss<=3.28", None,
+    ...                                                                                   None]}))
+    {'metric': ['acc', 'loss', 'val_loss'], 'target': ['val_loss<=3.28']}
+    """
+    metrics = {m for cell in table["metrics"].dropna() for m in str(cell).split(",") if m}
+    return {"metric": sorted(metrics), "target": sorted(set(table["target"].dropna().astype(str)))}

@@ -31,7 +31,7 @@ RUN_COLUMNS = ("run_id", "source", "model", "depth", "n_params", "gpu", "global_
                "n_points", "n_epochs", "best_acc", "final_loss", "fmt", "granularity", "steps_per_epoch",
                "samples_per_epoch", "status", "system", "n_nodes", "n_devices", "throughput", "schedule",
                "seq_len", "run_time_s", "accelerator", "max_steps", "warmup_steps", "decay_steps", "step_time_s",
-               "content_hash", "added_at")
+               "metrics", "target", "content_hash", "added_at")
 
 
 def content_hash(data: bytes) -> str:

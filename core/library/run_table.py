@@ -4,8 +4,11 @@ filter can take, and whether each run reached a target.
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
+from core.library.filters import target_spec_of
 from core.library.records import RUN_COLUMNS
 from core.targets import Target
 
@@ -62,4 +65,7 @@ def typed_runs(table: pd.DataFrame) -> pd.DataFrame:
               "content_hash"):
         table[c] = table[c].astype(object).where(table[c].notna(), None)
     table["added_at"] = pd.to_datetime(table["added_at"])
+    # the logged metrics ("val_loss,loss") and the run's own target ("val_loss<=3.28") as text, not JSON
+    table["metrics"] = [",".join(json.loads(m)) if isinstance(m, str) and m else None for m in table["metrics"]]
+    table["target"] = [target_spec_of(t) if isinstance(t, str) and t else None for t in table["target"]]
     return table.reset_index(drop=True)

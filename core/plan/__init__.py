@@ -112,7 +112,9 @@ from core.plan.to_device import (
     DEVICE_PLAN_COLUMNS,
     DevicePlan,
     config_for_benchmark,
+    default_device_for,
     plan_on_device,
+    step_from_meta,
     systems_json_for,
 )
 from core.plan.transformer_speed import (
@@ -138,7 +140,8 @@ __all__ = [
     'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
     'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
     'suggest_deadline', 'time_to_target_s', 'typed_steps',
-    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'plan_on_device',
+    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'default_device_for',
+    'plan_on_device', 'step_from_meta',
     'systems_json_for', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
     'transformer_speed_model',
 ]

@@ -31,9 +31,11 @@ from core.plan.grid import configuration_cost
 from core.plan.transformer_speed import TransformerSpeedModel, transformer_speed_model
 from core.targets import Target
 from core.transformer import (
+    LogStep,
     Measurement,
     Strategy,
     TransformerConfig,
+    accelerator_from_text,
     get_accelerator,
     load_config,
     read_log_step,
@@ -95,7 +97,54 @@ class DevicePlan:
     flags: tuple[str, ...]
 
 
-def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path], device: str, workers: Sequence[int], *,
+def step_from_meta(log: RunLog, step_time: float) -> LogStep:
+    """A log's measured step as its reader left it in ``log.meta`` (for logs without a file on disk, such as
+    uploads and the built-in sets): the device named by ``meta.accelerator`` (the systems JSON's, or the
+    ``nvidia-smi`` table's), ``meta.n_devices`` GPUs, the scale-up domain as :func:`core.transformer.system_from_json`
+    derives it (the accelerator's own, 72 for an NVL72 rack, when it spans more than a node; else the GPUs per
+    node).
+
+    >>> from core.datasets import builtin_log_files
+    >>> from core.logs import read_log_file
+    >>> name, path = builtin_log_files("mlperf_llama8b")[3]            # 8 GB200, 2 trays of 4, one NVL72 rack
+    >>> step = step_from_meta(read_log_file(path, source=name), 0.405)
+    >>> step.device.name, step.gpus, step.domain, step.global_batch, step.seq_len
+    ('GB200', 8, 8, 16, 8192)
+    """
+    meta = log.meta
+    device = accelerator_from_text(meta.accelerator or meta.gpu or "")
+    gpus = int(meta.n_devices) if meta.n_devices else None
+    domain = None
+    if device is not None and gpus:
+        per_node = gpus // int(meta.n_nodes) if meta.n_nodes else gpus
+        domain = min(device.domain, gpus) if device.domain > per_node else per_node
+    return LogStep(float(step_time), "the log's step time as read (median tracked step time, or batch / throughput)",
+                   int(meta.global_batch or 0), int(meta.seq_len or 0), device, gpus, domain, log.source)
+
+
+def default_device_for(logs: Sequence[RunLog], target: Target | None = None) -> str | None:
+    """The device to plan the logs on with the transformer model by default: the one most of the plannable logs
+    ran on, when they are runs of one language-model benchmark with a known model (:data:`BENCHMARK_CONFIGS`)
+    and say their device; None otherwise (plan from the logs' own step times).
+
+    >>> from core.datasets import builtin_log_files
+    >>> from core.logs import read_log_file
+    >>> default_device_for([read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")])
+    'GB200'
+    """
+    kept = set(measured_configurations(logs, target)[0]["source"])
+    runs = [log for log in logs if log.source in kept]
+    if not runs or len({str(log.meta.model).lower() for log in runs}) != 1 \
+            or str(runs[0].meta.model).lower() not in BENCHMARK_CONFIGS:
+        return None
+    devices = [accelerator_from_text(log.meta.accelerator or log.meta.gpu or "") for log in runs]
+    if any(d is None for d in devices):
+        return None
+    names = [d.name for d in devices]
+    return max(dict.fromkeys(names), key=names.count)
+
+
+def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, device: str, workers: Sequence[int], *,
                    global_batch: float | None = None, per_worker_batch: float | None = None,
                    target: Target | None = None, price_worker: float = 1.0, gpus_per_node: int | None = None,
                    strategy: Strategy | None = None, config: TransformerConfig | None = None,
@@ -103,7 +152,9 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path], device: 
     """Time and cost to target on ``workers`` × ``device`` from the logs (module text).
 
     ``logs`` are the parsed logs (for samples to target and counted time), ``paths`` their files (for
-    the measured step and the source device). ``strategy`` keeps tp/pp/cp with dp from each GPU count
+    the measured step and the source device: :func:`core.transformer.read_log_step`, with the systems JSON beside
+    an MLPerf result); None reads both from the logs' metadata (:func:`step_from_meta`).
+    ``strategy`` keeps tp/pp/cp with dp from each GPU count
     (target and sources alike); None searches the fastest that fits, on each side.
     """
     if global_batch is not None and per_worker_batch is not None:
@@ -115,22 +166,23 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path], device: 
                          "time and its target reached; got none. " + " ".join(left_out))
     kept = set(measured["source"])
     ms, seq_lens, benchmarks, flags = [], set(), set(), list(left_out)
-    for log, path in zip(logs, paths):
+    step_times = dict(zip(measured["source"], measured["step_time_s"]))
+    for log, path in zip(logs, paths if paths is not None else [None] * len(logs)):
         if log.source not in kept:
             continue
-        system = systems_json_for(path)
-        step = read_log_step(path, system)
+        system = systems_json_for(path) if path is not None else None
+        step = read_log_step(path, system) if path is not None else step_from_meta(log, step_times[log.source])
         if step.device is None:
-            raise InputError(f"{path}: expected the source device in the log (MLLOG submission_platform, the systems "
-                             "JSON beside the results, or a speedrun log's nvidia-smi table); got none. Put the "
-                             "systems JSON at <round>/systems/<system>.json.")
+            raise InputError(f"{path or log.source}: expected the source device in the log (MLLOG "
+                             "submission_platform, the systems JSON beside the results, or a speedrun log's "
+                             "nvidia-smi table); got none. Put the systems JSON at <round>/systems/<system>.json.")
         gpus = step.gpus or log.meta.n_devices
         ms.append(Measurement(step.step_time, step.device, int(gpus), step.global_batch, step.seq_len,
                               with_dp(strategy, int(gpus)) if strategy is not None else None, step.domain,
-                              source=f"measured: {path}, {step.how}"))
+                              source=f"measured: {path or log.source}, {step.how}"))
         seq_lens.add(step.seq_len)
         benchmarks.add(log.meta.model)
-        flags.append(f"{path}: source {gpus}×{step.device.name}"
+        flags.append(f"{path or log.source}: source {gpus}×{step.device.name}"
                      + (f" (from {system.name})" if system else " (from the log)"))
     if len(seq_lens) != 1:
         raise InputError(f"plan --from-logs: expected one sequence length across the logs; got {sorted(seq_lens)}.")

@@ -16,7 +16,16 @@ import streamlit as st
 from core.export import figure_html, figure_png
 from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
-from pages.shared.state import BUILTIN, BUILTIN_WIDGET, LIBRARY_RUNS, SHARED, UPLOADS, builtin_set_labels, init_state
+from pages.shared.state import (
+    BUILTIN,
+    BUILTIN_WIDGET,
+    LIBRARY_RUNS,
+    SHARED,
+    UPLOADS,
+    admit_session,
+    builtin_set_labels,
+    init_state,
+)
 from pages.shared.uploads import clear_uploads, unload_library_runs
 
 
@@ -31,6 +40,7 @@ def page_setup() -> None:
     works when Streamlit runs it on its own (its legacy pages-folder mode on a server's
     first run).
     """
+    admit_session()
     init_state()
     labels = builtin_set_labels()
     with st.sidebar:

@@ -8,6 +8,7 @@ target, the built-in sets) live under keys of their own.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import streamlit as st
@@ -15,6 +16,7 @@ import streamlit as st
 from core.datasets import BUILTIN_LOG_SETS
 from core.logs import RunLog
 from core.runs import RunAnalysis
+from core.serving import MAX_SESSIONS_ENV_VAR, max_sessions, session_admitted
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -64,6 +66,36 @@ def init_state() -> None:
     st.session_state.setdefault(LIBRARY_RUNS, {})
     st.session_state.setdefault(LIBRARY_DATASETS, {})
 
+
+
+@st.cache_resource(show_spinner=False)
+def _server_sessions() -> tuple[dict[str, None], threading.Lock]:
+    """The server's sessions in order of first arrival (one registry per server process), and its lock."""
+    return {}, threading.Lock()
+
+
+def admit_session() -> None:
+    """Stop this run with a message when the server already serves its bound of active sessions
+    (``core.serving``: ``$TTA_MAX_SESSIONS``); sessions that have closed leave the registry first."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not Runtime.exists():          # a bare script run or AppTest: no server to bound
+        return
+    limit = max_sessions()
+    runtime = Runtime.instance()
+    sessions, lock = _server_sessions()
+    with lock:
+        sessions.setdefault(ctx.session_id, None)
+        for sid in [s for s in sessions if not runtime.is_active_session(s)]:
+            del sessions[sid]
+        admitted = session_admitted(ctx.session_id, list(sessions), limit)
+    if not admitted:
+        st.warning(f"This server already serves its {limit} sessions ({MAX_SESSIONS_ENV_VAR}); nothing was "
+                   "loaded for this one. Reload the page in a minute, once another session has closed.",
+                   icon=":material/hourglass_top:")
+        st.stop()
 
 
 def keep_valid_choice(key: str, options, default=None) -> None:

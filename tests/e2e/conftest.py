@@ -71,10 +71,10 @@ def library_db(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e_library") / "library.duckdb"
 
 
-@contextlib.contextmanager
-def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamlit.log", env: dict | None = None):
-    """A fresh ``streamlit run app.py`` on a free loopback port, with the project's own
-    ``.streamlit/config.toml``; yields its URL once ``/_stcore/health`` answers."""
+def start_streamlit(library_db, log_path: Path, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` on a free loopback port with the project's own ``.streamlit/config.toml``
+    and the library ``library_db`` (a DuckDB path or a PostgreSQL URL); its process and URL once
+    ``/_stcore/health`` answers (the caller stops it)."""
     port = _free_port()
     log = open(log_path, "w")
     proc = subprocess.Popen(
@@ -83,17 +83,34 @@ def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamli
          "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         env={**os.environ, "TTA_LIBRARY_DB": str(library_db), **(env or {})})
+    log.close()                                  # the child keeps its own copy of the file
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log_path)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
+
+
+def stop_streamlit(proc: subprocess.Popen) -> None:
+    """Terminate a server started by ``start_streamlit`` (kill it if it does not exit)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamlit.log", env: dict | None = None):
+    """A fresh ``streamlit run app.py`` (see ``start_streamlit``); yields its URL and stops it afterwards."""
+    proc, url = start_streamlit(library_db, log_path, env)
+    try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_streamlit(proc)
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log_path: Path) -> None:
@@ -174,4 +191,4 @@ def no_exception(page) -> None:
 
 
 __all__ = ["PNG_MAGIC", "WAIT_MS", "course_log", "download", "wait_idle", "goto_page", "nav_link", "no_exception", "re",
-           "streamlit_server"]
+           "start_streamlit", "stop_streamlit", "streamlit_server"]

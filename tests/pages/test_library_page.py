@@ -139,3 +139,23 @@ def test_save_to_the_library_keeps_the_edited_roles_and_metadata():
     at.button(key="logs_save").click().run()
     assert "metrics.csv: already in the library as run #1 (same content); nothing added." in [
         shown(c.value).removeprefix(":material/info: ") for c in at.caption]
+
+
+def test_filter_by_the_metric_logged_and_by_the_runs_own_target():
+    from core.datasets import builtin_log_files
+    from core.library import add_paths
+
+    lib = Library()
+    speedrun = [p for _, p in builtin_log_files("speedrun")][:2]
+    add_paths(lib, [*speedrun, *[p for _, p in builtin_log_files("mnist1d")][:2]])
+    at = open_page(PAGE, via_app=True)
+    assert at.multiselect(key="library_f_target").options == ["val_loss<=3.28"]
+    assert "acc" in at.multiselect(key="library_f_metric").options
+    at.multiselect(key="library_f_target").set_value(["val_loss<=3.28"]).run()
+    assert not at.exception and not at.error
+    assert sorted(_table(at)["source"]) == sorted(p.name for p in speedrun)
+    assert "Runs (2)" in [h.value for h in at.subheader]
+    at.multiselect(key="library_f_target").set_value([]).run()
+    at.multiselect(key="library_f_metric").set_value(["acc"]).run()
+    assert not at.exception and not at.error
+    assert sorted(_table(at)["source"]) == sorted(lib.runs("metric=acc")["source"]) and len(_table(at)) == 2

@@ -59,20 +59,36 @@ def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_appli
     assert (looser["target"] == 3.5).all()
 
 
-def test_plan_page_plans_from_the_llama_logs():
-    from core.plan import plan_from_logs
+def test_plan_page_plans_from_the_llama_logs_with_the_transformer_model_and_without():
+    from core.plan import plan_from_logs, plan_on_device
 
     at = open_on("pages/plan.py", ["mlperf_llama8b"])
     assert at.radio(key="plan_how").value == "logs"
     assert at.selectbox(key="plan_logs_batch").value == 64.0
     logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")]
+    # the headline's default: the transformer model calibrated on the logs, on their device (GB200)
+    assert at.selectbox(key="plan_logs_speed").value == "GB200"
+    table = at.dataframe[-1].value
+    expected = plan_on_device(logs, None, "GB200", table["w"].tolist(), global_batch=64.0).table
+    assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
+    assert set(table["device"]) == {"GB200"}
+    best = table.loc[table["time_s"].idxmin()]
+    assert at.metric[0].label == "Fastest GPU count planned" and at.metric[0].value == f"{int(best['w']):,}"
+    assert at.metric[1].value == f"{best['time_h']:.2f} h ({best['time_s']:,.0f} s)"
+    # another device: B200 (a GB200's peaks, NVLink in 8-GPU nodes)
+    at.selectbox(key="plan_logs_speed").set_value("B200").run()
+    assert not at.exception and not at.error
+    on_b200 = at.dataframe[-1].value
+    assert set(on_b200["device"]) == {"B200"}
+    # the logs' own step times, no model: plan_from_logs
+    at.selectbox(key="plan_logs_speed").set_value("measured").run()
+    assert not at.exception and not at.error
     table = at.dataframe[-1].value
     expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
     assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
     # 512 GPUs at batch 64: the measured step 0.089 s; samples to target the median of the two 512-GPU runs
     row = table.set_index("w").loc[512]
     assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2)
-    assert at.metric[0].label == "Fastest GPU count planned"
 
 
 def test_library_page_with_a_loss_target_refuses_the_accuracy_column_and_draws_the_loss():

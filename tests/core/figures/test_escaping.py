@@ -60,3 +60,16 @@ def test_escaping_is_idempotent():
     names = [t.name for t in fig.data]
     assert [t.name for t in escape_text(fig).data] == names
     assert esc(LINK) in names and not any("&amp;" in (n or "") for n in names)
+
+
+def test_category_values_and_tick_texts_are_escaped_numbers_left_alone():
+    import plotly.graph_objects as go
+
+    fig = go.Figure([go.Bar(x=[LINK, "resnet20.csv"], y=[1.5, 2.0]), go.Bar(y=["<b>conv1</b>", "fc"], x=[3, 4],
+                                                                           orientation="h")])
+    fig.update_xaxes(tickvals=[0, 1], ticktext=["<i>a</i>", "b"])
+    fig = escape_text(fig)
+    assert list(fig.data[0].x) == [esc(LINK), "resnet20.csv"] and list(fig.data[0].y) == [1.5, 2.0]
+    assert list(fig.data[1].y) == ["&lt;b&gt;conv1&lt;/b&gt;", "fc"] and list(fig.data[1].x) == [3, 4]
+    assert list(fig.layout.xaxis.ticktext) == ["&lt;i&gt;a&lt;/i&gt;", "b"]
+    assert "<a " not in fig.to_json() and "<b>" not in fig.to_json()

@@ -281,3 +281,29 @@ def test_web_deletion_is_off_by_default_on_a_shared_store_and_a_setting(db, stor
     monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "maybe")
     with pytest.raises(InputError, match="TTA_LIBRARY_WEB_DELETE: expected 1 or 0; got 'maybe'"):
         web_delete_allowed(Library(db))
+
+
+def test_filters_by_a_logged_metric_and_by_the_runs_own_target(db):
+    """Speedrun logs declare val_loss<=3.28, MLLOG Llama 8B logs eval_accuracy<=3.3 (log-perplexity), course CSVs
+    log acc and loss and declare nothing: each filter picks its own, on both stores."""
+    from core.datasets import builtin_log_files
+    from core.library import add_paths, metric_options
+
+    lib = Library(db)
+    speedrun = [p for _, p in builtin_log_files("speedrun")][:2]
+    llama = [p for _, p in builtin_log_files("mlperf_llama8b")][:1]
+    course = [p for _, p in builtin_log_files("mnist1d")][:1]
+    add_paths(lib, [*speedrun, *llama, *course])
+    table = lib.runs()
+    assert metric_options(table) == {"metric": ["acc", "eval_accuracy", "loss", "train_loss", "val_loss"],
+                                     "target": ["eval_accuracy<=3.3", "val_loss<=3.28"]}
+    assert sorted(lib.runs("target=val_loss<=3.28")["source"]) == sorted(p.name for p in speedrun)
+    assert lib.runs("target=val_loss <= 3.280")["source"].tolist() == lib.runs("target=val_loss<=3.28")[
+        "source"].tolist()                                                    # one spelling
+    assert len(lib.runs("target=eval_accuracy<=3.3")) == 1
+    with pytest.raises(InputError, match="'val_loss' is a loss, which falls"):    # never a climbing loss
+        lib.runs("target=val_loss>=3.28")
+    assert lib.runs("metric=acc")["source"].tolist() == [course[0].name]
+    assert len(lib.runs("metric=val_loss")) == 2 and lib.runs("metric=val").empty   # a name, not a part of one
+    with pytest.raises(InputError, match="expected"):
+        RunFilter.parse("target=val_loss>3.28")
