@@ -14,6 +14,7 @@ import streamlit as st
 from core.datasets import BATCH_RUN_SETS, batch_run_files
 from core.defaults import DEFAULT_LEVEL
 from core.logs import RunLog, read_log_files
+from core.targets import Target
 from pages.shared.cached import all_log_files, content_digest, library_logs
 from pages.shared.state import SHARED
 
@@ -34,7 +35,7 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
 
 
 @st.cache_resource(**SHARED)
-def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float,
+def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float | Target,
                  samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
                  ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
     from core.batch import batch_study
@@ -45,11 +46,12 @@ def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], t
     return study, read.errors
 
 
-def load_batch_study(source: str, *, target_acc: float, samples_per_epoch: int | None = None
+def load_batch_study(source: str, *, target_acc: float | Target, samples_per_epoch: int | None = None
                      ) -> tuple[BatchStudy | None, tuple[tuple[str, str], ...], str]:
     """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without runs), the files
-    refused, and a digest of the runs (a cache key for charts).  ``LOADED_RUNS`` includes the runs loaded
-    from the library (without gradient statistics: the library keeps the tidy series only)."""
+    refused, and a digest of the runs (a cache key for charts).  ``target_acc``: an accuracy fraction or a
+    ``Target`` in either direction (a loss falls to it).  ``LOADED_RUNS`` includes the runs loaded from the
+    library (without gradient statistics: the library keeps the tidy series only)."""
     files = batch_set_files(source)
     extra = tuple(library_logs()) if source == LOADED_RUNS else ()
     digest = "|".join([*(d for _, _, d in files), *(log.fingerprint() for log in extra)])
