@@ -2,9 +2,9 @@
 
 Modules: ``batch``, the runs of one job at several global batches → ``E(B) = E_min·(1 + B/B_noise)``,
 ``S(B)``, statistical efficiency and goodput, and the batch study of a set of logs.  Below both
-``core.prediction`` (the same job's fit is a prior) and ``core.plan`` (steps to target at a batch); ``rcp``,
-MLCommons' reference convergence points read from the installed ``mlperf-logging`` and predicted one batch
-from the others.
+``core.prediction`` (the same job's fit is a prior) and ``core.plan`` (steps to target at a batch); ``rcp_data``,
+MLCommons' reference convergence points read from the installed ``mlperf-logging``; ``rcp``, each batch's
+points predicted from the others.
 """
 
 from core.batch.batch import (
@@ -36,18 +36,13 @@ from core.batch.batch import (
 from core.batch.rcp import (
     LR_TOLERANCE,
     RCP_COLUMNS,
-    latest_round,
-    load_rcps,
     lr_deviation,
     mccandlish_prediction,
-    parse_rcp_spec,
     predict_from_points,
-    rcp_benchmarks,
     rcp_fit,
     rcp_leave_one_out,
-    rcp_rounds,
-    rcp_unit,
 )
+from core.batch.rcp_data import latest_round, load_rcps, parse_rcp_spec, rcp_benchmarks, rcp_rounds, rcp_unit
 
 __all__ = [
     'EXTRAPOLATION_SIGMA', 'LR_TOLERANCE', 'RCP_COLUMNS', 'latest_round', 'learning_rate_cap', 'load_rcps',
