@@ -2,11 +2,11 @@
 
 Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes → validated
 ``RunLog`` by the first reader whose ``sniff`` claims them), one module per format: ``csvlog`` (CSV
-logs: formats, column roles, steps and epochs), ``mllog`` (MLCommons MLLOG logs, the MLPerf result
-files; ``mllog_events``: their events read and collected), ``speedrun`` (NanoGPT speedrun text logs),
-``hf_trainer`` (Hugging Face ``trainer_state.json``), ``tfevents`` (TensorBoard event files); ``noise``
-(gradient-noise-scale columns), ``files`` (several files at once, each one's error kept), ``naming``
-(model, depth, device and batch from a file name).
+logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and epochs), ``mllog`` (MLCommons
+MLLOG logs, the MLPerf result files; ``mllog_events``: their events read and collected), ``speedrun``
+(NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face ``trainer_state.json``), ``tfevents``
+(TensorBoard event files); ``noise`` (gradient-noise-scale columns), ``files`` (several files at once,
+each one's error kept), ``naming`` (model, depth, device and batch from a file name).
 """
 
 from core.logs.files import (

@@ -34,7 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import LogFormatError
-from core.logs.csvlog import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_csv_log
+from core.logs.csv_roles import detect_format, detect_roles
+from core.logs.csv_steps import epoch_of_step, infer_steps_per_epoch
+from core.logs.csvlog import read_csv_log
 from core.logs.hf_trainer import is_trainer_state, read_trainer_state
 from core.logs.mllog import read_mllog
 from core.logs.mllog_events import is_mllog
