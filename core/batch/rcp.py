@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-from core.batch.batch import EXTRAPOLATION_SIGMA, BatchRun, fit_batch_scaling
+from core.batch.batch import fit_batch_scaling
+from core.batch.measured_runs import BatchRun
 from core.batch.rcp_data import RcpPoint, RcpSet
+from core.batch.scaling_model import EXTRAPOLATION_SIGMA
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 
