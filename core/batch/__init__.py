@@ -26,7 +26,7 @@ from core.batch.formulas import (
     statistical_efficiency,
     steps_to_target,
 )
-from core.batch.measured_runs import BatchRun, measure_batch_run, measure_batch_runs, run_batch
+from core.batch.measured_runs import BatchRun, measure_batch_run, measure_batch_runs, run_batch, samples_at_step
 from core.batch.rcp import (
     LR_TOLERANCE,
     RCP_COLUMNS,
@@ -47,6 +47,7 @@ __all__ = [
     'BATCH_SCALING_METHODS', 'EFFICIENCY_LATEX',
     'SAMPLES_LATEX', 'STEPS_LATEX', 'TUNED_NOTE', 'BatchRun', 'BatchScaling',
     'BatchStudy', 'anchored_batch_scaling', 'batch_scaling', 'batch_study', 'crossing_row', 'fit_batch_scaling',
-    'goodput', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'run_batch', 'samples_to_target',
+    'goodput', 'measure_batch_run', 'measure_batch_runs', 'noise_batch_scaling', 'run_batch', 'samples_at_step',
+    'samples_to_target',
     'statistical_efficiency', 'steps_to_target', 'typed_batch_scaling',
 ]

@@ -4,6 +4,7 @@ from its log at the resolution of its evaluations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -103,13 +104,42 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
         samples = float(crossing.epoch) * float(n)
         return BatchRun(log.source, batch, True, samples, samples / batch, float(crossing.epoch),
                         samples_per_s=speed, resolution=float(n), learning_rate=lr)
-    samples = float(crossing.step) * batch
+    if log.fmt == "mllog" and crossing.samples is not None:
+        samples = float(crossing.samples)           # MLLOG counts the samples itself (its step is samples / B)
+    elif log.fmt == "metric-trace":
+        samples = float(crossing.step) * batch      # AdaptDL's statistical epochs: no epoch structure in the steps
+    else:
+        samples = samples_at_step(float(crossing.step), batch, n, log.steps_per_epoch)
     if n:
         epochs = samples / float(n)
     else:
         epochs = None if log.fmt == "metric-trace" or crossing.epoch is None else float(crossing.epoch)
-    return BatchRun(log.source, batch, True, samples, samples / batch, epochs, samples_per_s=speed,
+    return BatchRun(log.source, batch, True, samples, float(crossing.step), epochs, samples_per_s=speed,
                     resolution=_resolution(log, crossing, batch), learning_rate=lr)
+
+
+def samples_at_step(step: float, batch: float, samples_per_epoch: float | None = None,
+                    steps_per_epoch: int | None = None) -> float:
+    """Training samples seen after ``step`` optimiser steps at global batch ``batch``.
+
+    ``step × batch``, except where the epoch's last batch is partial (a loader that keeps it, as
+    PyTorch's does by default: ``N`` samples make ``ceil(N / B)`` steps): when ``N`` is known and the
+    log's steps per epoch are ``ceil(N / B)``, each whole epoch counts ``N`` samples and the steps
+    into the current one ``B`` each.  A log that counts samples itself (MLLOG) agrees with this;
+    ``step × batch`` would count ``B·ceil(N / B) − N`` phantom samples an epoch.
+
+    >>> samples_at_step(630, 64, 4000, 63)          # 10 epochs of 4,000 (63 steps, the last one of 32)
+    40000.0
+    >>> samples_at_step(640, 64, 4000, 63), samples_at_step(640, 64)   # 10 epochs and 10 steps; steps x batch
+    (40640.0, 40960.0)
+    >>> samples_at_step(250, 16, 4000, 250)         # B divides N: the same as steps x batch
+    4000.0
+    """
+    if not samples_per_epoch or not steps_per_epoch or steps_per_epoch != math.ceil(samples_per_epoch / batch) \
+            or samples_per_epoch % batch == 0:
+        return float(step) * float(batch)
+    whole, into = divmod(float(step), float(steps_per_epoch))
+    return whole * float(samples_per_epoch) + min(into * float(batch), float(samples_per_epoch))
 
 
 def _resolution(log: RunLog, crossing, batch: float) -> float | None:

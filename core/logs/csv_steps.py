@@ -48,9 +48,30 @@ def infer_steps_per_epoch(epoch: np.ndarray, step: np.ndarray) -> int | None:
         lengths = lengths[lengths > 0]
         if lengths.size == 0:
             return None
-        return _mode(lengths)
+        return _consistent_length(e_sorted, s_sorted, _mode(lengths))
     candidates = lengths[:-1] if lengths.size > 1 else lengths
     return _mode(candidates)
+
+
+def _consistent_length(epoch: np.ndarray, step: np.ndarray, guess: int) -> int:
+    """``guess``, or where a row lies outside its epoch by it, the smallest length every row fits.
+
+    A global step ``k`` in 1-based epoch ``e`` of ``L`` steps lies in ``((e − 1)·L, e·L]``.  A log that keeps
+    every n-th step (TensorBoard, Lightning's ``log_every_n_steps``) has first steps that are not its epochs'
+    first, so their spacing can be wrong (60 or 70 for 63-step epochs logged every 10 steps): the smallest
+    ``L >= max(k / e)`` is taken when every row fits it.
+
+    >>> k = np.arange(10, 640, 10.0); e = np.ceil(k / 63)      # 63-step epochs, every 10th step logged
+    >>> _consistent_length(e, k, 60), _consistent_length(e, k, 63)
+    (63, 63)
+    """
+    e0 = 0 if np.nanmin(epoch) == 0 else 1
+    ep = epoch - e0 + 1
+    fits = lambda n: bool(np.all((step > (ep - 1) * n) & (step <= ep * n)))  # noqa: E731
+    if guess > 0 and fits(guess):
+        return guess
+    low = int(np.ceil(np.max(step / ep) - 1e-9))
+    return low if low > 0 and fits(low) else guess
 
 
 def _mode(values: np.ndarray) -> int:
@@ -72,9 +93,14 @@ def _counts_within_epoch(step: np.ndarray, epoch: np.ndarray) -> bool:
 
 
 def global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source: str,
-                  steps_per_epoch: int | None, flags: list[str], fmt: str
-                  ) -> tuple[np.ndarray, np.ndarray, int | None, str]:
-    """(global step k, 1-based epoch or NaN, steps per epoch, granularity)."""
+                 steps_per_epoch: int | None, flags: list[str], fmt: str,
+                 every_row: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, int | None, str]:
+    """(global step k, 1-based epoch or NaN, steps per epoch, granularity).
+
+    ``every_row``: ``(epoch, step)`` of all the file's rows, the kept ones and the others (a sparse log's);
+    the steps per epoch and Lightning's 0-based index are read from them.
+    """
     epoch, step = table_cols["epoch"], table_cols["step"]
     has_epoch, has_step = roles.epoch is not None, roles.step is not None
     if not has_step and not has_epoch:
@@ -105,7 +131,12 @@ def global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source: 
     # both epoch and step
     e0 = 0 if np.nanmin(epoch) == 0 else 1
     ep = epoch - e0 + 1
+    all_epoch, all_step = every_row if every_row is not None else (epoch, step)
+    all_ep = all_epoch - e0 + 1
     inferred = infer_steps_per_epoch(epoch, step)
+    if fmt == "lightning" and every_row is not None:
+        # the Trainer logs validation at each epoch's last step: the spacing of the epochs' last steps
+        inferred = _last_step_spacing(all_ep, all_step) or inferred
     spe = steps_per_epoch or inferred
     if steps_per_epoch and inferred and steps_per_epoch != inferred:
         flags.append(f"steps per epoch set to {steps_per_epoch} (the log suggests {inferred})")
@@ -116,10 +147,25 @@ def global_steps(table_cols: dict[str, np.ndarray], roles: ColumnRoles, source: 
         k = (ep - 1) * spe + (step - s0 + 1)
     else:
         k = step.astype(float)
-        if fmt == "lightning" and _zero_based_batch_index(ep, step, spe):
+        if fmt == "lightning" and _zero_based_batch_index(all_ep, all_step, spe):
             k = k + 1.0
             flags.append("Lightning logs the 0-based index of the last batch: steps done = step + 1")
     return k, ep, spe, "step"
+
+
+def _last_step_spacing(ep: np.ndarray, step: np.ndarray) -> int | None:
+    """The most common distance between the last logged steps of consecutive whole epochs (None: < 3 epochs).
+
+    >>> _last_step_spacing(np.array([1, 1, 1, 2, 2, 2, 3, 3.]), np.array([9, 19, 24, 29, 39, 49, 59, 60.]))
+    25
+    """
+    ok = np.isfinite(ep) & np.isfinite(step)
+    epochs = np.unique(ep[ok])
+    if epochs.size < 3:
+        return None
+    last = np.array([step[ok][ep[ok] == e].max() for e in epochs[:-1]])
+    gaps = np.diff(last)
+    return _mode(gaps) if gaps.size and (gaps > 0).all() else None
 
 
 def _zero_based_batch_index(ep: np.ndarray, step: np.ndarray, spe: int | None) -> bool:
@@ -167,11 +213,16 @@ def resolve_restarts(frame: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str]) -> None:
+def partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str],
+                       step: np.ndarray | None = None) -> None:
+    """Flag a last epoch of fewer than 90 % of the steps: the steps it got to (its last global step less the
+    epochs before), not its rows (a log that keeps every n-th step, or only validation rows, has fewer)."""
     if spe is None or granularity != "step" or not np.isfinite(epoch).any():
         return
     last_epoch = np.nanmax(epoch)
     last = int(np.count_nonzero(epoch == last_epoch))
+    if step is not None:
+        last = max(last, int(np.nanmax(step[epoch == last_epoch]) - (last_epoch - 1) * spe))
     if np.nanmin(epoch) < last_epoch and last < 0.9 * spe:
         flags.append(f"partial last epoch ({last} of {spe} steps)")
 

@@ -170,6 +170,19 @@ def _progress_is_iteration(table: dict[str, np.ndarray], columns: list[str], n_r
 
 
 # --------------------------------------------------------------------------- public
+def _carry_forward(values: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """Each row's value, or the last one logged at or before its step (rows of a sparse log, in step order).
+
+    >>> _carry_forward(np.array([0.1, np.nan, np.nan, 0.05, np.nan]), np.array([0, 4, 4, 9, 9.]))
+    array([0.1 , 0.1 , 0.1 , 0.05, 0.05])
+    """
+    order = np.argsort(step, kind="stable")
+    filled = pd.Series(values[order]).ffill().to_numpy(dtype=float)
+    out = np.empty_like(filled)
+    out[order] = filled
+    return out
+
+
 def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None = None,
              steps_per_epoch: int | None = None, split: str | None = None,
              max_bytes: int = MAX_LOG_BYTES) -> RunLog:
@@ -225,13 +238,21 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
     n_rows = len(next(iter(table.values())))
     for role in ROLES:
         cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
-    keep = _validate_values(source, found, cols, text_counts, flags,
-                            sparse=fmt in {"lightning", "wandb"})
+    sparse = fmt in {"lightning", "wandb"}
+    keep = _validate_values(source, found, cols, text_counts, flags, sparse=sparse)
+    if sparse and found.lr is not None and found.step is not None and not np.isfinite(cols["lr"][keep]).all():
+        # Lightning's LearningRateMonitor logs the rate on rows of its own: each kept row gets the last rate
+        # logged at or before its step
+        cols["lr"] = _carry_forward(cols["lr"], cols["step"])
+    # every row with an epoch and a step (a sparse log's other metrics too: Lightning's validation rows mark each
+    # epoch's last step where the training loss is logged every n steps only)
+    every_row = (cols["epoch"], cols["step"]) if sparse else None
     if not keep.all():
         cols = {role: v[keep] for role, v in cols.items()}
     acc = _normalise_acc(cols["acc"], source, found.acc, flags)
     with np.errstate(over="ignore", invalid="ignore"):
-        k, epoch, spe, granularity = global_steps(cols, found, source, steps_per_epoch, flags, fmt)
+        k, epoch, spe, granularity = global_steps(cols, found, source, steps_per_epoch, flags, fmt,
+                                                  every_row=every_row)
     if not np.isfinite(k).all() or k.max() > 1e15 or np.nanmax(np.abs(np.nan_to_num(epoch)), initial=0) > 1e12:
         raise LogFormatError(source, "expected step numbers below 1e15 and epochs below 1e12; got "
                              f"steps up to {np.nanmax(np.where(np.isfinite(k), k, np.inf)):g}.")
@@ -250,7 +271,7 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
         # validation batches, not training steps: no samples there)
         frame["samples"] = frame["global_step"] * float(meta.global_batch)
     ep = frame["epoch"].to_numpy(dtype=float)
-    partial_epoch_flag(ep, spe, granularity, flags)
+    partial_epoch_flag(ep, spe, granularity, flags, frame["global_step"].to_numpy(dtype=float))
     if np.isfinite(ep).all():
         frame["epoch"] = pd.array(np.rint(ep).astype(np.int64), dtype="Int64")
     else:

@@ -129,7 +129,7 @@ def parse_run_name(name: str) -> RunMeta:
 
     A stem ending in ``-<digits>`` carries the run's global batch, as Pollux's traces do
     (``validation-128.csv``): ``resnet20_V100_val-512.csv`` is ResNet-20 on a V100,
-    validation split, global batch 512.
+    validation split, global batch 512; so is ``resnet20_V100-512_val.csv``.
 
     Examples
     --------
@@ -141,6 +141,9 @@ def parse_run_name(name: str) -> RunMeta:
     >>> m = parse_run_name("resnet20_Tesla V100-SXM2-16GB_val-512.csv")
     >>> m.gpu, m.split, m.global_batch
     ('Tesla V100-SXM2-16GB', 'val', 512)
+    >>> m = parse_run_name("resnet8_CPU-64_val.csv")          # the batch before the split suffix
+    >>> m.gpu, m.split, m.global_batch
+    ('CPU', 'val', 64)
     """
     path = PurePosixPath(name.replace("\\", "/"))
     stem = path.name
@@ -160,6 +163,9 @@ def parse_run_name(name: str) -> RunMeta:
     if len(parts) > 1 and parts[-1].lower() in _SPLIT_SUFFIXES:
         split = _SPLIT_SUFFIXES[parts[-1].lower()]
         parts = parts[:-1]
+        before = re.search(r"-(\d+)$", parts[-1])          # resnet20_V100-512_val: the batch before the split
+        if global_batch is None and len(parts) > 1 and before and int(before.group(1)) > 0:
+            global_batch, parts[-1] = int(before.group(1)), parts[-1][:before.start()]
     model = parts[0].strip() or None
     gpu = "_".join(parts[1:]).strip() or None
     if gpu is not None and not is_device_name(gpu):

@@ -42,6 +42,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
 from core.prediction.conformal import conformal_quantiles, correlated_weight
+from core.prediction.schedule_changes import schedule_flags
 from core.runs import find_target_crossing, metric_column, run_target
 from core.targets import Target
 from core.validation import check_scalar
@@ -403,6 +404,7 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         flags.append(f"prior: {prior.description}")
     if not extrap.available:
         flags.append(f"extrapolation: {extrap.description}")
+    flags += schedule_flags(log, progress(log), observed_progress, posterior.value, unit)
     status = "predicted" if posterior.value is not None else "not predicted"
     return ProgressForecast(log.source, target, unit, n, observed_progress, status, prior, extrap, posterior,
                             method, weight, per_unit, tuple(flags))

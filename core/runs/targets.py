@@ -152,7 +152,8 @@ def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, 
 
     meta = log.meta
     samples = cell("samples")
-    if samples is None and meta.global_batch:
+    if samples is None and meta.global_batch and not (log.fmt == "course" and meta.split == "val"):
+        # (a course _val log's steps count validation batches: no training samples there)
         samples = float(row["global_step"]) * meta.global_batch
     tokens = cell("tokens")
     seq_len = getattr(meta, "seq_len", None)

@@ -209,3 +209,11 @@ def test_mlperf_fit_on_batches_up_to_16384_predicts_20480_and_32256_within_10_pc
     assert len(model.used) == 22    # 11 systems × 2 seeds at 1,632 to 16,384; the aborted run is at 20,480
     for batch, measured in ((20480, 50), (32256, 56)):
         assert model.epochs(batch) == pytest.approx(measured, rel=0.10)
+
+
+def test_samples_to_target_count_a_partial_last_batch_once():
+    # 4,000 samples at batch 64: 63 steps an epoch, the last of 32 samples; reached after 2 epochs = 8,000 samples
+    log = read_log(b"progress,iteration,metric\n63,63,0.5\n126,126,0.9\n", "job/validation-64.csv")
+    run = measure_batch_run(log, target_acc=0.85, samples_per_epoch=4000)
+    assert run.samples_to_target == 8000.0 and run.steps_to_target == 126.0 and run.epochs_to_target == 2.0
+    assert measure_batch_run(log, target_acc=0.85).samples_to_target == 126 * 64     # N unknown: steps x batch

@@ -58,3 +58,26 @@ def test_lightning_rows_count_the_steps_done_not_the_zero_based_batch_index():
                          .replace(b",19,", b",20,"), "metrics.csv", roles={"loss": "val_loss"})
     assert one_based.frame["global_step"].tolist() == [10.0, 20.0]
     assert not any("0-based" in f for f in one_based.flags) and np.isfinite(one_based.frame["loss"]).all()
+
+
+# what a real Lightning 2.6 Trainer wrote (LearningRateMonitor, log_every_n_steps=5, 10 batches an epoch):
+# the rate on rows of its own, with no epoch
+_LIGHTNING_LR = (b"epoch,lr-SGD,step,train_loss,val_acc,val_loss\n,0.1,0,,,\n,0.1,4,,,\n0,,4,0.91,,\n,0.1,9,,,\n"
+                 b"0,,9,0.72,,\n0,,9,,0.625,0.68\n,0.1,10,,,\n,0.1,14,,,\n1,,14,0.75,,\n,0.1,19,,,\n1,,19,0.60,,\n"
+                 b"1,,19,,0.625,0.63\n")
+
+
+def test_lightning_rows_get_the_learning_rate_logged_on_rows_of_its_own():
+    val = read_log(_LIGHTNING_LR, "metrics.csv", split="val")
+    assert val.frame["global_step"].tolist() == [10.0, 20.0] and val.frame["lr"].tolist() == [0.1, 0.1]
+    train = read_log(_LIGHTNING_LR, "metrics.csv")
+    # the training rows every 5 steps: 0-based index + 1 (read from the validation rows, which end each epoch)
+    assert train.frame["global_step"].tolist() == [5.0, 10.0, 15.0, 20.0] and train.steps_per_epoch == 10
+    assert train.frame["lr"].tolist() == [0.1] * 4 and not any("partial" in f for f in train.flags)
+
+
+def test_steps_per_epoch_of_a_log_that_keeps_every_tenth_step():
+    # 63 steps an epoch, the loss logged at steps 10, 20, ...: the first logged steps of the epochs are 60 or 70 apart
+    rows = "".join(f"{k},{-(-k // 63)},{2.0 / k:.6f}\n" for k in range(10, 1261, 10))
+    log = read_log(("step,epoch,loss\n" + rows).encode(), "run.csv")
+    assert log.steps_per_epoch == 63 and not any("partial" in f for f in log.flags)
