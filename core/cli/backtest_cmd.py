@@ -4,7 +4,7 @@ For every readable log and observed fraction, predicts the epoch at the target f
 first epochs only and compares it with what the rest of the log shows (``core.prediction.backtest``).
 Prints CSV on stdout: ``file,family,observed_fraction,epoch_pred,epoch_low,epoch_high,
 epoch_actual,error_pct,covered`` (accuracy route), then the extra columns of
-``core.prediction.backtest.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
+``core.prediction.backtest_table.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
 After the rows, a summary line goes to **stderr** (so stdout stays a clean CSV): per
 fraction, the median absolute error and the interval coverage of the scored rows.
 
