@@ -38,7 +38,8 @@ def _note(fig: go.Figure, text: str) -> None:
 @escaped
 def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = None,
                           extra: pd.DataFrame | None = None, title: str = TTA_TITLE,
-                          subtitle: str | None = None, steps_axis: bool = False) -> go.Figure:
+                          subtitle: str | None = None, steps_axis: bool = False,
+                          log_axes: bool | None = None) -> go.Figure:
     """Time to target (y) against workers (x), one smooth line per parameter-server count.
 
     Parameters
@@ -59,6 +60,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         With a grid of :func:`core.plan.goodput.batch_plan_grid` (columns ``global_batch``
         and ``steps``): the steps to target each w needs, on a second y axis at the right,
         and the batch ``M`` in every hover.
+    log_axes : bool or None, default=None
+        Both axes logarithmic; None: when the worker counts span a factor of 64 or more (GPU counts
+        from 1 to thousands, where a linear axis squeezes every count but the first into a corner).
 
     Returns
     -------
@@ -68,7 +72,8 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         ``"w = …"``, one point per row of ``best``, when given); then one trace per ``extra``
         label, named by the label; then, with ``steps_axis``, ``"steps to target"`` (dotted,
         right axis; one ``"steps to target, p = {p}"`` per p when they differ between p).
-        x axis "workers w", y axis "time to target (hours)" or "time to target (paper units)".
+        x axis "workers w", y axis "time to target (hours)" or "time to target (paper units)". A grid
+        with ``time_low``/``time_high`` in seconds (``core.plan.plan_from_logs``) gets its band in hours.
 
     Examples
     --------
@@ -83,6 +88,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     """
     if grid is None or len(grid) == 0:
         return empty_figure(title, "No configuration to plot.")
+    if "time_low" in grid and "time_h_low" not in grid and "time_h" in grid:      # seconds -> the hours shown
+        grid = grid.assign(time_h_low=grid["time_low"] / SECONDS_PER_HOUR,
+                           time_h_high=grid["time_high"] / SECONDS_PER_HOUR)
     column, unit = display_time(grid)
     colors = _p_colors(grid)
     fig = go.Figure()
@@ -108,6 +116,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     base_layout(fig, title=title, subtitle=subtitle, x_title="workers w", y_title=f"time to target ({unit})")
     if steps_axis and {"global_batch", "steps"} <= set(grid.columns):
         _add_steps(fig, grid, colors)     # after the axis titles: base_layout titles every y axis
+    w = grid["w"].to_numpy(dtype=float)
+    if log_axes or (log_axes is None and w.min() > 0 and w.max() / w.min() >= 64):
+        fig.update_layout(xaxis_type="log", yaxis_type="log")
     return fig
 
 
@@ -198,6 +209,9 @@ def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None
     """
     if grid is None or len(grid) == 0:
         return empty_figure(title, "No configuration to plot.")
+    if "time_low" in grid and "time_h_low" not in grid and "time_h" in grid:      # seconds -> the hours shown
+        grid = grid.assign(time_h_low=grid["time_low"] / SECONDS_PER_HOUR,
+                           time_h_high=grid["time_high"] / SECONDS_PER_HOUR)
     column, unit = display_time(grid)
     colors = _p_colors(grid)
     fig = go.Figure()

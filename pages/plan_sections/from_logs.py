@@ -96,7 +96,9 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
               key="plan_logs_chart", file_stem="time_to_target_from_logs")
     st.markdown("#### Measured configurations")
     st.dataframe(measured, key="plan_logs_measured", hide_index=True)
-    for flag in plan.flags:
-        st.caption(":material/info: " + plain(flag))
+    with st.expander(f"What this plan rests on ({len(plan.flags)} notes: sources, logs left out, calibration)",
+                     icon=":material/info:"):
+        for flag in plan.flags:
+            st.caption(plain(flag))
     st.dataframe(table, key="plan_logs_table", hide_index=True)
     table_download(table, key="plan_logs_csv", file_name="plan_from_logs.csv")

@@ -152,3 +152,21 @@ def test_time_cost_greedy_path_and_optimum(grid):
     np.testing.assert_allclose(traces["greedy path"].x, [s.time_s / 3600 for s in a.path])
     np.testing.assert_allclose(traces["greedy path"].y, [s.cost for s in a.path])
     assert traces["exhaustive optimum"].x[0] == pytest.approx(a.optimum.time_s / 3600)
+
+
+def test_gpu_counts_over_a_wide_span_are_drawn_on_log_axes_with_the_plans_band():
+    import pandas as pd
+
+    from core.figures.plan import tta_vs_workers_figure
+
+    w = [1, 8, 64, 512, 2048]
+    table = pd.DataFrame({"mode": "allreduce", "p": 0, "time_unit": "s", "w": w, "time_s": [3600.0 * 16 / n for n in w],
+                          "time_h": [16.0 / n for n in w], "time_low": [3600.0 * 14 / n for n in w],
+                          "time_high": [3600.0 * 18 / n for n in w]})
+    fig = tta_vs_workers_figure(table)
+    assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")       # 2048 / 1 >= 64
+    band = next(t for t in fig.data if t.name == "p = 0 range")
+    assert list(band.y[:5]) == [18.0 / n for n in w] and list(band.y[5:]) == [14.0 / n for n in w][::-1]
+    narrow = tta_vs_workers_figure(table[table["w"] <= 8])
+    assert narrow.layout.xaxis.type is None                                       # 8 / 1 < 64: linear
+    assert tta_vs_workers_figure(table[table["w"] <= 8], log_axes=True).layout.yaxis.type == "log"
