@@ -23,7 +23,8 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
   source carried the answer is said (``method``).
 
 A run still in progress is never assumed to end at its target: everything in the log is the
-observed part unless told otherwise.
+observed part unless told otherwise. A run's progress unit and points are read by
+:mod:`core.prediction.progress_measure`; the backtest is :mod:`core.prediction.progress_backtest`.
 """
 
 from __future__ import annotations
@@ -42,13 +43,20 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
 from core.prediction.conformal import conformal_quantiles, correlated_weight
+from core.prediction.progress_measure import (
+    evaluation_points,
+    first_points,
+    observed_count,
+    progress,
+    progress_to_target,
+    progress_unit,
+    seconds_per_unit,
+)
 from core.prediction.schedule_changes import schedule_flags
-from core.runs import find_target_crossing, metric_column, run_target
+from core.runs import metric_column, run_target
 from core.targets import Target
 from core.validation import check_scalar
 
-#: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "tokens", "steps")
 #: the least log-space spread a prior from other runs is given (seed noise at one batch size, ~2 %)
 MIN_PRIOR_SD = 0.02
 #: fewest evaluations a power law is fitted to
@@ -118,91 +126,6 @@ class ProgressForecast:
         out.update(method=self.method, prior_weight=self.prior_weight, time_to_target_s=self.time_to_target_s,
                    flags="; ".join(self.flags))
         return out
-
-
-# --------------------------------------------------------------------------- progress axis
-def _column_known(log: RunLog, name: str) -> bool:
-    return name in log.frame.columns and bool(log.frame[name].notna().any())
-
-
-def progress_unit(log: RunLog) -> str:
-    """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``tokens`` when it
-    counts them (a speedrun log), else ``steps``."""
-    if _column_known(log, "samples") or log.meta.global_batch:
-        return "samples"
-    return "tokens" if _column_known(log, "tokens") else "steps"
-
-
-def progress(log: RunLog) -> np.ndarray:
-    """The progress of every row of ``log`` in :func:`progress_unit` (samples, tokens, else optimiser steps)."""
-    frame = log.frame
-    if _column_known(log, "samples"):
-        return frame["samples"].to_numpy(dtype=float)
-    step = frame["global_step"].to_numpy(dtype=float)
-    if log.meta.global_batch:
-        return step * log.meta.global_batch
-    if _column_known(log, "tokens"):
-        return frame["tokens"].to_numpy(dtype=float)
-    return step
-
-
-def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray]:
-    """Progress and metric value at each row that holds the target's metric, in order (x > 0)."""
-    column = metric_column(log, target.metric)
-    if column is None:
-        raise InputError(f"{log.source}: expected the metric {target.metric!r} of the target {target.spec}; "
-                         f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
-    x = progress(log)
-    y = log.frame[column].to_numpy(dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
-    return x[keep], y[keep]
-
-
-def first_points(log: RunLog, target: Target, n: int) -> RunLog:
-    """``log`` cut after its ``n``-th evaluation of the target's metric (what a run in progress shows)."""
-    x, _ = evaluation_points(log, target)
-    if n >= len(x):
-        return log
-    cut = x[max(n, 1) - 1]
-    keep = progress(log) <= cut
-    return replace(log, frame=log.frame[keep].reset_index(drop=True))
-
-
-def observed_count(total: int, fraction: float | None) -> int:
-    """Evaluations seen at ``fraction`` of ``total`` (at least 1; all with None).
-
-    >>> observed_count(14, 0.25), observed_count(14, None), observed_count(3, 0.1)
-    (4, 14, 1)
-    """
-    if fraction is None:
-        return total
-    return max(1, min(total, int(round(total * fraction))))
-
-
-def progress_to_target(log: RunLog, target: Target) -> float | None:
-    """The progress at which ``log`` met ``target`` (its first evaluation at target), None when it never did."""
-    c = find_target_crossing(log, target, criterion="first-row")
-    if not c.reached:
-        return None
-    unit = progress_unit(log)
-    if unit == "samples":
-        return c.samples if c.samples is not None else c.step * (log.meta.global_batch or 1)
-    if unit == "tokens":
-        return c.tokens
-    return c.step
-
-
-def seconds_per_unit(log: RunLog) -> float | None:
-    """Wall seconds per unit of progress over the log (``time_s`` against progress), None without times."""
-    if "time_s" not in log.frame.columns:
-        return None
-    t = log.frame["time_s"].to_numpy(dtype=float)
-    x = progress(log)
-    ok = np.isfinite(t) & np.isfinite(x) & (x > 0)
-    if ok.sum() < 2 or np.ptp(x[ok]) <= 0:
-        return None
-    slope = np.polyfit(x[ok], t[ok], 1)[0]
-    return float(slope) if slope > 0 else None
 
 
 # --------------------------------------------------------------------------- the three answers
@@ -439,64 +362,3 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w
-
-
-#: columns of :func:`backtest_progress`
-PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
-    "file", "observed_fraction", "unit", "actual", "prior", "prior_low", "prior_high", "extrapolation",
-    "extrapolation_low", "extrapolation_high", "posterior", "posterior_low", "posterior_high", "method",
-    "prior_error_pct", "extrapolation_error_pct", "posterior_error_pct", "prior_covered", "extrapolation_covered",
-    "posterior_covered",
-)
-
-
-def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
-                      fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
-                      level: float = DEFAULT_LEVEL):
-    """Every finished log cut at each fraction of its evaluations and predicted from the rest.
-
-    The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
-    never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
-    ``level`` interval holds the actual progress. Logs that never met their target are left out.
-    """
-    import pandas as pd
-
-    rows = []
-    for log in logs:
-        t = run_target(log, target)
-        truth = progress_to_target(log, t)
-        if truth is None:
-            continue
-        pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
-        for fraction in fractions:
-            f = predict_progress(log, pool, t, observe=fraction, level=level)
-            row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
-                   "method": f.method}
-            for est in (f.prior, f.extrapolation, f.posterior):
-                name = est.source
-                row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
-                ok = est.available
-                row[f"{name}_error_pct"] = 100 * (est.value / truth - 1) if ok else None
-                row[f"{name}_covered"] = (est.low <= truth <= est.high) if ok and est.low is not None \
-                    and est.high is not None else None
-            if f.status == "reached":
-                row["posterior_error_pct"], row["posterior_covered"] = 0.0, True
-            rows.append(row)
-    return pd.DataFrame(rows, columns=list(PROGRESS_BACKTEST_COLUMNS))
-
-
-def progress_backtest_summary(table) -> str:
-    """Per fraction and source: median |error|, p90 |error| and 80 % coverage, in one line."""
-    parts = []
-    for fraction, g in table.groupby("observed_fraction", sort=True):
-        bits = []
-        for name in ("prior", "extrapolation", "posterior"):
-            err = g[f"{name}_error_pct"].dropna().abs()
-            cov = g[f"{name}_covered"].dropna()
-            if err.empty:
-                bits.append(f"{name} n/a")
-                continue
-            bits.append(f"{name} {err.median():.1f} % (p90 {err.quantile(0.9):.1f} %"
-                        + (f", {100 * cov.astype(bool).mean():.0f} % covered" if len(cov) else "") + ")")
-        parts.append(f"f={fraction:g} ({len(g)} runs): " + "; ".join(bits))
-    return "summary [prior, extrapolation, posterior], median |error|: " + " | ".join(parts)
