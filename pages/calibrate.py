@@ -38,14 +38,13 @@ from core.figures.calibrate import (
     parameters_vs_depth_figure,
 )
 from core.logs import RunLog
-from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
 from core.targets import Target
 from pages.calibrate_sections.evaluation import loao_section, table_section
+from pages.calibrate_sections.send import send_section
 from pages.shared.common import (
     CACHE,
-    CALIBRATED_STEPS,
     FAMILY,
     KEPT,
     ROUTE,
@@ -126,15 +125,16 @@ def source_section() -> tuple[str, str, str, Target]:
     return source, split, threshold, target
 
 
-def fits_section(source: str, target: float, runs: LoadedRuns | None) -> pd.DataFrame | None:
+def fits_section(source: str, target: Target, runs: LoadedRuns | None) -> pd.DataFrame | None:
     """The fits table to calibrate on (None, with the reason shown, when there is none)."""
     frames = []
     if source in ("course", "both"):
         frames.append(_course_fits())
-        if abs(target - DEFAULT_TARGET_ACC) > 1e-9:
+        if abs(target.value - DEFAULT_TARGET_ACC) > 1e-9:
             st.warning("The course table records only the 92 % target; its rows use 0.92 whatever the slider says.")
     if runs is not None:
-        frames.append(normalise_fits(runs.table, source="Logs page", target_acc=target,
+        frames.append(normalise_fits(runs.table, source="Logs page", target_acc=target if not target.is_accuracy
+                                     else target.value,
                                      datasets_by_file=datasets_by_file()))
     if source == "upload":
         up = st.file_uploader("Fits table (course columns or `python -m core fit` output)", type=["csv"],
@@ -175,7 +175,7 @@ def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
 
 
 def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: LoadedRuns | None, *,
-                       target: float, inputs: tuple) -> None:
+                       target: Target, inputs: tuple) -> None:
     """The held-out architecture's epochs to target per GPU, with intervals."""
     st.subheader(f"{plain(cal.holdout)}: epochs to target")
     for col, (_, row) in zip(st.columns(len(cal.predictions)), cal.predictions.iterrows()):
@@ -196,9 +196,13 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
                   else "This method predicts the step at target directly (no loss threshold).")
                + "".join(f" {n}." for n in cal.notes))
     extrapolated = None
-    if runs is not None and cal.predictions["epoch_actual"].isna().any():
+    unreached = runs is not None and cal.predictions["epoch_actual"].isna().any()
+    if unreached and not target.is_accuracy:
+        st.caption(f"{holdout}'s logs end before {plain(target_text(target))} on some devices; their extrapolation "
+                   "(the Logs page's curve family) is drawn for an accuracy target only.")
+    elif unreached:
         family, route = st.session_state[FAMILY], st.session_state[ROUTE]
-        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target, family, route)
+        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target.value, family, route)
         if len(extrapolated):
             st.caption(f"{holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
                        f"with the curve family chosen on the Logs page ({family}, {route} route) and its backtest "
@@ -206,7 +210,7 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
     runs_key = tuple(lg.fingerprint() for lg in runs.logs) if extrapolated is not None else ()
     chart(epochs_to_target_figure, [cal, cal_other], extrapolated=extrapolated, key="cal_epochs_chart",
           file_stem=f"{cal.holdout}_epochs_to_target",
-          inputs=(inputs, runs_key, target, st.session_state[FAMILY], st.session_state[ROUTE]))
+          inputs=(inputs, runs_key, target.spec, st.session_state[FAMILY], st.session_state[ROUTE]))
 
 
 def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Calibration | None,
@@ -235,24 +239,6 @@ def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Ca
               file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
 
 
-@st.fragment
-@guarded("Calibrate: send")
-def send_section(cal: Calibration) -> None:
-    """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
-    with st.expander("Send a prediction to the Plan page", icon=":material/send:"):
-        gpus = [str(g) for g in cal.predictions["gpu"]]
-        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu", **KEPT)
-        if st.button("Use on the Plan page", key="cal_send", icon=":material/send:"):
-            try:
-                st.session_state[CALIBRATED_STEPS] = steps_from_calibration(cal, gpu)
-            except InputError as exc:
-                st.error(plain(str(exc)), icon=":material/error:")
-        sent = st.session_state.get(CALIBRATED_STEPS)
-        if sent is not None:
-            st.caption(f"The Plan page can use {sent.steps:,.0f} steps for {plain(sent.label)} "
-                       "(Steps to target from: the Calibrate page's prediction).")
-
-
 # ---------------------------------------------------------------- page
 @guarded("The Calibrate page")
 def main() -> None:
@@ -262,16 +248,19 @@ def main() -> None:
                "architecture the regression never saw, and say how sure that prediction is.")
     answer = st.container()      # the held-out architecture's epochs to target first, its inputs below
     st.divider()
-    source, split, threshold, shown_target = source_section()
-    if not shown_target.is_accuracy:
-        answer.info(plain(f"Calibrate regresses the epochs to an accuracy target across architectures (depth, "
-                          f"parameter count, GPU), and the course table records acc ≥ {DEFAULT_TARGET_ACC:g} only: "
-                          f"the target {target_text(shown_target)} is not an accuracy, and a loss is never read as "
-                          "one. Choose acc as the target metric above to calibrate; the Logs page predicts a "
-                          "falling target in samples or tokens."), icon=":material/info:")
+    source, split, threshold, target = source_section()
+    if not target.is_accuracy and source in ("course", "both"):
+        # the course table's fits are for acc >= 0.92: never mixed with, nor read as, another metric's
+        answer.info(plain(f"The course table records acc ≥ {DEFAULT_TARGET_ACC:g} only: the target "
+                          f"{target_text(target)} is not an accuracy, and a loss is never read as one. Choose "
+                          "\"Runs loaded on the Logs page\" (fitted to this target) or an uploaded fits table "
+                          "(`python -m core fit --target`) as the source, or acc as the target metric."),
+                    icon=":material/info:")
         st.stop()
-    target = shown_target.value
-    runs = load_runs(target_acc=target) if source in ("logs", "both") else None
+    if not target.is_accuracy:
+        answer.caption(plain(f"Epochs to {target_text(target)}: each run's fit and crossing are for this target."))
+    runs = load_runs(target_acc=target if not target.is_accuracy else target.value) \
+        if source in ("logs", "both") else None
     fits = fits_section(source, target, runs)
     key = frame_key(fits) if fits is not None else ""
     chosen = method_section(key, fits, split, threshold) if fits is not None else None

@@ -11,9 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
-from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.logs import MAX_LOG_BYTES, RunLog
+from core.logs import MAX_LOG_BYTES, RunLog, readable_formats
 from core.prediction import (
     AUTO_FAMILIES,
     MIN_PREDICTION_EPOCHS,
@@ -29,8 +28,9 @@ from core.prediction import (
     prior_for_run,
     showcase_log,
 )
-from core.runs import CRITERIA, FIT_TABLE_COLUMNS, select_runs, step_scales
+from core.runs import CRITERIA, FIT_TABLE_COLUMNS, criterion_text
 from core.targets import Target
+from pages.logs_sections.answer import OVERLAYS, charts_section, headline_section
 from pages.logs_sections.progress import progress_section
 from pages.logs_sections.runs import edit_section, save_section
 from pages.shared.common import (
@@ -57,9 +57,10 @@ from pages.shared.common import (
     uploader_key,
 )
 
-OVERLAYS = {"__all__": "All runs overlaid", "__train__": "All train runs", "__val__": "All validation runs"}
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
+#: what the uploader reads (core.logs.READERS: the format is told from the content)
+LOG_FORMATS_TEXT = f"Reads {readable_formats()}."
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
@@ -100,10 +101,12 @@ def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
 
 # ---------------------------------------------------------------- sections
 def upload_section() -> None:
-    st.file_uploader("Training-log CSVs", type=["csv", "tsv", "txt"], accept_multiple_files=True,
+    st.file_uploader("Training logs: CSV, MLPerf MLLOG, NanoGPT speedrun, trainer_state.json",
+                     type=["csv", "tsv", "txt", "log", "json"], accept_multiple_files=True,
                      key=uploader_key(), on_change=sync_uploads,
-                     help=f"Up to {MAX_LOG_BYTES // 2**20} MB per file. Nothing uploaded is executed. "
-                          "Remove a file with the ✕ on its chip.")
+                     help=f"{LOG_FORMATS_TEXT} The format is told from the content, not the name. Up to "
+                          f"{MAX_LOG_BYTES // 2**20} MB per file. Nothing uploaded is executed. Remove a file with "
+                          "the ✕ on its chip.")
 
 
 def options_section() -> tuple[Target, str, bool, bool]:
@@ -112,14 +115,16 @@ def options_section() -> tuple[Target, str, bool, bool]:
     with c1:
         target = target_input(load_logs()[0], key="logs_target_acc")
     criterion = c2.radio("Target reached at", options=list(CRITERIA), key="logs_criterion",
-                         format_func=CRITERION_LABELS.get, horizontal=True, help="\n\n".join(CRITERIA.values()))
+                         format_func=CRITERION_LABELS.get, horizontal=True,
+                         help=plain("\n\n".join(criterion_text(c, target) for c in CRITERIA)))
     log_x = c3.toggle("log step axis", key="logs_log_x")
     log_y = c4.toggle("log loss axis", key="logs_log_y")
     return target, criterion, log_x, log_y
 
 
-def fits_section(runs: LoadedRuns, criterion: str) -> None:
-    st.caption(f"Criterion in use: {CRITERIA[criterion]}. Loss model: {OPTIMUS.formula}, all b ≥ 0; "
+def fits_section(runs: LoadedRuns, criterion: str, target: Target) -> None:
+    st.caption(f"Criterion in use: {plain(criterion_text(criterion, target))}. Loss model: {OPTIMUS.formula}, "
+               "all b ≥ 0; "
                "standard errors assume independent residuals (a lower bound for per-step losses).")
     table = runs.table
     st.subheader(f"Fitted runs ({len(table)})")
@@ -128,25 +133,6 @@ def fits_section(runs: LoadedRuns, criterion: str) -> None:
                  column_config={c: st.column_config.NumberColumn(format="%.4g") for c in
                                 ("b0", "b1", "b2", "b0_se", "b1_se", "b2_se", "r2", "loss_at_target")})
     table_download(table, key="logs_table_csv", file_name="fits.csv")
-
-
-def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:
-    """The loss and accuracy charts of the chosen view; returns the view (an overlay or a file)."""
-    names = [a.log.source for a in runs.analyses]
-    view = st.selectbox("Show", options=list(OVERLAYS) + names, key="logs_view",
-                        format_func=lambda s: OVERLAYS.get(s, s))
-    shown = select_runs(runs.analyses, view)
-    if view not in OVERLAYS:
-        st.caption(plain(shown[0].log.label))
-    fits_key = tuple((a.log.fingerprint(), a.fit.values if a.fit else None) for a in shown)  # not the target
-    scales = step_scales(runs.analyses)                         # val logs on their training run's steps
-    chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
-          step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
-          key="logs_loss_chart", file_stem="loss_curves")
-    if target.is_accuracy:
-        chart(accuracy_figure, shown, target_acc=target.value, log_x=log_x, step_scale=scales,
-              key="logs_acc_chart", file_stem="accuracy")
-    return view
 
 
 def _set_shared(shared_key: str, widget_key: str) -> None:
@@ -269,9 +255,9 @@ def fit_report_section(runs: LoadedRuns, view: str) -> None:
 @guarded("The Logs page")
 def main() -> None:
     st.title("Logs")
-    st.caption("Training logs → fitted loss curves. Drop CSV logs in the course format "
-               "(`epoch, step, loss, acc`), PyTorch Lightning `metrics.csv`, TensorBoard or W&B "
-               "scalar exports, or per-epoch metric traces. Files stay loaded across pages.")
+    st.caption(f"Training logs → fitted loss curves and the progress to a target (an accuracy that climbs, a "
+               f"loss or log-perplexity that falls). {LOG_FORMATS_TEXT} Files stay loaded across pages.")
+    answer = st.container()      # the answer first: how many runs reached the target, and their curves
     upload_section()
     page_setup()  # after the uploader, so the sidebar lists the files just stored
     show_errors((None, m) for m in st.session_state.get(UPLOAD_REFUSALS, []))
@@ -284,8 +270,10 @@ def main() -> None:
     st.caption(plain(f"Target: {target_text(target)}" + (" (the target the loaded runs declare; each run is "
                                                           "measured against its own)" if target.origin == "log"
                                                           else "")))
-    fits_section(runs, criterion)
-    view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
+    with answer:
+        headline_section(runs)
+        view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
+    fits_section(runs, criterion, target)
     fit_report_section(runs, view)
     preferred = None if view in OVERLAYS else view
     if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):

@@ -272,9 +272,6 @@ MAX_LINES = {"core": 400, "pages": 300, "app": 300}
 #: modules still over the limit (or about to be, when a branch being merged lands), each with its reason.
 #: Delete an entry once its module is under the limit for good (a stale entry only tolerates a size).
 PENDING_SIZE: dict[str, str] = {
-    "core/prediction/progress.py": "363 lines here; r3-llm18 adds ProgressCache (~70 lines) and more: after that "
-                                   "merge, move the prior and trust (prior_progress, Trust, learn_trust, _combine) "
-                                   "out, then delete this entry",
 }
 
 

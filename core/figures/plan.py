@@ -68,7 +68,7 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     -------
     plotly.graph_objects.Figure
         Traces in this order: for each p ascending, ``"p = {p} range"`` (only with an
-        interval) then ``"p = {p}"`` (lines); then ``"best w"`` (markers with the text
+        interval) then ``"p = {p}"`` (lines; ``"all-reduce"`` for p = 0); then ``"best w"`` (markers with the text
         ``"w = …"``, one point per row of ``best``, when given); then one trace per ``extra``
         label, named by the label; then, with ``steps_axis``, ``"steps to target"`` (dotted,
         right axis; one ``"steps to target, p = {p}"`` per p when they differ between p).
@@ -96,18 +96,19 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     fig = go.Figure()
     for p, part in grid.sort_values(["p", "w"]).groupby("p", sort=True):
         c = colors[int(p)]
+        label = "all-reduce" if int(p) == 0 else f"p = {p}"
         low, high = f"{column}_low", f"{column}_high"
         if low in part and high in part:
             fig.add_trace(go.Scatter(
                 x=list(part["w"]) + list(part["w"])[::-1], y=list(part[high]) + list(part[low])[::-1],
                 fill="toself", fillcolor=_rgba(c, 0.18), line=dict(width=0), mode="lines",
-                name=f"p = {p} range", hoverinfo="skip"))
+                name=f"{label} range", hoverinfo="skip"))
         batch = steps_axis and {"global_batch", "steps"} <= set(part.columns)
         fig.add_trace(go.Scatter(
-            x=part["w"], y=part[column], mode="lines", name=f"p = {p}",
+            x=part["w"], y=part[column], mode="lines", name=label,
             line=dict(color=c, width=2.5, shape="spline", smoothing=0.6),
             customdata=part[["global_batch", "steps"]] if batch else None,
-            hovertemplate=f"p = {p}, w = %{{x}}<br>%{{y:.3g}} {unit}"
+            hovertemplate=f"{label}, w = %{{x}}<br>%{{y:.3g}} {unit}"
                           + ("<br>M = %{customdata[0]:,.0f}, %{customdata[1]:,.0f} steps" if batch else "")
                           + "<extra></extra>"))
     if best is not None and len(best):

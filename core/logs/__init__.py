@@ -35,6 +35,7 @@ from core.logs.reader import (
     infer_steps_per_epoch,
     read_log,
     read_log_file,
+    readable_formats,
     reader_for,
     system_description,
 )
@@ -47,6 +48,6 @@ __all__ = [
     'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
     'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
     'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'reader_for', 'system_description', 'table_for_reader',
+    'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description', 'table_for_reader',
     'wide_scalars',
 ]

@@ -46,7 +46,7 @@ from core.tables import as_utf8, file_bytes
 
 __all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog", "detect_format",
            "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch", "read_log",
-           "read_log_file", "reader_for", "system_description"]
+           "read_log_file", "readable_formats", "reader_for", "system_description"]
 
 #: the largest system description read beside an MLPerf log
 _MAX_SYSTEM_BYTES = 1024 * 1024
@@ -68,11 +68,12 @@ class ReadOptions:
 
 @dataclass(frozen=True)
 class Reader:
-    """One log format: its name, a cheap test on the file's bytes, and the reader."""
+    """One log format: its name, a cheap test on the file's bytes, the reader, and what it reads in words."""
 
     name: str
     sniff: Callable[[bytes], bool]
     read: Callable[[bytes, str, ReadOptions], RunLog]
+    description: str = ""
 
 
 def _read_csv(data: bytes, source: str, options: ReadOptions) -> RunLog:
@@ -95,11 +96,25 @@ def _read_hf(data: bytes, source: str, options: ReadOptions) -> RunLog:
 
 #: the readers, most specific first; the CSV reader takes whatever the others do not claim
 READERS: tuple[Reader, ...] = (
-    Reader("mllog", is_mllog, _read_mllog),
-    Reader("hf-trainer", is_trainer_state, _read_hf),
-    Reader("speedrun", is_speedrun, _read_speedrun),
-    Reader("csv", lambda data: True, _read_csv),
+    Reader("mllog", is_mllog, _read_mllog, "MLPerf Training MLLOG result files (`:::MLLOG` lines)"),
+    Reader("hf-trainer", is_trainer_state, _read_hf, "Hugging Face Trainer `trainer_state.json`"),
+    Reader("speedrun", is_speedrun, _read_speedrun,
+           "NanoGPT speedrun logs (`step:N/M val_loss:X train_time:Tms`)"),
+    Reader("csv", lambda data: True, _read_csv,
+           "CSV logs (the course format `epoch, step, loss, acc`, PyTorch Lightning `metrics.csv`, TensorBoard "
+           "or W&B scalar exports, per-epoch metric traces)"),
 )
+
+
+def readable_formats() -> str:
+    """The formats :data:`READERS` read, in words (the catch-all CSV first), for an uploader's text.
+
+    >>> readable_formats().startswith("CSV logs (the course format")
+    True
+    """
+    ordered = sorted(READERS, key=lambda r: r.name != "csv")
+    parts = [r.description or r.name for r in ordered]
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
 def reader_for(data: bytes) -> Reader:

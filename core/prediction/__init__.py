@@ -8,9 +8,10 @@ declared, from an lr column, detected), ``prior`` (what other runs say before th
 (first part of finished logs against the rest; the widening learned from other runs), ``backtest_table``
 (a backtest's cases as rows), ``combined`` (the prior and posterior columns of a backtest), ``tables``
 (summaries, family scores, convergence), ``progress`` (samples or tokens to a target in either
-direction: power law, prior, posterior), ``progress_measure`` (a run's progress unit and points),
-``progress_backtest`` (its backtest), ``forecast`` (the one call the pages use: prediction widened as
-the other runs teach, with the prior and the posterior).
+direction: power law, prior, posterior), ``progress_estimates`` (its extrapolation and prior, the
+per-run cache), ``progress_measure`` (a run's progress unit and points), ``progress_backtest`` (its
+backtest), ``forecast`` (the one call the pages use: prediction widened as the other runs teach, with
+the prior and the posterior).
 """
 
 from core.prediction.backtest import (
@@ -39,8 +40,9 @@ from core.prediction.log_series import first_epochs, n_epochs, showcase_log
 from core.prediction.posterior import Posterior, combine
 from core.prediction.predict import AUTO_FAMILIES, ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
 from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
-from core.prediction.progress import ProgressEstimate, ProgressForecast, predict_progress
+from core.prediction.progress import ProgressForecast, predict_progress
 from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
+from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
 from core.prediction.progress_measure import evaluation_points, progress_to_target
 from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
@@ -61,7 +63,7 @@ from core.prediction.tables import (
 from core.prediction.target_prediction import TargetPrediction, prediction_curves
 
 __all__ = [
-    'PROGRESS_BACKTEST_COLUMNS', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
+    'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
     'evaluation_points', 'predict_progress',
     'progress_backtest_summary', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',

@@ -24,70 +24,39 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
 
 A run still in progress is never assumed to end at its target: everything in the log is the
 observed part unless told otherwise. A run's progress unit and points are read by
-:mod:`core.prediction.progress_measure`; the backtest is :mod:`core.prediction.progress_backtest`.
+:mod:`core.prediction.progress_measure`; the extrapolation and the prior are made in
+:mod:`core.prediction.progress_estimates`; the backtest is :mod:`core.prediction.progress_backtest`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
-from scipy import stats
 
-from core.curves import fit_curve
 from core.defaults import DEFAULT_LEVEL
-from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
 from core.prediction.conformal import conformal_quantiles, correlated_weight
+from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
 from core.prediction.progress_measure import (
     evaluation_points,
     first_points,
     observed_count,
     progress,
-    progress_to_target,
     progress_unit,
     seconds_per_unit,
 )
 from core.prediction.schedule_changes import schedule_flags
-from core.runs import metric_column, run_target
+from core.runs import run_target
 from core.targets import Target
 from core.validation import check_scalar
 
-#: the least log-space spread a prior from other runs is given (seed noise at one batch size, ~2 %)
-MIN_PRIOR_SD = 0.02
-#: fewest evaluations a power law is fitted to
-MIN_POINTS = 4
 #: fewest backtest cases whose median error is taken out of the estimate (fewer: too noisy to correct by)
 MIN_SHIFT_CASES = 12
-#: the family of the extrapolation: a power law with a floor, L = E + A·D^(−α)
-POWER_LAW = "pow3"
-
-
-@dataclass(frozen=True)
-class ProgressEstimate:
-    """Progress to target (``value``, ``inf`` = may never get there) with a ``level`` interval.
-
-    ``value`` None: this source has no answer (``description`` says why).
-    """
-
-    source: str
-    unit: str
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    description: str = ""
-
-    @property
-    def available(self) -> bool:
-        return self.value is not None and math.isfinite(self.value)
-
-    def to_dict(self) -> dict:
-        return {"source": self.source, "unit": self.unit, "value": self.value, "low": self.low,
-                "high": self.high, "description": self.description}
 
 
 @dataclass(frozen=True)
@@ -128,86 +97,6 @@ class ProgressForecast:
         return out
 
 
-# --------------------------------------------------------------------------- the three answers
-def extrapolate_progress(log: RunLog, target: Target, *, level: float = DEFAULT_LEVEL,
-                         seed: int = 0) -> ProgressEstimate:
-    """The power law with a floor fitted to ``log``'s evaluations, inverted at ``target`` (module docstring)."""
-    unit = progress_unit(log)
-    x, y = evaluation_points(log, target)
-    hit = target.first_met(y)
-    if hit is not None:
-        return ProgressEstimate("extrapolation", unit, float(x[hit]), float(x[hit]), float(x[hit]),
-                                "already at target in the observed part")
-    if target.climbs:
-        if target.metric not in ("acc", "accuracy") and not np.all((y >= 0) & (y <= 1)):
-            return ProgressEstimate("extrapolation", unit, None,
-                                    description=f"a climbing metric other than an accuracy ({target.metric}) "
-                                                "is not extrapolated")
-        y, level_y = 1.0 - y, 1.0 - target.value
-    else:
-        level_y = target.value
-    if len(x) < MIN_POINTS:
-        return ProgressEstimate("extrapolation", unit, None,
-                                description=f"{len(x)} evaluation(s) seen; at least {MIN_POINTS} are fitted")
-    scale = float(x[0])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)
-            fit = fit_curve(x / scale, y, family=POWER_LAW, name=log.source)
-    except (FitError, InputError) as exc:
-        return ProgressEstimate("extrapolation", unit, None, description=f"not fitted: {exc}")
-    raw = fit.step_at(level_y)
-    if not math.isfinite(raw):
-        return ProgressEstimate("extrapolation", unit, math.inf, float(x[-1]), math.inf,
-                                f"the fitted floor {fit.floor:.4g} does not reach {target.value:g}")
-    value = max(raw * scale, float(x[-1]))
-    low, high = _draw_interval(fit, level_y, level=level, seed=seed)
-    low = float(x[-1]) if low is None else max(low * scale, float(x[-1]))
-    high = math.inf if high is None else max(high * scale, value)
-    return ProgressEstimate("extrapolation", unit, value, low, high,
-                            f"power law with a floor (pow3) on {len(x)} evaluations")
-
-
-def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[float | None, float | None]:
-    if not fit.errorbars:
-        return None, None
-    rng = np.random.default_rng(seed)
-    try:
-        draws = rng.multivariate_normal(np.array(fit.values), np.array(fit.cov), size=2000, method="eigh")
-    except (np.linalg.LinAlgError, ValueError):
-        return None, None
-    curve = fit.curve
-    draws = np.clip(draws, curve.lower, curve.upper)
-    steps = np.asarray(curve.inverse(level_y, *draws.T), dtype=float)
-    steps = np.sort(np.where(np.isfinite(steps), steps, np.inf))
-    lo, hi = (steps[min(int(q * len(steps)), len(steps) - 1)] for q in ((1 - level) / 2, (1 + level) / 2))
-    return float(lo), float(hi)
-
-
-def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
-                   level: float = DEFAULT_LEVEL) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring)."""
-    unit = progress_unit(log)
-    pool = [o for o in others if o.source != log.source and progress_unit(o) == unit
-            and metric_column(o, target.metric) is not None]
-    done = [(o, progress_to_target(o, target)) for o in pool]
-    done = [(o, v) for o, v in done if v is not None and v > 0]
-    if not done:
-        return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
-    batch = log.meta.global_batch
-    same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
-    chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
-        (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
-    values = np.log([v for _, v in chosen])
-    n = len(values)
-    centre = float(np.median(values))
-    sd = max(float(np.std(values, ddof=1)) if n > 1 else 0.0, MIN_PRIOR_SD)
-    t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
-    half = t * sd * math.sqrt(1 + 1 / n)
-    return ProgressEstimate("prior", unit, math.exp(centre), math.exp(centre - half), math.exp(centre + half),
-                            f"median of {what}")
-
-
 @dataclass(frozen=True)
 class Trust:
     """How much the backtest on other runs trusts each source (log-space errors)."""
@@ -221,30 +110,37 @@ class Trust:
 
 def group_of(log: RunLog) -> str:
     """The group a run belongs to (its folder: an MLPerf system, a speedrun record), for leave-one-group-out."""
-    return str(PurePosixPath(log.source.replace("\\", "/")).parent)
+    return _folder(log.source)
+
+
+@lru_cache(maxsize=4096)
+def _folder(source: str) -> str:
+    return str(PurePosixPath(source.replace("\\", "/")).parent)
 
 
 def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | None, n_observed: int | None = None,
-                level: float = DEFAULT_LEVEL, same_group: bool = True) -> Trust:
+                level: float = DEFAULT_LEVEL, same_group: bool = True, cache: ProgressCache | None = None) -> Trust:
     """Backtest the other finished runs at the same observed fraction: the prior's weight and the interval.
 
     Each finished run is cut at ``fraction`` of its evaluations (or at ``n_observed`` of them), its
     prior made from the remaining runs; the log errors of both sources give the variance-minimising
     weight ``w = (σx² − ρσpσx)/(σp² + σx² − 2ρσpσx)`` clipped to [0, 1], and the combined errors give the
-    interval's log quantiles.
+    interval's log quantiles. Each run's progress to target and cut extrapolation are computed once
+    (``cache``: across calls too, as a leave-one-out over many runs needs).
     """
+    cache = ProgressCache() if cache is None else cache
     pairs = []
-    finished = [o for o in others if progress_to_target(o, target) is not None]
+    finished = [o for o in others if cache.truth(o, target) is not None]
     for o in finished:
-        truth = progress_to_target(o, target)
-        x, _ = evaluation_points(o, target)
-        n = observed_count(len(x), fraction) if n_observed is None else min(n_observed, len(x))
-        cut = first_points(o, target, n)
+        truth = cache.truth(o, target)
+        total = cache.evaluations(o, target)
+        n = observed_count(total, fraction) if n_observed is None else min(n_observed, total)
+        cut = cache.cut(o, target, n)
         # the backtest mimics the run's own case: when none of the others shares its group (system,
         # record), each backtested run's prior leaves its whole group out too
         rest = [r for r in finished if r is not o and (same_group or group_of(r) != group_of(o))]
-        p = prior_progress(cut, rest, target, level=level)
-        e = extrapolate_progress(cut, target, level=level)
+        p = prior_progress(cut, rest, target, level=level, cache=cache)
+        e = cache.extrapolation(o, target, n, level=level)
         ep = math.log(p.value / truth) if p.available else None
         ex = math.log(e.value / truth) if e.available else None
         pairs.append((ep, ex))
@@ -268,7 +164,8 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
 
 
 def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | float | None = None, *,
-                     observe: float | None = None, level: float = DEFAULT_LEVEL) -> ProgressForecast:
+                     observe: float | None = None, level: float = DEFAULT_LEVEL,
+                     cache: ProgressCache | None = None) -> ProgressForecast:
     """Prior, extrapolation and posterior of the progress to ``target`` of ``log`` (module docstring).
 
     Parameters
@@ -282,6 +179,9 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     observe : float, optional
         The fraction (0, 1) of ``log``'s evaluations seen, or a number of evaluations (>= 1); default all.
     level : float, default 0.8
+    cache : ProgressCache, optional
+        Shared by many predictions over the same runs (a leave-one-out): each other run's progress to
+        target and cut extrapolation are computed once. The answer is the same with or without it.
 
     Examples
     --------
@@ -314,11 +214,12 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         none = ProgressEstimate("prior", unit, None, description="not needed")
         return ProgressForecast(log.source, target, unit, n, observed_progress, "reached", none,
                                 replace(none, source="extrapolation"), measured, "measured", None, per_unit)
-    prior = prior_progress(seen, others, target, level=level)
+    cache = ProgressCache() if cache is None else cache
+    prior = prior_progress(seen, others, target, level=level, cache=cache)
     extrap = extrapolate_progress(seen, target, level=level)
     same_group = any(group_of(o) == group_of(log) for o in others)
     trust = learn_trust(others, target, fraction=fraction, n_observed=None if fraction is not None else n,
-                        level=level, same_group=same_group) if prior.available else None
+                        level=level, same_group=same_group, cache=cache) if prior.available else None
     posterior, method, weight = _combine(prior, extrap, trust, unit, floor=observed_progress)
     flags = []
     if trust is not None:
@@ -345,20 +246,22 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
         w = 1.0
     else:
         w = trust.prior_weight
-    centre = math.log(prior.value) if w >= 1.0 or not extrap.available else \
-        w * math.log(prior.value) + (1 - w) * math.log(extrap.value)
+    # the estimate as a value (the prior's own when it carries all the weight: no exp(log(x)) round trip,
+    # so an interval edge at a zero error is the estimate itself, not 1 ulp beside it)
+    base = prior.value if w >= 1.0 or not extrap.available else \
+        math.exp(w * math.log(prior.value) + (1 - w) * math.log(extrap.value))
     if trust is not None and trust.quantiles is not None:
         lo_q, hi_q = trust.quantiles
-        low, high = math.exp(centre - hi_q), math.exp(centre - lo_q)   # truth = estimate / exp(error)
+        low, high = base * math.exp(-hi_q), base * math.exp(-lo_q)   # truth = estimate / exp(error)
         if trust.n_cases >= MIN_SHIFT_CASES:    # the backtest's median error, taken out of the estimate
-            centre -= trust.median
+            base *= math.exp(-trust.median)
     elif w >= 1.0:
         low, high = prior.low, prior.high
     else:
         low = math.exp(w * math.log(prior.low) + (1 - w) * math.log(extrap.low or prior.low))
         high = math.exp(w * math.log(prior.high) + (1 - w) * math.log(extrap.high)) \
             if extrap.high and math.isfinite(extrap.high) else math.inf
-    value = max(math.exp(centre), floor)
+    value = max(base, floor)
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w

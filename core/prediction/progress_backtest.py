@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from core.defaults import DEFAULT_LEVEL
 from core.logs import RunLog
 from core.prediction.progress import predict_progress
-from core.prediction.progress_measure import (
-    progress_to_target,
-)
+from core.prediction.progress_estimates import ProgressCache
 from core.runs import run_target
 from core.targets import Target
 
@@ -26,24 +24,26 @@ PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
 
 def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
                       fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
-                      level: float = DEFAULT_LEVEL):
+                      level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None):
     """Every finished log cut at each fraction of its evaluations and predicted from the rest.
 
     The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
     never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
     ``level`` interval holds the actual progress. Logs that never met their target are left out.
+    One :class:`ProgressCache` serves every prediction (each run's work is done once).
     """
     import pandas as pd
 
+    cache = ProgressCache() if cache is None else cache
     rows = []
     for log in logs:
         t = run_target(log, target)
-        truth = progress_to_target(log, t)
+        truth = cache.truth(log, t)
         if truth is None:
             continue
         pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
         for fraction in fractions:
-            f = predict_progress(log, pool, t, observe=fraction, level=level)
+            f = predict_progress(log, pool, t, observe=fraction, level=level, cache=cache)
             row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
                    "method": f.method}
             for est in (f.prior, f.extrapolation, f.posterior):

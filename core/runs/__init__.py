@@ -2,7 +2,8 @@
 
 Modules: ``targets`` (where accuracy passed the target; where a fitted curve reaches a loss),
 ``analysis`` (``RunAnalysis`` per log, the fits table, ``fit_files`` for the CLI), ``target_choice``
-(the target the pages offer on loaded runs: declared, metrics, direction, a suggestion).
+(the target the pages offer on loaded runs: declared, metrics, direction, a suggestion), ``summary``
+(how many runs reached their target, which first: the Logs page's headline).
 """
 
 from core.runs.analysis import (
@@ -24,6 +25,7 @@ from core.runs.analysis import (
     step_scales,
     thin_indices,
 )
+from core.runs.summary import TargetSummary, summarize_targets
 from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
     COVARIANCE_INTERVAL,
@@ -34,6 +36,7 @@ from core.runs.targets import (
     best_accuracy,
     best_value,
     check_target_acc,
+    criterion_text,
     find_target_crossing,
     metric_column,
     predict_step_at_loss,
@@ -41,8 +44,9 @@ from core.runs.targets import (
 
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'analyse_run', 'as_target', 'best_accuracy', 'best_value',
-    'check_target_acc', 'default_target', 'epoch_summary', 'find_target_crossing', 'fit_files', 'fit_metric',
+    'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
+    'best_value', 'check_target_acc', 'criterion_text', 'default_target', 'epoch_summary', 'find_target_crossing',
+    'fit_files', 'fit_metric', 'summarize_targets',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
     'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
     'target_metrics', 'thin_indices',

@@ -34,6 +34,30 @@ CRITERIA: dict[str, str] = {
 }
 
 
+def criterion_text(criterion: str, target: Target | float | None = None) -> str:
+    """What "the target was reached" means, in the words of ``target``'s metric and direction.
+
+    An accuracy target (or None) gets :data:`CRITERIA`'s text; another metric says its own
+    name, direction and value (per-step logs compare each epoch's mean of it).
+
+    >>> criterion_text("epoch", Target("val_loss", "<=", 3.28))[:70]
+    'epoch-level: first epoch whose mean val_loss is ≤ 3.28 (per-step logs;'
+    >>> criterion_text("first-row") == CRITERIA["first-row"]
+    True
+    """
+    if criterion not in CRITERIA:
+        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    target = as_target(target)
+    if target.is_accuracy:
+        return CRITERIA[criterion]
+    met = f"{target.metric} is {'≥' if target.climbs else '≤'} {target.value:g}"
+    if criterion == "epoch":
+        return (f"epoch-level: first epoch whose mean {met} (per-step logs; step = that epoch's last step); "
+                "a log of evaluations: its first evaluation at target")
+    return (f"first row: first logged row whose {met} (fires early on noisy per-step values; "
+            "a log of evaluations: its first evaluation at target)")
+
+
 def check_target_acc(target_acc: float | Target, name: str = "target_acc") -> float:
     """Validate a target accuracy given as a fraction (or an accuracy ``Target``).
 

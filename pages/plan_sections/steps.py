@@ -21,19 +21,24 @@ from core.plan import (
     typed_steps,
 )
 from core.runs import RunAnalysis
+from core.targets import accuracy_target
 from pages.shared.common import (
     BATCH_SOURCES,
     CACHE,
     CALIBRATED_STEPS,
     FAMILY,
     KEPT,
+    LOADED_RUNS,
     ROUTE,
     LoadedRuns,
+    current_target,
     keep_valid_choice,
     load_batch_study,
+    load_logs,
     plain,
     shared_fits,
     show_errors,
+    target_text,
 )
 
 STEPS_SOURCE_LABELS = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
@@ -123,10 +128,14 @@ def _steps_from_batch(global_batch: float) -> tuple[StepsEstimate, BatchScaling]
                        on_change=_on_batch_set, **KEPT,
                        help="Runs of one job at several global batches (see the Scaling page, Batch size tab); "
                             "loaded runs give their batch in the log or a -<batch> file-name suffix.")
-    target = c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
-                             key="plan_batch_target", **KEPT)
+    if key == LOADED_RUNS:        # the loaded runs: the page's target, in either direction (a loss falls to it)
+        target = current_target(load_logs()[0])
+        c2.caption(plain(f"Their target: {target_text(target)} (the page's target, above)"))
+    else:
+        target = accuracy_target(float(c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005,
+                                                       format="%.3f", key="plan_batch_target", **KEPT)))
     entry = BATCH_RUN_SETS.get(key)
-    study, errors, _ = load_batch_study(key, target_acc=float(target),
+    study, errors, _ = load_batch_study(key, target_acc=target,
                                         samples_per_epoch=entry.samples_per_epoch if entry else None)
     if study is None or study.model is None:
         raise InputError(study.problem if study is not None else "batch scaling: expected loaded runs; got none. "

@@ -27,6 +27,7 @@ from core.scaling import (
     BatchSizePlan,
     batch_size_plan,
 )
+from core.targets import accuracy_target
 from pages.shared.common import (
     BATCH_SOURCES,
     CACHE,
@@ -60,7 +61,7 @@ def _set_speed(key: str) -> PolluxSpeedModel | PlannerError:
         return err
 
 @st.cache_data(**CACHE)
-def _goodput(key: str, digest: str, target_acc: float, samples_per_epoch: int | None, _model: BatchScaling,
+def _goodput(key: str, digest: str, target: str, samples_per_epoch: int | None, _model: BatchScaling,
              _speed: PolluxSpeedModel | None, workers: tuple[int, ...]) -> pd.DataFrame:
     return goodput_curves(_model, speed=_speed, workers=workers)
 
@@ -108,21 +109,18 @@ def batch_scaling_section() -> None:
                                  "Loaded: the sidebar's built-in sets and your uploads (each run's batch from its "
                                  "log or a -<batch> file-name suffix).")
     if source == LOADED_RUNS:
-        shared = target_input(load_logs()[0], key="scaling_target_acc")
-        if not shared.is_accuracy:
-            st.info(plain(f"Batch scaling measures the samples to an accuracy target at each batch (epoch-level, "
-                          f"acc ≥ A); the target {target_text(shared)} is not an accuracy, and a loss is never read "
-                          "as one. Choose acc as the target metric, or a built-in run set."), icon=":material/info:")
-            return
-        st.session_state["scaling_batch_target"] = shared.value
-    target = c[1].number_input("Target: acc ≥", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
-                               key="scaling_batch_target", disabled=source == LOADED_RUNS,
-                               help="The run set's own accuracy target; for the loaded runs, the shared target.")
+        # the loaded runs: the shared target, in whichever direction (a loss falls to it; core.batch)
+        target = target_input(load_logs()[0], key="scaling_target_acc")
+        c[1].caption(plain(f"Target: {target_text(target)} (below; shared with the other pages)"))
+    else:
+        value = c[1].number_input("Target: acc ≥", min_value=0.01, max_value=0.999, step=0.005, format="%.3f",
+                                  key="scaling_batch_target", help="The run set's own accuracy target.")
+        target = accuracy_target(float(value))
     samples = c[2].number_input("Samples per epoch", min_value=0, step=1000, key="scaling_batch_samples",
                                 help="Turns samples into epochs; 0: from the logs (MLLOG train_samples).")
     predict = c[3].number_input("Predict at batch", min_value=0, value=0, step=1024, key="scaling_batch_predict",
                                 help="0: none.")
-    study, errors, digest = load_batch_study(source, target_acc=float(target), samples_per_epoch=int(samples) or None)
+    study, errors, digest = load_batch_study(source, target_acc=target, samples_per_epoch=int(samples) or None)
     if study is None:
         st.info("No runs loaded: pick a built-in set, or load runs on the Logs page.", icon=":material/info:")
         return
@@ -138,7 +136,7 @@ def batch_scaling_section() -> None:
     for flag in model.flags:
         st.caption(":material/info: " + plain(flag))
     st.info(TUNED_NOTE, icon=":material/tune:")
-    key = (source, digest, float(target), int(samples))
+    key = (source, digest, target.spec, int(samples))
     points = (float(predict),) if predict else ()
     chart(batch_samples_figure, model, predict=points, key="scaling_batch_chart", file_stem="samples_vs_batch",
           inputs=(*key, points))

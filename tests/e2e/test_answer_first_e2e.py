@@ -30,3 +30,17 @@ def test_plan_headline_is_visible_without_scrolling(page: Page, app_url, tmp_pat
     shot = os.environ.get("ANSWER_FIRST_PNG")       # set it to look at the page: the PNG is written there
     page.screenshot(path=shot or str(tmp_path / "plan_1280x800.png"))
     no_exception(page)
+
+
+def test_logs_headline_and_chart_come_before_the_uploader(page: Page, app_url):
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    goto_page(page, app_url, "Logs")
+    reached = page.get_by_test_id("stMetric").filter(has_text="Runs that reached the target")
+    expect(reached).to_be_visible(timeout=60_000)
+    box = reached.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= HEIGHT, box
+    chart = page.get_by_test_id("stPlotlyChart").first
+    expect(chart.locator(".main-svg").first).to_be_visible(timeout=60_000)
+    uploader = page.get_by_test_id("stFileUploader").bounding_box()
+    assert chart.bounding_box()["y"] < uploader["y"]
+    no_exception(page)

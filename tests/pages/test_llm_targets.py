@@ -121,13 +121,58 @@ def test_calibrate_page_refuses_a_loss_target_with_words():
     assert at.slider(key="cal_target_acc").value == pytest.approx(0.92)
 
 
-def test_scaling_page_on_the_loaded_llama_logs_refuses_the_loss_target_with_words():
+def test_calibrate_page_calibrates_the_mnist1d_runs_to_a_loss_target():
+    from core.calibrate import calibrate, normalise_fits
+    from core.datasets import builtin_datasets_by_file
+    from core.targets import Target
+
+    at = open_on("pages/calibrate.py", ["mnist1d"])
+    at.selectbox(key="cal_target_acc_metric").set_value("loss").run()
+    at.radio(key="cal_source").set_value("logs").run()
+    at.number_input(key="cal_target_acc_loss").set_value(0.8).run()
+    at.selectbox(key="cal_method").set_value("course").run()
+    assert not at.exception and not at.error
+    assert any("Epochs to loss ≤ 0.8" in shown(c.value) for c in at.caption)
+    # what core calibrates on the same runs fitted to loss <= 0.8 (as `fit --target 'loss<=0.8'` then `calibrate`)
+    target = Target("loss", "<=", 0.8)
+    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")]
+    fits = normalise_fits(fits_table([analyse_run(log, target_acc=target) for log in logs]), source="Logs page",
+                          target_acc=target, datasets_by_file=builtin_datasets_by_file())
+    assert set(fits["target_spec"]) == {"loss<=0.8"}
+    cal = calibrate(fits, holdout="resnet56", method="course")
+    row = cal.predictions.iloc[0]
+    assert row["epoch_actual"] == 6             # resnet56's train log first meets loss <= 0.8 in epoch 6
+    value = {m.label: m.value for m in at.metric}[row["gpu"]]
+    assert value.startswith(f"{row['epoch_pred']:.0f} epochs")
+
+
+def test_scaling_page_fits_batch_scaling_to_the_llama_log_perplexity_target():
+    from core.batch import batch_study
+    from core.logs import read_log_files
+    from core.targets import Target
+
     at = open_on("pages/scaling.py", ["mlperf_llama8b"])
     at.selectbox(key="scaling_batch_source").set_value("loaded").run()
     assert not at.exception and not at.error
     assert at.selectbox(key="scaling_target_acc_metric").value == "eval_accuracy"
-    texts = [shown(i.value) for i in at.info]
-    assert any("the target eval_accuracy ≤ 3.3 is not an accuracy" in t for t in texts), texts
+    assert at.number_input(key="scaling_target_acc_eval_accuracy").value == pytest.approx(3.3)
+    # the page fits what core fits: the 7 runs (batches 16, 36, 64) each to log-perplexity <= 3.3
+    read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
+    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    assert len(model.used) == 7
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["E_min (samples)"] == f"{model.e_min:,.0f}"
+    assert labels["B_noise"] == f"{model.b_noise:,.0f}"
+    fig = next(s for s in chart_specs(at) if s["layout"]["title"]["text"].startswith("Samples to target"))
+    measured = next(t for t in fig["data"] if t["name"] == "measured")
+    # the 8-GPU run 0 (batch 16) first met 3.3 at 172,032 samples (its MLLOG samples_count)
+    assert 172032 in measured["y"] and sorted(set(measured["x"])) == [16, 36, 64]
+    # a looser target (3.5): every run gets there in fewer samples, so E_min falls
+    at.number_input(key="scaling_target_acc_eval_accuracy").set_value(3.5).run()
+    assert not at.exception and not at.error
+    looser = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.5)).model
+    assert looser.e_min < model.e_min
+    assert {m.label: m.value for m in at.metric}["E_min (samples)"] == f"{looser.e_min:,.0f}"
 
 
 def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
@@ -137,3 +182,55 @@ def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
     assert set(table.loc[table["metric"] == "val_loss", "target"]) == {3.28}
     assert set(table["metric"]) == {"val_loss", "acc"}
     assert set(table.loc[table["metric"] == "acc", "target"]) == {0.92}
+
+
+def _trainer_state() -> bytes:
+    """A Trainer checkpoint's state by hand: 4 epochs of 10 steps, eval_loss 2.0, 1.5, 1.2, 1.0 at each epoch end."""
+    import json
+
+    history = []
+    for epoch, eval_loss in enumerate((2.0, 1.5, 1.2, 1.0), start=1):
+        for half in (1, 2):
+            step = 10 * (epoch - 1) + 5 * half
+            history.append({"epoch": step / 10, "step": step, "loss": eval_loss + 0.2 / half, "learning_rate": 1e-4})
+        history.append({"epoch": float(epoch), "step": 10 * epoch, "eval_loss": eval_loss, "eval_runtime": 1.0})
+    return json.dumps({"max_steps": 40, "num_train_epochs": 4, "train_batch_size": 8,
+                       "log_history": history}).encode()
+
+
+def test_logs_page_reads_an_uploaded_trainer_state_and_words_the_criterion_by_the_loss_target():
+    at = open_on("pages/logs.py", [])
+    label = at.get("file_uploader")[0].proto.label
+    for fmt in ("CSV", "MLLOG", "speedrun", "trainer_state.json"):
+        assert fmt in label, label
+    at.file_uploader(key="logs_upload_0").set_value([("checkpoint-40/trainer_state.json", _trainer_state(),
+                                                      "application/json")]).run()
+    assert not at.exception and not at.error
+    at.selectbox(key="logs_target_acc_metric").set_value("eval_loss").run()
+    at.number_input(key="logs_target_acc_eval_loss").set_value(1.25).run()
+    assert not at.exception and not at.error
+    row = at.dataframe[0].value.iloc[0]
+    # eval_loss 1.2 <= 1.25 first at the third evaluation: step 30, epoch 3
+    assert (row["metric"], row["direction"], row["target"]) == ("eval_loss", "<=", 1.25)
+    assert row["step_to_target"] == 30 and row["epoch_to_target"] == 3
+    captions = [shown(c.value) for c in at.caption]
+    assert any("Criterion in use: epoch-level: first epoch whose mean eval_loss is ≤ 1.25" in c for c in captions)
+    assert not any("accuracy" in c for c in captions if c.startswith("Criterion in use")), captions
+
+
+def test_plan_page_batch_fit_of_the_loaded_llama_runs_uses_the_log_perplexity_target():
+    from core.batch import batch_study
+    from core.logs import read_log_files
+    from core.plan import steps_from_batch_scaling
+    from core.targets import Target
+
+    at = open_on("pages/plan.py", ["mlperf_llama8b"])
+    at.radio(key="plan_how").set_value("model").run()
+    at.radio(key="plan_steps_source").set_value("batch").run()
+    at.selectbox(key="plan_batch_set").set_value("loaded").run()
+    assert not at.exception and not at.error
+    assert any("Their target: eval_accuracy ≤ 3.3" in shown(c.value) for c in at.caption)
+    read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
+    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    steps = steps_from_batch_scaling(model, 128.0, label="loaded").steps     # the default global batch M = 128
+    assert {m.label: m.value for m in at.metric}["Steps to target"] == f"{steps:,.0f}"

@@ -170,3 +170,19 @@ def test_a_lightning_and_a_tensorboard_export_get_fitted_curves_with_no_help():
     assert table.loc["metrics.csv", "steps_per_epoch"] == 100
     assert table.loc["run-resnet20-tag-train_loss.csv", "b0"] == pytest.approx(0.02, rel=1e-3)
     assert table.loc["run-resnet20-tag-train_loss.csv", "b2"] == pytest.approx(0.2, rel=1e-3)
+
+
+def test_the_answer_comes_first_how_many_runs_reached_the_target_and_which_first():
+    """The headline above the uploader is ``core.runs.summarize_targets`` of the loaded runs (issue 21 part 4):
+    the built-in MNIST-1D runs against acc >= 0.92."""
+    from core.datasets import builtin_log_files
+    from core.runs import summarize_targets
+
+    at = open_page("pages/logs.py")
+    want = summarize_targets([analyse_run(read_log_file(p, source=n), target_acc=DEFAULT_TARGET_ACC)
+                              for n, p in builtin_log_files("mnist1d")])
+    assert 0 < want.n_reached < want.n_runs == 12 and want.unit == "s"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Runs that reached the target"] == f"{want.n_reached} of {want.n_runs}"
+    assert metrics["First to the target"] == f"{want.at:,.0f} s"
+    assert any(shown(c.value) == want.headline() for c in at.caption)

@@ -211,7 +211,7 @@ def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
     assert at.selectbox(key="plan_speed_table").value == "built-in: Pollux cifar10/scalability.csv"
     assert any("MAPE 12.53 %" in shown(c.value) for c in at.caption)          # docs/plan.md, cifar10
     names = [t["name"] for t in figure(at)["data"]]
-    assert names[:2] == ["p = 0", "best w"]                    # measured steps: no interval, no range
+    assert names[:2] == ["all-reduce", "best w"]                    # measured steps: no interval, no range
     assert names[2:] == ["Paleo ring all-reduce (V100, ethernet)"]   # seconds: Paleo is drawn too
     assert "Best w (all-reduce)" in metrics(at)
 
@@ -313,7 +313,7 @@ def test_mode_falls_back_when_the_theta_source_no_longer_offers_it():
     at = open_page(PAGE)
     at.radio(key="plan_theta_source").set_value("typed").run()
     at.radio(key="plan_mode").set_value("allreduce").run()
-    assert [t["name"] for t in figure(at)["data"]][:2] == ["p = 0", "best w"]
+    assert [t["name"] for t in figure(at)["data"]][:2] == ["all-reduce", "best w"]
     assert at.multiselect(key="plan_ps").disabled
     at.radio(key="plan_theta_source").set_value("paper").run()       # the paper has no all-reduce θ
     assert not at.exception and not at.error

@@ -165,7 +165,7 @@ def test_gpu_counts_over_a_wide_span_are_drawn_on_log_axes_with_the_plans_band()
                           "time_high": [3600.0 * 18 / n for n in w]})
     fig = tta_vs_workers_figure(table)
     assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")       # 2048 / 1 >= 64
-    band = next(t for t in fig.data if t.name == "p = 0 range")
+    band = next(t for t in fig.data if t.name == "all-reduce range")
     assert list(band.y[:5]) == [18.0 / n for n in w] and list(band.y[5:]) == [14.0 / n for n in w][::-1]
     narrow = tta_vs_workers_figure(table[table["w"] <= 8])
     assert narrow.layout.xaxis.type is None                                       # 8 / 1 < 64: linear

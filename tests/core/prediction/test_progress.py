@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 
 from core.logs.reader import read_log
-from core.prediction.progress import (
-    observed_count,
-    predict_progress,
-    prior_progress,
-    progress_to_target,
-)
+from core.prediction.progress import predict_progress
+from core.prediction.progress_estimates import ProgressCache, prior_progress
+from core.prediction.progress_measure import observed_count, progress_to_target
 from core.targets import Target
 
 LOSS = Target("loss", "<=", 2.5)
@@ -63,6 +60,33 @@ def test_the_posterior_learns_from_the_backtest_which_source_to_trust():
     assert f.prior_weight is not None and f.prior_weight < 0.2
     assert f.method == "extrapolation"
     assert f.posterior.value == pytest.approx(progress_to_target(runs[0], LOSS), rel=0.05)
+
+
+
+def test_a_shared_cache_gives_the_same_leave_one_out_and_does_each_runs_work_once():
+    # every run reaches 2.5 within its 60 steps: (a / 0.5)² / 100 <= 57.8
+    runs = [power_law_log(f"r{a}.csv", a=a) for a in (24.0, 27.0, 30.0, 33.0, 36.0, 38.0)]
+    cache = ProgressCache()
+    for i, log in enumerate(runs):
+        others = runs[:i] + runs[i + 1:]
+        plain = predict_progress(log, others, LOSS, observe=0.25)
+        cached = predict_progress(log, others, LOSS, observe=0.25, cache=cache)
+        assert cached == plain
+    # six runs: one progress to target and one cut extrapolation (15 of 60 evaluations) each, whatever the
+    # number of predictions that backtested them
+    counts = cache.counts()
+    assert (counts["truth"], counts["extrapolation"]) == (6, 6)
+    assert cache.truth(runs[2], LOSS) == 36.0 == progress_to_target(runs[2], LOSS)
+
+
+
+def test_a_run_measured_at_the_samples_of_the_others_lies_inside_the_interval_not_one_ulp_beside_it():
+    # five runs that all first meet 2.5 at step 41 ((32 / 0.5)² / 100 = 40.96), as MLPerf LoRA runs meet their
+    # target at the same evaluation: the backtest errors are exactly 0, the interval is [41, 41]
+    runs = [power_law_log(f"same{i}.csv", a=32.0) for i in range(5)]
+    f = predict_progress(runs[0], runs[1:], LOSS, observe=3)       # 3 evaluations: no extrapolation
+    assert not f.extrapolation.available and f.prior.value == 41.0
+    assert f.posterior.value == 41.0 and f.posterior.low <= 41.0 <= f.posterior.high
 
 
 def test_without_finished_runs_there_is_no_prior_and_it_is_said():
