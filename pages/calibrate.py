@@ -38,14 +38,13 @@ from core.figures.calibrate import (
     parameters_vs_depth_figure,
 )
 from core.logs import RunLog
-from core.plan import steps_from_calibration
 from core.prediction import extrapolate_unreached
 from core.runs import loss_curves
 from core.targets import Target
 from pages.calibrate_sections.evaluation import loao_section, table_section
+from pages.calibrate_sections.send import send_section
 from pages.shared.common import (
     CACHE,
-    CALIBRATED_STEPS,
     FAMILY,
     KEPT,
     ROUTE,
@@ -238,24 +237,6 @@ def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Ca
     with e2:
         chart(loss_error_figure, curves, kind="absolute", key="cal_abs_err_chart",
               file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
-
-
-@st.fragment
-@guarded("Calibrate: send")
-def send_section(cal: Calibration) -> None:
-    """Hand a prediction to the Plan page, on request (a ``StepsEstimate`` in the session)."""
-    with st.expander("Send a prediction to the Plan page", icon=":material/send:"):
-        gpus = [str(g) for g in cal.predictions["gpu"]]
-        gpu = st.selectbox("GPU", gpus, key="cal_send_gpu", **KEPT)
-        if st.button("Use on the Plan page", key="cal_send", icon=":material/send:"):
-            try:
-                st.session_state[CALIBRATED_STEPS] = steps_from_calibration(cal, gpu)
-            except InputError as exc:
-                st.error(plain(str(exc)), icon=":material/error:")
-        sent = st.session_state.get(CALIBRATED_STEPS)
-        if sent is not None:
-            st.caption(f"The Plan page can use {sent.steps:,.0f} steps for {plain(sent.label)} "
-                       "(Steps to target from: the Calibrate page's prediction).")
 
 
 # ---------------------------------------------------------------- page

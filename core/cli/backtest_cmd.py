@@ -4,7 +4,7 @@ For every readable log and observed fraction, predicts the epoch at the target f
 first epochs only and compares it with what the rest of the log shows (``core.prediction.backtest``).
 Prints CSV on stdout: ``file,family,observed_fraction,epoch_pred,epoch_low,epoch_high,
 epoch_actual,error_pct,covered`` (accuracy route), then the extra columns of
-``core.prediction.backtest.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
+``core.prediction.backtest_table.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
 After the rows, a summary line goes to **stderr** (so stdout stays a clean CSV): per
 fraction, the median absolute error and the interval coverage of the scored rows.
 
@@ -22,7 +22,7 @@ files, named ``<source> (library #<id>)``.
 With ``--target SPEC`` on a metric other than the accuracy (``eval_accuracy<=3.3``), or logs that declare
 such a target (MLLOG, speedrun), each finished log is cut at each ``--observe`` fraction of its
 evaluations and its progress to target (samples, tokens or steps) predicted from the other logs
-(``core.prediction.progress.backtest_progress``); columns ``PROGRESS_BACKTEST_COLUMNS``.
+(``core.prediction.progress_backtest.backtest_progress``); columns ``PROGRESS_BACKTEST_COLUMNS``.
 
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are
 still backtested.  Exit status 0 when every file was read, 2 when any was rejected.

@@ -191,7 +191,7 @@ def _epoch_marker(p: TargetPrediction, y: float | None, x_max: float) -> go.Scat
 def prediction_convergence_figure(frame: pd.DataFrame) -> go.Figure:
     """Predicted epoch (with its interval) against the number of epochs seen.
 
-    ``frame`` is ``core.prediction.backtest.convergence_of_prediction``'s output.
+    ``frame`` is ``core.prediction.tables.convergence_of_prediction``'s output.
     """
     if frame is None or frame.empty:
         return empty_figure("Prediction against epochs seen", "No prediction to show.")

@@ -52,7 +52,7 @@ _SUBPLOT_LEGEND = dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", 
 @escaped
 def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server rounds",
                        panel_titles: tuple[str, ...] | None = None) -> go.Figure:
-    """Gantt-style chart of :func:`core.scaling.ps_rounds.ps_schedule` (or ``local_schedule``).
+    """Gantt-style chart of :func:`core.scaling.ps_schedule.ps_schedule` (or ``local_schedule``).
 
     One row per machine (server on top), horizontal bars from ``start_s`` to ``end_s``.
     Two panels when the schedule has a ``part == "last"`` round: the first rounds on the
@@ -62,7 +62,7 @@ def ps_timeline_figure(schedule: pd.DataFrame, *, title: str = "Parameter-server
     the first panel, then the same four for the last panel (legend shown once).
 
     ``panel_titles`` replaces the automatic titles ("first 2 rounds", "last round (run round
-    49)"), one per panel, e.g. ``("whole run",)`` for :func:`core.scaling.ps_rounds.local_schedule`.
+    49)"), one per panel, e.g. ``("whole run",)`` for :func:`core.scaling.ps_schedule.local_schedule`.
     """
     if schedule is None or schedule.empty:
         return empty_figure(title, "No rounds to draw.")
@@ -104,7 +104,7 @@ def ps_time_vs_machines_figure(curve: pd.DataFrame, *, crossover: int | None,
     curve : pandas.DataFrame
         :func:`core.scaling.ps_rounds.ps_time_vs_machines`.
     crossover : int or None
-        :func:`core.scaling.ps_rounds.crossover_machines`; marked when it lies in the curve.
+        :func:`core.scaling.ps_job.crossover_machines`; marked when it lies in the curve.
 
     Traces: :data:`PS_TIME_TRACES`: "round model", "train locally, send once", "crossover"
     (one marker at the crossover worker count, empty when outside the curve or None).

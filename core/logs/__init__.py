@@ -1,12 +1,12 @@
 """Training logs: read files of several formats into one tidy ``RunLog``.
 
-Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes →
-validated ``RunLog`` by the first reader whose ``sniff`` claims them), one module per format:
-``csvlog`` (CSV logs: formats, column roles, steps and epochs), ``mllog`` (MLCommons MLLOG
-logs, the MLPerf result files), ``speedrun`` (NanoGPT speedrun text logs), ``hf_trainer``
-(Hugging Face ``trainer_state.json``), ``tfevents`` (TensorBoard event files);
-``noise`` (gradient-noise-scale columns), ``files`` (several files at once, each one's error kept),
-``naming`` (model, depth, device and batch from a file name).
+Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes → validated
+``RunLog`` by the first reader whose ``sniff`` claims them), one module per format: ``csvlog`` (CSV
+logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and epochs), ``mllog`` (MLCommons
+MLLOG logs, the MLPerf result files; ``mllog_events``: their events read and collected), ``speedrun``
+(NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face ``trainer_state.json``), ``tfevents``
+(TensorBoard event files); ``noise`` (gradient-noise-scale columns), ``files`` (several files at once,
+each one's error kept), ``naming`` (model, depth, device and batch from a file name).
 """
 
 from core.logs.files import (
@@ -14,12 +14,8 @@ from core.logs.files import (
     read_log_files,
 )
 from core.logs.hf_trainer import is_trainer_state, read_trainer_state
-from core.logs.mllog import (
-    ABORTED_FLAG,
-    benchmark_rule,
-    is_mllog,
-    read_mllog,
-)
+from core.logs.mllog import ABORTED_FLAG, benchmark_rule, read_mllog
+from core.logs.mllog_events import is_mllog
 from core.logs.naming import (
     RunMeta,
     depth_of,

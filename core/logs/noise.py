@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
-from core.logs.mllog import is_mllog
+from core.logs.mllog_events import is_mllog
 
 SQR_NAMES = ("grad_sqr",)
 VAR_NAMES = ("grad_var",)

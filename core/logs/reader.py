@@ -34,9 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import LogFormatError
-from core.logs.csvlog import detect_format, detect_roles, epoch_of_step, infer_steps_per_epoch, read_csv_log
+from core.logs.csv_roles import detect_format, detect_roles
+from core.logs.csv_steps import epoch_of_step, infer_steps_per_epoch
+from core.logs.csvlog import read_csv_log
 from core.logs.hf_trainer import is_trainer_state, read_trainer_state
-from core.logs.mllog import is_mllog, read_mllog
+from core.logs.mllog import read_mllog
+from core.logs.mllog_events import is_mllog
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
 from core.logs.speedrun import is_speedrun, read_speedrun
 from core.tables import as_utf8, file_bytes

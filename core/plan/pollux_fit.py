@@ -213,7 +213,7 @@ def fit_pollux_speed(table: pd.DataFrame, *, global_batch: float | None = None, 
     Parameters
     ----------
     table : DataFrame
-        As for :func:`core.plan.speed.fit_speed_model` (a Pollux ``scalability.csv`` reads
+        As for :func:`core.plan.speed_fit.fit_speed_model` (a Pollux ``scalability.csv`` reads
         as is), all-reduce only.
     global_batch : float or None
         ``M`` for rows without one, and the planning batch; None keeps the table's M when

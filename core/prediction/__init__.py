@@ -1,16 +1,20 @@
 """Predict the epoch at target from the first epochs of a run, with an interval, and backtest it.
 
-Modules: ``predict`` (the accuracy and loss routes), ``intervals`` (the backtest inside the observed
-epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules: declared,
-from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
-``posterior`` (prior and extrapolation combined), ``backtest`` (first part of finished logs against
-the rest; the widening learned from other runs), ``combined`` (the prior and posterior columns of a
-backtest), ``tables`` (summaries, family scores, convergence), ``forecast`` (the one call the pages
-use: prediction widened as the other runs teach, with the prior and the posterior).
+Modules: ``predict`` (the accuracy and loss routes), ``log_series`` (what a prediction reads from a
+log), ``target_prediction`` (the result, its curve and band), ``intervals`` (the backtest inside the
+observed epochs: family choice, drift correction, interval), ``schedule`` (learning-rate schedules:
+declared, from an lr column, detected), ``prior`` (what other runs say before the run's own epochs),
+``run_prior`` (which prior a run gets), ``posterior`` (prior and extrapolation combined), ``backtest``
+(first part of finished logs against the rest; the widening learned from other runs), ``backtest_table``
+(a backtest's cases as rows), ``combined`` (the prior and posterior columns of a backtest), ``tables``
+(summaries, family scores, convergence), ``progress`` (samples or tokens to a target in either
+direction: power law, prior, posterior), ``progress_estimates`` (its extrapolation and prior, the
+per-run cache), ``progress_measure`` (a run's progress unit and points), ``progress_backtest`` (its
+backtest), ``forecast`` (the one call the pages use: prediction widened as the other runs teach, with
+the prior and the posterior).
 """
 
 from core.prediction.backtest import (
-    BACKTEST_COLUMNS,
     DEFAULT_FRACTIONS,
     backtest_logs,
     backtest_run,
@@ -18,6 +22,7 @@ from core.prediction.backtest import (
     observed_epochs,
     resolve_target,
 )
+from core.prediction.backtest_table import BACKTEST_COLUMNS
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
@@ -31,38 +36,15 @@ from core.prediction.intervals import (
     INTERVAL_METHOD,
     FitCache,
 )
+from core.prediction.log_series import first_epochs, n_epochs, showcase_log
 from core.prediction.posterior import Posterior, combine
-from core.prediction.predict import (
-    AUTO_FAMILIES,
-    ROUTES,
-    TargetPrediction,
-    first_epochs,
-    n_epochs,
-    predict_epoch_at_target,
-    prediction_curves,
-    prediction_from_first_epochs,
-    showcase_log,
-    widen,
-)
-from core.prediction.prior import (
-    Prior,
-    job_prior,
-    prior_for_run,
-    prior_from_calibration,
-    prior_from_other_runs,
-    prior_source,
-)
-from core.prediction.progress import (
-    PROGRESS_BACKTEST_COLUMNS,
-    ProgressCache,
-    ProgressEstimate,
-    ProgressForecast,
-    backtest_progress,
-    evaluation_points,
-    predict_progress,
-    progress_backtest_summary,
-    progress_to_target,
-)
+from core.prediction.predict import AUTO_FAMILIES, ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
+from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
+from core.prediction.progress import ProgressForecast, predict_progress
+from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
+from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
+from core.prediction.progress_measure import evaluation_points, progress_to_target
+from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,
@@ -78,6 +60,7 @@ from core.prediction.tables import (
     family_scores,
     summary_line,
 )
+from core.prediction.target_prediction import TargetPrediction, prediction_curves
 
 __all__ = [
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',

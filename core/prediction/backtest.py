@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -49,48 +49,25 @@ import pandas as pd
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
+from core.prediction.backtest_table import BacktestCase, cases_table
 from core.prediction.combined import (
-    PRIOR_COLUMNS,
     check_priors,
     leave_one_run_out_errors,
     leave_one_run_out_variances,
-    posterior_cells,
     posterior_of,
-    prior_cells,
 )
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
-from core.prediction.posterior import Posterior
-from core.prediction.predict import (
-    TargetPrediction,
-    check_family,
-    first_epochs,
-    n_epochs,
-    predict_epoch_at_target,
-    widen,
-)
-from core.prediction.prior import Prior
+from core.prediction.log_series import first_epochs, n_epochs
+from core.prediction.predict import check_family, predict_epoch_at_target, widen
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
+from core.prediction.target_prediction import TargetPrediction
 from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
 from core.validation import check_option
 
-#: the contract columns of ``python -m core backtest``, in order
-BACKTEST_COLUMNS: tuple[str, ...] = (
-    "file", "family", "observed_fraction", "epoch_pred", "epoch_low", "epoch_high",
-    "epoch_actual", "error_pct", "covered",
-)
-#: the columns after them
-EXTRA_COLUMNS: tuple[str, ...] = (
-    "status", "target_acc", "target_definition", "n_epochs", "n_epochs_observed", "epoch_raw",
-    "inflation", "beyond_log", "family_via_loss", "epoch_pred_via_loss", "epoch_low_via_loss",
-    "epoch_high_via_loss", "error_pct_via_loss", "covered_via_loss", "loss_threshold",
-    "inflation_via_loss", "note",
-)
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.3, 0.5, 0.7)
-ROW_STATUSES = ("scored", "observed", "never", "too short", "no epochs", "no accuracy")
 #: inflation factors tried when learning the interval's width from other runs
 INFLATION_GRID = np.round(np.geomspace(0.5, 16.0, 31), 4)
 MIN_CALIBRATION_CASES = 3
-_SUFFIX = {"accuracy": "", "loss": "_via_loss"}
 
 
 # --------------------------------------------------------------------------- small pieces
@@ -133,28 +110,8 @@ def resolve_target(log: RunLog, target_acc: float | None = DEFAULT_TARGET_ACC,
     return check_target_acc(target_acc), "absolute"
 
 
-# --------------------------------------------------------------------------- one run
-@dataclass(frozen=True, eq=False)
-class _Case:
-    """One (log, fraction): the predictions of both routes and what the log shows."""
-
-    log: RunLog
-    fraction: float
-    n_total: int
-    n_observed: int
-    target_acc: float
-    target_definition: str
-    actual: int | None
-    status: str
-    predictions: dict[str, TargetPrediction]
-    family: str
-    schedule: Schedule | None = None
-    prior: Prior | None = None
-    posterior: Posterior | None = None
-
-
 def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, loss_threshold,
-           level, correct, cache, schedule=None) -> list[_Case]:
+           level, correct, cache, schedule=None) -> list[BacktestCase]:
     target, definition = resolve_target(log, target_acc, target_rel)
     crossing = find_target_crossing(log, target)
     actual = crossing.epoch if crossing.reached else None
@@ -164,7 +121,7 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
         n = observed_epochs(total, f)
         if total < 2 or not log.has_acc:
             status = "no accuracy" if not log.has_acc else ("no epochs" if total == 0 else "too short")
-            out.append(_Case(log, f, total, n, target, definition, actual, status, {}, family))
+            out.append(BacktestCase(log, f, total, n, target, definition, actual, status, {}, family))
             continue
         status = "never" if actual is None else ("observed" if actual <= n else "scored")
         preds, sched = {}, None
@@ -177,79 +134,8 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
                     observed, target_acc=target, family=family, route=route,
                     loss_threshold=loss_threshold if route == "loss" else None, level=level,
                     correct=correct, cache=cache, schedule=sched)
-        out.append(_Case(log, f, total, n, target, definition, actual, status, preds, family, sched))
+        out.append(BacktestCase(log, f, total, n, target, definition, actual, status, preds, family, sched))
     return out
-
-
-def _route_cells(case: _Case, route: str) -> dict:
-    p = case.predictions.get(route)
-    sfx = _SUFFIX[route]
-    cells = {f"family{sfx}": None, f"epoch_pred{sfx}": None, f"epoch_low{sfx}": None,
-             f"epoch_high{sfx}": None, f"error_pct{sfx}": None, f"covered{sfx}": None}
-    if route == "accuracy":
-        cells.update(epoch_raw=None, inflation=None, beyond_log=None, note="")
-    else:
-        cells.update(loss_threshold=None, inflation_via_loss=None)
-    if p is None:
-        return cells
-    cells[f"family{sfx}"] = p.family
-    cells[f"inflation{sfx}"] = p.inflation if p.status in ("predicted", "unreachable") else None
-    if route == "loss":
-        cells["loss_threshold"] = p.loss_threshold
-    else:
-        cells["epoch_raw"] = p.epoch_raw
-        cells["note"] = p.reason
-    if p.status not in ("predicted", "unreachable"):
-        if route == "accuracy":
-            cells["note"] = f"{p.status}: {p.reason}"
-        return cells
-    pred = p.epoch if p.epoch is not None else math.inf
-    cells.update({f"epoch_pred{sfx}": pred, f"epoch_low{sfx}": p.epoch_low, f"epoch_high{sfx}": p.epoch_high})
-    if case.status == "scored":
-        cells[f"error_pct{sfx}"] = 100.0 * (pred - case.actual) / case.actual
-        cells[f"covered{sfx}"] = bool(p.epoch_low <= case.actual <= p.epoch_high)
-    if case.status == "never" and route == "accuracy":
-        cells["beyond_log"] = bool(pred > case.n_total)
-    return cells
-
-
-def _row(case: _Case, with_priors: bool) -> dict:
-    row = {"file": case.log.source, "family": None, "observed_fraction": case.fraction,
-           "epoch_actual": case.actual, "status": case.status, "target_acc": case.target_acc,
-           "target_definition": case.target_definition, "n_epochs": case.n_total,
-           "n_epochs_observed": case.n_observed}
-    for route in ("accuracy", "loss"):
-        row.update(_route_cells(case, route))
-    for sfx in ("", "_via_loss"):
-        row[f"family{sfx}"] = row[f"family{sfx}"] or case.family
-    if with_priors:
-        scored = case.status == "scored"
-        row.update(prior_cells(case.prior, case.actual, scored))
-        row.update(posterior_cells(case.posterior, case.actual, scored))
-        row["schedule"] = case.schedule.describe() if case.schedule is not None else None
-        p = case.predictions.get("accuracy")
-        flags = (p.flags if p is not None else ()) + (case.posterior.flags if case.posterior is not None else ())
-        row["flags"] = "; ".join(dict.fromkeys(flags))
-    return row
-
-
-def _table(cases: Sequence[_Case], with_priors: bool = False) -> pd.DataFrame:
-    columns = BACKTEST_COLUMNS + EXTRA_COLUMNS + (PRIOR_COLUMNS if with_priors else ())
-    table = pd.DataFrame([_row(c, with_priors) for c in cases], columns=list(columns))
-    for col in ("epoch_actual", "n_epochs", "n_epochs_observed"):
-        table[col] = pd.array(table[col], dtype="Int64")
-    for col in ("epoch_pred", "epoch_low", "epoch_high", "error_pct", "epoch_raw", "inflation",
-                "epoch_pred_via_loss", "epoch_low_via_loss", "epoch_high_via_loss",
-                "error_pct_via_loss", "loss_threshold", "inflation_via_loss"):
-        table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
-    for col in ("covered", "covered_via_loss", "beyond_log") + (("prior_covered", "posterior_covered")
-                                                                  if with_priors else ()):
-        table[col] = table[col].astype("boolean")
-    if with_priors:
-        for col in ("prior_epoch", "prior_low", "prior_high", "prior_error_pct", "posterior_epoch", "posterior_low",
-                    "posterior_high", "posterior_error_pct"):
-            table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
-    return table
 
 
 def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
@@ -275,7 +161,7 @@ def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
                    target_rel=target_rel, family=check_family(family), routes=("accuracy", "loss"),
                    loss_threshold=loss_threshold, level=level, correct=correct,
                    cache=cache or FitCache())
-    return _table(cases)
+    return cases_table(cases)
 
 
 # --------------------------------------------------------------------------- many runs
@@ -333,7 +219,7 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     cache = cache if cache is not None else FitCache()
     thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
         else [None] * len(logs)
-    cases: list[_Case] = []
+    cases: list[BacktestCase] = []
     for log, threshold in zip(logs, thresholds):
         cases += _cases(log, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
                         family=family, routes=("accuracy", "loss"), loss_threshold=threshold,
@@ -342,10 +228,10 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         cases = _calibrate_on_other_runs(cases, level)
     if priors is not None:
         cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
-    return _table(cases, with_priors=priors is not None)
+    return cases_table(cases, with_priors=priors is not None)
 
 
-def _with_posteriors(cases: list[_Case], priors, *, level: float, method: str) -> list[_Case]:
+def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str) -> list[BacktestCase]:
     """Each case with its log's prior and the posterior of that prior and its extrapolation."""
     chosen = [priors.get(c.log.source) for c in cases]
     variances = [None] * len(cases)
@@ -396,7 +282,7 @@ def needed_inflation(prediction: TargetPrediction, actual: int) -> float:
     return math.inf
 
 
-def _calibrate_on_other_runs(cases: list[_Case], level: float) -> list[_Case]:
+def _calibrate_on_other_runs(cases: list[BacktestCase], level: float) -> list[BacktestCase]:
     keys = [run_key(c.log) for c in cases]
     needed: dict[tuple[int, str], float] = {}
     for i, c in enumerate(cases):

@@ -26,8 +26,9 @@ from core.prediction.posterior import (
     extrapolation_belief,
     log_errors,
 )
-from core.prediction.predict import TargetPrediction
-from core.prediction.prior import Prior, prior_for_run
+from core.prediction.prior import Prior
+from core.prediction.run_prior import prior_for_run
+from core.prediction.target_prediction import TargetPrediction
 
 #: the columns ``backtest_logs`` adds when it is given priors
 PRIOR_COLUMNS: tuple[str, ...] = (
@@ -42,7 +43,7 @@ def priors_for_logs(logs: Sequence[RunLog], *, extra: Sequence[RunLog] = (), fit
                     datasets_by_file: dict[str, str] | None = None) -> dict[str, Prior]:
     """Each log's prior from the *other* logs (and ``extra`` logs, and a fits table): never its own.
 
-    ``core.prediction.prior.prior_for_run``: other batch sizes of the same job when at least two
+    ``core.prediction.run_prior.prior_for_run``: other batch sizes of the same job when at least two
     reached the target, else a calibration over the other architectures.
     """
     pool = list(logs) + [e for e in extra if e.source not in {lg.source for lg in logs}]

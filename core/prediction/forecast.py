@@ -22,10 +22,13 @@ from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs, observed_epochs
 from core.prediction.intervals import MIN_INNER_EPOCHS, FitCache
+from core.prediction.log_series import first_epochs, n_epochs
 from core.prediction.posterior import Posterior, combine, combine_correlated, log_errors
-from core.prediction.predict import TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target, widen
-from core.prediction.prior import Prior, prior_for_run
+from core.prediction.predict import predict_epoch_at_target, widen
+from core.prediction.prior import Prior
+from core.prediction.run_prior import prior_for_run
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
+from core.prediction.target_prediction import TargetPrediction
 from core.runs import find_target_crossing, run_key
 
 #: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)

@@ -17,7 +17,7 @@ from typing import TypeVar
 from core.logs import RunLog
 from core.prediction.schedule import Schedule
 
-#: a ``core.prediction.predict.TargetPrediction``
+#: a ``core.prediction.target_prediction.TargetPrediction``
 P = TypeVar("P")
 
 

@@ -49,8 +49,8 @@ import numpy as np
 
 from core.defaults import DEFAULT_LEVEL
 from core.prediction.conformal import conformal_quantiles, correlated_weight, expected_coverage
-from core.prediction.predict import TargetPrediction
 from core.prediction.prior import Prior, z_of
+from core.prediction.target_prediction import TargetPrediction
 from core.validation import check_option
 
 #: how the posterior can be made; the result's ``method`` names the one used

@@ -29,14 +29,10 @@ next epoch.  ``flags`` say what was done.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-
-import numpy as np
-import pandas as pd
+from dataclasses import replace
 
 from core.curves import FAMILIES, FitResult
 from core.defaults import DEFAULT_TARGET_ACC
-from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.intervals import (
     DEFAULT_LEVEL,
@@ -49,116 +45,23 @@ from core.prediction.intervals import (
     stretch,
     whole_epoch,
 )
+from core.prediction.log_series import (
+    accuracy_series,
+    first_epochs,
+    loss_series,
+    loss_threshold_from_observed,
+    n_epochs,
+    reached_target,
+)
 from core.prediction.phases import check_future, epochs_after, shift_prediction
 from core.prediction.schedule import MIN_PHASE_EPOCHS, Schedule, check_schedule
-from core.runs import check_target_acc, epoch_summary
+from core.prediction.target_prediction import TargetPrediction
+from core.runs import check_target_acc
 from core.validation import check_option, check_scalar
 
 ROUTES = ("accuracy", "loss")
 #: families ``family="auto"`` chooses from, and the order selectors list them
 AUTO_FAMILIES: tuple[str, ...] = ("optimus", "pow3", "exp3", "pow4", "mmf", "weibull")
-STATUSES = ("predicted", "reached", "unreachable", "not fitted", "refused")
-
-
-@dataclass(frozen=True, eq=False)
-class TargetPrediction:
-    """The epoch where a run is predicted to pass ``target_acc``, with an interval.
-
-    Attributes
-    ----------
-    source : str
-        The log's file name.
-    route : {"accuracy", "loss"}
-    family : str
-        The family used (the one ``"auto"`` chose, when it was asked for).
-    target_acc : float
-    n_epochs_observed : int
-        Epochs of the log the prediction saw (1 .. n).
-    status : str
-        ``"predicted"``; ``"reached"`` (the observed epochs already passed the target);
-        ``"unreachable"`` (the fitted curve never gets there: ``epoch`` is None, the
-        interval ``[n + 1, inf]``); ``"not fitted"`` (see ``reason``); ``"refused"`` (a
-        learning-rate drop lies between the observed epochs and the target, or too few
-        epochs since the last one: ``reason`` says which).
-    epoch, epoch_low, epoch_high : float or None
-        Predicted whole epoch and the ``level`` interval (``epoch_high`` is ``inf`` when
-        the run may never get there); never before ``n + 1``.
-    epoch_raw : float or None
-        The family's own extrapolation (continuous epoch, ``inf`` for never), before the
-        drift correction.
-    corrected : bool
-        ``epoch`` is drift-corrected (see ``core.prediction.intervals``).
-    drift : Drift or None
-        Horizon ratios of the inner backtest (median and quantiles of ``ln g``, number of
-        checks; ``core.prediction.intervals``).
-    level : float
-        Nominal coverage of the interval (0.8).
-    inflation : float
-        Factor the ``ln g`` quantiles were widened by (1: this run alone).
-    interval_method : str
-    loss_threshold : float or None
-        ``L`` of the loss route.
-    fit : FitResult or None
-        The fit on the observed epochs (x = epoch for the accuracy route, global step for
-        the loss route; y = error ``1 − acc`` or loss).
-    scores : dict of str to float
-        The inner-backtest score of every candidate family (lower is better).
-    reason : str
-        Why there is no prediction, or notes.
-    epoch_offset : float
-        The fit's epochs start after this one (the last learning-rate drop; 0: the whole log).
-    flags : tuple of str
-        What a learning-rate schedule changed, in words.
-    """
-
-    source: str
-    route: str
-    family: str
-    target_acc: float
-    n_epochs_observed: int
-    status: str
-    epoch: float | None = None
-    epoch_low: float | None = None
-    epoch_high: float | None = None
-    epoch_raw: float | None = None
-    corrected: bool = True
-    drift: Drift | None = None
-    level: float = DEFAULT_LEVEL
-    inflation: float = 1.0
-    interval_method: str = ""
-    loss_threshold: float | None = None
-    fit: FitResult | None = None
-    steps_per_epoch: int | None = None
-    scores: dict[str, float] = field(default_factory=dict)
-    reason: str = ""
-    x_per_epoch: float = 1.0
-    mid_epoch: bool = False
-    epoch_offset: float = 0.0
-    flags: tuple[str, ...] = ()
-
-    @property
-    def target_level(self) -> float | None:
-        """The level the fitted curve must reach: ``1 − target_acc``, or the loss threshold."""
-        return 1.0 - self.target_acc if self.route == "accuracy" else self.loss_threshold
-
-    @property
-    def x_unit(self) -> str:
-        return "epoch" if self.route == "accuracy" else "step"
-
-    def to_dict(self) -> dict:
-        """Plain Python types (the fit as its parameters, the drift as its numbers)."""
-        out = {k: getattr(self, k) for k in ("source", "route", "family", "target_acc",
-                                             "n_epochs_observed", "status", "epoch", "epoch_low",
-                                             "epoch_high", "epoch_raw", "corrected", "level",
-                                             "inflation", "interval_method", "loss_threshold",
-                                             "steps_per_epoch", "reason", "epoch_offset")}
-        out["flags"] = list(self.flags)
-        d = self.drift
-        out.update(drift_median=d.median if d else None, drift_low=d.low if d else None,
-                   drift_high=d.high if d else None, n_checks=d.n_checks if d else 0)
-        out["params"] = dict(self.fit.params) if self.fit is not None else {}
-        out["scores"] = dict(self.scores)
-        return out
 
 
 # --------------------------------------------------------------------------- inputs
@@ -169,77 +72,6 @@ def check_family(family: str) -> str:
 
 def check_route(route: str) -> str:
     return check_option(route, "route", ROUTES)
-
-
-def n_epochs(log: RunLog) -> int:
-    """Number of epochs in the log (its largest epoch number); 0 when epochs are unknown."""
-    ep = log.frame["epoch"].dropna()
-    return int(ep.max()) if len(ep) else 0
-
-
-def first_epochs(log: RunLog, n: int) -> RunLog:
-    """The log cut after its ``n``-th epoch (a new ``RunLog``; ``log`` is not changed).
-
-    Everything a prediction sees comes through this cut, so the rest of the log cannot leak.
-    """
-    if log.frame["epoch"].isna().all():
-        raise InputError(f"{log.source}: expected epoch numbers to cut the log by epochs; the log has "
-                         "none. Give steps per epoch when reading it.")
-    keep = (log.frame["epoch"] <= n).fillna(False).to_numpy(dtype=bool)
-    cut = replace(log, frame=log.frame.loc[keep].reset_index(drop=True))
-    # whole epochs are kept, so each one's summary is the same as in the whole log
-    summary = epoch_summary(log)
-    cut.__dict__["_memo"] = {"epoch_summary": summary[summary["epoch"] <= n].reset_index(drop=True)}
-    return cut
-
-
-def accuracy_series(log: RunLog) -> EpochSeries:
-    """Per-epoch error ``1 − acc`` against the epoch number (the accuracy route's data)."""
-    table = epoch_summary(log).dropna(subset=["acc"])
-    e = table["epoch"].to_numpy(dtype=float)
-    err = 1.0 - table["acc"].to_numpy(dtype=float)
-    return EpochSeries(x=e, y=err, epoch=e, epochs=e, levels=err, x_per_epoch=1.0, mid_epoch=False)
-
-
-def loss_series(log: RunLog) -> EpochSeries:
-    """Per-step loss against the global step, and the per-epoch mean losses (loss route)."""
-    frame = log.frame[log.frame["loss"].notna() & log.frame["epoch"].notna()]
-    table = epoch_summary(log).dropna(subset=["loss"])
-    spe = log.steps_per_epoch
-    step_level = log.granularity == "step"
-    x_per_epoch = float(spe) if spe else 1.0
-    return EpochSeries(x=frame["global_step"].to_numpy(dtype=float), y=frame["loss"].to_numpy(dtype=float),
-                  epoch=frame["epoch"].to_numpy(dtype=float),
-                  epochs=table["epoch"].to_numpy(dtype=float), levels=table["loss"].to_numpy(dtype=float),
-                  x_per_epoch=x_per_epoch, mid_epoch=step_level)
-
-
-def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
-    """The loss ``L`` at which the accuracy should pass ``target_acc``, from ``log`` alone.
-
-    Fits ``ln(1 − acc) = α + β·ln(loss)`` by least squares on the per-epoch mean loss and
-    final accuracy of the later half of the log's epochs (the part nearest the target),
-    and solves for the loss where ``1 − acc = 1 − target_acc``.  NaN when the fit has no
-    positive slope (accuracy not improving with loss).
-
-    >>> from core.logs.reader import read_log
-    >>> rows = "".join(f"{e},{e},{l},{1 - 0.25 * l}\\n" for e, l in enumerate([2.0, 1.6, 1.2, 0.8], 1))
-    >>> round(loss_threshold_from_observed(read_log(("epoch,step,loss,acc\\n" + rows).encode(), "r.csv"), 0.9), 6)
-    0.4
-    """
-    table = epoch_summary(log).dropna(subset=["loss", "acc"])
-    table = table[(table["loss"] > 0) & (table["acc"] < 1)]
-    if len(table) < 2:
-        return math.nan
-    half = table.iloc[len(table) // 2:] if len(table) >= 4 else table
-    x = np.log(half["loss"].to_numpy(dtype=float))
-    y = np.log(1.0 - half["acc"].to_numpy(dtype=float))
-    if np.ptp(x) == 0:
-        return math.nan
-    beta, alpha = np.polyfit(x, y, 1)
-    if not beta > 0:
-        return math.nan
-    return float(np.exp((math.log(1.0 - target_acc) - alpha) / beta))
 
 
 # --------------------------------------------------------------------------- prediction
@@ -405,12 +237,6 @@ def _note(drift: Drift, fit: FitResult, y_target: float, raw: float) -> str:
     return ""
 
 
-def reached_target(log: RunLog, target_acc: float) -> bool:
-    """Whether an observed epoch already passed ``target_acc`` (the epoch-level criterion)."""
-    table = epoch_summary(log)
-    return bool((table["acc"] >= target_acc).any())
-
-
 def _route_data(log: RunLog, route: str, target_acc: float, loss_threshold: float | None
                 ) -> tuple[EpochSeries | None, float, float | None, str]:
     """(series, level to reach, loss threshold, reason when there is no series)."""
@@ -426,53 +252,6 @@ def _route_data(log: RunLog, route: str, target_acc: float, loss_threshold: floa
     return loss_series(log), threshold, threshold, ""
 
 
-def prediction_curves(prediction: TargetPrediction, epochs) -> pd.DataFrame:
-    """The fitted curve and its band against (continuous) epochs, in the route's units.
-
-    Columns ``epoch, fitted, predicted, low, high``: ``fitted`` is the family's curve;
-    ``predicted``, ``low`` and ``high`` are the same curve with its future (after epoch
-    ``n``) stretched in time by the horizon ratios (``core.prediction.intervals``): at the target level
-    they cross it at (about) the predicted epoch and the ends of the interval.  Up to epoch
-    ``n`` all four are the fitted curve.  Values are accuracy (``1 − error``) for the
-    accuracy route and loss for the loss route; NaN where there is no fit.
-    """
-    c = np.asarray(epochs, dtype=float)
-    out = pd.DataFrame({"epoch": c})
-    fit, d = prediction.fit, prediction.drift
-    if fit is None:
-        for col in ("fitted", "predicted", "low", "high"):
-            out[col] = np.nan
-        return out
-    n = float(prediction.n_epochs_observed)
-    offset = (0.5 if prediction.mid_epoch else 0.0) + prediction.epoch_offset
-
-    def value(ce):
-        with np.errstate(all="ignore"):
-            v = fit.predict(np.maximum(ce - offset, 1e-9) * prediction.x_per_epoch)
-            v = np.where(ce > prediction.epoch_offset, v, np.nan)   # before the current phase: no curve
-        return 1.0 - v if prediction.route == "accuracy" else v
-
-    def warped(log_g):
-        """The curve with its future stretched: value at x > n is the fit at n + (x − n)/g."""
-        if log_g is None or math.isnan(log_g):
-            return np.full(c.shape, np.nan)
-        g = math.exp(log_g)
-        with np.errstate(all="ignore"):
-            ce = np.where(c <= n, c, n + (c - n) / g if g > 0 else np.inf)
-        return value(ce)
-
-    out["fitted"] = value(c)
-    if d is None or not d.usable:
-        out["predicted"], out["low"], out["high"] = out["fitted"], np.nan, np.nan
-        return out
-    g_lo, g_hi = d.widened(prediction.inflation)
-    out["predicted"] = warped(d.median if prediction.corrected and math.isfinite(d.median) else 0.0)
-    fast, slow = warped(g_lo), warped(g_hi)   # g_lo: the least remaining time
-    out["low"] = np.minimum(fast, slow)
-    out["high"] = np.maximum(fast, slow)
-    return out
-
-
 def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc: float = DEFAULT_TARGET_ACC,
                                  family: str = "auto", route: str = "accuracy", **kwargs) -> TargetPrediction:
     """``predict_epoch_at_target(first_epochs(log, n_epochs_seen), ...)``: what the first epochs say.
@@ -482,17 +261,3 @@ def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc:
     n_epochs_seen = check_scalar(n_epochs_seen, "n_epochs_seen", int, min_val=1)
     return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target_acc=target_acc,
                                    family=family, route=route, **kwargs)
-
-
-def showcase_log(logs, target_acc: float = DEFAULT_TARGET_ACC) -> RunLog | None:
-    """The first log whose target epoch lies in the second half of its epochs (so predicting from
-    its first half can be compared with what happened); else the first log; None if empty.
-    """
-    from core.runs import find_target_crossing
-
-    logs = list(logs)
-    for log in logs:
-        c = find_target_crossing(log, target_acc)
-        if c.reached and c.epoch is not None and c.epoch > n_epochs(log) / 2:
-            return log
-    return logs[0] if logs else None

@@ -23,65 +23,40 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
   source carried the answer is said (``method``).
 
 A run still in progress is never assumed to end at its target: everything in the log is the
-observed part unless told otherwise.
+observed part unless told otherwise. A run's progress unit and points are read by
+:mod:`core.prediction.progress_measure`; the extrapolation and the prior are made in
+:mod:`core.prediction.progress_estimates`; the backtest is :mod:`core.prediction.progress_backtest`.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 
 import numpy as np
-from scipy import stats
 
-from core.curves import fit_curve
 from core.defaults import DEFAULT_LEVEL
-from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
 from core.prediction.conformal import conformal_quantiles, correlated_weight
+from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
+from core.prediction.progress_measure import (
+    evaluation_points,
+    first_points,
+    observed_count,
+    progress,
+    progress_unit,
+    seconds_per_unit,
+)
 from core.prediction.schedule_changes import schedule_flags
-from core.runs import find_target_crossing, metric_column, run_target
+from core.runs import run_target
 from core.targets import Target
 from core.validation import check_scalar
 
-#: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "tokens", "steps")
-#: the least log-space spread a prior from other runs is given (seed noise at one batch size, ~2 %)
-MIN_PRIOR_SD = 0.02
-#: fewest evaluations a power law is fitted to
-MIN_POINTS = 4
 #: fewest backtest cases whose median error is taken out of the estimate (fewer: too noisy to correct by)
 MIN_SHIFT_CASES = 12
-#: the family of the extrapolation: a power law with a floor, L = E + A·D^(−α)
-POWER_LAW = "pow3"
-
-
-@dataclass(frozen=True)
-class ProgressEstimate:
-    """Progress to target (``value``, ``inf`` = may never get there) with a ``level`` interval.
-
-    ``value`` None: this source has no answer (``description`` says why).
-    """
-
-    source: str
-    unit: str
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    description: str = ""
-
-    @property
-    def available(self) -> bool:
-        return self.value is not None and math.isfinite(self.value)
-
-    def to_dict(self) -> dict:
-        return {"source": self.source, "unit": self.unit, "value": self.value, "low": self.low,
-                "high": self.high, "description": self.description}
 
 
 @dataclass(frozen=True)
@@ -120,243 +95,6 @@ class ProgressForecast:
         out.update(method=self.method, prior_weight=self.prior_weight, time_to_target_s=self.time_to_target_s,
                    flags="; ".join(self.flags))
         return out
-
-
-@dataclass
-class ProgressCache:
-    """Per-run results a backtest needs again and again, computed once: each finished run's progress to
-    target, and the extrapolation of its first ``n`` evaluations.
-
-    Leave-one-out over ``N`` runs backtests every other run for each held-out one: without a cache each
-    run's crossing is found ``N²`` times and its cut curve fitted ``N`` times. Entries are keyed by the
-    run object itself (held here, so its id is never reused), the target and what was cut; a cached value
-    is exactly the value that would be computed. Safe to share between threads.
-
-    >>> from core.logs import read_log
-    >>> log = read_log(b"step,loss\\n1,4.0\\n2,3.5\\n3,3.2\\n", "a.csv")
-    >>> cache = ProgressCache()
-    >>> cache.truth(log, Target("loss", "<=", 3.28)), len(cache)
-    (3.0, 1)
-    """
-
-    _entries: dict = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def counts(self) -> dict[str, int]:
-        """Entries held by kind (``truth``, ``extrapolation``, ``cut``, ...): the work done once."""
-        with self._lock:
-            kinds = [key[0] for key in self._entries]
-        return {k: kinds.count(k) for k in dict.fromkeys(kinds)}
-
-    def _get(self, key: tuple, log: RunLog, compute):
-        with self._lock:
-            hit = self._entries.get(key)
-        if hit is not None and hit[0] is log:
-            return hit[1]
-        value = compute()
-        with self._lock:
-            self._entries[key] = (log, value)
-        return value
-
-    def truth(self, log: RunLog, target: Target) -> float | None:
-        """:func:`progress_to_target`, once per run and target."""
-        return self._get(("truth", id(log), target.spec), log, lambda: progress_to_target(log, target))
-
-    def unit(self, log: RunLog) -> str:
-        """:func:`progress_unit`, once per run."""
-        return self._get(("unit", id(log)), log, lambda: progress_unit(log))
-
-    def has_metric(self, log: RunLog, metric: str) -> bool:
-        """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
-        return self._get(("metric", id(log), metric), log, lambda: metric_column(log, metric) is not None)
-
-    def evaluations(self, log: RunLog, target: Target) -> int:
-        """How many evaluations of the target's metric the run holds (:func:`evaluation_points`)."""
-        return self._get(("evaluations", id(log), target.spec), log, lambda: len(evaluation_points(log, target)[0]))
-
-    def cut(self, log: RunLog, target: Target, n: int) -> RunLog:
-        """:func:`first_points`: the run cut after its ``n``-th evaluation, once per run, target and ``n``."""
-        return self._get(("cut", id(log), target.spec, n), log, lambda: first_points(log, target, n))
-
-    def extrapolation(self, log: RunLog, target: Target, n: int, *, level: float) -> ProgressEstimate:
-        """:func:`extrapolate_progress` of the run's first ``n`` evaluations, once per run, target and ``n``."""
-        return self._get(("extrapolation", id(log), target.spec, n, level), log,
-                         lambda: extrapolate_progress(self.cut(log, target, n), target, level=level))
-
-
-# --------------------------------------------------------------------------- progress axis
-def _column_known(log: RunLog, name: str) -> bool:
-    return name in log.frame.columns and bool(log.frame[name].notna().any())
-
-
-def progress_unit(log: RunLog) -> str:
-    """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``tokens`` when it
-    counts them (a speedrun log), else ``steps``."""
-    if _column_known(log, "samples") or log.meta.global_batch:
-        return "samples"
-    return "tokens" if _column_known(log, "tokens") else "steps"
-
-
-def progress(log: RunLog) -> np.ndarray:
-    """The progress of every row of ``log`` in :func:`progress_unit` (samples, tokens, else optimiser steps)."""
-    frame = log.frame
-    if _column_known(log, "samples"):
-        return frame["samples"].to_numpy(dtype=float)
-    step = frame["global_step"].to_numpy(dtype=float)
-    if log.meta.global_batch:
-        return step * log.meta.global_batch
-    if _column_known(log, "tokens"):
-        return frame["tokens"].to_numpy(dtype=float)
-    return step
-
-
-def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray]:
-    """Progress and metric value at each row that holds the target's metric, in order (x > 0)."""
-    column = metric_column(log, target.metric)
-    if column is None:
-        raise InputError(f"{log.source}: expected the metric {target.metric!r} of the target {target.spec}; "
-                         f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
-    x = progress(log)
-    y = log.frame[column].to_numpy(dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
-    return x[keep], y[keep]
-
-
-def first_points(log: RunLog, target: Target, n: int) -> RunLog:
-    """``log`` cut after its ``n``-th evaluation of the target's metric (what a run in progress shows)."""
-    x, _ = evaluation_points(log, target)
-    if n >= len(x):
-        return log
-    cut = x[max(n, 1) - 1]
-    keep = progress(log) <= cut
-    return replace(log, frame=log.frame[keep].reset_index(drop=True))
-
-
-def observed_count(total: int, fraction: float | None) -> int:
-    """Evaluations seen at ``fraction`` of ``total`` (at least 1; all with None).
-
-    >>> observed_count(14, 0.25), observed_count(14, None), observed_count(3, 0.1)
-    (4, 14, 1)
-    """
-    if fraction is None:
-        return total
-    return max(1, min(total, int(round(total * fraction))))
-
-
-def progress_to_target(log: RunLog, target: Target) -> float | None:
-    """The progress at which ``log`` met ``target`` (its first evaluation at target), None when it never did."""
-    c = find_target_crossing(log, target, criterion="first-row")
-    if not c.reached:
-        return None
-    unit = progress_unit(log)
-    if unit == "samples":
-        return c.samples if c.samples is not None else c.step * (log.meta.global_batch or 1)
-    if unit == "tokens":
-        return c.tokens
-    return c.step
-
-
-def seconds_per_unit(log: RunLog) -> float | None:
-    """Wall seconds per unit of progress over the log (``time_s`` against progress), None without times."""
-    if "time_s" not in log.frame.columns:
-        return None
-    t = log.frame["time_s"].to_numpy(dtype=float)
-    x = progress(log)
-    ok = np.isfinite(t) & np.isfinite(x) & (x > 0)
-    if ok.sum() < 2 or np.ptp(x[ok]) <= 0:
-        return None
-    slope = np.polyfit(x[ok], t[ok], 1)[0]
-    return float(slope) if slope > 0 else None
-
-
-# --------------------------------------------------------------------------- the three answers
-def extrapolate_progress(log: RunLog, target: Target, *, level: float = DEFAULT_LEVEL,
-                         seed: int = 0) -> ProgressEstimate:
-    """The power law with a floor fitted to ``log``'s evaluations, inverted at ``target`` (module docstring)."""
-    unit = progress_unit(log)
-    x, y = evaluation_points(log, target)
-    hit = target.first_met(y)
-    if hit is not None:
-        return ProgressEstimate("extrapolation", unit, float(x[hit]), float(x[hit]), float(x[hit]),
-                                "already at target in the observed part")
-    if target.climbs:
-        if target.metric not in ("acc", "accuracy") and not np.all((y >= 0) & (y <= 1)):
-            return ProgressEstimate("extrapolation", unit, None,
-                                    description=f"a climbing metric other than an accuracy ({target.metric}) "
-                                                "is not extrapolated")
-        y, level_y = 1.0 - y, 1.0 - target.value
-    else:
-        level_y = target.value
-    if len(x) < MIN_POINTS:
-        return ProgressEstimate("extrapolation", unit, None,
-                                description=f"{len(x)} evaluation(s) seen; at least {MIN_POINTS} are fitted")
-    scale = float(x[0])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)
-            fit = fit_curve(x / scale, y, family=POWER_LAW, name=log.source)
-    except (FitError, InputError) as exc:
-        return ProgressEstimate("extrapolation", unit, None, description=f"not fitted: {exc}")
-    raw = fit.step_at(level_y)
-    if not math.isfinite(raw):
-        return ProgressEstimate("extrapolation", unit, math.inf, float(x[-1]), math.inf,
-                                f"the fitted floor {fit.floor:.4g} does not reach {target.value:g}")
-    value = max(raw * scale, float(x[-1]))
-    low, high = _draw_interval(fit, level_y, level=level, seed=seed)
-    low = float(x[-1]) if low is None else max(low * scale, float(x[-1]))
-    high = math.inf if high is None else max(high * scale, value)
-    return ProgressEstimate("extrapolation", unit, value, low, high,
-                            f"power law with a floor (pow3) on {len(x)} evaluations")
-
-
-def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[float | None, float | None]:
-    if not fit.errorbars:
-        return None, None
-    rng = np.random.default_rng(seed)
-    try:
-        draws = rng.multivariate_normal(np.array(fit.values), np.array(fit.cov), size=2000, method="eigh")
-    except (np.linalg.LinAlgError, ValueError):
-        return None, None
-    curve = fit.curve
-    draws = np.clip(draws, curve.lower, curve.upper)
-    steps = np.asarray(curve.inverse(level_y, *draws.T), dtype=float)
-    steps = np.sort(np.where(np.isfinite(steps), steps, np.inf))
-    lo, hi = (steps[min(int(q * len(steps)), len(steps) - 1)] for q in ((1 - level) / 2, (1 + level) / 2))
-    return float(lo), float(hi)
-
-
-def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
-                   level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
-    progress to target across calls."""
-    cache = ProgressCache() if cache is None else cache
-    unit = cache.unit(log)
-    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
-            and cache.has_metric(o, target.metric)]
-    done = [(o, cache.truth(o, target)) for o in pool]
-    done = [(o, v) for o, v in done if v is not None and v > 0]
-    if not done:
-        return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
-    batch = log.meta.global_batch
-    same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
-    chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
-        (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
-    raw = sorted(v for _, v in chosen)
-    values = np.log(raw)
-    n = len(values)
-    # the median in log space, taken on the values themselves (the middle one, or the geometric mean of
-    # the middle two): exp(log(x)) is not x in floating point, and a run measured at the same samples
-    # as the median must not fall 1 ulp outside an interval that ends there
-    median = raw[n // 2] if n % 2 else math.sqrt(raw[n // 2 - 1] * raw[n // 2])
-    centre = math.log(median)
-    sd = max(float(np.std(values, ddof=1)) if n > 1 else 0.0, MIN_PRIOR_SD)
-    t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
-    half = t * sd * math.sqrt(1 + 1 / n)
-    return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
-                            f"median of {what}")
 
 
 @dataclass(frozen=True)
@@ -527,66 +265,3 @@ def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | N
     low, high = min(max(low, floor), value), max(high, value)
     method = "prior" if w >= 0.9 else "extrapolation" if w <= 0.1 else "prior × extrapolation"
     return ProgressEstimate("posterior", unit, value, low, high, f"{method} (prior weight {w:.2f})"), method, w
-
-
-#: columns of :func:`backtest_progress`
-PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
-    "file", "observed_fraction", "unit", "actual", "prior", "prior_low", "prior_high", "extrapolation",
-    "extrapolation_low", "extrapolation_high", "posterior", "posterior_low", "posterior_high", "method",
-    "prior_error_pct", "extrapolation_error_pct", "posterior_error_pct", "prior_covered", "extrapolation_covered",
-    "posterior_covered",
-)
-
-
-def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
-                      fractions: Sequence[float] = (0.25, 0.5), others: Sequence[RunLog] | None = None,
-                      level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None):
-    """Every finished log cut at each fraction of its evaluations and predicted from the rest.
-
-    The prior and the backtest of each prediction use ``others`` (default: the other ``logs``),
-    never the log itself. Errors are ``predicted / actual − 1`` in percent; ``covered`` whether the
-    ``level`` interval holds the actual progress. Logs that never met their target are left out.
-    One :class:`ProgressCache` serves every prediction (each run's work is done once).
-    """
-    import pandas as pd
-
-    cache = ProgressCache() if cache is None else cache
-    rows = []
-    for log in logs:
-        t = run_target(log, target)
-        truth = cache.truth(log, t)
-        if truth is None:
-            continue
-        pool = [o for o in (logs if others is None else others) if o is not log and o.source != log.source]
-        for fraction in fractions:
-            f = predict_progress(log, pool, t, observe=fraction, level=level, cache=cache)
-            row = {"file": log.source, "observed_fraction": fraction, "unit": f.unit, "actual": truth,
-                   "method": f.method}
-            for est in (f.prior, f.extrapolation, f.posterior):
-                name = est.source
-                row.update({name: est.value, f"{name}_low": est.low, f"{name}_high": est.high})
-                ok = est.available
-                row[f"{name}_error_pct"] = 100 * (est.value / truth - 1) if ok else None
-                row[f"{name}_covered"] = (est.low <= truth <= est.high) if ok and est.low is not None \
-                    and est.high is not None else None
-            if f.status == "reached":
-                row["posterior_error_pct"], row["posterior_covered"] = 0.0, True
-            rows.append(row)
-    return pd.DataFrame(rows, columns=list(PROGRESS_BACKTEST_COLUMNS))
-
-
-def progress_backtest_summary(table) -> str:
-    """Per fraction and source: median |error|, p90 |error| and 80 % coverage, in one line."""
-    parts = []
-    for fraction, g in table.groupby("observed_fraction", sort=True):
-        bits = []
-        for name in ("prior", "extrapolation", "posterior"):
-            err = g[f"{name}_error_pct"].dropna().abs()
-            cov = g[f"{name}_covered"].dropna()
-            if err.empty:
-                bits.append(f"{name} n/a")
-                continue
-            bits.append(f"{name} {err.median():.1f} % (p90 {err.quantile(0.9):.1f} %"
-                        + (f", {100 * cov.astype(bool).mean():.0f} % covered" if len(cov) else "") + ")")
-        parts.append(f"f={fraction:g} ({len(g)} runs): " + "; ".join(bits))
-    return "summary [prior, extrapolation, posterior], median |error|: " + " | ".join(parts)

@@ -83,7 +83,7 @@ def schedule_flags(log: RunLog, progress: np.ndarray, observed: float, predicted
 
     >>> from core.datasets import builtin_log_files
     >>> from core.logs import read_log_file
-    >>> from core.prediction.progress import progress
+    >>> from core.prediction.progress_measure import progress
     >>> name, path = builtin_log_files("speedrun")[0]
     >>> log = read_log_file(path, source=name)
     >>> flags = schedule_flags(log, progress(log), 100e6, 500e6, "tokens")

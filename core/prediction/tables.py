@@ -19,10 +19,12 @@ from core.logs import RunLog
 from core.prediction.backtest import backtest_logs
 from core.prediction.forecast import forecast_epoch_at_target
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
+from core.prediction.log_series import first_epochs, n_epochs
 from core.prediction.posterior import combine
-from core.prediction.predict import AUTO_FAMILIES, TargetPrediction, first_epochs, n_epochs, predict_epoch_at_target
+from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
+from core.prediction.target_prediction import TargetPrediction
 from core.runs import check_target_acc, find_target_crossing
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}

@@ -13,18 +13,15 @@ comes from ``core``; these modules only cache, store and render.
 from __future__ import annotations
 
 from core.untrusted import escape_markdown as plain
+from pages.shared.batch_sets import BATCH_SOURCES, LOADED_RUNS, batch_set_files, load_batch_study
 from pages.shared.cached import (
-    BATCH_SOURCES,
-    LOADED_RUNS,
     LoadedRuns,
     all_log_files,
-    batch_set_files,
     content_digest,
     datasets_by_file,
     frame_key,
     is_library_run,
     library_logs,
-    load_batch_study,
     load_logs,
     load_runs,
     loaded_log,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.prediction.backtest import BACKTEST_COLUMNS, EXTRA_COLUMNS
+from core.prediction.backtest_table import BACKTEST_COLUMNS, EXTRA_COLUMNS
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, course_csv
 
 ROOT = Path(__file__).resolve().parents[2]

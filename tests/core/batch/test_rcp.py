@@ -6,17 +6,8 @@ import math
 
 import pytest
 
-from core.batch.rcp import (
-    RcpPoint,
-    latest_round,
-    load_rcps,
-    lr_deviation,
-    parse_rcp_spec,
-    predict_from_points,
-    rcp_benchmarks,
-    rcp_leave_one_out,
-    rcp_rounds,
-)
+from core.batch.rcp import lr_deviation, predict_from_points, rcp_leave_one_out
+from core.batch.rcp_data import RcpPoint, latest_round, load_rcps, parse_rcp_spec, rcp_benchmarks, rcp_rounds
 from core.errors import InputError
 
 #: the 20 seeds at batch 8 of llama2_70b_lora in mlperf-logging 4.1.68 (training_5.0.0/rcps_llama2_70b_lora.json)

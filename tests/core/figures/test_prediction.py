@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.prediction.predict import first_epochs, prediction_from_first_epochs
+from core.prediction.log_series import first_epochs
+from core.prediction.predict import prediction_from_first_epochs
 from core.prediction.tables import convergence_of_prediction
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 

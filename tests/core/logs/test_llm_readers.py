@@ -291,4 +291,4 @@ def test_core_logs_has_no_import_cycle_and_one_mllog_marker():
     assert not [m for m in graph if m != "__init__" and reaches(m, m)]
     core = Path(__file__).resolve().parents[3] / "core"
     typed = [p for p in core.rglob("*.py") if 'b":::MLLOG"' in p.read_text()]
-    assert [p.name for p in typed] == ["mllog.py"]
+    assert [p.name for p in typed] == ["mllog_events.py"]

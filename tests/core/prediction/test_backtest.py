@@ -10,8 +10,6 @@ import pytest
 from core.errors import InputError
 from core.logs.reader import read_log
 from core.prediction.backtest import (
-    BACKTEST_COLUMNS,
-    EXTRA_COLUMNS,
     backtest_logs,
     backtest_run,
     needed_inflation,
@@ -19,8 +17,10 @@ from core.prediction.backtest import (
     resolve_target,
     run_key,
 )
+from core.prediction.backtest_table import BACKTEST_COLUMNS, EXTRA_COLUMNS
 from core.prediction.intervals import Drift
-from core.prediction.predict import TargetPrediction, prediction_from_first_epochs
+from core.prediction.predict import prediction_from_first_epochs
+from core.prediction.target_prediction import TargetPrediction
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)

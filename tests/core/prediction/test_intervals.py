@@ -16,7 +16,7 @@ from core.prediction.intervals import (
     stretch,
     whole_epoch,
 )
-from core.prediction.predict import accuracy_series
+from core.prediction.log_series import accuracy_series
 from tests.core.prediction.prediction_logs import course_log
 
 

@@ -14,7 +14,8 @@ from core.logs import read_log
 from core.prediction import Prior, TargetPrediction, combine
 from core.prediction.conformal import conformal_quantiles, correlated_weight
 from core.prediction.posterior import combine_beliefs, combine_correlated, log_errors
-from core.prediction.prior import prior_for_run, prior_from_other_runs
+from core.prediction.prior import prior_from_other_runs
+from core.prediction.run_prior import prior_for_run
 from core.prediction.tables import convergence_of_prediction
 from tests.core.prediction.prediction_logs import course_log
 

@@ -10,18 +10,9 @@ import pytest
 from core.errors import InputError
 from core.logs.reader import read_log
 from core.prediction.intervals import Drift
-from core.prediction.predict import (
-    AUTO_FAMILIES,
-    TargetPrediction,
-    accuracy_series,
-    first_epochs,
-    loss_threshold_from_observed,
-    n_epochs,
-    predict_epoch_at_target,
-    prediction_curves,
-    prediction_from_first_epochs,
-    widen,
-)
+from core.prediction.log_series import accuracy_series, first_epochs, loss_threshold_from_observed, n_epochs
+from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target, prediction_from_first_epochs, widen
+from core.prediction.target_prediction import TargetPrediction, prediction_curves
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 
@@ -150,7 +141,7 @@ def test_showcase_log_prefers_a_target_in_the_second_half():
     import glob
 
     from core.logs.reader import read_log_file
-    from core.prediction.predict import showcase_log
+    from core.prediction.log_series import showcase_log
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]

@@ -8,13 +8,9 @@ import numpy as np
 import pytest
 
 from core.logs.reader import read_log
-from core.prediction.progress import (
-    ProgressCache,
-    observed_count,
-    predict_progress,
-    prior_progress,
-    progress_to_target,
-)
+from core.prediction.progress import predict_progress
+from core.prediction.progress_estimates import ProgressCache, prior_progress
+from core.prediction.progress_measure import observed_count, progress_to_target
 from core.targets import Target
 
 LOSS = Target("loss", "<=", 2.5)

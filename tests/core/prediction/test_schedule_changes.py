@@ -9,7 +9,7 @@ import pytest
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
 from core.prediction import predict_progress
-from core.prediction.progress import progress
+from core.prediction.progress_measure import progress
 from core.prediction.schedule_changes import declared_changes, schedule_flags, step_to_progress
 
 

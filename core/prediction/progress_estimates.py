@@ -1,0 +1,210 @@
+"""The two estimates a progress prediction combines, each a ProgressEstimate: the power law
+extrapolated from the run's own evaluations, and the prior from the other runs; and ProgressCache,
+the per-run work a backtest does once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from core.curves import fit_curve
+from core.defaults import DEFAULT_LEVEL
+from core.errors import FitError, FitWarning, InputError
+from core.logs import RunLog
+from core.prediction.progress_measure import (
+    evaluation_points,
+    first_points,
+    progress_to_target,
+    progress_unit,
+)
+from core.runs import metric_column
+from core.targets import Target
+
+#: the least log-space spread a prior from other runs is given (seed noise at one batch size, ~2 %)
+MIN_PRIOR_SD = 0.02
+#: fewest evaluations a power law is fitted to
+MIN_POINTS = 4
+#: the family of the extrapolation: a power law with a floor, L = E + A·D^(−α)
+POWER_LAW = "pow3"
+
+
+@dataclass(frozen=True)
+class ProgressEstimate:
+    """Progress to target (``value``, ``inf`` = may never get there) with a ``level`` interval.
+
+    ``value`` None: this source has no answer (``description`` says why).
+    """
+
+    source: str
+    unit: str
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    description: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.value is not None and math.isfinite(self.value)
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "unit": self.unit, "value": self.value, "low": self.low,
+                "high": self.high, "description": self.description}
+
+
+@dataclass
+class ProgressCache:
+    """Per-run results a backtest needs again and again, computed once: each finished run's progress to
+    target, and the extrapolation of its first ``n`` evaluations.
+
+    Leave-one-out over ``N`` runs backtests every other run for each held-out one: without a cache each
+    run's crossing is found ``N²`` times and its cut curve fitted ``N`` times. Entries are keyed by the
+    run object itself (held here, so its id is never reused), the target and what was cut; a cached value
+    is exactly the value that would be computed. Safe to share between threads.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss\\n1,4.0\\n2,3.5\\n3,3.2\\n", "a.csv")
+    >>> cache = ProgressCache()
+    >>> cache.truth(log, Target("loss", "<=", 3.28)), len(cache)
+    (3.0, 1)
+    """
+
+    _entries: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def counts(self) -> dict[str, int]:
+        """Entries held by kind (``truth``, ``extrapolation``, ``cut``, ...): the work done once."""
+        with self._lock:
+            kinds = [key[0] for key in self._entries]
+        return {k: kinds.count(k) for k in dict.fromkeys(kinds)}
+
+    def _get(self, key: tuple, log: RunLog, compute):
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is not None and hit[0] is log:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            self._entries[key] = (log, value)
+        return value
+
+    def truth(self, log: RunLog, target: Target) -> float | None:
+        """:func:`progress_to_target`, once per run and target."""
+        return self._get(("truth", id(log), target.spec), log, lambda: progress_to_target(log, target))
+
+    def unit(self, log: RunLog) -> str:
+        """:func:`progress_unit`, once per run."""
+        return self._get(("unit", id(log)), log, lambda: progress_unit(log))
+
+    def has_metric(self, log: RunLog, metric: str) -> bool:
+        """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
+        return self._get(("metric", id(log), metric), log, lambda: metric_column(log, metric) is not None)
+
+    def evaluations(self, log: RunLog, target: Target) -> int:
+        """How many evaluations of the target's metric the run holds (:func:`evaluation_points`)."""
+        return self._get(("evaluations", id(log), target.spec), log, lambda: len(evaluation_points(log, target)[0]))
+
+    def cut(self, log: RunLog, target: Target, n: int) -> RunLog:
+        """:func:`first_points`: the run cut after its ``n``-th evaluation, once per run, target and ``n``."""
+        return self._get(("cut", id(log), target.spec, n), log, lambda: first_points(log, target, n))
+
+    def extrapolation(self, log: RunLog, target: Target, n: int, *, level: float) -> ProgressEstimate:
+        """:func:`extrapolate_progress` of the run's first ``n`` evaluations, once per run, target and ``n``."""
+        return self._get(("extrapolation", id(log), target.spec, n, level), log,
+                         lambda: extrapolate_progress(self.cut(log, target, n), target, level=level))
+
+
+# --------------------------------------------------------------------------- the three answers
+def extrapolate_progress(log: RunLog, target: Target, *, level: float = DEFAULT_LEVEL,
+                         seed: int = 0) -> ProgressEstimate:
+    """The power law with a floor fitted to ``log``'s evaluations, inverted at ``target`` (module docstring)."""
+    unit = progress_unit(log)
+    x, y = evaluation_points(log, target)
+    hit = target.first_met(y)
+    if hit is not None:
+        return ProgressEstimate("extrapolation", unit, float(x[hit]), float(x[hit]), float(x[hit]),
+                                "already at target in the observed part")
+    if target.climbs:
+        if target.metric not in ("acc", "accuracy") and not np.all((y >= 0) & (y <= 1)):
+            return ProgressEstimate("extrapolation", unit, None,
+                                    description=f"a climbing metric other than an accuracy ({target.metric}) "
+                                                "is not extrapolated")
+        y, level_y = 1.0 - y, 1.0 - target.value
+    else:
+        level_y = target.value
+    if len(x) < MIN_POINTS:
+        return ProgressEstimate("extrapolation", unit, None,
+                                description=f"{len(x)} evaluation(s) seen; at least {MIN_POINTS} are fitted")
+    scale = float(x[0])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            fit = fit_curve(x / scale, y, family=POWER_LAW, name=log.source)
+    except (FitError, InputError) as exc:
+        return ProgressEstimate("extrapolation", unit, None, description=f"not fitted: {exc}")
+    raw = fit.step_at(level_y)
+    if not math.isfinite(raw):
+        return ProgressEstimate("extrapolation", unit, math.inf, float(x[-1]), math.inf,
+                                f"the fitted floor {fit.floor:.4g} does not reach {target.value:g}")
+    value = max(raw * scale, float(x[-1]))
+    low, high = _draw_interval(fit, level_y, level=level, seed=seed)
+    low = float(x[-1]) if low is None else max(low * scale, float(x[-1]))
+    high = math.inf if high is None else max(high * scale, value)
+    return ProgressEstimate("extrapolation", unit, value, low, high,
+                            f"power law with a floor (pow3) on {len(x)} evaluations")
+
+
+def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[float | None, float | None]:
+    if not fit.errorbars:
+        return None, None
+    rng = np.random.default_rng(seed)
+    try:
+        draws = rng.multivariate_normal(np.array(fit.values), np.array(fit.cov), size=2000, method="eigh")
+    except (np.linalg.LinAlgError, ValueError):
+        return None, None
+    curve = fit.curve
+    draws = np.clip(draws, curve.lower, curve.upper)
+    steps = np.asarray(curve.inverse(level_y, *draws.T), dtype=float)
+    steps = np.sort(np.where(np.isfinite(steps), steps, np.inf))
+    lo, hi = (steps[min(int(q * len(steps)), len(steps) - 1)] for q in ((1 - level) / 2, (1 + level) / 2))
+    return float(lo), float(hi)
+
+
+def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
+                   level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
+    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
+    progress to target across calls."""
+    cache = ProgressCache() if cache is None else cache
+    unit = cache.unit(log)
+    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
+            and cache.has_metric(o, target.metric)]
+    done = [(o, cache.truth(o, target)) for o in pool]
+    done = [(o, v) for o, v in done if v is not None and v > 0]
+    if not done:
+        return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
+    batch = log.meta.global_batch
+    same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
+    chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
+        (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
+    raw = sorted(v for _, v in chosen)
+    values = np.log(raw)
+    n = len(values)
+    # the median in log space, taken on the values themselves (the middle one, or the geometric mean of
+    # the middle two): exp(log(x)) is not x in floating point, and a run measured at the same samples
+    # as the median must not fall 1 ulp outside an interval that ends there
+    median = raw[n // 2] if n % 2 else math.sqrt(raw[n // 2 - 1] * raw[n // 2])
+    centre = math.log(median)
+    sd = max(float(np.std(values, ddof=1)) if n > 1 else 0.0, MIN_PRIOR_SD)
+    t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
+    half = t * sd * math.sqrt(1 + 1 / n)
+    return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
+                            f"median of {what}")
