@@ -30,15 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.library import BATCHES, GPUS, MODELS, SEED  # the same runs as the DuckDB benchmark
 from core.library import Library, PendingRun, content_hash
 from core.logs import read_log
 from tests.pg_server import fresh_schema, server
 
-SEED = 2026
-MODELS = ("resnet8", "resnet14", "resnet20", "resnet32", "resnet44", "resnet56")
-GPUS = ("Tesla V100-SXM2-16GB", "NVIDIA A100-PCIE-40GB", "Quadro RTX 8000", "NVIDIA H100 80GB HBM3",
-        "Intel Xeon Processor")
-BATCHES = (32, 64, 128, 256)
 QUERY = "model=resnet20,gpu=V100"
 
 

@@ -20,6 +20,7 @@ from core.plan.from_logs import (
     PLAN_COLUMNS,
     LogPlan,
     LogStepTime,
+    fastest_configuration,
     fit_log_step_time,
     measured_configurations,
     plan_from_logs,
@@ -126,7 +127,8 @@ from core.plan.transformer_speed import (
 
 __all__ = [
     'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
-    'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'measured_configurations',
+    'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'fastest_configuration',
+    'measured_configurations',
     'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'COST_LATEX', 'Configuration', 'DeadlineChoice', 'FORMULAS_LATEX',
     'FittedSpeed', 'GOODPUT_COLUMNS', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS',

@@ -170,6 +170,38 @@ class LogPlan:
     flags: tuple[str, ...]
 
 
+def fastest_configuration(table: pd.DataFrame) -> dict:
+    """The row of a plan (``plan_from_logs`` or ``plan_on_device``) with the least time to target, with its
+    interval in hours too (``time_h_low``, ``time_h_high``).
+
+    >>> fastest_configuration(pd.DataFrame({"w": [8, 64], "time_s": [7200.0, 3600.0], "time_h": [2.0, 1.0],
+    ...                                     "time_low": [6000.0, 2880.0], "time_high": [9000.0, 4320.0]}))["time_h_low"]
+    0.8
+    """
+    best = table.loc[table["time_s"].idxmin()].to_dict()
+    best["time_h_low"], best["time_h_high"] = best["time_low"] / 3600.0, best["time_high"] / 3600.0
+    return best
+
+
+def check_one_batch(global_batch: float | None, per_worker_batch: float | None) -> None:
+    """``--batch M`` or ``--per-worker-batch m``, never both."""
+    if global_batch is not None and per_worker_batch is not None:
+        raise InputError("plan --from-logs: expected --batch M or --per-worker-batch m; got both. Keep one.")
+
+
+def logs_global_batch(measured: pd.DataFrame, global_batch: float | None,
+                      per_worker_batch: float | None) -> float | None:
+    """The global batch to plan at: the one asked, else the logs' own when they share one (None with a
+    per-worker batch); logs at several batches need one asked."""
+    if global_batch is not None or per_worker_batch is not None:
+        return global_batch
+    batches = measured["global_batch"].unique()
+    if len(batches) != 1:
+        raise InputError(f"plan --from-logs: expected --batch M or --per-worker-batch m; the logs use global "
+                         f"batches {', '.join(f'{b:g}' for b in sorted(batches))}. Pass one.")
+    return float(batches[0])
+
+
 def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_batch: float | None = None,
                    per_worker_batch: float | None = None, target: Target | None = None,
                    price_worker: float = 1.0) -> LogPlan:
@@ -178,19 +210,13 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     ``global_batch`` keeps ``M`` for every count; ``per_worker_batch`` plans ``M = w·m`` (``m`` may be a
     fraction). With neither, the logs' own global batch when they share one.
     """
-    if global_batch is not None and per_worker_batch is not None:
-        raise InputError("plan --from-logs: expected --batch M or --per-worker-batch m; got both. Keep one.")
+    check_one_batch(global_batch, per_worker_batch)
     measured, left_out = measured_configurations(logs, target)
     if measured.empty:
         raise InputError("plan --from-logs: expected at least one log with a GPU count, a global batch, a step "
                          "time and its target reached; got none. " + " ".join(left_out))
     model = fit_log_step_time(measured)
-    if global_batch is None and per_worker_batch is None:
-        batches = measured["global_batch"].unique()
-        if len(batches) != 1:
-            raise InputError(f"plan --from-logs: expected --batch M or --per-worker-batch m; the logs use global "
-                             f"batches {', '.join(f'{b:g}' for b in sorted(batches))}. Pass one.")
-        global_batch = float(batches[0])
+    global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
     ratios = measured["counted_over_training"].dropna().to_numpy(dtype=float)
     overhead = float(np.median(ratios)) if ratios.size else 1.0
     flags = list(left_out) + [model.description,

@@ -26,7 +26,13 @@ import pandas as pd
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.plan.from_logs import PLAN_COLUMNS, measured_configurations, samples_at_batch
+from core.plan.from_logs import (
+    PLAN_COLUMNS,
+    check_one_batch,
+    logs_global_batch,
+    measured_configurations,
+    samples_at_batch,
+)
 from core.plan.grid import configuration_cost
 from core.plan.transformer_speed import TransformerSpeedModel, transformer_speed_model
 from core.targets import Target
@@ -157,8 +163,7 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, d
     ``strategy`` keeps tp/pp/cp with dp from each GPU count
     (target and sources alike); None searches the fastest that fits, on each side.
     """
-    if global_batch is not None and per_worker_batch is not None:
-        raise InputError("plan --from-logs: expected --batch M or --per-worker-batch m; got both. Keep one.")
+    check_one_batch(global_batch, per_worker_batch)
     target_device = get_accelerator(device)
     measured, left_out = measured_configurations(logs, target)
     if measured.empty:
@@ -191,12 +196,7 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, d
             raise InputError(f"plan --from-logs: expected logs of one benchmark; got {sorted(map(str, benchmarks))}. "
                              "Plan them separately.")
         config = config_for_benchmark(next(iter(benchmarks)))
-    if global_batch is None and per_worker_batch is None:
-        batches = measured["global_batch"].unique()
-        if len(batches) != 1:
-            raise InputError(f"plan --from-logs: expected --batch M or --per-worker-batch m; the logs use global "
-                             f"batches {', '.join(f'{b:g}' for b in sorted(batches))}. Pass one.")
-        global_batch = float(batches[0])
+    global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
     model = transformer_speed_model(config, target_device, seq_len=seq_lens.pop(), measurements=tuple(ms),
                                     strategy=strategy, domain=gpus_per_node, precision=precision,
                                     global_batch=global_batch)

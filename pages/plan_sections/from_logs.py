@@ -15,7 +15,15 @@ import streamlit as st
 from core.errors import PlannerError
 from core.figures.plan import tta_vs_workers_figure
 from core.logs import RunLog
-from core.plan import DevicePlan, LogPlan, default_device_for, measured_configurations, plan_from_logs, plan_on_device
+from core.plan import (
+    DevicePlan,
+    LogPlan,
+    default_device_for,
+    fastest_configuration,
+    measured_configurations,
+    plan_from_logs,
+    plan_on_device,
+)
 from core.targets import Target
 from core.transformer import ACCELERATORS
 from pages.shared.common import CACHE, SHARED, chart, plain, table_download
@@ -84,12 +92,12 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
         answer.error(plain(str(err)), icon=":material/error:")
         return
     table = plan.table
-    best = table.loc[table["time_s"].idxmin()]
+    best = fastest_configuration(table)
     with answer:
         m1, m2 = st.columns(2)
         m1.metric("Fastest GPU count planned", f"{int(best['w']):,}", help="Among the counts planned.")
         m2.metric("Its time to target", f"{best['time_h']:.2f} h ({best['time_s']:,.0f} s)",
-                  help=f"Interval {best['time_low'] / 3600:.2f}–{best['time_high'] / 3600:.2f} h (the samples to "
+                  help=f"Interval {best['time_h_low']:.2f}–{best['time_h_high']:.2f} h (the samples to "
                        "target's range between the logs, times the speed model's leave-one-out band).")
         chart(tta_vs_workers_figure, table,
               subtitle=f"from {len(measured)} measured log(s), global batch {batch:g}, step time from {how}",
