@@ -2,6 +2,13 @@
 answer (the Logs page's headline counts the upload: its curve is fitted; the chart follows in the same
 run), its row in the fits table below, and until its page has finished.
 
+The uploads start together once the machine is quiet: the server and Chromium both idle for a second
+after every session has shown its first page (the eight tabs render their first page for tens of
+seconds of CPU on this machine after the server has sent it; uploading into that measures the browsers,
+not the server).  For each session it prints when the answer left the server (the websocket message
+that carries it, as the browser receives it) and when the page showed it, and for the run the server's
+CPU seconds per upload.
+
 Run ``python bench/load.py`` (``--sessions N``); it starts its own server on 127.0.0.1 and drives
 Debian's Chromium (one browser, one context per session).  Prints one line per session and the
 median and worst; the goal of issue 15 is ≤ 10 s for each of eight concurrent uploads (and
@@ -43,6 +50,15 @@ async def _one(browser, url: str, log: Path, start: asyncio.Event, loaded: list)
 
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
+    sent: dict[str, float] = {}
+
+    def _on_websocket(ws) -> None:
+        def _frame(payload) -> None:
+            if isinstance(payload, (bytes, bytearray)) and b" of 13" in payload and "answer" not in sent:
+                sent["answer"] = time.perf_counter()          # the headline's value left the server
+        ws.on("framereceived", _frame)
+
+    page.on("websocket", _on_websocket)
     await page.goto(url)
     app = page.get_by_test_id("stApp")
     await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=180_000)
@@ -55,6 +71,7 @@ async def _one(browser, url: str, log: Path, start: asyncio.Event, loaded: list)
     await expect(page.get_by_test_id("stMetric").filter(has_text="Runs that reached the target")).to_contain_text(
         "of 13", timeout=180_000)
     curve = time.perf_counter() - t0
+    sent_s = sent.get("answer", float("nan")) - t0
     await expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=180_000)
     shown = time.perf_counter() - t0
     await page.wait_for_timeout(150)
@@ -64,12 +81,43 @@ async def _one(browser, url: str, log: Path, start: asyncio.Event, loaded: list)
     errors = await page.get_by_test_id("stException").count() + await page.get_by_test_id(
         "stAlertContentError").count()
     await context.close()
-    return {"log": log.name, "curve_s": curve, "table_s": shown, "done_s": done, "text": text, "errors": errors}
+    return {"log": log.name, "sent_s": sent_s, "curve_s": curve, "table_s": shown, "done_s": done, "text": text,
+            "errors": errors}
 
 
-async def run_sessions(url: str, logs: list[Path]) -> list[dict]:
-    """Open one browser context per log, then upload all logs at once; per session: the times, the
-    page's text (to check that no session shows another's upload) and its count of errors."""
+def _cpu_seconds(server_pid: int | None) -> tuple[float, float]:
+    """CPU seconds used so far by the server process and by every Chromium process."""
+    import psutil
+
+    server = browsers = 0.0
+    for proc in psutil.process_iter(["name"]):
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        if proc.pid == server_pid:
+            server += times.user + times.system
+        elif "chrom" in (proc.info["name"] or ""):
+            browsers += times.user + times.system
+    return server, browsers
+
+
+async def _until_quiet(server_pid: int | None, *, idle: float = 0.15, limit: float = 300.0) -> float:
+    """Wait until the server and Chromium together use under ``idle`` CPU seconds in one second (at most
+    ``limit`` seconds); returns the seconds waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        before = sum(_cpu_seconds(server_pid))
+        await asyncio.sleep(1.0)
+        if sum(_cpu_seconds(server_pid)) - before < idle:
+            break
+    return time.perf_counter() - t0
+
+
+async def run_sessions(url: str, logs: list[Path], server_pid: int | None = None) -> list[dict]:
+    """Open one browser context per log, wait until the machine is quiet, then upload all logs at once;
+    per session: the times, the page's text (to check that no session shows another's upload) and its
+    count of errors; the last entry's ``settle_s`` and ``server_cpu_s`` describe the run."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -79,20 +127,31 @@ async def run_sessions(url: str, logs: list[Path]) -> list[dict]:
         # wait until every session has loaded the page (or failed), then release them together
         while len(loaded) + sum(t.done() for t in tasks) < len(tasks):
             await asyncio.sleep(0.2)
-        await asyncio.sleep(1.0)                          # let the last page's rerun settle
+        settle = await _until_quiet(server_pid)          # the first pages rendered, the server idle
+        cpu0 = _cpu_seconds(server_pid)[0]
         start.set()
         await asyncio.gather(*tasks, return_exceptions=True)
+        cpu1 = _cpu_seconds(server_pid)[0]
         await browser.close()
-        return [t.result() for t in tasks]
+        results = [t.result() for t in tasks]
+        for r in results:
+            r.update(settle_s=settle, server_cpu_s=(cpu1 - cpu0) if server_pid else float("nan"))
+        return results
 
 
-def _report(url: str, sessions: int) -> None:
+def _report(url: str, sessions: int, server_pid: int | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         logs = [session_log(Path(tmp), i) for i in range(sessions)]
-        results = asyncio.run(run_sessions(url, logs))
+        results = asyncio.run(run_sessions(url, logs, server_pid))
+    print(f"first pages rendered and the machine quiet {results[0]['settle_s']:.1f} s after the last session "
+          f"showed its page; then {len(results)} uploads at once")
     for r in results:
-        print(f"{r['log']:<28} answer (fit done) shown after {r['curve_s']:5.2f} s, fitted row {r['table_s']:5.2f} s, "
-              f"page finished after {r['done_s']:5.2f} s, errors {r['errors']}")
+        print(f"{r['log']:<28} answer sent by the server after {r['sent_s']:5.2f} s, shown after "
+              f"{r['curve_s']:5.2f} s, fitted row {r['table_s']:5.2f} s, page finished after {r['done_s']:5.2f} s, "
+              f"errors {r['errors']}")
+    sent = [r["sent_s"] for r in results]
+    print(f"answer sent median {statistics.median(sent):.2f} s (worst {max(sent):.2f} s); server CPU "
+          f"{results[0]['server_cpu_s'] / len(results):.2f} s per upload")
     done = [r["done_s"] for r in results]
     curve = [r["curve_s"] for r in results]
     table = [r["table_s"] for r in results]
@@ -127,7 +186,7 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.2)
-        _report(f"http://127.0.0.1:{port}", args.sessions)
+        _report(f"http://127.0.0.1:{port}", args.sessions, server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)

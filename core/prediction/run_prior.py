@@ -14,8 +14,10 @@ samples per epoch.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from threading import Lock
 
 import numpy as np
 import pandas as pd
@@ -26,13 +28,48 @@ from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.prior import MIN_ARCHITECTURES, MIN_JOB_RUNS, Prior, prior_from_calibration, prior_from_other_runs
-from core.runs import analyse_run, find_target_crossing, fits_table
+from core.runs import analyse_run, find_target_crossing, fits_table_of_rows
 from core.validation import check_scalar
 
 #: the calibration method of a prior from other architectures: the one the nested leave-one-
 #: architecture-out on the course table chooses for every held-out architecture (docs/calibrate.md),
 #: fixed so that a page does not re-run the method selection (1 s of 1.3 s per prior) for each run
 PRIOR_METHOD = "arch-kernel"
+
+#: fitted rows kept by :func:`fit_rows` (a few hundred bytes each): the calibration pool of every prior
+#: is refitted from them, not from the logs, so that eight sessions' priors share the built-in runs' fits
+FIT_ROW_CACHE_SIZE = 512
+_FIT_ROWS: OrderedDict[tuple[str, float], dict] = OrderedDict()
+_FIT_ROWS_LOCK = Lock()
+
+
+def fit_rows(logs: Sequence[RunLog], *, target_acc: float) -> pd.DataFrame:
+    """The fits table (``core.runs.fits_table``) of ``logs`` at ``target_acc``, each run's row fitted once
+    per process: rows are kept by the log's content fingerprint (at most ``FIT_ROW_CACHE_SIZE``, least
+    recently used dropped), never the log itself, so a removed upload's data is not held.
+
+    >>> from core.logs import read_log
+    >>> rows = "".join(f"{k // 10 + 1},{k},{2 / k + 0.1:.4f},0.5\\n" for k in range(1, 40))
+    >>> log = read_log(f"epoch,step,loss,acc\\n{rows}".encode(), "resnet8_cpu.csv")
+    >>> table = fit_rows([log], target_acc=0.9)
+    >>> table.equals(fit_rows([log], target_acc=0.9)), table["file"].tolist()
+    (True, ['resnet8_cpu.csv'])
+    """
+    rows = []
+    for log in logs:
+        key = (log.fingerprint(), float(target_acc))
+        with _FIT_ROWS_LOCK:
+            row = _FIT_ROWS.get(key)
+            if row is not None:
+                _FIT_ROWS.move_to_end(key)
+        if row is None:
+            row = analyse_run(log, target_acc=target_acc).row()
+            with _FIT_ROWS_LOCK:
+                _FIT_ROWS[key] = row
+                while len(_FIT_ROWS) > FIT_ROW_CACHE_SIZE:
+                    _FIT_ROWS.popitem(last=False)
+        rows.append(row)
+    return fits_table_of_rows(rows)
 
 
 # --------------------------------------------------------------------------- for a loaded run
@@ -186,7 +223,7 @@ def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, meth
     pool = [o for o in other_models if o.has_loss]
     frames = []
     if pool:
-        table = fits_table([analyse_run(o, target_acc=target_acc) for o in pool])
+        table = fit_rows(pool, target_acc=target_acc)
         frames.append(normalise_fits(table, source="other runs", target_acc=target_acc,
                                      datasets_by_file=datasets_by_file))
     if extra_fits is not None:

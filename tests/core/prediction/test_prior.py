@@ -144,3 +144,32 @@ def test_the_batch_scaling_prior_reads_only_the_runs_batch(mlperf_logs):
     poisoned = dataclasses.replace(log, frame=frame)
     assert prior_for_run(log, others, target_acc=0.759) == prior_for_run(poisoned, others, target_acc=0.759)
 
+
+
+def test_the_calibration_pool_is_fitted_once_per_process_and_keeps_no_log(monkeypatch):
+    """``fit_rows``: a second prior refits none of the pool (the rows are kept by content), the rows equal
+    the fits table of fresh analyses, and the cache holds rows, not the logs (a removed upload is freed)."""
+    import gc
+    import weakref
+
+    from pandas.testing import assert_frame_equal
+
+    from core.prediction import run_prior
+    from core.runs import analyse_run, fits_table
+
+    log = job_run("resnet8", 64, 12)
+    fresh = fits_table([analyse_run(log, target_acc=0.9)])
+    calls = []
+    real = run_prior.analyse_run
+    monkeypatch.setattr(run_prior, "analyse_run", lambda *a, **k: calls.append(a[0].source) or real(*a, **k))
+    first = run_prior.fit_rows([log], target_acc=0.9)
+    second = run_prior.fit_rows([log], target_acc=0.9)
+    assert calls == ["resnet8_x-64.csv"]                          # fitted once, then read from the cache
+    assert_frame_equal(first, fresh)
+    assert_frame_equal(second, fresh)
+    run_prior.fit_rows([log], target_acc=0.8)                      # another target is another row
+    assert calls == ["resnet8_x-64.csv", "resnet8_x-64.csv"]
+    ref = weakref.ref(log)
+    del log
+    gc.collect()
+    assert ref() is None                                           # nothing in the cache keeps the log alive
