@@ -3,7 +3,9 @@
 For every page: the first run (caches cleared, modules imported), a rerun after a widget
 change to a value not seen before (what a user feels on moving a slider), the same change
 back (cached), and a rerun with nothing changed.  Each rerun is repeated and the median
-printed; the goal of issue 10 is printed beside it.  Run ``python bench/pages.py``
+printed; the goal of issue 10 is printed beside it, and each first run as a multiple of a
+reference page's (``bench/reference_page.py``: a plain page of the same kind, nothing fitted)
+measured in the same run (issue 21: Logs and Calibrate ≤ 3×).  Run ``python bench/pages.py``
 (``--repeat N``, ``--pages logs,plan``).  Numbers vary about ±30 % with machine load.
 """
 
@@ -35,6 +37,9 @@ WIDGETS = {
 #: the goals of issue 10 (seconds)
 FIRST_RUN_GOAL = {"logs": 1.5}
 RERUN_GOAL = 0.150
+#: issue 21: a page's first run at most this many times the reference page's (bench/reference_page.py)
+FIRST_RUN_RATIO_GOAL = {"logs": 3.0, "calibrate": 3.0}
+REFERENCE = ROOT / "bench" / "reference_page.py"
 
 
 def _timed(fn) -> float:
@@ -64,6 +69,18 @@ def measure(page: str, repeat: int) -> dict[str, float]:
             "rerun_cached_s": statistics.median(cached), "rerun_unchanged_s": statistics.median(still)}
 
 
+def reference_first_run(repeat: int) -> float:
+    """The median first run of the reference page (a plain page of the same kind, nothing fitted)."""
+    times = []
+    for _ in range(repeat):
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(REFERENCE), default_timeout=600)
+        times.append(_timed(at.run))
+        assert not at.exception, [e.value for e in at.exception]
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -71,11 +88,20 @@ def main() -> None:
     args = parser.parse_args()
     at = AppTest.from_file(str(APP), default_timeout=600)   # import every module once, outside the timings
     at.run()
+    reference_first_run(1)                                  # its imports too
+    reference = reference_first_run(args.repeat)
+    print(f"reference page (bench/reference_page.py): first run {reference:.2f} s (median of {args.repeat})")
     print(f"{'page':<11} {'widget':<24} {'first run':>10} {'new value':>10} {'back':>8} {'cached':>8} "
           f"{'unchanged':>10}   goal (rerun <= {RERUN_GOAL * 1000:.0f} ms)")
     for page in args.pages.split(","):
         m = measure(page, args.repeat)
         goal = f"first run <= {FIRST_RUN_GOAL[page]:.1f} s; " if page in FIRST_RUN_GOAL else ""
+        ratio = m["first_run_s"] / reference
+        if page in FIRST_RUN_RATIO_GOAL:
+            goal += (f"first run {ratio:.1f}x the reference (goal <= {FIRST_RUN_RATIO_GOAL[page]:.0f}x: "
+                     f"{'met' if ratio <= FIRST_RUN_RATIO_GOAL[page] else 'missed'}); ")
+        else:
+            goal += f"first run {ratio:.1f}x the reference; "
         ok = m["rerun_cached_s"] <= RERUN_GOAL
         print(f"{page:<11} {WIDGETS[page][1]:<24} {m['first_run_s']:9.2f}s {m['rerun_new_value_s']:9.3f}s "
               f"{m['rerun_back_s']:7.3f}s {m['rerun_cached_s']:7.3f}s {m['rerun_unchanged_s']:9.3f}s   "

@@ -141,6 +141,12 @@ def course_fits_path(*, data_dir: Path = DATA_DIR) -> Path:
     return data_dir / "cifar10_resnet_optimus_fits.csv"
 
 
+def course_method_scores_path(*, data_dir: Path = DATA_DIR) -> Path:
+    """Every calibration method's leave-one-architecture-out score on the course table, for each held-out
+    architecture, split and threshold (made by ``data/make_course_method_scores.py``)."""
+    return data_dir / "course_method_scores.csv"
+
+
 def builtin_profiles(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
     """``(name, path)`` of the measured per-layer profiles shipped in ``data/paleo/profiles``.
 

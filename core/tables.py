@@ -13,6 +13,7 @@ malformed row's width (a 4 MB row once took minutes and gigabytes).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import stat
 from pathlib import Path
@@ -232,3 +233,16 @@ def read_csv_frame(data: bytes, source: str, *, max_bytes: int = MAX_BYTES,
         if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]):
             frame[c] = frame[c].astype(object).where(frame[c].isna(), frame[c].astype(str).str.strip())
     return frame
+
+
+def frame_digest(frame: pd.DataFrame) -> str:
+    """A short digest of a table's content, index and columns (a cache key; equal tables, equal digests).
+
+    >>> a = pd.DataFrame({"x": [1.0, 2.0]})
+    >>> frame_digest(a) == frame_digest(a.copy()), frame_digest(a) == frame_digest(a.rename(columns={"x": "y"}))
+    (True, False)
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    h.update(repr(list(frame.columns)).encode())
+    return h.hexdigest()

@@ -20,7 +20,7 @@ from core.calibrate import (
     companion_method,
     hardware_independence,
     holdout_outside,
-    method_scores,
+    method_scores_for,
     normalise_fits,
     parameter_predictions,
     read_fits_table,
@@ -86,7 +86,7 @@ def _uploaded_fits(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
 # the table for every cached call would cost more than most of the calls.
 @st.cache_data(**{**CACHE, "show_spinner": "Scoring methods by leave-one-architecture-out …"})
 def _scores(key: str, _fits: pd.DataFrame, split: str, holdout: str, threshold: str) -> pd.DataFrame:
-    return method_scores(_fits, split=split, holdout=holdout, threshold=threshold)
+    return method_scores_for(_fits, split=split, holdout=holdout, threshold=threshold)
 
 
 @st.cache_resource(**SHARED)

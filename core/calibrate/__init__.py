@@ -4,7 +4,8 @@ Modules: ``table`` (the fits table in one shape), ``methods`` (features and the 
 methods), ``limits`` (distance from the calibration set, "outside" flags, conformal
 intervals), ``evaluate`` (leave-one-architecture-out, method scores and choice, the
 ``Calibration`` result), ``holdout`` (predict a held-out or unseen architecture), ``nested``
-(nested leave-one-architecture-out of the whole procedure), ``hardware`` (hardware independence).
+(nested leave-one-architecture-out of the whole procedure), ``stored_scores`` (the course table's method
+scores, computed once and shipped), ``hardware`` (hardware independence).
 """
 
 from core.calibrate.evaluate import (
@@ -35,6 +36,7 @@ from core.calibrate.methods import (
     feature_frame,
 )
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
+from core.calibrate.stored_scores import method_scores_for, stored_method_scores
 from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
 
 __all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
@@ -43,6 +45,7 @@ __all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
            "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
            "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",
            "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",
-           "loss_threshold", "mape", "method_scores", "nested_loao", "nested_summary", "normalise_fits",
+           "loss_threshold", "mape", "method_scores",
+           "method_scores_for", "stored_method_scores", "nested_loao", "nested_summary", "normalise_fits",
            "outside_reasons", "parameter_predictions", "predicted_loss_errors", "query_rows", "read_fits_table",
            "recommend_method", "unnamed_runs", "usable"]

@@ -27,6 +27,7 @@ from core.errors import LogFormatError
 from core.logs import RunLog, read_log, read_log_file
 from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
+from core.tables import frame_digest
 from core.targets import Target
 from pages.shared.state import (
     BUILTIN,
@@ -169,10 +170,7 @@ def _edit_args(name: str) -> tuple:
 
 def frame_key(frame: pd.DataFrame) -> str:
     """A short digest of a table's content and columns (the cache key of calls that take it unhashed)."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
-    h.update(repr(list(frame.columns)).encode())
-    return h.hexdigest()
+    return frame_digest(frame)
 
 
 def content_digest(data: bytes) -> str:
