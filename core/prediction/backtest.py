@@ -52,6 +52,7 @@ from core.logs import RunLog
 from core.prediction.backtest_table import BacktestCase, cases_table
 from core.prediction.combined import (
     check_priors,
+    leave_one_run_out_cases,
     leave_one_run_out_errors,
     leave_one_run_out_variances,
     posterior_of,
@@ -207,14 +208,39 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     pandas.DataFrame
         Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS`` (``+ PRIOR_COLUMNS`` with priors).
     """
-    check_option(calibration, "calibration", ("runs", "self"))
-    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
-    fractions = check_fractions(fractions)
-    family = check_family(family)
     priors = check_priors(priors, logs)
     if priors is not None and target_rel is not None:
         raise InputError("priors: expected an absolute target (target_acc) to compare with other runs; got a "
                          "relative one. Drop target_rel or the priors.")
+    cases = backtest_cases(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel, family=family,
+                           calibration=calibration, loss_threshold=loss_threshold, level=level, correct=correct,
+                           cache=cache, schedule=schedule)
+    return table_with_posteriors(cases, priors, level=level, posterior_method=posterior_method)
+
+
+def table_with_posteriors(cases: list[BacktestCase], priors=None, *, level: float = DEFAULT_LEVEL,
+                          posterior_method: str = "precision") -> pd.DataFrame:
+    """The table of :func:`backtest_cases`' cases, each with its prior and posterior when ``priors`` are given.
+
+    The cases (the extrapolations) do not depend on the posterior's method: a benchmark computes them
+    once and tries every method here.
+    """
+    if priors is not None:
+        priors = {c.log.source: priors.get(c.log.source) for c in cases}
+        cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
+    return cases_table(cases, with_priors=priors is not None)
+
+
+def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
+                   target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                   family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
+                   level: float = DEFAULT_LEVEL, correct: bool = True,
+                   cache: FitCache | None = None, schedule: Schedule | str | None = None) -> list[BacktestCase]:
+    """The cases of :func:`backtest_logs` (same arguments) before any prior or posterior."""
+    check_option(calibration, "calibration", ("runs", "self"))
+    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
+    fractions = check_fractions(fractions)
+    family = check_family(family)
     schedule = schedule if schedule == "auto" else check_schedule(schedule)
     cache = cache if cache is not None else FitCache()
     thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
@@ -226,9 +252,7 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
                         level=level, correct=correct, cache=cache, schedule=schedule)
     if calibration == "runs":
         cases = _calibrate_on_other_runs(cases, level)
-    if priors is not None:
-        cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
-    return cases_table(cases, with_priors=priors is not None)
+    return cases
 
 
 def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str) -> list[BacktestCase]:
@@ -244,12 +268,17 @@ def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method:
         variances = leave_one_run_out_variances(
             [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
             [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
+    others = [None] * len(cases)
+    if method == "calibrated":
+        others = leave_one_run_out_cases(
+            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
+            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
     out = []
-    for c, prior, var, err in zip(cases, chosen, variances, errors):
+    for c, prior, var, err, oth in zip(cases, chosen, variances, errors, others):
         post = None
         if c.status in ("scored", "never"):
             post = posterior_of(prior, c.predictions.get("accuracy"), c.n_observed, level=level, method=method,
-                                variances=var, errors=err)
+                                variances=var, errors=err, others=oth)
         out.append(replace(c, prior=prior, posterior=post))
     return out
 

@@ -61,6 +61,9 @@ POSTERIOR_METHODS: dict[str, str] = {
     "correlated": "the weight that minimises the combined log error of other finished runs at the same observed "
                   "fraction (their errors' correlation counted), the interval from the split-conformal quantiles "
                   "of those combined errors",
+    "calibrated": "the prior, the extrapolation or their precision weighting, whichever erred least on other "
+                  "finished runs at the same observed fraction, its interval scaled so that it would have held "
+                  "their epochs at target at the level asked (normalised split-conformal)",
     "prior": "the prior alone (conditioned on the observed epochs)",
     "extrapolation": "the extrapolation of the first epochs alone",
     "measured": "the measurement: the observed epochs already passed the target",
