@@ -219,15 +219,16 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
 
 
 def table_with_posteriors(cases: list[BacktestCase], priors=None, *, level: float = DEFAULT_LEVEL,
-                          posterior_method: str = "precision") -> pd.DataFrame:
+                          posterior_method: str = "precision", priors_without=None) -> pd.DataFrame:
     """The table of :func:`backtest_cases`' cases, each with its prior and posterior when ``priors`` are given.
 
     The cases (the extrapolations) do not depend on the posterior's method: a benchmark computes them
-    once and tries every method here.
+    once and tries every method here.  ``priors_without``: ``{run key K: {file: prior}}``, the other
+    runs' priors that never saw run ``K`` (``_with_posteriors``).
     """
     if priors is not None:
         priors = {c.log.source: priors.get(c.log.source) for c in cases}
-        cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
+        cases = _with_posteriors(cases, priors, level=level, method=posterior_method, priors_without=priors_without)
     return cases_table(cases, with_priors=priors is not None)
 
 
@@ -255,30 +256,40 @@ def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAU
     return cases
 
 
-def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str) -> list[BacktestCase]:
-    """Each case with its log's prior and the posterior of that prior and its extrapolation."""
+def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str,
+                     priors_without=None) -> list[BacktestCase]:
+    """Each case with its log's prior and the posterior of that prior and its extrapolation.
+
+    ``priors_without``: ``{run key K: {file: prior}}``, each file's prior from the runs other than
+    its own and ``K``; the methods that learn from other runs' cases then give those cases, when
+    run ``K`` is predicted, priors that never saw ``K`` (as ``predict`` does).  Without it they
+    use ``priors`` (each from every other run, ``K`` included).
+    """
     chosen = [priors.get(c.log.source) for c in cases]
-    variances = [None] * len(cases)
-    errors = [None] * len(cases)
-    if method == "correlated":
-        errors = leave_one_run_out_errors(
-            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
-            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
-    if method == "backtest":
-        variances = leave_one_run_out_variances(
-            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
-            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
-    others = [None] * len(cases)
-    if method == "calibrated":
-        others = leave_one_run_out_cases(
-            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
-            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
+    keys = [run_key(c.log) for c in cases]
+    learn = {"correlated": leave_one_run_out_errors, "backtest": leave_one_run_out_variances,
+             "calibrated": leave_one_run_out_cases}.get(method)
+    learned = [None] * len(cases)
+    if learn is not None:
+        args = ([c.fraction for c in cases], [c.actual for c in cases], [c.status == "scored" for c in cases])
+        preds = [c.predictions.get("accuracy") for c in cases]
+        if priors_without is None:
+            learned = learn(keys, *args, chosen, preds)
+        else:
+            for key in dict.fromkeys(keys):
+                without = priors_without.get(key, {})
+                theirs = [chosen[j] if keys[j] == key else without.get(c.log.source) for j, c in enumerate(cases)]
+                for j, v in enumerate(learn(keys, *args, theirs, preds)):
+                    if keys[j] == key:
+                        learned[j] = v
     out = []
-    for c, prior, var, err, oth in zip(cases, chosen, variances, errors, others):
+    for c, prior, v in zip(cases, chosen, learned):
         post = None
         if c.status in ("scored", "never"):
             post = posterior_of(prior, c.predictions.get("accuracy"), c.n_observed, level=level, method=method,
-                                variances=var, errors=err, others=oth)
+                                variances=v if method == "backtest" else None,
+                                errors=v if method == "correlated" else None,
+                                others=v if method == "calibrated" else None)
         out.append(replace(c, prior=prior, posterior=post))
     return out
 

@@ -13,8 +13,8 @@ and the extrapolation's ``ln c`` belief, NaN/inf where a source had no answer). 
    it on (4 at 80 %: :func:`min_cases`) counts.  With that many other cases that have both
    sources, the candidate with the smallest median ``|ln(a − ½) − μ|`` over them wins (ties in
    this order: precision, prior, extrapolation); with fewer, the combination cannot be judged
-   and the single source with the smaller median error over its own cases is used.  (For these
-   other cases ``precision`` is the one source they have when they have one.)
+   and ``precision`` is used (the product's default weighting), its interval calibrated as
+   below.  (For the other cases ``precision`` is the one source they have when they have one.)
 3. **The interval** (normalised split-conformal): each other case where the chosen candidate
    exists gets the score ``s = max((μ − ln a)/σ, (ln(a − 1) − μ)/σ, 0)``: the smallest multiple
    ``q`` of its own ``σ`` for which ``[exp(μ − qσ), exp(μ + qσ)]`` in whole epochs (``ceil``)
@@ -134,8 +134,8 @@ def choose(own: Sequence[str], others: Sequence[OtherCase], level: float = DEFAU
     Only candidates whose interval can be calibrated count (at least :func:`min_cases` other
     cases with them).  With that many other cases that have *both* sources, the candidate with the
     smallest median ``|ln(a − ½) − μ|`` over them wins (ties: ``CANDIDATES`` order); with fewer,
-    the combination cannot be judged and the single source with the smaller median error over its
-    own cases is used.  None: no candidate can be calibrated.
+    the combination cannot be judged and ``precision`` is used (the product's default weighting, its
+    interval still calibrated).  None: no candidate can be calibrated.
 
     Four other runs with both sources, prior errors ln(a − ½) − μp = 0.1, −0.1, 0.3, 0.0 (median
     |e| 0.1) and extrapolation errors 0.4, −0.2, 0.1, 0.2 (median |e| 0.2); equal σ, so precision's
@@ -162,17 +162,15 @@ def choose(own: Sequence[str], others: Sequence[OtherCase], level: float = DEFAU
             for c in eligible:
                 errs[c].append(abs(math.log(a - 0.5) - theirs[c][0]))
     m = len(errs[eligible[0]])
-    if m >= need:
-        medians = {c: float(np.median(v)) for c, v in errs.items()}
-        where = f"on the {m} other finished runs with both"
-    else:
-        # too few cases with both sources to judge their combination: the single source that erred less
-        medians = {c: float(np.median([abs(math.log(o[0] - 0.5) - candidates(o[1:3], o[3:5])[c][0])
-                                       for o in others if c in candidates(o[1:3], o[3:5])]))
-                   for c in eligible if c != "precision"}
-        where = f"each on its own other finished runs (only {m} with both: too few to judge the combination)"
+    if m < need:
+        # too few cases with both sources to judge the combination: precision weighting, as the
+        # product's default would (its interval still calibrated; it has at least the cases of either source)
+        return ("precision" if "precision" in eligible else None), \
+            f"only {m} other finished runs with both sources: too few to judge the combination"
+    medians = {c: float(np.median(v)) for c, v in errs.items()}
     best = min(medians, key=lambda c: (medians[c], CANDIDATES.index(c)))
-    return best, ("median |log error| " + where + ": " + ", ".join(f"{c} {v:.3f}" for c, v in medians.items()))
+    return best, (f"median |log error| on the {m} other finished runs with both: "
+                  + ", ".join(f"{c} {v:.3f}" for c, v in medians.items()))
 
 
 def min_cases(level: float) -> int:

@@ -97,11 +97,15 @@ def test_too_few_cases_fall_back_to_precision_and_say_so():
 
 def test_the_combination_is_not_judged_on_too_few_cases_with_both_sources():
     # five other runs with the prior, only two of them also with an extrapolation: the combination
-    # cannot be judged (2 < 4 cases), the extrapolation cannot be calibrated (2 < 4): the prior
+    # cannot be judged (2 < 4 cases): precision weighting, its interval calibrated on all five
+    # (for the three with the prior alone, precision is their prior)
     others = [_other(a, 0.05, 0.01) for a in (11, 21)] + [(float(a), LN(a - 0.5), 0.2, math.nan, math.inf)
                                                           for a in (31, 41, 51)]
     name, why = choose(["precision", "prior", "extrapolation"], others)
-    assert name == "prior" and "too few to judge" in why
+    assert name == "precision" and "too few to judge" in why
+    post = combine_calibrated(Prior(30.0, 0.2, "given", "a prior"), _x(20.5, 16.5, 26.5), n_epochs_observed=5,
+                              others=others)
+    assert post.method == "calibrated" and "over 5 other finished runs" in post.description
 
 
 def test_leave_one_run_out_never_reads_the_runs_own_epoch():
