@@ -143,3 +143,45 @@ def test_the_measured_epoch_wins():
     post = combine_calibrated(Prior(30.0, 0.2, "given", "a prior"), None, n_epochs_observed=12, others=[],
                               measured_epoch=9)
     assert post.method == "measured" and post.epoch == 9
+
+
+def test_a_backtest_row_never_reads_its_own_unseen_epochs():
+    from core.prediction import backtest_logs
+    from tests.core.prediction.prediction_logs import course_log
+
+    scales = (0.8, 0.9, 1.0, 1.1, 1.2, 1.3)
+    prior = Prior(16.0, 0.2, "given", "a prior")
+
+    def table(poison: bool):
+        logs = [course_log(f"resnet{8 + 6 * i}_gpu.csv", scale=s, epochs=30,
+                           poison_after=7 if poison and i == 0 else None) for i, s in enumerate(scales)]
+        return backtest_logs(logs, fractions=(0.25,), target_acc=0.92, family="exp3", schedule=None,
+                             priors={lg.source: prior for lg in logs}, posterior_method="calibrated")
+
+    clean, poisoned = table(False), table(True)
+    cols = ["posterior_epoch", "posterior_low", "posterior_high", "posterior_method"]
+    assert clean.loc[0, "status"] == "scored" and poisoned.loc[0, "status"] == "scored"
+    assert poisoned.loc[0, "epoch_actual"] == 8 != clean.loc[0, "epoch_actual"]   # its rest was poisoned
+    assert clean.loc[0, cols].tolist() == poisoned.loc[0, cols].tolist()          # its posterior is not moved
+    assert (clean["posterior_method"] == "calibrated").all()
+
+
+def test_predict_learns_the_calibrated_posterior_from_the_other_loaded_runs():
+    from core.prediction.forecast import cases_from_other_runs, forecast_epoch_at_target
+    from tests.core.prediction.prediction_logs import actual_epoch, course_log
+
+    scales = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4)
+    logs = [course_log(f"resnet20_gpu{i}.csv", scale=s, epochs=30) for i, s in enumerate(scales)]
+    cases = cases_from_other_runs(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3")
+    assert [c[0] for c in cases] == [float(actual_epoch(s)) for s in (0.9, 1.1, 1.2, 1.3, 1.4)]
+    assert all(math.isnan(c[1]) for c in cases)          # one model only: no calibration prior for them
+    # noise-free exp3 runs: each other run's extrapolation from its first third is right to the epoch
+    assert [math.ceil(math.exp(c[3]) + 0.5 - 1e-9) for c in cases] == [c[0] for c in cases]
+    f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3",
+                                 prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="calibrated")
+    # no other run has both sources: the combination is not judged, precision weighting is used,
+    # its interval scaled on the five other runs' (extrapolation) cases, which were all exact: q = 0
+    post = f.posterior
+    assert post.method == "calibrated"
+    assert "too few to judge" in post.description and "scaled by 0.00 (split-conformal over 5" in post.description
+    assert post.epoch == post.epoch_low == post.epoch_high == actual_epoch(1.0) == 13
