@@ -11,18 +11,25 @@
       runs teach, ``core.prediction.backtest``), with the learning-rate schedule the product finds
       by itself (``schedule="auto"``: an lr column, else a jump in the observed curve);
     * **posterior**: both combined (``core.prediction.posterior``), by precision weighting with
-      the intervals' variances (``precision``), with variances learned from the other runs'
-      log errors at the same fraction (``backtest``), and (``correlated``, the default of the
-      pages and of ``backtest``) with the weight that minimises the other runs' combined log
-      error counting the two errors' correlation and the interval from the split-conformal
-      quantiles of those combined errors.
+      the intervals' variances (``precision``, the default of the pages, ``predict`` and
+      ``backtest``), with variances learned from the other runs' log errors at the same fraction
+      (``backtest``), with the weight that minimises the other runs' combined log error counting
+      the two errors' correlation and the interval from the split-conformal quantiles of those
+      combined errors (``correlated``), and (``calibrated``, ``core.prediction.posterior_calibrated``)
+      with the source (prior, extrapolation or their precision weighting) that erred least on the
+      other runs and its interval scaled by normalised split-conformal on them.
+
+    The three methods that learn from other runs (``backtest``, ``correlated``, ``calibrated``) see,
+    when run ``K`` is predicted, the other runs' cases at the same fraction with priors that never
+    saw ``K`` (``strict_priors``: each from the runs other than its own and ``K``), as ``predict``
+    gives them.
 
 The MLPerf v3.0 ResNet-50 logs (data/mlperf_v3.0_resnet50, target 0.759, evaluations every 4
 epochs) are scored the same way (prior: the other systems' runs, by batch size).
 
-Goal (issue 23): the ``correlated`` posterior's 80 % intervals cover 75–90 % and its median
-error is no larger than the better source's at every data set and fraction; ≤ 10 % at 25 %
-observed on the built-in logs.  The last column says whether each row meets it.
+Goal (issue 23): the proposed posterior's (``PROPOSED``) 80 % intervals cover 75–90 % and its
+median error is no larger than the better source's at every data set and fraction; ≤ 10 % at
+25 % observed on the built-in logs.  The last column says whether each row meets it.
 
 (3) Pollux at 50 % observed with the schedule **known** (declared: CIFAR-10 ``exp:100``,
     ImageNet ``step:30,60``, ``core.prediction.schedule.POLLUX_SCHEDULES``): the same three, and
@@ -33,8 +40,12 @@ Median absolute error of the predicted epoch (%) and coverage of the 80 % interv
 prediction (a refused or unfitted extrapolation has none).  Targets: 0.92 (built-in), 0.94
 (CIFAR-10), 0.75 (ImageNet), as in docs/prediction.md.
 
-Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf]`` (several minutes on 2
-cores; deterministic; names limit the data sets).
+Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf] [--refresh]`` (names limit the
+data sets; deterministic).  The priors and extrapolations do not depend on the posterior's method:
+the first run computes and pickles them in ``bench/.cache`` (about 5 minutes for the cases and 8 for
+the strict priors on the shared 2-core machine, MLPerf the most), later runs take seconds;
+``--refresh`` (or deleting ``bench/.cache``) recomputes them after a change to the prior or the
+extrapolation.
 """
 
 from __future__ import annotations
