@@ -41,10 +41,10 @@ from core.defaults import DEFAULT_LEVEL
 from core.prediction.posterior import (
     POSTERIOR_METHODS,
     Posterior,
-    _truncated_quantiles,
     combine,
     extrapolation_belief,
     prior_belief,
+    truncated_quantiles,
 )
 from core.prediction.prior import Prior, z_of
 from core.prediction.target_prediction import TargetPrediction
@@ -226,7 +226,7 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
         share = own["prior"][1] ** -2 / (own["prior"][1] ** -2 + own["extrapolation"][1] ** -2)
     desc = (f"{POSTERIOR_METHODS['calibrated']}: {name} ({why}); its interval scaled by {q:.2f} "
             f"(split-conformal over {len(scores)} other finished runs at the same observed fraction)")
-    median, lo, hi = _truncated_quantiles(mu, sd_new, n, level)
+    median, lo, hi = truncated_quantiles(mu, sd_new, n, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd_new, "calibrated", desc, n, level, share,
