@@ -108,11 +108,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="learning-rate schedule of the logs: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | "
                              "none | auto (an lr column, else detected in the observed epochs); default: auto, "
                              "as predict's, so the backtest scores the answer predict gives")
-    parser.add_argument("--posterior-method", choices=("precision", "backtest", "correlated"), default="precision",
+    parser.add_argument("--posterior-method", choices=("precision", "backtest", "correlated", "calibrated"),
+                        default="precision",
                         help="how the posterior combines prior and extrapolation: precision weighting with the two "
                              "intervals' variances (precision, default) or with the log errors of the other logs at "
                              "the same fraction (backtest), or the weight and split-conformal interval learned from "
-                             "those errors counting their correlation (correlated)")
+                             "those errors counting their correlation (correlated), or the source (prior, "
+                             "extrapolation or their precision weighting) that erred least on the other logs at the "
+                             "same fraction with its interval scaled by split-conformal on them (calibrated)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for a calibration prior)")
     add_library_arguments(parser)

@@ -86,10 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "auto (default): an lr column, else drops detected in the observed curve")
     parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
     parser.add_argument("--posterior-method", choices=FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
-                        help="how prior and extrapolation combine: precision weighting of the two intervals, or "
+                        help="how prior and extrapolation combine: precision weighting of the two intervals; "
                              "(correlated) the weight and split-conformal interval learned from the other loaded "
-                             f"runs' errors at the same fraction, their correlation counted; default "
-                             f"{DEFAULT_POSTERIOR_METHOD}")
+                             "runs' errors at the same fraction, their correlation counted; (calibrated) the prior, "
+                             "the extrapolation or their precision weighting, whichever erred least on the other "
+                             "loaded runs cut at the same fraction, its interval scaled by split-conformal on "
+                             f"them; default {DEFAULT_POSTERIOR_METHOD}")
     parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
@@ -133,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                                   datasets_by_file=datasets)
             f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
                                          family=args.family, level=args.level, prior=prior, schedule=args.schedule,
-                                         posterior_method=args.posterior_method)
+                                         posterior_method=args.posterior_method, datasets_by_file=datasets)
         except InputError as exc:
             complain(f"{path}: {exc}")
             rejected += 1

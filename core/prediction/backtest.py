@@ -52,6 +52,7 @@ from core.logs import RunLog
 from core.prediction.backtest_table import BacktestCase, cases_table
 from core.prediction.combined import (
     check_priors,
+    leave_one_run_out_cases,
     leave_one_run_out_errors,
     leave_one_run_out_variances,
     posterior_of,
@@ -207,14 +208,40 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     pandas.DataFrame
         Columns ``BACKTEST_COLUMNS + EXTRA_COLUMNS`` (``+ PRIOR_COLUMNS`` with priors).
     """
-    check_option(calibration, "calibration", ("runs", "self"))
-    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
-    fractions = check_fractions(fractions)
-    family = check_family(family)
     priors = check_priors(priors, logs)
     if priors is not None and target_rel is not None:
         raise InputError("priors: expected an absolute target (target_acc) to compare with other runs; got a "
                          "relative one. Drop target_rel or the priors.")
+    cases = backtest_cases(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel, family=family,
+                           calibration=calibration, loss_threshold=loss_threshold, level=level, correct=correct,
+                           cache=cache, schedule=schedule)
+    return table_with_posteriors(cases, priors, level=level, posterior_method=posterior_method)
+
+
+def table_with_posteriors(cases: list[BacktestCase], priors=None, *, level: float = DEFAULT_LEVEL,
+                          posterior_method: str = "precision", priors_without=None) -> pd.DataFrame:
+    """The table of :func:`backtest_cases`' cases, each with its prior and posterior when ``priors`` are given.
+
+    The cases (the extrapolations) do not depend on the posterior's method: a benchmark computes them
+    once and tries every method here.  ``priors_without``: ``{run key K: {file: prior}}``, the other
+    runs' priors that never saw run ``K`` (``_with_posteriors``).
+    """
+    if priors is not None:
+        priors = {c.log.source: priors.get(c.log.source) for c in cases}
+        cases = _with_posteriors(cases, priors, level=level, method=posterior_method, priors_without=priors_without)
+    return cases_table(cases, with_priors=priors is not None)
+
+
+def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
+                   target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                   family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
+                   level: float = DEFAULT_LEVEL, correct: bool = True,
+                   cache: FitCache | None = None, schedule: Schedule | str | None = None) -> list[BacktestCase]:
+    """The cases of :func:`backtest_logs` (same arguments) before any prior or posterior."""
+    check_option(calibration, "calibration", ("runs", "self"))
+    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
+    fractions = check_fractions(fractions)
+    family = check_family(family)
     schedule = schedule if schedule == "auto" else check_schedule(schedule)
     cache = cache if cache is not None else FitCache()
     thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
@@ -226,30 +253,43 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
                         level=level, correct=correct, cache=cache, schedule=schedule)
     if calibration == "runs":
         cases = _calibrate_on_other_runs(cases, level)
-    if priors is not None:
-        cases = _with_posteriors(cases, priors, level=level, method=posterior_method)
-    return cases_table(cases, with_priors=priors is not None)
+    return cases
 
 
-def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str) -> list[BacktestCase]:
-    """Each case with its log's prior and the posterior of that prior and its extrapolation."""
+def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method: str,
+                     priors_without=None) -> list[BacktestCase]:
+    """Each case with its log's prior and the posterior of that prior and its extrapolation.
+
+    ``priors_without``: ``{run key K: {file: prior}}``, each file's prior from the runs other than
+    its own and ``K``; the methods that learn from other runs' cases then give those cases, when
+    run ``K`` is predicted, priors that never saw ``K`` (as ``predict`` does).  Without it they
+    use ``priors`` (each from every other run, ``K`` included).
+    """
     chosen = [priors.get(c.log.source) for c in cases]
-    variances = [None] * len(cases)
-    errors = [None] * len(cases)
-    if method == "correlated":
-        errors = leave_one_run_out_errors(
-            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
-            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
-    if method == "backtest":
-        variances = leave_one_run_out_variances(
-            [run_key(c.log) for c in cases], [c.fraction for c in cases], [c.actual for c in cases],
-            [c.status == "scored" for c in cases], chosen, [c.predictions.get("accuracy") for c in cases])
+    keys = [run_key(c.log) for c in cases]
+    learn = {"correlated": leave_one_run_out_errors, "backtest": leave_one_run_out_variances,
+             "calibrated": leave_one_run_out_cases}.get(method)
+    learned = [None] * len(cases)
+    if learn is not None:
+        args = ([c.fraction for c in cases], [c.actual for c in cases], [c.status == "scored" for c in cases])
+        preds = [c.predictions.get("accuracy") for c in cases]
+        if priors_without is None:
+            learned = learn(keys, *args, chosen, preds)
+        else:
+            for key in dict.fromkeys(keys):
+                without = priors_without.get(key, {})
+                theirs = [chosen[j] if keys[j] == key else without.get(c.log.source) for j, c in enumerate(cases)]
+                for j, v in enumerate(learn(keys, *args, theirs, preds)):
+                    if keys[j] == key:
+                        learned[j] = v
     out = []
-    for c, prior, var, err in zip(cases, chosen, variances, errors):
+    for c, prior, v in zip(cases, chosen, learned):
         post = None
         if c.status in ("scored", "never"):
             post = posterior_of(prior, c.predictions.get("accuracy"), c.n_observed, level=level, method=method,
-                                variances=var, errors=err)
+                                variances=v if method == "backtest" else None,
+                                errors=v if method == "correlated" else None,
+                                others=v if method == "calibrated" else None)
         out.append(replace(c, prior=prior, posterior=post))
     return out
 

@@ -25,7 +25,9 @@ from core.prediction.posterior import (
     combine_correlated,
     extrapolation_belief,
     log_errors,
+    prior_belief,
 )
+from core.prediction.posterior_calibrated import OtherCase, combine_calibrated
 from core.prediction.prior import Prior
 from core.prediction.run_prior import prior_for_run
 from core.prediction.target_prediction import TargetPrediction
@@ -101,11 +103,15 @@ def posterior_cells(post: Posterior | None, actual: int | None, scored: bool) ->
 
 def posterior_of(prior: Prior | None, prediction: TargetPrediction | None, n: int, *, level: float,
                  method: str, variances: tuple[float, float] | None = None,
-                 errors: Sequence[tuple[float, float]] | None = None) -> Posterior:
+                 errors: Sequence[tuple[float, float]] | None = None,
+                 others: Sequence[OtherCase] | None = None) -> Posterior:
     """The posterior of one case (the extrapolation is the accuracy route's); ``"correlated"`` learns
-    from ``errors`` (the other runs' :func:`~core.prediction.posterior.log_errors`)."""
+    from ``errors`` (the other runs' :func:`~core.prediction.posterior.log_errors`), ``"calibrated"``
+    from ``others`` (the other runs' :data:`~core.prediction.posterior_calibrated.OtherCase`)."""
     if method == "correlated":
         return combine_correlated(prior, prediction, n_epochs_observed=n, level=level, errors=errors or ())
+    if method == "calibrated":
+        return combine_calibrated(prior, prediction, n_epochs_observed=n, level=level, others=others or ())
     return combine(prior, prediction, n_epochs_observed=n, level=level, method=method, variances=variances)
 
 
@@ -117,6 +123,31 @@ def leave_one_run_out_errors(keys: Sequence, fractions: Sequence[float], actuals
     errs = [log_errors(a, p, x) if s and a is not None else (math.nan, math.nan)
             for a, s, p, x in zip(actuals, scored, priors, predictions)]
     return [[errs[j] for j in range(len(keys)) if keys[j] != k and fractions[j] == f and scored[j]]
+            for k, f in zip(keys, fractions)]
+
+
+def other_case(actual: int | None, prior: Prior | None, prediction: TargetPrediction | None) -> OtherCase:
+    """``(actual, μp, σp, μx, σx)`` of one finished case (:data:`~core.prediction.posterior_calibrated.OtherCase`)."""
+    mu_x, sd_x, _ = extrapolation_belief(prediction)
+    return (float(actual), *prior_belief(prior), mu_x, sd_x)
+
+
+def leave_one_run_out_cases(keys: Sequence, fractions: Sequence[float], actuals: Sequence[int | None],
+                            scored: Sequence[bool], priors: Sequence[Prior | None],
+                            predictions: Sequence[TargetPrediction | None]) -> list[list[OtherCase]]:
+    """Per case: the :func:`other_case` of every scored case of the *other* runs (another key) at the
+    same observed fraction (what ``"calibrated"`` learns from; never the case's own run).
+
+    >>> from core.prediction.prior import Prior
+    >>> p = Prior(10.0, 0.1, "given", "a prior")
+    >>> out = leave_one_run_out_cases(["a", "a", "b"], [0.5, 0.5, 0.5], [12, 12, 20], [True, True, True],
+    ...                               [p, p, p], [None, None, None])
+    >>> [[c[0] for c in cs] for cs in out]          # run a sees only b's epoch; b sees a's two logs
+    [[20.0], [20.0], [12.0, 12.0]]
+    """
+    cases = [other_case(a, p, x) if s and a is not None else None
+             for a, s, p, x in zip(actuals, scored, priors, predictions)]
+    return [[cases[j] for j in range(len(keys)) if keys[j] != k and fractions[j] == f and cases[j] is not None]
             for k, f in zip(keys, fractions)]
 
 

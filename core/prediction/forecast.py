@@ -14,6 +14,7 @@ and the Calibrate page (held-out runs short of the target) all call it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,9 +22,11 @@ from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs, observed_epochs
+from core.prediction.combined import other_case
 from core.prediction.intervals import MIN_INNER_EPOCHS, FitCache
 from core.prediction.log_series import first_epochs, n_epochs
-from core.prediction.posterior import Posterior, combine, combine_correlated, log_errors
+from core.prediction.posterior import Posterior, combine, combine_correlated
+from core.prediction.posterior_calibrated import OtherCase, combine_calibrated
 from core.prediction.predict import predict_epoch_at_target, widen
 from core.prediction.prior import Prior
 from core.prediction.run_prior import prior_for_run
@@ -45,7 +48,7 @@ def can_forecast(log: RunLog) -> bool:
 
 
 #: the posterior methods :func:`forecast_epoch_at_target` can use
-FORECAST_POSTERIOR_METHODS = ("precision", "correlated")
+FORECAST_POSTERIOR_METHODS = ("precision", "correlated", "calibrated")
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,11 +119,13 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
         The learning-rate schedule: declared (text such as ``"step:30,60"``); ``"auto"``: from
         an ``lr`` column of the observed epochs, else detected from them; None: none.  A
         declared schedule applies to the other runs of the same model too.
-    posterior_method : {"precision", "correlated"}
+    posterior_method : {"precision", "correlated", "calibrated"}
         ``"correlated"``: the other finished runs, cut at the same fraction, each predicted
         and given a prior from the rest (leave-one-run-out, ``log`` left out too), teach the
-        weight and the interval (:func:`core.prediction.posterior.combine_correlated`); slower
-        by one prior per other run.
+        weight and the interval (:func:`core.prediction.posterior.combine_correlated`);
+        ``"calibrated"``: the same cases choose the source and scale its interval
+        (:func:`core.prediction.posterior_calibrated.combine_calibrated`).  Both are slower by one
+        prior per other run.
 
     Examples
     --------
@@ -155,10 +160,14 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     if posterior_method not in FORECAST_POSTERIOR_METHODS:
         raise InputError(f"posterior_method: expected one of {', '.join(FORECAST_POSTERIOR_METHODS)}; "
                          f"got {posterior_method!r}.")
-    if posterior_method == "correlated" and measured is None:
-        errors = errors_from_other_runs(log, others, n_epochs_seen=n, target_acc=target_acc, family=family,
-                                        route=route, level=level, cache=cache, datasets_by_file=datasets_by_file)
-        post = combine_correlated(prior, p, n_epochs_observed=n, level=level, errors=errors)
+    if posterior_method in ("correlated", "calibrated") and measured is None:
+        cases = cases_from_other_runs(log, others, n_epochs_seen=n, target_acc=target_acc, family=family,
+                                      route=route, level=level, cache=cache, datasets_by_file=datasets_by_file)
+        if posterior_method == "calibrated":
+            post = combine_calibrated(prior, p, n_epochs_observed=n, level=level, others=cases)
+        else:
+            errors = [(math.log(a - 0.5) - mu_p, math.log(a - 0.5) - mu_x) for a, mu_p, _, mu_x, _ in cases]
+            post = combine_correlated(prior, p, n_epochs_observed=n, level=level, errors=errors)
     else:
         post = combine(prior, p, n_epochs_observed=n, level=level, measured_epoch=measured)
     return Forecast(p, inflation, n_cases, prior=prior, posterior=post, schedule=sched)
@@ -171,6 +180,22 @@ def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_se
     """The ``(prior, extrapolation)`` log errors (:func:`core.prediction.posterior.log_errors`) of the
     other finished runs cut at ``log``'s observed fraction, each with its prior from the runs other
     than it and ``log`` (leave-one-run-out; a run's val/train twin counts as the run)."""
+    return [(math.log(a - 0.5) - mu_p, math.log(a - 0.5) - mu_x)
+            for a, mu_p, _, mu_x, _ in cases_from_other_runs(log, others, n_epochs_seen=n_epochs_seen,
+                                                             target_acc=target_acc, family=family, route=route,
+                                                             level=level, cache=cache,
+                                                             datasets_by_file=datasets_by_file)]
+
+
+def cases_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int,
+                          target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto", route: str = "accuracy",
+                          level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
+                          datasets_by_file: dict[str, str] | None = None) -> list[OtherCase]:
+    """The :data:`~core.prediction.posterior_calibrated.OtherCase` ``(actual, μp, σp, μx, σx)`` of
+    every other finished run cut at ``log``'s observed fraction, each with its prior from the runs
+    other than it and ``log`` (leave-one-run-out; a run's val/train twin counts as the run): what
+    the ``"correlated"`` and ``"calibrated"`` posteriors learn from.  ``log``'s own epochs past
+    ``n_epochs_seen`` are never read."""
     cache = cache if cache is not None else FitCache()
     fraction = n_epochs_seen / max(n_epochs(log), 1)
     key = run_key(log)
@@ -188,5 +213,5 @@ def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_se
                                     schedule=resolve_schedule(cut))
         pool = [o for o in others if run_key(o) not in (key, run_key(other))]
         prior = prior_for_run(other, pool, target_acc=target_acc, level=level, datasets_by_file=datasets_by_file)
-        out.append(log_errors(float(crossing.epoch), prior, p))
+        out.append(other_case(crossing.epoch, prior, p))
     return out

@@ -61,6 +61,9 @@ POSTERIOR_METHODS: dict[str, str] = {
     "correlated": "the weight that minimises the combined log error of other finished runs at the same observed "
                   "fraction (their errors' correlation counted), the interval from the split-conformal quantiles "
                   "of those combined errors",
+    "calibrated": "the prior, the extrapolation or their precision weighting, whichever erred least on other "
+                  "finished runs at the same observed fraction, its interval scaled so that it would have held "
+                  "their epochs at target at the level asked (normalised split-conformal)",
     "prior": "the prior alone (conditioned on the observed epochs)",
     "extrapolation": "the extrapolation of the first epochs alone",
     "measured": "the measurement: the observed epochs already passed the target",
@@ -224,7 +227,7 @@ def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, floa
     else:
         return Posterior(None, None, None, math.nan, math.nan, math.inf, "none",
                          "neither a prior nor an extrapolation with an interval", n, level)
-    median, lo, hi = _truncated_quantiles(mu, sd, n, level)
+    median, lo, hi = truncated_quantiles(mu, sd, n, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
     alone = max(float(math.ceil(math.exp(mu) - 1e-9)), first)
@@ -234,13 +237,13 @@ def combine_beliefs(prior: tuple[float, float], extrapolation: tuple[float, floa
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd, used, desc, n, level, share)
 
 
-def _truncated_quantiles(mu: float, sd: float, n: int, level: float) -> tuple[float, float, float]:
+def truncated_quantiles(mu: float, sd: float, n: int, level: float) -> tuple[float, float, float]:
     """Median and ``level`` interval of ``exp(X)``, ``X ~ N(mu, sd²)`` conditioned on ``X > ln n``.
 
-    >>> [round(v, 3) for v in _truncated_quantiles(math.log(40.0), 0.2, 0, 0.8)]   # 40·exp(∓1.2816·0.2)
+    >>> [round(v, 3) for v in truncated_quantiles(math.log(40.0), 0.2, 0, 0.8)]   # 40·exp(∓1.2816·0.2)
     [40.0, 30.956, 51.686]
     >>> # truncated at its median: the quantiles 0.75, 0.55, 0.95 of the whole, 40·exp(0.2·(0.674, 0.126, 1.645))
-    >>> [round(v, 3) for v in _truncated_quantiles(math.log(40.0), 0.2, 40, 0.8)]
+    >>> [round(v, 3) for v in truncated_quantiles(math.log(40.0), 0.2, 40, 0.8)]
     [45.777, 41.018, 55.581]
     """
     a = _N.cdf((math.log(n) - mu) / sd) if n > 0 else 0.0

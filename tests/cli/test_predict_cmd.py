@@ -117,3 +117,23 @@ def test_a_loss_target_is_predicted_in_samples_from_the_part_observed(capsys, tm
     assert row["prior_samples"] == pytest.approx(3800.0)
     assert row["posterior_samples_low"] <= row["posterior_samples"] <= row["posterior_samples_high"]
     assert pd.isna(row["observed_epochs"])
+
+
+def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):
+    # CIFAR-10 batch 256 from its first 10 % (10 of 100 epochs): its prior is the other five
+    # batches' log-mean; each of them, cut at 10 %, with its prior from the four others, teaches
+    # the choice and the interval (the run passes 0.94 at epoch 72)
+    cifar = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "cifar10").glob("validation-*.csv"))
+    run = next(p for p in cifar if p.endswith("validation-256.csv"))
+    argv = ["predict", run, "--prior-from", *cifar, "--observe", "0.1", "--target-acc", "0.94"]
+    assert main([*argv, "--posterior-method", "calibrated"]) == 0
+    out = capsys.readouterr()
+    row = _table(out.out).iloc[0]
+    assert row["method"] == "calibrated"
+    assert "split-conformal over 5 other finished runs" in out.err
+    assert row["posterior_low"] <= 72 <= row["posterior_high"]
+    assert main([*argv, "--posterior-method", "precision"]) == 0
+    plain = _table(capsys.readouterr().out).iloc[0]
+    assert plain["method"] == "precision"
+    same = ["prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low", "extrap_high"]
+    assert row[same].tolist() == plain[same].tolist()       # the method changes the posterior only
