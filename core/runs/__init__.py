@@ -25,7 +25,7 @@ from core.runs.analysis import (
     step_scales,
     thin_indices,
 )
-from core.runs.summary import TargetSummary, summarize_targets
+from core.runs.summary import TargetSummary, amount_text, summarize_targets
 from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
     COVARIANCE_INTERVAL,
@@ -46,7 +46,7 @@ __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
     'best_value', 'check_target_acc', 'criterion_text', 'default_target', 'epoch_summary', 'find_target_crossing',
-    'fit_files', 'fit_metric', 'summarize_targets',
+    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
     'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
     'target_metrics', 'thin_indices',

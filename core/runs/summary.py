@@ -6,6 +6,7 @@ then epochs), so a run is never ranked by a number another run does not have.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,3 +61,20 @@ def summarize_targets(analyses: Sequence[RunAnalysis]) -> TargetSummary:
             best = min(range(len(reached)), key=lambda i: values[i])
             return TargetSummary(len(analyses), len(reached), reached[best].log.source, float(values[best]), unit)
     return TargetSummary(len(analyses), len(reached))
+
+
+def amount_text(value: float, digits: int = 4) -> str:
+    """``value`` rounded to ``digits`` significant digits, written as the headline writes amounts: thousands
+    separated, never in exponent notation (an estimate of 634,388,480 tokens is "634,400,000", not
+    "6.344e+08"), no trailing zeros; "∞" for an infinite value.
+
+    >>> amount_text(634_388_480), amount_text(12.345), amount_text(0.0012345), amount_text(7), amount_text(float("inf"))
+    ('634,400,000', '12.35', '0.001234', '7', '∞')
+    """
+    if math.isinf(value):
+        return "∞"
+    if value == 0 or math.isnan(value):
+        return f"{value:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(value)))
+    text = f"{round(value, decimals):,.{max(decimals, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

@@ -9,7 +9,7 @@ import streamlit as st
 from core.figures.progress import progress_forecast_figure
 from core.logs import RunLog
 from core.prediction import ProgressForecast, predict_progress
-from core.runs import metric_column, run_target
+from core.runs import amount_text, metric_column, run_target
 from core.targets import Target
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
 
@@ -25,9 +25,9 @@ def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, ob
 def _amount(value, low, high) -> str:
     if value is None or value != value:
         return "—"
-    hi = "never" if high is None or high == float("inf") else f"{high:,.4g}"
-    lo = f"{low:,.4g}" if low is not None and low == low else "?"
-    return f"{value:,.4g} ({lo} – {hi})"
+    hi = "never" if high is None or high == float("inf") else amount_text(high)
+    lo = amount_text(low) if low is not None and low == low else "?"
+    return f"{amount_text(value)} ({lo} – {hi})"
 
 
 @st.fragment
@@ -57,11 +57,11 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str 
     crossing = by_name[run].crossing
     whole = {"samples": crossing.samples, "tokens": crossing.tokens}.get(unit) if crossing.reached else None
     m4.metric(f"What the whole log shows, {unit}",
-              (f"{whole:,.4g}" if whole is not None else f"step {crossing.step:,.0f}") if crossing.reached
+              (f"{whole:,.0f}" if whole is not None else f"step {crossing.step:,.0f}") if crossing.reached
               else "never reached")
     time = f.time_to_target_s
     st.caption(plain(f"Target {target_text(f.target)}. {f.n_observed} evaluations seen "
-                     f"({f.observed_progress:,.4g} {unit}); method: {f.method}"
+                     f"({amount_text(f.observed_progress)} {unit}); method: {f.method}"
                      + (f"; prior weight {f.prior_weight:.2f}" if f.prior_weight is not None else "")
                      + (f"; time to target at the observed pace {time:,.0f} s" if time is not None else "")
                      + ". Intervals are 80 %; the rest of the log is drawn for comparison."))

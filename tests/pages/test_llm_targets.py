@@ -41,6 +41,11 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     # the prediction for a falling target: prior / extrapolation / posterior in tokens
     labels = [m.label for m in at.metric]
     assert any(label.startswith("Posterior (both), tokens") for label in labels), labels
+    # amounts in one format: the whole log's tokens exactly as the table has them, estimates never in e-notation
+    values = {m.label: m.value for m in at.metric}
+    run = at.selectbox(key="logs_progress_run").value
+    assert values["What the whole log shows, tokens"] == f"{table.loc[run, 'tokens_to_target']:,.0f}"
+    assert not [v for v in values.values() if "e+" in v], values
 
 
 def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_applies():
