@@ -114,10 +114,12 @@ async def _until_quiet(server_pid: int | None, *, idle: float = 0.15, limit: flo
     return time.perf_counter() - t0
 
 
-async def run_sessions(url: str, logs: list[Path], server_pid: int | None = None) -> list[dict]:
-    """Open one browser context per log, wait until the machine is quiet, then upload all logs at once;
-    per session: the times, the page's text (to check that no session shows another's upload) and its
-    count of errors; the last entry's ``settle_s`` and ``server_cpu_s`` describe the run."""
+async def run_sessions(url: str, logs: list[Path], server_pid: int | None = None, *, settle: bool = True
+                       ) -> list[dict]:
+    """Open one browser context per log, wait until the machine is quiet (``settle``; a test that times
+    nothing skips it), then upload all logs at once; per session: the times, the page's text (to check
+    that no session shows another's upload) and its count of errors; each entry's ``settle_s`` and
+    ``server_cpu_s`` describe the run."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -127,7 +129,11 @@ async def run_sessions(url: str, logs: list[Path], server_pid: int | None = None
         # wait until every session has loaded the page (or failed), then release them together
         while len(loaded) + sum(t.done() for t in tasks) < len(tasks):
             await asyncio.sleep(0.2)
-        settle = await _until_quiet(server_pid)          # the first pages rendered, the server idle
+        if settle:
+            waited = await _until_quiet(server_pid)       # the first pages rendered, the server idle
+        else:
+            waited = 1.0
+            await asyncio.sleep(waited)                   # let the last page's rerun settle
         cpu0 = _cpu_seconds(server_pid)[0]
         start.set()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -135,7 +141,7 @@ async def run_sessions(url: str, logs: list[Path], server_pid: int | None = None
         await browser.close()
         results = [t.result() for t in tasks]
         for r in results:
-            r.update(settle_s=settle, server_cpu_s=(cpu1 - cpu0) if server_pid else float("nan"))
+            r.update(settle_s=waited, server_cpu_s=(cpu1 - cpu0) if server_pid else float("nan"))
         return results
 
 
