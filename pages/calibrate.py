@@ -100,6 +100,16 @@ def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method:
 
 
 @st.cache_data(**CACHE)
+def _architectures(key: str, _fits: pd.DataFrame, split: str) -> list[str]:
+    return architectures(usable(_fits, split=split))
+
+
+@st.cache_data(**CACHE)
+def _hardware(key: str, _fits: pd.DataFrame, split: str):
+    return hardware_independence(_fits, split=split)
+
+
+@st.cache_data(**CACHE)
 def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[str, ...]:
     return holdout_outside(_fits, holdout, split=split)
 
@@ -153,7 +163,7 @@ def fits_section(source: str, target: Target, runs: LoadedRuns | None) -> pd.Dat
 def method_section(key: str, fits: pd.DataFrame, split: str, threshold: str
                    ) -> tuple[str, str, pd.DataFrame, str] | None:
     """Held-out architecture and method: ``(holdout, method, scores, recommended)``."""
-    archs = architectures(usable(fits, split=split))
+    archs = _architectures(key, fits, split)
     if len(archs) < 3:
         st.error(f"Calibration needs fitted runs of at least 3 architectures in the {split} split; "
                  f"got {len(archs)} ({', '.join(archs) or 'none'}).")
@@ -277,7 +287,7 @@ def main() -> None:
     inputs = (key, holdout, split, method, other, threshold)
     with answer:
         prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
-    if (hw := hardware_independence(fits, split=split)) is not None:
+    if (hw := _hardware(key, fits, split)) is not None:
         st.info(plain(hw.sentence), icon=":material/memory:")
     curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
     table_section(cal, cal_other)

@@ -27,6 +27,11 @@ def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str
     return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
 
 
+@st.cache_data(**CACHE)
+def _loao_summary(key: str, _fits: pd.DataFrame, split: str, methods: tuple[str, ...], threshold: str) -> pd.DataFrame:
+    return pd.concat([loao_summary(_loao(key, _fits, split, m, threshold)) for m in methods], ignore_index=True)
+
+
 @st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
                                            "the method and the interval chosen on the others …"})
 def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
@@ -41,9 +46,9 @@ def loao_section(key: str, fits: pd.DataFrame, scores: pd.DataFrame, best: str, 
     competing = competing_methods(scores, outside=outside)
     chart(method_scores_figure, scores, recommended=best, competing=tuple(competing), key="cal_scores_chart",
           file_stem="method_scores", inputs=(key, cal.split, cal.holdout, threshold, tuple(competing)))
-    loao_tables = [_loao(key, fits, cal.split, m, threshold) for m in dict.fromkeys([cal.method, "course"])]
-    loao = pd.concat(loao_tables, ignore_index=True)
-    summary = pd.concat([loao_summary(t) for t in loao_tables], ignore_index=True)
+    methods = tuple(dict.fromkeys([cal.method, "course"]))
+    loao = pd.concat([_loao(key, fits, cal.split, m, threshold) for m in methods], ignore_index=True)
+    summary = _loao_summary(key, fits, cal.split, methods, threshold)
     l1, l2 = st.columns([1, 2])
     l1.dataframe(summary, key="cal_loao_summary", hide_index=True,
                  column_config={"mape_pct": st.column_config.NumberColumn("MAPE (%)", format="%.1f")})
