@@ -44,6 +44,7 @@ from pages.shared.common import (
     chart,
     datasets_by_file,
     guarded,
+    hand_over_to_app,
     load_logs,
     load_runs,
     page_setup,
@@ -254,6 +255,7 @@ def fit_report_section(runs: LoadedRuns, view: str) -> None:
 # ---------------------------------------------------------------- page
 @guarded("The Logs page")
 def main() -> None:
+    hand_over_to_app()           # before the uploader: a deep link run on its own goes through app.py
     st.title("Logs")
     st.caption(f"Training logs → fitted loss curves and the progress to a target (an accuracy that climbs, a "
                f"loss or log-perplexity that falls). {LOG_FORMATS_TEXT} Files stay loaded across pages.")

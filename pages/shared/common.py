@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from core.untrusted import escape_markdown as plain
 from pages.shared.batch_sets import BATCH_SOURCES, LOADED_RUNS, batch_set_files, load_batch_study
+from pages.shared.boundary import guarded
 from pages.shared.cached import (
     LoadedRuns,
     all_log_files,
@@ -27,7 +28,8 @@ from pages.shared.cached import (
     loaded_log,
     shared_fits,
 )
-from pages.shared.render import chart, guarded, page_setup, show_errors, table_download
+from pages.shared.navigation import hand_over_to_app
+from pages.shared.render import chart, page_setup, show_errors, table_download
 from pages.shared.state import (
     BUILTIN,
     CACHE,
@@ -70,6 +72,7 @@ __all__ = [
     "batch_set_files", "builtin_set_labels", "chart", "clear_uploads", "content_digest", "datasets_by_file",
     "frame_key", "guarded", "init_state", "is_library_run", "keep_valid_choice", "library", "library_logs",
     "load_batch_study", "load_library_runs", "load_logs", "load_runs", "loaded_log", "page_setup", "plain",
+    "hand_over_to_app",
     "save_uploads_to_library", "shared_fits", "show_errors", "store_files", "sync_uploads", "table_download",
     "applied", "current_target", "target_input", "target_text", "unload_library_runs", "uploader_key",
 ]

@@ -5,10 +5,6 @@ Part of ``pages/shared`` (re-exported by ``pages.shared.common``).
 
 from __future__ import annotations
 
-import functools
-import logging
-from collections.abc import Callable
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -16,6 +12,7 @@ import streamlit as st
 from core.export import figure_html, figure_png
 from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
+from pages.shared.navigation import hand_over_to_app
 from pages.shared.state import (
     BUILTIN,
     BUILTIN_WIDGET,
@@ -38,8 +35,9 @@ def page_setup() -> None:
 
     Each page calls it itself (rather than relying on ``app.py``) so that a page also
     works when Streamlit runs it on its own (its legacy pages-folder mode on a server's
-    first run).
+    first run: :func:`hand_over_to_app` hands such a run over to ``app.py``).
     """
+    hand_over_to_app()
     admit_session()
     init_state()
     labels = builtin_set_labels()
@@ -67,30 +65,8 @@ def page_setup() -> None:
 
 
 # ---------------------------------------------------------------- the page boundary
-_LOG = logging.getLogger("planner.pages")
 
 
-def guarded(where: str) -> Callable:
-    """Decorator: an unexpected error in a page (or a fragment) becomes one line on the page.
-
-    Every expected problem is a ``core`` error the page already shows; anything else is a bug,
-    and a user should see what failed in one sentence, never a traceback (the traceback goes
-    to the server's log). Streamlit's own control flow (``st.stop``, ``st.rerun``) is a
-    ``BaseException`` and passes through.
-    """
-    def wrap(func: Callable) -> Callable:
-        @functools.wraps(func)
-        def run(*args, **kwargs):
-            try:
-                return func(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - the boundary: nothing below may show a traceback
-                _LOG.exception("%s failed", where)
-                detail = " ".join(str(exc).split()) or type(exc).__name__
-                st.error(plain(f"{where} could not finish: {detail[:300]}. The details are in the server log."),
-                         icon=":material/error:")
-                return None
-        return run
-    return wrap
 
 
 # ---------------------------------------------------------------- rendering helpers

@@ -69,3 +69,22 @@ def test_the_watcher_sees_the_legacy_navigation_when_it_is_on(page: Page, tmp_pa
     with streamlit_server(tmp_path / "library.duckdb", tmp_path / "streamlit.log", env=env) as url:
         seen = first_visit(page, url)
     assert "stSidebarNav" in seen and set(seen) - {"stSidebarNav"} <= set(FILE_NAMES)
+
+
+def test_a_deep_link_as_the_first_visit_gets_the_apps_navigation_and_layout(page: Page, tmp_path):
+    """``/plan`` opened before any session has run ``app.py`` on the server: Streamlit runs
+    ``pages/plan.py`` on its own (its legacy mode), which showed the page without the top navigation
+    and in the narrow layout, and every deep link after it too until someone opened ``/``.  The page
+    hands over to ``app.py`` (``pages.shared.navigation.hand_over_to_app``): the navigation, one title."""
+    with streamlit_server(tmp_path / "library.duckdb", tmp_path / "streamlit.log") as url:
+        for visit in range(2):                       # the very first session, and the one after it
+            page.goto(f"{url}/plan")
+            expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT_MS)
+            wait_idle(page, timeout=WAIT_MS)
+            no_exception(page)
+            for _, title, _ in PAGES:
+                expect(nav_link(page, title)).to_have_count(1)
+            expect(page.get_by_role("heading", name="Plan", exact=True)).to_have_count(1)   # rendered once
+            # the wide layout: the page's content spans most of the 1280-pixel viewport beside the sidebar
+            width = page.get_by_test_id("stMainBlockContainer").bounding_box()["width"]
+            assert width > 800, (visit, width)
