@@ -13,16 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
+import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS, _free_port  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_FLAGS, start_streamlit, stop_streamlit  # noqa: E402
 
 #: bytes of the websocket message that carries the Logs page's headline
 HEADLINE = b"reached the target"
@@ -59,28 +58,19 @@ async def _run(path: str, repeat: int) -> None:
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         for _ in range(repeat):
-            port = _free_port()
-            t0 = time.perf_counter()
-            server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                                       "--server.address", "127.0.0.1", "--server.port", str(port)], cwd=ROOT,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                for _ in range(600):
-                    try:
-                        if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
-                            break
-                    except OSError:
-                        time.sleep(0.1)
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                server, base = start_streamlit(Path(tmp) / "library.duckdb", Path(tmp) / "streamlit.log")
                 up = time.perf_counter() - t0
-                for visit in ("cold", "warm"):
-                    r = await _visit(browser, f"http://127.0.0.1:{port}{path}")
-                    headline = f"headline sent by the server {r['sent']:5.2f} s, " if path in ("", "/") else ""
-                    print(f"{path or '/'} {visit}: server up {up:.1f} s after its start; {headline}headline shown "
-                          f"{r['shown']:5.2f} s, first chart drawn {r['chart']:5.2f} s after the visit; menu links "
-                          f"{r['menu']}", flush=True)
-            finally:
-                server.terminate()
-                server.wait(timeout=30)
+                try:
+                    for visit in ("cold", "warm"):
+                        r = await _visit(browser, f"{base}{path}")
+                        headline = f"headline sent by the server {r['sent']:5.2f} s, " if path in ("", "/") else ""
+                        print(f"{path or '/'} {visit}: server up {up:.1f} s after its start; {headline}headline "
+                              f"shown {r['shown']:5.2f} s, first chart drawn {r['chart']:5.2f} s after the visit; "
+                              f"menu links {r['menu']}", flush=True)
+                finally:
+                    stop_streamlit(server)
         await browser.close()
     print(f"(load average {' '.join(f'{x:.1f}' for x in os.getloadavg())})")
 

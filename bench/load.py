@@ -168,10 +168,7 @@ def _report(url: str, sessions: int, server_pid: int | None = None) -> None:
 
 
 def main() -> None:
-    import subprocess
-    import urllib.request
-
-    from tests.e2e.conftest import _free_port
+    from tests.e2e.conftest import start_streamlit, stop_streamlit
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=8)
@@ -180,22 +177,12 @@ def main() -> None:
     if args.url:
         _report(args.url, args.sessions)
         return
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.address", "127.0.0.1", "--server.port", str(port),
-                               "--server.fileWatcherType", "none"], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        _report(f"http://127.0.0.1:{port}", args.sessions, server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with tempfile.TemporaryDirectory() as tmp:          # a library of its own: the bench writes nothing else
+        server, url = start_streamlit(Path(tmp) / "library.duckdb", Path(tmp) / "streamlit.log")
+        try:
+            _report(url, args.sessions, server.pid)
+        finally:
+            stop_streamlit(server)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,19 @@ def schedules_of(data: str) -> dict[str, str | None]:
     return out
 
 
+def _pickled(name: str, compute, *, refresh: bool):
+    """``compute()``, pickled as ``bench/.cache/<name>.pkl`` and read from there next time (unless ``refresh``)."""
+    path = CACHE / f"{name}.pkl"
+    if path.exists() and not refresh:
+        with path.open("rb") as fh:
+            return pickle.load(fh)
+    value = compute()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(value, fh)
+    return value
+
+
 def cached_cases(data: str, *, refresh: bool = False) -> tuple[dict, dict[str, list]]:
     """``(priors, {schedule label: cases})`` of one data set, from ``bench/.cache`` when there.
 
@@ -100,10 +113,10 @@ def cached_cases(data: str, *, refresh: bool = False) -> tuple[dict, dict[str, l
     ``bench/.cache`` (or pass ``--refresh``) after changing the prior or the extrapolation.
     """
     key = f"{data}-{'-'.join(str(f) for f in FRACTIONS)}-{len(schedules_of(data))}"
-    path = CACHE / f"posterior-{key}.pkl"
-    if path.exists() and not refresh:
-        with path.open("rb") as fh:
-            return pickle.load(fh)
+    return _pickled(f"posterior-{key}", lambda: _cases(data), refresh=refresh)
+
+
+def _cases(data: str) -> tuple[dict, dict[str, list]]:
     t0 = time.perf_counter()
     logs = load(data)
     target = DATA[data]
@@ -114,9 +127,6 @@ def cached_cases(data: str, *, refresh: bool = False) -> tuple[dict, dict[str, l
     for label, schedule in schedules_of(data).items():
         cases[label] = backtest_cases(logs, fractions=FRACTIONS, target_acc=target, schedule=schedule, cache=cache)
         print(f"# {data} {label}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        pickle.dump((priors, cases), fh)
     return priors, cases
 
 
@@ -130,10 +140,10 @@ def strict_priors(data: str, *, refresh: bool = False) -> dict:
     which is what the other methods' backtest rows use).  One ``priors_for_logs`` per run: minutes
     for MLPerf; pickled in ``bench/.cache``.
     """
-    path = CACHE / f"posterior-strict-{data}.pkl"
-    if path.exists() and not refresh:
-        with path.open("rb") as fh:
-            return pickle.load(fh)
+    return _pickled(f"posterior-strict-{data}", lambda: _strict_priors(data), refresh=refresh)
+
+
+def _strict_priors(data: str) -> dict:
     t0 = time.perf_counter()
     logs = load(data)
     out = {}
@@ -141,9 +151,6 @@ def strict_priors(data: str, *, refresh: bool = False) -> dict:
         pool = [lg for lg in logs if run_key(lg) != key]
         out[key] = priors_for_logs(pool, target_acc=DATA[data], datasets_by_file=builtin_datasets_by_file())
         print(f"# {data} strict priors without {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        pickle.dump(out, fh)
     return out
 
 
