@@ -394,6 +394,7 @@ def architecture_features(name: str) -> ArchitectureFeatures:
     else:
         block = _BLOCKS[e.family]
     first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
-    return ArchitectureFeatures(name=name, depth=e.depth, n_params=parameter_count(name),
+    n_params = int(sum(p.numel() for p in model.parameters() if p.requires_grad))    # as parameter_count, one build
+    return ArchitectureFeatures(name=name, depth=e.depth, n_params=n_params,
                                 flops_per_sample=flops_per_sample(name), block=block,
                                 width=int(first_conv.out_channels))
