@@ -157,10 +157,15 @@ def extrapolate_progress(log: RunLog, target: Target, *, level: float = DEFAULT_
                                 f"the fitted floor {fit.floor:.4g} does not reach {target.value:g}")
     value = max(raw * scale, float(x[-1]))
     low, high = _draw_interval(fit, level_y, level=level, seed=seed)
-    low = float(x[-1]) if low is None else max(low * scale, float(x[-1]))
+    description = f"power law with a floor (pow3) on {len(x)} evaluations"
+    if low is not None and low * scale > value:
+        # the floor is barely below the target: most parameter draws reach it much later or never, so their
+        # quantiles lie above the best fit's own answer; the interval starts at the best fit instead
+        description += ("; the parameter draws' lower quantile lay above the best fit (a floor close to the "
+                        "target): the interval starts at the best fit")
+    low = float(x[-1]) if low is None else min(max(low * scale, float(x[-1])), value)
     high = math.inf if high is None else max(high * scale, value)
-    return ProgressEstimate("extrapolation", unit, value, low, high,
-                            f"power law with a floor (pow3) on {len(x)} evaluations")
+    return ProgressEstimate("extrapolation", unit, value, low, high, description)
 
 
 def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[float | None, float | None]:

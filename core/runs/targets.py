@@ -332,8 +332,9 @@ class StepPrediction:
 
 
 #: how the default interval of ``predict_step_at_loss`` is made
-COVARIANCE_INTERVAL = ("parameter covariance of the fit: 4000 seeded draws of the parameters; "
-                       "assumes independent residuals, so it is narrower than the real uncertainty")
+COVARIANCE_INTERVAL = ("parameter covariance of the fit: 4000 seeded draws of the parameters, widened where "
+                       "needed to contain the best fit's own step; assumes independent residuals, so it is "
+                       "narrower than the real uncertainty")
 
 
 def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch: int | None = None,
@@ -368,6 +369,9 @@ def predict_step_at_loss(fit: FitResult, loss_threshold: float, steps_per_epoch:
                if floor is not None else f"the curve never reaches {loss_threshold:.4g}")
         return StepPrediction(float(loss_threshold), False, reason=f"unreachable: {why}")
     low, high = _covariance_interval(fit, float(loss_threshold), level=level, seed=seed)
+    if low is not None:
+        # a floor close to L skews the draws: their quantiles may both lie on one side of the best fit's step
+        low, high = min(low, step), max(high, step)
     return StepPrediction(float(loss_threshold), True, step=step,
                           epoch=epoch_of_step(step, steps_per_epoch), step_low=low, step_high=high,
                           level=level, interval_method=COVARIANCE_INTERVAL if low is not None else "")
