@@ -158,8 +158,7 @@ def _residuals(fits, holdout, train, test, split, method, threshold, notes):
         return [], [], math.nan, math.nan
     space = FeatureSpace.of(train)
     distance = float(space.nearest_distance(test.iloc[:1], train)[0])
-    inner = {a: float(space.nearest_distance(train[train["model"] == a].iloc[:1],
-                                             train[train["model"] != a])[0]) for a in architectures(train)}
+    inner = space.distances_to_other_architectures(train)
     r = np.log(loao["step_actual"].to_numpy(float) / loao["step_pred"].to_numpy(float))
     d = np.array([inner.get(m, math.nan) for m in loao["model"]])
     ok = np.isfinite(r) & np.isfinite(d)

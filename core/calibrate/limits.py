@@ -90,6 +90,19 @@ class FeatureSpace:
         d2 = d2 + 2.0 * (np.array(bq, dtype=object)[:, None] != np.array(br, dtype=object)[None, :])
         return np.sqrt(d2.min(axis=1))
 
+    def distances_to_other_architectures(self, rows: pd.DataFrame) -> dict[str, float]:
+        """Per architecture of ``rows``: :meth:`nearest_distance` of its first row to the rows of the
+        other architectures (inf when there are none), from one pass over the features."""
+        z, b = self.coordinates(rows)
+        d2 = ((z[:, None, :] - z[None, :, :]) ** 2).sum(axis=-1)
+        d2 = d2 + 2.0 * (np.array(b, dtype=object)[:, None] != np.array(b, dtype=object)[None, :])
+        models = rows["model"].astype(str).to_numpy()
+        out = {}
+        for model in dict.fromkeys(models):
+            first, others = int(np.argmax(models == model)), models != model
+            out[model] = float(np.sqrt(d2[first, others].min())) if others.any() else math.inf
+        return out
+
 
 def outside_reasons(train: pd.DataFrame, test: pd.DataFrame) -> tuple[str, ...]:
     """Why the architecture of ``test`` lies outside the calibration set ``train`` (empty: inside).

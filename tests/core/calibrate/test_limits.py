@@ -40,3 +40,21 @@ def test_outside_the_calibration_set_is_said_in_words(fits):
     assert far.where().startswith("resnet50 lies outside the calibration set: ")
     inside = calibrate(fits, holdout="resnet44", method="arch-kernel")
     assert inside.inside and inside.outside == () and "inside" in inside.where()
+
+
+def test_the_distances_to_the_other_architectures_are_each_architectures_nearest_distance(fits):
+    """One pass over the features gives what a nearest_distance per architecture gave."""
+    import math
+
+    from core.calibrate.limits import FeatureSpace
+    from core.calibrate.table import architectures, usable
+
+    rows = usable(fits, split="train")
+    space = FeatureSpace.of(rows)
+    got = space.distances_to_other_architectures(rows)
+    assert set(got) == set(architectures(rows))
+    for arch in architectures(rows):
+        expected = float(space.nearest_distance(rows[rows["model"] == arch].iloc[:1], rows[rows["model"] != arch])[0])
+        assert math.isclose(got[arch], expected, rel_tol=1e-12)
+    only = rows[rows["model"] == "resnet20"]
+    assert FeatureSpace.of(only).distances_to_other_architectures(only) == {"resnet20": math.inf}
