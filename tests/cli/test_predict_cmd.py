@@ -137,3 +137,14 @@ def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):
     assert plain["method"] == "precision"
     same = ["prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low", "extrap_high"]
     assert row[same].tolist() == plain[same].tolist()       # the method changes the posterior only
+    # "backtest": the same cases give each source a variance (its log errors on the other runs): the
+    # extrapolation from 10 % erred far more than the other batches' median, so the prior carries most weight
+    assert main([*argv, "--posterior-method", "backtest"]) == 0
+    out = capsys.readouterr()
+    learned = _table(out.out).iloc[0]
+    assert learned["method"] == "backtest"
+    assert "variances from the log errors of each source on other finished runs" in out.err
+    share = int(out.err.split("the prior carries ")[1].split(" %")[0])
+    assert share >= 90
+    assert learned[same].tolist() == plain[same].tolist()
+    assert learned["posterior_low"] <= 72 <= learned["posterior_high"]
