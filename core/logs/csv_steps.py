@@ -70,7 +70,12 @@ def _consistent_length(epoch: np.ndarray, step: np.ndarray, guess: int) -> int:
     fits = lambda n: bool(np.all((step > (ep - 1) * n) & (step <= ep * n)))  # noqa: E731
     if guess > 0 and fits(guess):
         return guess
-    low = int(np.ceil(np.max(step / ep) - 1e-9))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = step / ep
+    ratio = ratio[np.isfinite(ratio)]             # an epoch that rounds to 0 (4e-214 − 1 + 1) bounds nothing
+    if ratio.size == 0:
+        return guess
+    low = int(np.ceil(ratio.max() - 1e-9))
     return low if low > 0 and fits(low) else guess
 
 

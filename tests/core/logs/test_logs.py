@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.errors import LogFormatError
@@ -230,6 +230,8 @@ def test_arbitrary_bytes_raise_only_log_format_error(data):
 
 
 @settings(max_examples=200, deadline=None)
+@example(rows=[[1, 0, 0, 0], [2, 1, 0, 0], [4.421507323796443e-214, 1, 0, 0]])  # found by CI: an epoch that is 0
+@example(rows=[[1, 0, 0, 0], [2, 1, 0, 0], [4.421507323796443e-214, 0, 0, 0]])  # after the 1-based shift
 @given(st.lists(st.lists(st.one_of(st.integers(-5, 50), st.floats(allow_nan=True, allow_infinity=True),
                                    st.sampled_from(["", "x", "nan", "1e400"])), min_size=4, max_size=4),
                 min_size=1, max_size=30))
