@@ -24,6 +24,10 @@
     saw ``K`` (``strict_priors``: each from the runs other than its own and ``K``), as ``predict``
     gives them.
 
+The hidden check (issue 23): ``hidden-batch`` and ``hidden-arch`` (``bench/data/hidden_*``), two sweeps
+made for it, targets fixed before training, scored once with every method frozen (docs/prediction.md
+§10.9).
+
 The MLPerf v3.0 ResNet-50 logs (data/mlperf_v3.0_resnet50, target 0.759, evaluations every 4
 epochs) are scored the same way (prior: the other systems' runs, by batch size).
 
@@ -40,7 +44,7 @@ Median absolute error of the predicted epoch (%) and coverage of the 80 % interv
 prediction (a refused or unfitted extrapolation has none).  Targets: 0.92 (built-in), 0.94
 (CIFAR-10), 0.75 (ImageNet), as in docs/prediction.md.
 
-Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf] [--refresh]`` (names limit the
+Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf hidden-batch hidden-arch] [--refresh]`` (names limit the
 data sets; deterministic).  The priors and extrapolations do not depend on the posterior's method:
 the first run computes and pickles them in ``bench/.cache`` (about 5 minutes for the cases and 8 for
 the strict priors on the shared 2-core machine, MLPerf the most), later runs take seconds;
