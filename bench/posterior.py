@@ -44,8 +44,8 @@ Median absolute error of the predicted epoch (%) and coverage of the 80 % interv
 prediction (a refused or unfitted extrapolation has none).  Targets: 0.92 (built-in), 0.94
 (CIFAR-10), 0.75 (ImageNet), as in docs/prediction.md.
 
-Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf hidden-batch hidden-arch] [--refresh]`` (names limit the
-data sets; deterministic).  The priors and extrapolations do not depend on the posterior's method:
+Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf hidden-batch hidden-arch] [--refresh]``
+(names limit the data sets; deterministic).  The priors and extrapolations do not depend on the posterior's method:
 the first run computes and pickles them in ``bench/.cache`` (about 5 minutes for the cases and 8 for
 the strict priors on the shared 2-core machine, MLPerf the most), later runs take seconds;
 ``--refresh`` (or deleting ``bench/.cache``) recomputes them after a change to the prior or the

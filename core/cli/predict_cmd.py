@@ -88,8 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--posterior-method", choices=FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
                         help="how prior and extrapolation combine: precision weighting of the two intervals; "
                              "(backtest) precision weighting with each source's variance from its log errors on the "
-                             "other loaded runs cut at the same fraction; (correlated) the weight and split-conformal interval learned from the other loaded "
-                             "runs' errors at the same fraction, their correlation counted; (calibrated) the prior, "
+                             "other loaded runs cut at the same fraction; (correlated) the weight and split-conformal "
+                             "interval learned from the other loaded runs' errors at the same fraction, their "
+                             "correlation counted; (calibrated) the prior, "
                              "the extrapolation or their precision weighting, whichever erred least on the other "
                              "loaded runs cut at the same fraction, its interval scaled by split-conformal on "
                              f"them; default {DEFAULT_POSTERIOR_METHOD}")

@@ -49,10 +49,10 @@ from core.errors import InputError
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
 from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
-__all__ = ["FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock", "BasicBlock1d", "Bottleneck",
-           "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG", "architecture_features",
-           "build_model", "count_flops_per_sample", "example_input", "flops_per_sample", "model_info",
-           "parameter_count", "registry_name"]
+__all__ = ["ARCHITECTURE_SHAPES", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
+           "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG",
+           "architecture_features", "build_model", "count_architecture", "count_flops_per_sample", "example_input",
+           "flops_per_sample", "model_info", "parameter_count", "registry_name"]
 
 
 # --------------------------------------------------------------------------- registry
@@ -374,6 +374,40 @@ def count_flops_per_sample(name: str) -> int:
     return int(counter.get_total_flops())
 
 
+#: ``(parameters, block type, first-stage width)`` of every registered model, as :func:`count_architecture`
+#: finds them by building the model; a table because building them costs ~0.3 s in a fresh process (the
+#: Calibrate page's and every calibration prior's first run).  ``tests/core/models`` rebuilds every entry,
+#: so the table cannot drift from the models.
+ARCHITECTURE_SHAPES: dict[str, tuple[int, str, int]] = {
+    "resnet20": (269722, "basic", 16), "resnet32": (464154, "basic", 16), "resnet44": (658586, "basic", 16),
+    "resnet56": (853018, "basic", 16), "resnet18": (11689512, "basic", 64),
+    "resnet50": (25557032, "bottleneck", 64), "resnet18_cifar": (11173962, "basic", 64),
+    "resnet50_cifar": (23520842, "bottleneck", 64), "vgg16": (138357544, "plain", 64),
+    "inception_v3": (23834568, "inception", 32), "resnet8_1d": (28506, "basic", 16),
+    "resnet14_1d": (61210, "basic", 16), "resnet20_1d": (93914, "basic", 16),
+    "resnet32_1d": (159322, "basic", 16), "resnet44_1d": (224730, "basic", 16),
+    "resnet56_1d": (290138, "basic", 16),
+}
+
+
+def count_architecture(name: str) -> tuple[int, str, int]:
+    """``(parameters, block type, first-stage width)`` of a registered model, found by building it on the
+    meta device (no memory).
+
+    >>> count_architecture("resnet20")
+    (269722, 'basic', 16)
+    """
+    e = _entry(name)
+    with torch.device("meta"):
+        model = e.build()
+    if e.family == "imagenet-resnet":
+        block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
+    else:
+        block = _BLOCKS[e.family]
+    first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
+    return int(sum(p.numel() for p in model.parameters() if p.requires_grad)), block, int(first_conv.out_channels)
+
+
 @lru_cache(maxsize=None)
 def architecture_features(name: str) -> ArchitectureFeatures:
     """Depth, parameters, FLOPs per sample, block type and width of a registered model.
@@ -387,14 +421,6 @@ def architecture_features(name: str) -> ArchitectureFeatures:
     ('basic', 16)
     """
     e = _entry(name)
-    with torch.device("meta"):
-        model = e.build()
-    if e.family == "imagenet-resnet":
-        block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
-    else:
-        block = _BLOCKS[e.family]
-    first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
-    n_params = int(sum(p.numel() for p in model.parameters() if p.requires_grad))    # as parameter_count, one build
+    n_params, block, width = ARCHITECTURE_SHAPES.get(name) or count_architecture(name)
     return ArchitectureFeatures(name=name, depth=e.depth, n_params=n_params,
-                                flops_per_sample=flops_per_sample(name), block=block,
-                                width=int(first_conv.out_channels))
+                                flops_per_sample=flops_per_sample(name), block=block, width=width)
