@@ -41,6 +41,7 @@ def parameters_vs_depth_figure(pred: pd.DataFrame, *, title: str = "Curve parame
     fig = make_subplots(rows=1, cols=3, subplot_titles=[PARAM_LABELS[p] for p in ("b0", "b1", "b2")],
                         horizontal_spacing=0.07)
     colors = _gpu_colors(pred["gpu"])
+    traces, cols = [], []       # added in one call: add_trace per trace validated the whole figure 36 times
     for col, param in enumerate(("b0", "b1", "b2"), start=1):
         part = pred[pred["param"] == param]
         for g, c in colors.items():
@@ -48,28 +49,30 @@ def parameters_vs_depth_figure(pred: pd.DataFrame, *, title: str = "Curve parame
             first = col == 1
             band = rows.dropna(subset=["low", "high"])
             if not band.empty:
-                fig.add_trace(go.Scatter(x=list(band["depth"]) + list(band["depth"][::-1]),
+                traces.append(go.Scatter(x=list(band["depth"]) + list(band["depth"][::-1]),
                                          y=list(band["high"]) + list(band["low"][::-1]), fill="toself",
                                          fillcolor=c, opacity=0.12, line=dict(width=0), name=f"{g} · band",
-                                         legendgroup=g, showlegend=first, hoverinfo="skip"), row=1, col=col)
-            fig.add_trace(go.Scatter(x=rows["depth"], y=rows["predicted"], mode="lines+markers",
+                                         legendgroup=g, showlegend=first, hoverinfo="skip"))
+                cols.append(col)
+            traces.append(go.Scatter(x=rows["depth"], y=rows["predicted"], mode="lines+markers",
                                      name=f"{g} · predicted",
                                      legendgroup=g, showlegend=first, line=dict(color=c, dash="dash"),
                                      marker=dict(size=5, symbol="diamond"),
-                                     text=rows["model"], hovertemplate="%{text}: %{y:.4g}<extra>predicted</extra>"),
-                          row=1, col=col)
+                                     text=rows["model"], hovertemplate="%{text}: %{y:.4g}<extra>predicted</extra>"))
+            cols.append(col)
             cal = rows[~rows["holdout"]]
-            fig.add_trace(go.Scatter(x=cal["depth"], y=cal["value"], mode="markers", name=f"{g} · fitted",
+            traces.append(go.Scatter(x=cal["depth"], y=cal["value"], mode="markers", name=f"{g} · fitted",
                                      legendgroup=g, showlegend=first, marker=dict(color=c, size=9),
-                                     text=cal["model"], hovertemplate="%{text}: %{y:.4g}<extra>fitted</extra>"),
-                          row=1, col=col)
+                                     text=cal["model"], hovertemplate="%{text}: %{y:.4g}<extra>fitted</extra>"))
+            cols.append(col)
             held = rows[rows["holdout"]]
             if not held.empty:
-                fig.add_trace(go.Scatter(x=held["depth"], y=held["value"], mode="markers", name=f"{g} · held out",
+                traces.append(go.Scatter(x=held["depth"], y=held["value"], mode="markers", name=f"{g} · held out",
                                          legendgroup=g, showlegend=first,
                                          marker=dict(color=c, size=12, symbol="x", line=dict(width=1)),
-                                         text=held["model"], hovertemplate="%{text}: %{y:.4g}<extra>held out</extra>"),
-                              row=1, col=col)
+                                         text=held["model"], hovertemplate="%{text}: %{y:.4g}<extra>held out</extra>"))
+                cols.append(col)
+    fig.add_traces(traces, rows=[1] * len(traces), cols=cols)
     fig.update_layout(font_size=12, height=420, title_text=title, margin=dict(l=50, r=20, t=70, b=50))
     fig.update_xaxes(title_text="depth (layers)")
     return fig
