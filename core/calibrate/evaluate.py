@@ -85,24 +85,24 @@ def predict_holdout_rows(method: str, train: pd.DataFrame, test: pd.DataFrame, *
     """Predicted parameters (if any), step and epoch at target for ``test`` from ``train``."""
     m = check_method(method)
     pred = fit_predict(method, train, test)
-    out = test[["model", "gpu", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",
-                "epoch_to_target"]].copy()
-    out["method"], out["route"], out["note"] = method, m.route, ""
+    cols = {c: test[c].to_numpy() for c in ("model", "gpu", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",
+                                            "epoch_to_target")}
+    cols.update(method=method, route=m.route, note="")
     if m.route == "params":
         L, n = loss_threshold(train, threshold=threshold)
-        for p in PARAM_TARGETS:
-            out[f"{p}_hat"] = pred[f"{p}_hat"]
-        steps = np.array([optimus_step_at_loss(L, *row) for row in pred[["b0_hat", "b1_hat", "b2_hat"]].to_numpy()])
-        out["step_pred"] = steps
-        out.loc[~np.isfinite(steps), "note"] = f"unreachable: predicted b2 at or above L = {L:.4g}"
-        out["loss_threshold"] = L
+        hats = pred[["b0_hat", "b1_hat", "b2_hat"]].to_numpy(float)
+        for i, p in enumerate(PARAM_TARGETS):
+            cols[f"{p}_hat"] = hats[:, i]
+        steps = np.array([optimus_step_at_loss(L, *row) for row in hats], dtype=float).reshape(len(hats))
+        cols["note"] = np.where(np.isfinite(steps), "", f"unreachable: predicted b2 at or above L = {L:.4g}")
+        cols["step_pred"], cols["loss_threshold"] = steps, L
     else:
         for p in PARAM_TARGETS:
-            out[f"{p}_hat"] = np.nan
-        out["step_pred"] = pred["step_hat"]
-        out["loss_threshold"] = np.nan
-    out["epoch_pred"] = epochs_from_steps(out["step_pred"].to_numpy(float), out["steps_per_epoch"].to_numpy(float))
-    return out
+            cols[f"{p}_hat"] = np.nan
+        cols["step_pred"], cols["loss_threshold"] = pred["step_hat"].to_numpy(float), np.nan
+    cols["epoch_pred"] = epochs_from_steps(cols["step_pred"], cols["steps_per_epoch"].astype(float))
+    # one frame built at once (a column set at a time cost most of a leave-one-architecture-out)
+    return pd.DataFrame(cols, index=test.index)
 
 
 def error_pct(pred, actual) -> np.ndarray:
