@@ -59,6 +59,11 @@ def context(context):
     return context
 
 
+#: the test server's output (one file per pytest-xdist worker, so that parallel workers never share one)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+SERVER_LOG = ROOT / (f".pytest-streamlit-{_WORKER}.log" if _WORKER else ".pytest-streamlit.log")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,7 +109,7 @@ def stop_streamlit(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def streamlit_server(library_db: Path, log_path: Path = ROOT / ".pytest-streamlit.log", env: dict | None = None):
+def streamlit_server(library_db: Path, log_path: Path = SERVER_LOG, env: dict | None = None):
     """A fresh ``streamlit run app.py`` (see ``start_streamlit``); yields its URL and stops it afterwards."""
     proc, url = start_streamlit(library_db, log_path, env)
     try:
