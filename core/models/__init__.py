@@ -46,6 +46,7 @@ import torch
 from torch import nn
 
 from core.errors import InputError
+from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
 from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
@@ -168,7 +169,6 @@ def resnet44_1d() -> nn.Module:
 
 def resnet56_1d() -> nn.Module:
     return ResNet1d(56)
-
 
 
 _CIFAR, _IMAGENET, _INCEPTION, _SIGNAL = (3, 32, 32), (3, 224, 224), (3, 299, 299), (1, 40)
@@ -329,17 +329,6 @@ class ArchitectureFeatures:
 _BLOCKS = {"cifar-resnet": "basic", "resnet1d": "basic", "vgg": "plain", "inception": "inception"}
 
 
-#: forward FLOPs of one sample of every registered model, as :func:`count_flops_per_sample` counts them
-#: (torch 2.13); a table because counting costs ~4 s of tracing in a fresh process (the Calibrate page's
-#: first run).  ``tests/core/models`` recounts every entry, so the table cannot drift from the models.
-FLOPS_PER_SAMPLE: dict[str, int] = {
-    "resnet20": 81102080, "resnet32": 137725184, "resnet44": 194348288, "resnet56": 250971392,
-    "resnet18": 3628146688, "resnet50": 8178368512, "resnet18_cifar": 1110845440, "resnet50_cifar": 2595659776,
-    "vgg16": 30940528640, "inception_v3": 11426432192, "resnet8_1d": 742400, "resnet14_1d": 1602560,
-    "resnet20_1d": 2462720, "resnet32_1d": 4183040, "resnet44_1d": 5903360, "resnet56_1d": 7623680,
-}
-
-
 @lru_cache(maxsize=None)
 def flops_per_sample(name: str) -> int:
     """Forward FLOPs of one sample (convolutions and matrix products, 2 per multiply-add).
@@ -372,22 +361,6 @@ def count_flops_per_sample(name: str) -> int:
     with FlopCounterMode(display=False) as counter:
         model(example_input(name, 1))
     return int(counter.get_total_flops())
-
-
-#: ``(parameters, block type, first-stage width)`` of every registered model, as :func:`count_architecture`
-#: finds them by building the model; a table because building them costs ~0.3 s in a fresh process (the
-#: Calibrate page's and every calibration prior's first run).  ``tests/core/models`` rebuilds every entry,
-#: so the table cannot drift from the models.
-ARCHITECTURE_SHAPES: dict[str, tuple[int, str, int]] = {
-    "resnet20": (269722, "basic", 16), "resnet32": (464154, "basic", 16), "resnet44": (658586, "basic", 16),
-    "resnet56": (853018, "basic", 16), "resnet18": (11689512, "basic", 64),
-    "resnet50": (25557032, "bottleneck", 64), "resnet18_cifar": (11173962, "basic", 64),
-    "resnet50_cifar": (23520842, "bottleneck", 64), "vgg16": (138357544, "plain", 64),
-    "inception_v3": (23834568, "inception", 32), "resnet8_1d": (28506, "basic", 16),
-    "resnet14_1d": (61210, "basic", 16), "resnet20_1d": (93914, "basic", 16),
-    "resnet32_1d": (159322, "basic", 16), "resnet44_1d": (224730, "basic", 16),
-    "resnet56_1d": (290138, "basic", 16),
-}
 
 
 def count_architecture(name: str) -> tuple[int, str, int]:
