@@ -83,25 +83,26 @@ class FeatureSpace:
         """Per row of ``query``: distance to the nearest row of ``reference`` (inf if it is empty)."""
         if len(reference) == 0:
             return np.full(len(query), math.inf)
-        zq, bq = self.coordinates(query)
-        zr, br = self.coordinates(reference)
-        d2 = ((zq[:, None, :] - zr[None, :, :]) ** 2).sum(axis=-1)
-        # one-hot block types: two differing types differ in two coordinates (distance sqrt(2))
-        d2 = d2 + 2.0 * (np.array(bq, dtype=object)[:, None] != np.array(br, dtype=object)[None, :])
-        return np.sqrt(d2.min(axis=1))
+        return np.sqrt(_squared_distances(*self.coordinates(query), *self.coordinates(reference)).min(axis=1))
 
     def distances_to_other_architectures(self, rows: pd.DataFrame) -> dict[str, float]:
         """Per architecture of ``rows``: :meth:`nearest_distance` of its first row to the rows of the
         other architectures (inf when there are none), from one pass over the features."""
         z, b = self.coordinates(rows)
-        d2 = ((z[:, None, :] - z[None, :, :]) ** 2).sum(axis=-1)
-        d2 = d2 + 2.0 * (np.array(b, dtype=object)[:, None] != np.array(b, dtype=object)[None, :])
+        d2 = _squared_distances(z, b, z, b)
         models = rows["model"].astype(str).to_numpy()
         out = {}
         for model in dict.fromkeys(models):
             first, others = int(np.argmax(models == model)), models != model
             out[model] = float(np.sqrt(d2[first, others].min())) if others.any() else math.inf
         return out
+
+
+def _squared_distances(zq: np.ndarray, bq: list, zr: np.ndarray, br: list) -> np.ndarray:
+    """Squared distances between every query and reference row: standardised numeric features, and
+    one-hot block types (two differing types differ in two coordinates: distance sqrt(2))."""
+    d2 = ((zq[:, None, :] - zr[None, :, :]) ** 2).sum(axis=-1)
+    return d2 + 2.0 * (np.array(bq, dtype=object)[:, None] != np.array(br, dtype=object)[None, :])
 
 
 def outside_reasons(train: pd.DataFrame, test: pd.DataFrame) -> tuple[str, ...]:

@@ -151,22 +151,32 @@ def leave_one_run_out_cases(keys: Sequence, fractions: Sequence[float], actuals:
             for k, f in zip(keys, fractions)]
 
 
+def variances_of_cases(cases: Sequence[OtherCase]) -> tuple[float, float]:
+    """``(σp, σx)`` of the ``"backtest"`` posterior from other runs' cases (:func:`other_case`): the root
+    mean squared log errors of each source (``backtest_variances``); what ``predict`` and ``backtest``
+    (:func:`leave_one_run_out_variances`) both use.
+
+    Truth epoch 21; a prior of median 20.5 (continuous: ln(20.5/20.0)) and an extrapolation of whole
+    epoch 20 (ln(20.5/19.5)):
+
+    >>> import math
+    >>> case = (21.0, math.log(20.5), 0.2, math.log(19.5), 0.1)
+    >>> [round(v, 6) for v in variances_of_cases([case] * 3)]
+    [0.024693, 0.05001]
+    """
+    err_p = [log_error(int(a), math.exp(mu_p)) if math.isfinite(mu_p) else math.nan for a, mu_p, _, _, _ in cases]
+    err_x = [math.log(a - 0.5) - mu_x if math.isfinite(mu_x) and math.isfinite(sd_x) else math.nan
+             for a, _, _, mu_x, sd_x in cases]
+    return backtest_variances(err_p, err_x)
+
+
 def leave_one_run_out_variances(keys: Sequence, fractions: Sequence[float], actuals: Sequence[int | None],
                                 scored: Sequence[bool], priors: Sequence[Prior | None],
                                 predictions: Sequence[TargetPrediction | None]) -> list[tuple[float, float]]:
-    """Per case: ``backtest_variances`` of the prior's and the extrapolation's log errors over the
-    scored cases of the *other* runs (another key) at the same observed fraction."""
-    err_p = [log_error(a, p.epoch) if s and p is not None and p.available else math.nan
-             for a, s, p in zip(actuals, scored, priors)]
-    err_x = []
-    for a, s, x in zip(actuals, scored, predictions):
-        mu, sd, _ = extrapolation_belief(x)
-        err_x.append(math.log(a - 0.5) - mu if s and math.isfinite(mu) and math.isfinite(sd) else math.nan)
-    out = []
-    for k, f in zip(keys, fractions):
-        others = [j for j in range(len(keys)) if keys[j] != k and fractions[j] == f]
-        out.append(backtest_variances([err_p[j] for j in others], [err_x[j] for j in others]))
-    return out
+    """Per case: :func:`variances_of_cases` over the scored cases of the *other* runs (another key) at the
+    same observed fraction (:func:`leave_one_run_out_cases`)."""
+    return [variances_of_cases(cases)
+            for cases in leave_one_run_out_cases(keys, fractions, actuals, scored, priors, predictions)]
 
 
 def check_priors(priors, logs: Sequence[RunLog]) -> Mapping[str, Prior] | None:

@@ -22,10 +22,10 @@ from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs, observed_epochs
-from core.prediction.combined import log_error, other_case
+from core.prediction.combined import other_case, variances_of_cases
 from core.prediction.intervals import MIN_INNER_EPOCHS, FitCache
 from core.prediction.log_series import first_epochs, n_epochs
-from core.prediction.posterior import Posterior, backtest_variances, combine, combine_correlated
+from core.prediction.posterior import Posterior, combine, combine_correlated
 from core.prediction.posterior_calibrated import OtherCase, combine_calibrated
 from core.prediction.predict import predict_epoch_at_target, widen
 from core.prediction.prior import Prior
@@ -121,7 +121,7 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
         declared schedule applies to the other runs of the same model too.
     posterior_method : {"precision", "backtest", "correlated", "calibrated"}
         ``"backtest"``: precision weighting with each source's variance from its log errors on the
-        other finished runs cut at the same fraction (:func:`variances_of_cases`);
+        other finished runs cut at the same fraction (:func:`core.prediction.combined.variances_of_cases`);
         ``"correlated"``: the other finished runs, cut at the same fraction, each predicted
         and given a prior from the rest (leave-one-run-out, ``log`` left out too), teach the
         weight and the interval (:func:`core.prediction.posterior.combine_correlated`);
@@ -190,25 +190,6 @@ def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_se
                                                              target_acc=target_acc, family=family, route=route,
                                                              level=level, cache=cache,
                                                              datasets_by_file=datasets_by_file)]
-
-
-def variances_of_cases(cases: Sequence[OtherCase]) -> tuple[float, float]:
-    """``(σp, σx)`` of the ``"backtest"`` posterior from other runs' cases: the root mean squared log
-    errors of each source, as ``python -m core backtest --posterior-method backtest`` scores them
-    (``core.prediction.combined.leave_one_run_out_variances``).
-
-    Truth epoch 21; a prior of median 20.5 (continuous: ln(20.5/20.0)) and an extrapolation of whole
-    epoch 20 (ln(20.5/19.5)):
-
-    >>> import math
-    >>> case = (21.0, math.log(20.5), 0.2, math.log(19.5), 0.1)
-    >>> [round(v, 6) for v in variances_of_cases([case] * 3)]
-    [0.024693, 0.05001]
-    """
-    err_p = [log_error(int(a), math.exp(mu_p)) if math.isfinite(mu_p) else math.nan for a, mu_p, _, _, _ in cases]
-    err_x = [math.log(a - 0.5) - mu_x if math.isfinite(mu_x) and math.isfinite(sd_x) else math.nan
-             for a, _, _, mu_x, sd_x in cases]
-    return backtest_variances(err_p, err_x)
 
 
 def cases_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int,
