@@ -228,16 +228,16 @@ def build_model(name: str) -> nn.Module:
 
 @lru_cache(maxsize=None)
 def parameter_count(name: str) -> int:
-    """Trainable parameters of a registered model (built on the meta device, no memory).
+    """Trainable parameters of a registered model (``ARCHITECTURE_SHAPES``, else :func:`count_architecture`).
 
     Examples
     --------
     >>> parameter_count("resnet50")       # torchvision's resnet50
     25557032
     """
-    with torch.device("meta"):
-        model = _entry(name).build()
-    return int(sum(p.numel() for p in model.parameters() if p.requires_grad))
+    if name in ARCHITECTURE_SHAPES:
+        return ARCHITECTURE_SHAPES[name][0]
+    return count_architecture(name)[0]
 
 
 #: how a run's model name maps to a registry name, per data set it trained on
