@@ -45,10 +45,16 @@ def session_log(folder: Path, i: int) -> Path:
     return path
 
 
+#: every wait, the page's first load included (Playwright's default 30 s broke on a loaded 2-core machine)
+WAIT_MS = 180_000
+
+
 async def _one(browser, url: str, log: Path, start: asyncio.Event, loaded: list) -> dict:
     from playwright.async_api import expect
 
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(WAIT_MS)
+    context.set_default_navigation_timeout(WAIT_MS)
     page = await context.new_page()
     sent: dict[str, float] = {}
 
@@ -59,23 +65,23 @@ async def _one(browser, url: str, log: Path, start: asyncio.Event, loaded: list)
         ws.on("framereceived", _frame)
 
     page.on("websocket", _on_websocket)
-    await page.goto(url)
+    await page.goto(url, timeout=WAIT_MS)
     app = page.get_by_test_id("stApp")
-    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=180_000)
-    await expect(page.get_by_text("Fitted runs (12)")).to_be_visible(timeout=180_000)
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT_MS)
+    await expect(page.get_by_text("Fitted runs (12)")).to_be_visible(timeout=WAIT_MS)
     loaded.append(log.name)
     await start.wait()                                   # every session uploads at the same moment
     t0 = time.perf_counter()
-    await page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(log), timeout=180_000)
+    await page.get_by_test_id("stFileUploader").locator("input[type=file]").set_input_files(str(log), timeout=WAIT_MS)
     # the answer first: the Logs page's headline counts the upload once its curve is fitted
     await expect(page.get_by_test_id("stMetric").filter(has_text="Runs that reached the target")).to_contain_text(
-        "of 13", timeout=180_000)
+        "of 13", timeout=WAIT_MS)
     curve = time.perf_counter() - t0
     sent_s = sent.get("answer", float("nan")) - t0
-    await expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=180_000)
+    await expect(page.get_by_text("Fitted runs (13)")).to_be_visible(timeout=WAIT_MS)
     shown = time.perf_counter() - t0
     await page.wait_for_timeout(150)
-    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=180_000)
+    await expect(app).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT_MS)
     done = time.perf_counter() - t0
     text = await app.inner_text()
     errors = await page.get_by_test_id("stException").count() + await page.get_by_test_id(
