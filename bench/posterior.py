@@ -70,9 +70,8 @@ from core.datasets import builtin_datasets_by_file, builtin_log_files  # noqa: E
 from core.logs import read_log_file  # noqa: E402
 from core.prediction import FitCache  # noqa: E402
 from core.prediction.backtest import backtest_cases, table_with_posteriors  # noqa: E402
-from core.prediction.combined import priors_for_logs  # noqa: E402
+from core.prediction.combined import priors_for_logs, priors_without_each_run  # noqa: E402
 from core.prediction.schedule import POLLUX_SCHEDULES  # noqa: E402
-from core.runs import run_key  # noqa: E402
 
 FRACTIONS = (0.1, 0.25, 0.5)
 DATA = {"built-in": 0.92, "cifar10": 0.94, "imagenet": 0.75, "mlperf": 0.759, "hidden-batch": 0.90,
@@ -145,23 +144,16 @@ def strict_priors(data: str, *, refresh: bool = False) -> dict:
 
     What a case of another run teaches the run ``K`` being predicted must not have seen ``K``:
     ``predict`` (``core.prediction.forecast.cases_from_other_runs``) gives each other run a prior from
-    the runs other than it and the predicted one, and so does this bench for ``"calibrated"``
-    (``priors_for_logs`` gives each log its prior from all other runs, the predicted one included,
-    which is what the other methods' backtest rows use).  One ``priors_for_logs`` per run: minutes
-    for MLPerf; pickled in ``bench/.cache``.
+    the runs other than it and the predicted one, and so do this bench and ``python -m core backtest``
+    (``core.prediction.combined.priors_without_each_run``: one prior per pair of runs, minutes for
+    MLPerf; pickled in ``bench/.cache``).
     """
     return _pickled(f"posterior-strict-{data}", lambda: _strict_priors(data), refresh=refresh)
 
 
 def _strict_priors(data: str) -> dict:
-    t0 = time.perf_counter()
     logs = load(data)
-    out = {}
-    for key in dict.fromkeys(run_key(lg) for lg in logs):
-        pool = [lg for lg in logs if run_key(lg) != key]
-        out[key] = priors_for_logs(pool, target_acc=DATA[data], datasets_by_file=datasets_of(data, logs))
-        print(f"# {data} strict priors without {key}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    return out
+    return priors_without_each_run(logs, logs, target_acc=DATA[data], datasets_by_file=datasets_of(data, logs))
 
 
 def datasets_of(data: str, logs) -> dict[str, str]:

@@ -54,6 +54,7 @@ from core.prediction import (
     backtest_logs,
     backtest_summary,
     prior_for_run,
+    priors_without_each_run,
     resolve_target,
     summary_line,
     summary_of,
@@ -154,19 +155,22 @@ def run(args: argparse.Namespace) -> int:
                 complain(str(exc))
                 rejected += 1
         logs = kept
-    priors = None
+    priors = priors_without = None
     if args.prior_from is not None:
         others, fits, bad = read_prior_sources(args.prior_from, args)
         rejected += bad
         datasets = {lg.source: args.dataset for lg in [*logs, *others]} if args.dataset else None
         priors = {lg.source: prior_for_run(lg, others, target_acc=args.target_acc, fits=fits,
                                            datasets_by_file=datasets) for lg in logs}
+        if args.posterior_method != "precision":       # the other runs' cases: priors that never saw the run
+            priors_without = priors_without_each_run(logs, others, target_acc=args.target_acc,
+                                                     datasets_by_file=datasets)
     try:
         table = backtest_logs(logs, fractions=args.observe, target_acc=args.target_acc,
                               target_rel=args.target_rel, family=args.family,
                               calibration=args.calibration, loss_threshold=args.loss_threshold,
                               correct=not args.no_correction, schedule=args.schedule, priors=priors,
-                              posterior_method=args.posterior_method)
+                              posterior_method=args.posterior_method, priors_without=priors_without)
     except InputError as exc:
         complain(f"backtest: {exc}")
         return 2

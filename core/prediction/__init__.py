@@ -23,7 +23,7 @@ from core.prediction.backtest import (
     resolve_target,
 )
 from core.prediction.backtest_table import BACKTEST_COLUMNS
-from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, summary_of, whole
+from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, priors_without_each_run, summary_of, whole
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
@@ -76,6 +76,7 @@ __all__ = [
     'parse_schedule',
     'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
     'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
+    'priors_without_each_run',
     'resolve_schedule',
     'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
 ]

@@ -171,7 +171,7 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
                   family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
                   level: float = DEFAULT_LEVEL, correct: bool = True,
                   cache: FitCache | None = None, schedule: Schedule | str | None = None,
-                  priors=None, posterior_method: str = "precision") -> pd.DataFrame:
+                  priors=None, posterior_method: str = "precision", priors_without=None) -> pd.DataFrame:
     """Backtest several logs: a row per log and observed fraction.
 
     Parameters
@@ -202,6 +202,11 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
         How the posterior weighs them (``core.prediction.posterior``); ``"backtest"`` learns the
         two variances from the other runs' cases at the same fraction, ``"correlated"`` the
         weight (their errors' correlation counted) and the split-conformal interval.
+    priors_without : mapping, optional
+        ``{run key K: {file: prior}}`` (``core.prediction.combined.priors_without_each_run``): the
+        priors the learning methods give the other runs' cases when run ``K`` is predicted, so that
+        nothing of ``K`` beyond its observed epochs reaches its row.  Without it those cases use
+        ``priors`` (each from every other run, ``K`` included).
 
     Returns
     -------
@@ -215,7 +220,8 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     cases = backtest_cases(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel, family=family,
                            calibration=calibration, loss_threshold=loss_threshold, level=level, correct=correct,
                            cache=cache, schedule=schedule)
-    return table_with_posteriors(cases, priors, level=level, posterior_method=posterior_method)
+    return table_with_posteriors(cases, priors, level=level, posterior_method=posterior_method,
+                                 priors_without=priors_without)
 
 
 def table_with_posteriors(cases: list[BacktestCase], priors=None, *, level: float = DEFAULT_LEVEL,

@@ -31,6 +31,7 @@ from core.prediction.posterior_calibrated import OtherCase, combine_calibrated
 from core.prediction.prior import Prior
 from core.prediction.run_prior import prior_for_run
 from core.prediction.target_prediction import TargetPrediction
+from core.runs import run_key
 
 #: the columns ``backtest_logs`` adds when it is given priors
 PRIOR_COLUMNS: tuple[str, ...] = (
@@ -51,6 +52,24 @@ def priors_for_logs(logs: Sequence[RunLog], *, extra: Sequence[RunLog] = (), fit
     pool = list(logs) + [e for e in extra if e.source not in {lg.source for lg in logs}]
     return {log.source: prior_for_run(log, pool, target_acc=target_acc, level=level, fits=fits,
                                       datasets_by_file=datasets_by_file) for log in logs}
+
+
+def priors_without_each_run(logs: Sequence[RunLog], others: Sequence[RunLog], *,
+                            target_acc: float = DEFAULT_TARGET_ACC, level: float = DEFAULT_LEVEL,
+                            datasets_by_file: dict[str, str] | None = None) -> dict[tuple, dict[str, Prior]]:
+    """``{run key K: {file: prior}}``: each of ``logs``' prior from ``others`` without run ``K``'s files
+    (nor its own), for every run ``K`` among ``logs``.
+
+    What the posteriors that learn from other runs' cases (``"backtest"``, ``"correlated"``,
+    ``"calibrated"``) give those cases when ``K`` is predicted: a prior that never saw ``K``, as
+    ``predict`` gives them (``core.prediction.forecast.cases_from_other_runs``: logs only, no fits
+    table).  ``backtest_logs(..., priors_without=...)`` uses it.  One prior per pair of runs.
+    """
+    keys = dict.fromkeys(run_key(log) for log in logs)
+    return {key: {log.source: prior_for_run(log, [o for o in others if run_key(o) != key], target_acc=target_acc,
+                                            level=level, datasets_by_file=datasets_by_file)
+                  for log in logs if run_key(log) != key}
+            for key in keys}
 
 
 def whole(c: float) -> float:

@@ -126,3 +126,35 @@ def test_a_log_declared_falling_target_is_backtested_in_samples(capsys):
     low, high = others["samples_to_target"].min(), others["samples_to_target"].max()
     assert low <= first["prior"] <= high
     assert "summary [prior, extrapolation, posterior]" in out.err
+
+
+def _cifar_copy(folder: Path, *, delay: int = 0) -> list[str]:
+    """The six CIFAR-10 traces copied to ``folder/cifar10`` (one job); with ``delay``, batch 256's first
+    ``delay`` evaluations at or above 0.94 are set to 0.9390 (it passes the target later)."""
+    out = folder / "cifar10"
+    out.mkdir(parents=True)
+    for trace in sorted((ROOT / "data" / "pollux_traces" / "cifar10").glob("validation-*.csv")):
+        frame = pd.read_csv(trace)
+        if delay and trace.name == "validation-256.csv":
+            above = frame.index[frame["metric"] >= 0.94][:delay]
+            frame.loc[above, "metric"] = 0.9390
+        frame.to_csv(out / trace.name, index=False)
+    return sorted(str(p) for p in out.glob("*.csv"))
+
+
+@pytest.mark.parametrize("method", ["backtest", "calibrated"])
+def test_a_learning_posterior_never_reads_the_predicted_runs_unseen_epochs(capsys, tmp_path, method):
+    # "backtest" and "calibrated" learn from the other runs' cases; the priors of those cases must not have
+    # seen the run being predicted (as in `predict`): batch 256's epochs after the observed 10 % are changed
+    # (it passes 0.94 later) and its row's prior, extrapolation and posterior stay exactly the same
+    rows = {}
+    for label, delay in (("as_run", 0), ("later", 12)):
+        runs = _cifar_copy(tmp_path / label, delay=delay)
+        assert main(["backtest", *runs, "--prior-from", *runs, "--observe", "0.1", "--target-acc", "0.94",
+                     "--family", "exp3", "--posterior-method", method]) == 0
+        table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+        rows[label] = table[table["file"].str.endswith("validation-256.csv")].iloc[0]
+    assert rows["as_run"]["epoch_actual"] == 72 and rows["later"]["epoch_actual"] > 72   # the change matters
+    answer = ["epoch_pred", "epoch_low", "epoch_high", "prior_epoch", "prior_low", "prior_high",
+              "posterior_epoch", "posterior_low", "posterior_high", "posterior_method"]
+    assert rows["as_run"][answer].tolist() == rows["later"][answer].tolist()
