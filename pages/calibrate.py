@@ -52,6 +52,7 @@ from pages.shared.common import (
     LoadedRuns,
     chart,
     datasets_by_file,
+    detail_tabs,
     frame_key,
     guarded,
     load_logs,
@@ -66,6 +67,8 @@ from pages.shared.common import (
 SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
            "both": "Both", "upload": "An uploaded fits table"}
 THRESHOLD_LABELS = {"curve": "fitted curve (default)", "measured": "measured (course)"}
+#: the details below the answer, one tab at a time (the cheapest first: what a first visit computes)
+DETAIL_TABS = ("Prediction table", "Curves", "Leave-one-architecture-out")
 
 
 # ---------------------------------------------------------------- cached core calls
@@ -289,9 +292,16 @@ def main() -> None:
         prediction_section(cal, cal_other, runs, target=target, inputs=inputs)
     if (hw := _hardware(key, fits, split)) is not None:
         st.info(plain(hw.sentence), icon=":material/memory:")
-    curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
-    table_section(cal, cal_other)
-    loao_section(key, fits, scores, best, cal, threshold, outside=bool(_outside(key, fits, holdout, split)))
+    tabs = detail_tabs(DETAIL_TABS, key="cal_details")     # only the open tab is computed
+    with tabs["Prediction table"]:
+        if tabs["Prediction table"].open:
+            table_section(cal, cal_other)
+    with tabs["Curves"]:
+        if tabs["Curves"].open:
+            curves_section(key, fits, cal, cal_other, runs, inputs=inputs)
+    with tabs["Leave-one-architecture-out"]:
+        if tabs["Leave-one-architecture-out"].open:
+            loao_section(key, fits, scores, best, cal, threshold, outside=bool(_outside(key, fits, holdout, split)))
     send_section(cal)
 
 

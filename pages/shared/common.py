@@ -29,7 +29,7 @@ from pages.shared.cached import (
     shared_fits,
 )
 from pages.shared.navigation import hand_over_to_app
-from pages.shared.render import chart, page_setup, show_errors, table_download
+from pages.shared.render import chart, detail_tabs, page_setup, show_errors, table_download
 from pages.shared.state import (
     BUILTIN,
     CACHE,
@@ -70,6 +70,7 @@ __all__ = [
     "LIBRARY_DATASETS", "LIBRARY_RUNS", "LOADED_RUNS", "MAX_SESSION_UPLOAD_BYTES", "ROUTE", "SHARED",
     "SPEED_UPLOADS", "TARGET", "UPLOADER", "UPLOADS", "UPLOAD_REFUSALS", "LoadedRuns", "all_log_files",
     "batch_set_files", "builtin_set_labels", "chart", "clear_uploads", "content_digest", "datasets_by_file",
+    "detail_tabs",
     "frame_key", "guarded", "init_state", "is_library_run", "keep_valid_choice", "library", "library_logs",
     "load_batch_study", "load_library_runs", "load_logs", "load_runs", "loaded_log", "page_setup", "plain",
     "hand_over_to_app",

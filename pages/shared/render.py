@@ -5,6 +5,8 @@ Part of ``pages/shared`` (re-exported by ``pages.shared.common``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -106,6 +108,23 @@ def chart(figure, *args, key: str, file_stem: str, inputs: tuple | None = None, 
         st.download_button("Chart (PNG)", data=lambda: _png_or_note(fig), file_name=f"{file_stem}.png",
                            mime="image/png", key=f"{key}_png", on_click="ignore",
                            icon=":material/image:")
+
+
+def detail_tabs(labels: Sequence[str], *, key: str) -> dict:
+    """Tabs for the details below a page's answer: ``{label: tab}``, one open at a time (``tab.open``).
+
+    Only the open tab's content needs computing (Streamlit reruns the page when another tab is
+    chosen), so a first visit pays for the first tab alone.  The chosen tab stays chosen across
+    pages (kept under ``<key>_kept``; tabs have no ``persist_state``).
+    """
+    kept = f"{key}_kept"
+
+    def _keep() -> None:
+        st.session_state[kept] = st.session_state[key]
+
+    default = st.session_state.get(kept)
+    tabs = st.tabs(list(labels), key=key, on_change=_keep, default=default if default in labels else labels[0])
+    return {label: tab for label, tab in zip(labels, tabs)}
 
 
 def _cheap(value) -> bool:

@@ -6,7 +6,7 @@ from playwright.sync_api import Page, expect
 
 from core.calibrate import calibrate, read_fits_table
 from core.datasets import course_fits_path
-from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, nav_link, no_exception, wait_idle
 
 
 def test_choose_another_held_out_model(page: Page, app_url):
@@ -28,4 +28,27 @@ def test_choose_another_held_out_model(page: Page, app_url):
     metric = page.get_by_test_id("stMetric").filter(has_text=row["gpu"])
     expect(metric).to_contain_text(f"{row['epoch_pred']:.0f} epochs", timeout=WAIT_MS)
     expect(page.get_by_role("heading", name="resnet44: epochs to target")).to_be_visible()
+    no_exception(page)
+
+
+def test_details_tabs_compute_the_open_one_and_stay_chosen_across_pages(page: Page, app_url):
+    goto_page(page, app_url, "Calibrate")
+    wait_idle(page, timeout=WAIT_MS)
+    # a first visit draws the prediction table, not the curves nor the method scores
+    expect(page.get_by_role("heading", name="Prediction table")).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_role("heading", name="Curve parameters against depth")).to_have_count(0)
+    page.get_by_role("tab", name="Curves").click()
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_role("heading", name="Curve parameters against depth")).to_be_visible(timeout=WAIT_MS)
+    no_exception(page)
+    nav_link(page, "Plan").click()
+    expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)
+    nav_link(page, "Calibrate").click()
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_role("tab", name="Curves")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    expect(page.get_by_role("heading", name="Curve parameters against depth")).to_be_visible(timeout=WAIT_MS)
+    page.get_by_role("tab", name="Leave-one-architecture-out").click()
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_role("heading", name="Leave-one-architecture-out")).to_be_visible(timeout=WAIT_MS)
     no_exception(page)

@@ -32,7 +32,19 @@ def test_default_view_recommends_by_loao_and_shows_the_course_baseline(scores):
     for _, row in cal.predictions.iterrows():
         assert values[row["gpu"]].startswith(f"{row['epoch_pred']:.0f} epochs")
     assert any("hardware-independent" in shown(i.value) for i in at.info)
-    assert len(chart_specs(at)) == 6  # epochs, parameters, curves, 2 loss errors, method scores
+    # the details below the answer are tabs, only the open one computed: first the prediction table
+    assert [t.label for t in at.tabs] == ["Prediction table", "Curves", "Leave-one-architecture-out"]
+    assert len(chart_specs(at)) == 1  # the answer's epochs chart
+    [table] = [d.value for d in at.dataframe]          # the prediction table (chosen and companion method)
+    mine = table[table["method"] == best]
+    assert mine["epoch_pred"].tolist() == cal.predictions["epoch_pred"].tolist()
+    at.session_state["cal_details"] = "Curves"          # what a click on the tab sends
+    at.run()
+    assert not at.exception and len(chart_specs(at)) == 5  # + parameters, curves, 2 loss errors
+    at.session_state["cal_details"] = "Leave-one-architecture-out"
+    at.run()
+    assert not at.exception and len(chart_specs(at)) == 2  # + method scores
+    assert set(at.dataframe[1].value["method"]) == {best, "course"}    # the summary, then each architecture
     # where the held-out architecture lies, in the words of core
     assert shown(at.warning[0].value) == cal.where()
     assert "block type bottleneck not among the calibration architectures (basic)" in shown(at.warning[0].value)
@@ -42,6 +54,8 @@ def test_nested_loao_shows_each_held_out_interval_and_inside_or_outside():
     from core.calibrate import nested_loao, nested_summary
 
     at = open_page("pages/calibrate.py")
+    at.session_state["cal_details"] = "Leave-one-architecture-out"
+    at.run()
     at.toggle(key="cal_nested_on").set_value(True).run()
     assert not at.exception
     expected = nested_loao(FITS)
