@@ -22,7 +22,6 @@ from core.calibrate import (
     holdout_outside,
     method_scores_for,
     normalise_fits,
-    parameter_predictions,
     read_fits_table,
     recommend_method,
     recommendation_rule,
@@ -33,14 +32,11 @@ from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (
     epochs_to_target_figure,
-    heldout_curves_figure,
-    loss_error_figure,
-    parameters_vs_depth_figure,
 )
 from core.logs import RunLog
 from core.prediction import extrapolate_unreached
-from core.runs import loss_curves
 from core.targets import Target
+from pages.calibrate_sections.curves import curves_section
 from pages.calibrate_sections.evaluation import loao_section, table_section
 from pages.calibrate_sections.send import send_section
 from pages.shared.common import (
@@ -95,11 +91,6 @@ def _scores(key: str, _fits: pd.DataFrame, split: str, holdout: str, threshold: 
 @st.cache_resource(**SHARED)
 def _calibrate(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str, threshold: str) -> Calibration:
     return calibrate(_fits, holdout=holdout, split=split, method=method, threshold=threshold)
-
-
-@st.cache_data(**CACHE)
-def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str) -> pd.DataFrame:
-    return parameter_predictions(_fits, holdout=holdout, split=split, method=method)
 
 
 @st.cache_data(**CACHE)
@@ -224,32 +215,6 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
     chart(epochs_to_target_figure, [cal, cal_other], extrapolated=extrapolated, key="cal_epochs_chart",
           file_stem=f"{cal.holdout}_epochs_to_target",
           inputs=(inputs, runs_key, target.spec, st.session_state[FAMILY], st.session_state[ROUTE]))
-
-
-def curves_section(key: str, fits: pd.DataFrame, cal: Calibration, cal_other: Calibration | None,
-                   runs: LoadedRuns | None, *, inputs: tuple) -> None:
-    """Curve parameters against depth, and the held-out architecture's predicted vs fitted curves."""
-    st.subheader("Curve parameters against depth")
-    method = cal.method if cal.route == "params" else "course"
-    chart(parameters_vs_depth_figure, _param_pred(key, fits, cal.holdout, cal.split, method),
-          key="cal_params_chart", file_stem="parameters_vs_depth", inputs=(key, cal.holdout, cal.split, method))
-    if cal.route != "params":
-        st.caption("The chosen method predicts steps directly; the chart shows the course baseline's parameters.")
-    curves = cal if cal.route == "params" else cal_other
-    if curves is None:
-        return
-    st.subheader(f"{plain(cal.holdout)}: predicted vs fitted curves ({curves.method})")
-    measured = loss_curves(runs.analyses, model=cal.holdout, split=cal.split) if runs is not None else None
-    runs_key = tuple(lg.fingerprint() for lg in runs.logs) if runs is not None else ()
-    chart(heldout_curves_figure, curves, measured=measured, key="cal_curves_chart",
-          file_stem=f"{cal.holdout}_curves", inputs=(inputs, curves.method, runs_key))
-    e1, e2 = st.columns(2)
-    with e1:
-        chart(loss_error_figure, curves, kind="relative", key="cal_rel_err_chart",
-              file_stem=f"{cal.holdout}_relative_error", inputs=(inputs, curves.method))
-    with e2:
-        chart(loss_error_figure, curves, kind="absolute", key="cal_abs_err_chart",
-              file_stem=f"{cal.holdout}_absolute_error", inputs=(inputs, curves.method))
 
 
 # ---------------------------------------------------------------- page
