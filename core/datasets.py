@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +89,38 @@ def builtin_datasets_by_file(*, data_dir: Path = DATA_DIR) -> dict[str, str]:
     """Source name of every built-in log → the data set it trained on."""
     return {name: BUILTIN_DATASETS[key] for key in BUILTIN_LOG_SETS
             for name, _ in builtin_log_files(key, data_dir=data_dir)}
+
+
+def builtin_dataset_of(path: str | Path, *, data_dir: Path = DATA_DIR) -> str | None:
+    """The data set a built-in log trained on when the file at ``path`` holds exactly its bytes (the
+    file itself under any path, or a copy), else None: what a command line that reads
+    ``data/logs/resnet20_....csv`` knows without ``--dataset``, as the pages know it by name.
+
+    >>> builtin_dataset_of(DATA_DIR / "logs" / "resnet20_Intel Xeon Processor.csv")
+    'mnist1d'
+    >>> builtin_dataset_of("no/such/file.csv") is None
+    True
+    """
+    try:
+        path = Path(path)
+        size = path.stat().st_size
+    except (OSError, ValueError):
+        return None
+    candidates = _builtin_digests(data_dir).get(size)
+    if not candidates or not path.is_file():
+        return None
+    return candidates.get(hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+@functools.lru_cache(maxsize=4)
+def _builtin_digests(data_dir: Path) -> dict[int, dict[str, str]]:
+    """``{size: {sha256: data set}}`` of every built-in log (read once per process)."""
+    out: dict[int, dict[str, str]] = {}
+    for key in BUILTIN_LOG_SETS:
+        for _, p in builtin_log_files(key, data_dir=data_dir):
+            data = p.read_bytes()
+            out.setdefault(len(data), {})[hashlib.sha256(data).hexdigest()] = BUILTIN_DATASETS[key]
+    return out
 
 
 def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:

@@ -36,6 +36,7 @@ from core.cli.common import (
     add_library_arguments,
     chosen_target,
     complain,
+    datasets_by_source,
     fraction,
     library_logs,
     positive_int,
@@ -118,7 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "extrapolation or their precision weighting) that erred least on the other logs at the "
                              "same fraction with its interval scaled by split-conformal on them (calibrated)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
-                        help="what the runs trained on (parameter counts for a calibration prior)")
+                        help="what the runs trained on (parameter counts for a calibration prior; default: the "
+                             "built-in data set of a file that is a built-in log's bytes, else other)")
     add_library_arguments(parser)
 
 
@@ -159,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prior_from is not None:
         others, fits, bad = read_prior_sources(args.prior_from, args)
         rejected += bad
-        datasets = {lg.source: args.dataset for lg in [*logs, *others]} if args.dataset else None
+        datasets = datasets_by_source([*logs, *others], args.dataset)
         priors = {lg.source: prior_for_run(lg, others, target_acc=args.target_acc, fits=fits,
                                            datasets_by_file=datasets) for lg in logs}
         if args.posterior_method != "precision":       # the other runs' cases: priors that never saw the run

@@ -34,6 +34,7 @@ from core.cli.common import (
     add_target_arguments,
     chosen_target,
     complain,
+    datasets_by_source,
     fraction,
     positive_int,
     print_csv,
@@ -97,14 +98,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
-                             "for the course table, other for logs)")
+                             "for the course table; for logs, the built-in data set of a file that is a built-in "
+                             "log's bytes, else other)")
     parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
                         help="override the inferred steps per epoch of every log")
 
 
 def run(args: argparse.Namespace) -> int:
     others, fits, rejected = read_prior_sources(args.prior_from, args)
-    datasets = {o.source: args.dataset for o in others} if args.dataset else None
+    datasets = datasets_by_source(others, args.dataset) or {}
     rows = []
     chosen = chosen_target(args)
     for path in args.logs:
@@ -130,14 +132,13 @@ def run(args: argparse.Namespace) -> int:
         total = n_epochs(log)
         n = total if args.observe is None else (observed_epochs(total, args.observe) if args.observe < 1
                                                 else min(int(args.observe), total))
-        if datasets is not None:
-            datasets[log.source] = args.dataset
+        datasets.update(datasets_by_source([log], args.dataset) or {})
         try:
             prior = prior_for_run(log, others, target_acc=target_acc, level=args.level, fits=fits,
-                                  datasets_by_file=datasets)
+                                  datasets_by_file=datasets or None)
             f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
                                          family=args.family, level=args.level, prior=prior, schedule=args.schedule,
-                                         posterior_method=args.posterior_method, datasets_by_file=datasets)
+                                         posterior_method=args.posterior_method, datasets_by_file=datasets or None)
         except InputError as exc:
             complain(f"{path}: {exc}")
             rejected += 1

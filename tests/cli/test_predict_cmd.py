@@ -148,3 +148,19 @@ def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):
     assert share >= 90
     assert learned[same].tolist() == plain[same].tolist()
     assert learned["posterior_low"] <= 72 <= learned["posterior_high"]
+
+
+def test_the_readmes_example_knows_a_built_in_logs_data_set_without_dataset(capsys):
+    # `predict data/logs/resnet20_... --prior-from data/logs/*.csv` (the README's example): the files are the
+    # built-in MNIST-1D logs, so the calibration prior counts their 1-D parameters as the Logs page does
+    # (without it: CIFAR counts, a wrong "outside the calibration set" flag and another interval)
+    logs = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
+    run = next(p for p in logs if p.endswith("resnet20_Intel Xeon Processor.csv"))
+    argv = ["predict", run, "--prior-from", *logs, "--observe", "0.5"]
+    assert main(argv) == 0
+    plain = _table(capsys.readouterr().out).iloc[0]
+    assert main([*argv, "--dataset", "mnist1d"]) == 0
+    told = _table(capsys.readouterr().out).iloc[0]
+    answer = ["prior_epoch", "prior_low", "prior_high", "posterior_epoch", "posterior_low", "posterior_high"]
+    assert plain[answer].tolist() == told[answer].tolist()
+    assert "outside the calibration set" not in str(plain["flags"])

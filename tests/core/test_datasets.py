@@ -84,3 +84,17 @@ def test_the_mnist1d_batch_runs_are_one_model_at_seven_batches_with_the_linear_r
 def test_every_batch_run_set_has_runs_at_five_or_more_batches(key):
     batches = {read_log_file(p).meta.global_batch for _, p in batch_run_files(key)}
     assert len(batches) >= 5 and None not in batches
+
+
+def test_a_built_in_log_is_known_by_its_bytes_under_any_path(tmp_path):
+    from core.datasets import builtin_dataset_of
+
+    original = DATA_DIR / "logs" / "resnet20_Intel Xeon Processor.csv"
+    copy = tmp_path / "any name.csv"
+    copy.write_bytes(original.read_bytes())
+    assert builtin_dataset_of(original) == builtin_dataset_of(copy) == "mnist1d"
+    assert builtin_dataset_of(DATA_DIR / "pollux_traces" / "cifar10" / "validation-128.csv") == "other"
+    changed = tmp_path / "resnet20_Intel Xeon Processor.csv"     # the built-in name, one byte more
+    changed.write_bytes(original.read_bytes() + b"\n")
+    assert builtin_dataset_of(changed) is None
+    assert builtin_dataset_of(tmp_path / "missing.csv") is None and builtin_dataset_of(tmp_path) is None
