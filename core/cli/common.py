@@ -146,17 +146,16 @@ def read_prior_sources(paths, args) -> tuple[list, pd.DataFrame | None, int]:
     return logs, (pd.concat(tables, ignore_index=True) if tables else None), rejected
 
 
-def datasets_by_source(logs, dataset: str | None) -> dict[str, str] | None:
+def datasets_by_source(logs, dataset: str | None) -> dict[str, str]:
     """What each log trained on, for a calibration prior's parameter counts: ``--dataset`` for every log
     when given, else the built-in data set of each log whose file is a built-in log's bytes
-    (``core.datasets.builtin_dataset_of``: the pages know them by name), else None (nothing known).
+    (``core.datasets.builtin_dataset_of``: the pages know them by name); a log left out is ``other``.
     """
     from core.datasets import builtin_dataset_of
 
     if dataset:
         return {log.source: dataset for log in logs}
-    known = {log.source: ds for log in logs if (ds := builtin_dataset_of(log.source)) is not None}
-    return known or None
+    return {log.source: ds for log in logs if (ds := builtin_dataset_of(log.source)) is not None}
 
 
 def add_db_argument(parser: argparse.ArgumentParser, *, default=None) -> None:

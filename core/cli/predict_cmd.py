@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     others, fits, rejected = read_prior_sources(args.prior_from, args)
-    datasets = datasets_by_source(others, args.dataset) or {}
+    datasets = datasets_by_source(others, args.dataset)
     rows = []
     chosen = chosen_target(args)
     for path in args.logs:
@@ -132,13 +132,13 @@ def run(args: argparse.Namespace) -> int:
         total = n_epochs(log)
         n = total if args.observe is None else (observed_epochs(total, args.observe) if args.observe < 1
                                                 else min(int(args.observe), total))
-        datasets.update(datasets_by_source([log], args.dataset) or {})
+        datasets.update(datasets_by_source([log], args.dataset))
         try:
             prior = prior_for_run(log, others, target_acc=target_acc, level=args.level, fits=fits,
-                                  datasets_by_file=datasets or None)
+                                  datasets_by_file=datasets)
             f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
                                          family=args.family, level=args.level, prior=prior, schedule=args.schedule,
-                                         posterior_method=args.posterior_method, datasets_by_file=datasets or None)
+                                         posterior_method=args.posterior_method, datasets_by_file=datasets)
         except InputError as exc:
             complain(f"{path}: {exc}")
             rejected += 1
