@@ -1,5 +1,10 @@
-"""A run's progress: its unit (samples, tokens or steps), its progress at each row and evaluation, its
-first evaluations, where it reached a target, and the seconds one unit takes.
+"""A run's progress: its unit (samples, tokens, steps or epochs), its progress at each row and evaluation,
+its first evaluations, where it reached a target, and the seconds one unit takes.
+
+A run's evaluations of a metric are what the ``"epoch"`` criterion of :func:`core.runs.find_target_crossing`
+compares with a target: each epoch's final running accuracy (or mean loss) in a per-step log with several
+rows an epoch, every row otherwise (an evaluation log, a per-epoch trace, a log without epochs). So the
+progress a run took to its target here is the crossing the Logs page and ``fit`` report, in the run's unit.
 """
 
 from __future__ import annotations
@@ -10,11 +15,11 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.runs import find_target_crossing, metric_column
+from core.runs import compared_rows, find_target_crossing, metric_column
 from core.targets import Target
 
 #: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "tokens", "steps")
+UNITS: tuple[str, ...] = ("samples", "tokens", "steps", "epochs")
 
 
 # --------------------------------------------------------------------------- progress axis
@@ -22,9 +27,23 @@ def _column_known(log: RunLog, name: str) -> bool:
     return name in log.frame.columns and bool(log.frame[name].notna().any())
 
 
+def _steps_are_not_training_steps(log: RunLog) -> bool:
+    # a course _val log numbers its validation batches: its steps are not optimiser steps
+    return log.fmt == "course" and log.meta.split == "val"
+
+
 def progress_unit(log: RunLog) -> str:
     """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``tokens`` when it
-    counts them (a speedrun log), else ``steps``."""
+    counts them (a speedrun log), else ``steps``; ``epochs`` for a course ``_val`` log, whose steps count
+    validation batches (never training steps, so never samples either).
+
+    >>> from core.logs import read_log
+    >>> val = read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n1,2,1,0.7\\n", "resnet20_V100-512_val.csv")
+    >>> progress_unit(val), progress_unit(read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n", "resnet20_V100-512.csv"))
+    ('epochs', 'samples')
+    """
+    if _steps_are_not_training_steps(log) and not _column_known(log, "samples"):
+        return "epochs"
     if _column_known(log, "samples") or log.meta.global_batch:
         return "samples"
     return "tokens" if _column_known(log, "tokens") else "steps"
@@ -35,6 +54,8 @@ def progress(log: RunLog) -> np.ndarray:
     frame = log.frame
     if _column_known(log, "samples"):
         return frame["samples"].to_numpy(dtype=float)
+    if _steps_are_not_training_steps(log):
+        return frame["epoch"].to_numpy(dtype=float, na_value=np.nan)
     step = frame["global_step"].to_numpy(dtype=float)
     if log.meta.global_batch:
         return step * log.meta.global_batch
@@ -44,13 +65,15 @@ def progress(log: RunLog) -> np.ndarray:
 
 
 def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray]:
-    """Progress and metric value at each row that holds the target's metric, in order (x > 0)."""
+    """Progress and metric value at each evaluation of the target's metric (module docstring), in order (x > 0)."""
     column = metric_column(log, target.metric)
     if column is None:
         raise InputError(f"{log.source}: expected the metric {target.metric!r} of the target {target.spec}; "
                          f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
-    x = progress(log)
-    y = log.frame[column].to_numpy(dtype=float)
+    x = progress(log)[log.frame[column].notna().to_numpy()]
+    positions, y = compared_rows(log, column, "epoch")
+    if positions is not None:
+        x = x[positions]
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
     return x[keep], y[keep]
 
@@ -78,10 +101,12 @@ def observed_count(total: int, fraction: float | None) -> int:
 
 def progress_to_target(log: RunLog, target: Target) -> float | None:
     """The progress at which ``log`` met ``target`` (its first evaluation at target), None when it never did."""
-    c = find_target_crossing(log, target, criterion="first-row")
+    c = find_target_crossing(log, target, criterion="epoch")
     if not c.reached:
         return None
     unit = progress_unit(log)
+    if unit == "epochs":
+        return float(c.epoch) if c.epoch is not None else None
     if unit == "samples":
         return c.samples if c.samples is not None else c.step * (log.meta.global_batch or 1)
     if unit == "tokens":

@@ -167,6 +167,40 @@ def metric_column(log: RunLog, metric: str) -> str | None:
     return None
 
 
+def is_evaluation_metric(log: RunLog, column: str) -> bool:
+    """Whether ``column`` is logged on some rows only, as evaluations (an ``eval_loss`` every 250 steps in
+    a Trainer log whose training loss is logged every 50): each of its rows is then an evaluation of its
+    own, never averaged with the others of its epoch. The loss and accuracy roles are the log's running
+    metrics."""
+    return column not in ("acc", "loss") and int(log.frame[column].notna().sum()) < len(log.frame)
+
+
+def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[np.ndarray | None, np.ndarray]:
+    """The values of ``column`` the ``"epoch"`` criterion compares with a target, one per epoch, and the
+    positions (among the rows holding the metric) of the rows that stand for them: each epoch's last row.
+
+    A running accuracy counts at its epoch's last row (the accuracy over that epoch), another metric as its
+    epoch's mean. Positions are None where every row is compared as it is: the ``"first-row"`` criterion, a
+    per-epoch log, a log without epochs and an evaluation metric (:func:`is_evaluation_metric`).
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n1,2,1,0.7\\n2,1,1,0.8\\n2,2,0.5,0.9\\n", "a.csv")
+    >>> positions, values = compared_rows(log, "acc")
+    >>> positions.tolist(), values.tolist(), compared_rows(log, "loss")[1].tolist()
+    ([1, 3], [0.7, 0.9], [1.5, 0.75])
+    """
+    rows = log.frame[log.frame[column].notna()]
+    values = rows[column].to_numpy(dtype=float)
+    if (criterion != "epoch" or log.granularity != "step" or len(rows) < 2 or rows["epoch"].isna().all()
+            or rows["epoch"].nunique() >= len(rows) or is_evaluation_metric(log, column)):
+        return None, values
+    ends = _epoch_ends(rows)                     # the last logged row of each epoch, by epoch
+    if column == "acc":                          # a running accuracy: its epoch's last row is the epoch's
+        return ends, values[ends]
+    means = rows.groupby("epoch", sort=True)[column].mean()
+    return ends, means.loc[rows["epoch"].to_numpy(dtype=float)[ends]].to_numpy(dtype=float)
+
+
 def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, float | None]:
     """Samples, tokens and wall seconds at a row, in the units the log counts (None where unknown)."""
     def cell(name: str) -> float | None:
@@ -237,25 +271,19 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
         return TargetCrossing(target, criterion, False, note=what)
     frame = log.frame
     rows = frame[frame[column].notna()]
-    values = rows[column].to_numpy(dtype=float)
     note = ""
-    if criterion == "epoch" and log.granularity == "step" and len(rows) > 1:
-        if rows["epoch"].isna().all():
-            criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
-        elif rows["epoch"].nunique() < len(rows):          # several rows an epoch: the epoch is the unit
-            ends = _epoch_ends(rows)           # the last logged row of each epoch, by epoch
-            if column == "acc":                # a running accuracy: its epoch's last row is the epoch's
-                per_epoch = values[ends]
-            else:                              # other metrics: the epoch's mean, as the loss at target is
-                means = rows.groupby("epoch", sort=True)[column].mean()
-                per_epoch = means.loc[rows["epoch"].to_numpy(dtype=float)[ends]].to_numpy(dtype=float)
-            hit = target.first_met(per_epoch)
-            if hit is None:
-                return TargetCrossing(target, criterion, False)
-            last = rows.iloc[int(ends[hit])]
-            epoch = int(last["epoch"])
-            loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
-            return _crossing_at(log, target, criterion, last, per_epoch[hit], epoch=epoch, loss=loss)
+    if criterion == "epoch" and log.granularity == "step" and len(rows) > 1 and rows["epoch"].isna().all():
+        criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
+    positions, values = compared_rows(log, column, criterion)
+    if positions is not None:                    # several rows an epoch: the epoch is the unit
+        hit = target.first_met(values)
+        if hit is None:
+            return TargetCrossing(target, criterion, False)
+        last = rows.iloc[int(positions[hit])]
+        epoch = int(last["epoch"])
+        loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
+        return _crossing_at(log, target, criterion, last, values[hit], epoch=epoch, loss=loss)
+    values = rows[column].to_numpy(dtype=float)
     hit = target.first_met(values)
     if hit is None:
         return TargetCrossing(target, criterion, False, note=note)
@@ -271,14 +299,9 @@ def best_value(log: RunLog, target: Target | float = DEFAULT_TARGET, *, criterio
     column = metric_column(log, target.metric)
     if column is None:
         return None
-    rows = log.frame[log.frame[column].notna()]
-    values = rows[column].to_numpy(dtype=float)
-    if criterion == "epoch" and log.granularity == "step" and not rows["epoch"].isna().all() \
-            and rows["epoch"].nunique() < len(rows):
-        if column == "acc":
-            values = values[_epoch_ends(rows)]
-        else:
-            values = rows.groupby("epoch", sort=True)[column].mean().to_numpy(dtype=float)
+    positions, values = compared_rows(log, column, criterion)
+    if positions is None:
+        values = log.frame[column].dropna().to_numpy(dtype=float)
     return float(np.max(values) if target.climbs else np.min(values))
 
 

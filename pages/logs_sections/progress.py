@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.figures.progress import progress_forecast_figure
 from core.logs import RunLog
-from core.prediction import ProgressForecast, predict_progress
+from core.prediction import ProgressForecast, predict_progress, progress_to_target
 from core.runs import amount_text, metric_column, run_target
 from core.targets import Target
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
@@ -20,6 +20,11 @@ FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 @st.cache_resource(**SHARED)
 def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> ProgressForecast:
     return predict_progress(log, others, target, observe=observe)
+
+
+@st.cache_resource(**SHARED)
+def _whole_log(log: RunLog, target: Target) -> float | None:
+    return progress_to_target(log, target)
 
 
 def _amount(value, low, high) -> str:
@@ -54,11 +59,9 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str 
     for col, est, label in ((m1, f.prior, "Prior (other runs)"), (m2, f.extrapolation, "Extrapolation"),
                             (m3, f.posterior, "Posterior (both)")):
         col.metric(f"{label}, {unit}", _amount(est.value, est.low, est.high), help=plain(est.description) or None)
-    crossing = by_name[run].crossing
-    whole = {"samples": crossing.samples, "tokens": crossing.tokens}.get(unit) if crossing.reached else None
-    m4.metric(f"What the whole log shows, {unit}",
-              (f"{whole:,.0f}" if whole is not None else f"step {crossing.step:,.0f}") if crossing.reached
-              else "never reached")
+    whole = _whole_log(log, f.target)
+    m4.metric(f"What the whole log shows, {unit}", "never reached" if whole is None else f"{whole:,.0f}",
+              help="The first evaluation at target in the whole log (each epoch's, in a per-step log).")
     time = f.time_to_target_s
     st.caption(plain(f"Target {target_text(f.target)}. {f.n_observed} evaluations seen "
                      f"({amount_text(f.observed_progress)} {unit}); method: {f.method}"

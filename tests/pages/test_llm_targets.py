@@ -11,7 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
-from core.runs import analyse_run, fits_table
+from core.prediction import predict_progress, progress_to_target
+from core.runs import analyse_run, find_target_crossing, fits_table
+from core.targets import Target
 from tests.pages.conftest import APP, chart_specs, shown
 
 
@@ -239,3 +241,24 @@ def test_plan_page_batch_fit_of_the_loaded_llama_runs_uses_the_log_perplexity_ta
     model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
     steps = steps_from_batch_scaling(model, 128.0, label="loaded").steps     # the default global batch M = 128
     assert {m.label: m.value for m in at.metric}["Steps to target"] == f"{steps:,.0f}"
+
+
+def test_beside_an_llm_log_each_course_run_is_predicted_in_its_own_unit_against_its_own_target():
+    """The speedrun declares val_loss <= 3.28; the MNIST-1D runs keep acc >= 0.92: a training log counts in
+    steps at its epoch-level crossing (as the fit table), a _val log in epochs, never in validation batches."""
+    at = open_on("pages/logs.py", ["speedrun", "mnist1d"])
+    logs = {n: read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")}
+    for run, unit in (("resnet14_Intel Xeon Processor.csv", "steps"),
+                      ("resnet14_Intel Xeon Processor_val.csv", "epochs")):
+        at.selectbox(key="logs_progress_run").set_value(run).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        values = {m.label: m.value for m in at.metric}
+        crossing = find_target_crossing(logs[run], Target("acc", ">=", 0.92))
+        whole = crossing.step if unit == "steps" else crossing.epoch
+        assert values[f"What the whole log shows, {unit}"] == f"{whole:,.0f}", values
+        others = [lg for n, lg in logs.items() if n != run]
+        f = predict_progress(logs[run], others, Target("acc", ">=", 0.92), observe=0.25)
+        assert f.unit == unit
+        # the prior pools the runs counted in the same unit only: within their measured range
+        pooled = [progress_to_target(lg, f.target) for lg in others if ("_val" in lg.source) == (unit == "epochs")]
+        assert min(v for v in pooled if v) <= f.prior.value <= max(v for v in pooled if v)

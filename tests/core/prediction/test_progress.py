@@ -123,3 +123,66 @@ def test_the_extrapolations_interval_always_contains_its_own_estimate(source, n)
     assert estimate.low <= estimate.value <= estimate.high
     assert estimate.low == estimate.value
     assert "lower quantile lay above the best fit" in estimate.description
+
+
+def _trainer_log_with_periodic_evaluations() -> object:
+    """A Trainer log: the training loss every 50 steps, eval_loss = 1.8 + 2·exp(−s/800) every 250, 1,000 steps
+    an epoch. The first evaluation at eval_loss <= 2.0 is at step 2,000 (1.9642); epoch 2's mean is above it."""
+    import json
+
+    history = [{"epoch": s / 1000, "step": s, "loss": 1.7 + 2 * math.exp(-s / 700), "learning_rate": 5e-5}
+               for s in range(50, 3001, 50)]
+    history += [{"epoch": s / 1000, "step": s, "eval_loss": 1.8 + 2 * math.exp(-s / 800)}
+                for s in range(250, 3001, 250)]
+    history.sort(key=lambda h: (h["step"], "eval_loss" in h))
+    state = {"global_step": 3000, "max_steps": 3000, "num_train_epochs": 3, "log_history": history}
+    return read_log(json.dumps(state).encode(), "trainer_state.json")
+
+
+def test_an_evaluation_metric_counts_at_its_first_evaluation_at_target_under_every_criterion():
+    from core.runs import find_target_crossing
+
+    log = _trainer_log_with_periodic_evaluations()
+    target = Target("eval_loss", "<=", 2.0)
+    # evaluations every 250 steps, several an epoch: each is compared, never its epoch's mean (3,000 before)
+    assert [find_target_crossing(log, target, criterion=c).step for c in ("epoch", "first-row")] == [2000.0, 2000.0]
+    assert progress_to_target(log, target) == 2000.0
+    f = predict_progress(log, target=target, observe=0.5)
+    assert f.n_observed == 6 and f.observed_progress == 1500.0
+    # the extrapolation of evaluations 250..1,500 lands within one evaluation spacing (250 steps) of the first
+    # evaluation at target (the curve itself crosses 2.0 at 800·ln 10 = 1,842)
+    assert abs(f.extrapolation.value - 2000.0) < 250.0
+
+
+def test_a_per_step_accuracy_log_counts_in_epochs_as_the_logs_page_does():
+    from core.runs import find_target_crossing
+
+    rows = "".join(f"{e},{s},{2 / e:.4f},{min(0.99, 0.5 + 0.04 * e + 0.05 * (s % 2)):.4f}\n"
+                   for e in range(1, 13) for s in range(1, 11))
+    log = read_log(("epoch,step,loss,acc\n" + rows).encode(), "resnet8_V100.csv")
+    target = Target("acc", ">=", 0.9)
+    # the epoch's final running accuracy (its last row, s = 10: no +0.05) first reaches 0.9 at epoch 10 (step 100);
+    # a single row (s odd) reaches it in epoch 9
+    assert find_target_crossing(log, target, criterion="first-row").epoch == 9
+    assert progress_to_target(log, target) == find_target_crossing(log, target).step == 100.0
+    f = predict_progress(log, target=target, observe=0.25)
+    assert f.unit == "steps" and f.n_observed == 3 and f.observed_progress == 30.0    # three epochs of twelve
+
+
+def test_a_course_validation_log_counts_in_epochs_never_in_validation_batches():
+    train = "".join(f"{e},{s},{2 / e:.4f},{0.5 + 0.04 * e:.4f}\n" for e in range(1, 13) for s in range(1, 11))
+    val = "".join(f"{e},{s},{2 / e:.4f},{0.5 + 0.035 * e + 0.001 * k:.4f}\n"
+                  for e in range(1, 13) for s in range(1, 4) for k in (0,))
+    header = "epoch,step,loss,acc\n"
+    logs = {name: read_log((header + (val if "_val" in name else train)).encode(), name)
+            for name in ("resnet8_V100-512.csv", "resnet8_V100-512_val.csv",
+                         "resnet14_V100-512_val.csv", "resnet20_V100-512_val.csv")}
+    target = Target("acc", ">=", 0.85)
+    own = logs["resnet8_V100-512_val.csv"]
+    # 0.5 + 0.035·e >= 0.85 at epoch 10; its steps (three validation batches an epoch, 30 at epoch 10) never count
+    assert progress_to_target(own, target) == 10.0
+    f = predict_progress(own, list(logs.values()), target, observe=0.25)
+    assert f.unit == "epochs" and f.observed_progress == 3.0
+    # the prior pools the other validation logs (epochs), never the training log (samples at batch 512)
+    assert f.prior.value == 10.0 and "2 other runs" in f.prior.description
+    assert predict_progress(logs["resnet8_V100-512.csv"], list(logs.values()), target, observe=0.25).unit == "samples"
