@@ -1,4 +1,4 @@
-"""Torch definitions of the course's architectures, torchvision style.
+"""The course's architectures, torchvision style: their registry, and their torch definitions (``build``).
 
 Each family has one private builder and one-line public factories.  Callers normally go
 through the registry:
@@ -32,23 +32,20 @@ Families
     (``data/make_logs.py``); option B shortcuts.  Their forward takes ``(N, 40)`` and adds
     the channel axis itself; ``input_shape`` is given as ``(C, L) = (1, 40)``.
 
-Only this package (and ``core.paleo.torch_bridge``) imports torch.  Modules: ``resnets``
-(1-D, CIFAR and wide ResNets), ``inception_vgg`` (VGG-16, Inception v3).
+Only ``core.models.build`` (and ``core.paleo.torch_bridge``) imports torch: this registry, its counted
+tables (``counted``) and the features calibration reads are torch-free, and a torch-backed name
+(``build_model``, ``example_input``, ``count_*``, the module classes) loads ``build`` on first use.
+Modules: ``build`` (builders, counting), ``resnets`` (1-D, CIFAR and wide ResNets), ``inception_vgg``
+(VGG-16, Inception v3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
-import torch
-from torch import nn
-
 from core.errors import InputError
 from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
-from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
-from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
 __all__ = ["ARCHITECTURE_SHAPES", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
            "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG",
@@ -94,96 +91,18 @@ class _Entry:
     depth: int
     input_shape: tuple[int, ...]
     num_classes: int
-    build: Callable[[], nn.Module]
-
-
-def _cifar_resnet(depth: int) -> nn.Module:
-    return CifarResNet(depth, num_classes=10)
-
-
-def _wide_resnet(depth: int, *, cifar: bool) -> nn.Module:
-    block, layers = {18: (BasicBlock, (2, 2, 2, 2)), 50: (Bottleneck, (3, 4, 6, 3))}[depth]
-    return ResNet(block, layers, num_classes=10 if cifar else 1000,
-                  stem="cifar" if cifar else "imagenet")
-
-
-def resnet20() -> nn.Module:
-    return _cifar_resnet(20)
-
-
-def resnet32() -> nn.Module:
-    return _cifar_resnet(32)
-
-
-def resnet44() -> nn.Module:
-    return _cifar_resnet(44)
-
-
-def resnet56() -> nn.Module:
-    return _cifar_resnet(56)
-
-
-def resnet18() -> nn.Module:
-    return _wide_resnet(18, cifar=False)
-
-
-def resnet50() -> nn.Module:
-    return _wide_resnet(50, cifar=False)
-
-
-def resnet18_cifar() -> nn.Module:
-    return _wide_resnet(18, cifar=True)
-
-
-def resnet50_cifar() -> nn.Module:
-    return _wide_resnet(50, cifar=True)
-
-
-def vgg16() -> nn.Module:
-    return VGG(VGG16_CFG, num_classes=1000)
-
-
-def inception_v3() -> nn.Module:
-    return InceptionV3(num_classes=1000)
-
-
-def resnet8_1d() -> nn.Module:
-    return ResNet1d(8)
-
-
-def resnet14_1d() -> nn.Module:
-    return ResNet1d(14)
-
-
-def resnet20_1d() -> nn.Module:
-    return ResNet1d(20)
-
-
-def resnet32_1d() -> nn.Module:
-    return ResNet1d(32)
-
-
-def resnet44_1d() -> nn.Module:
-    return ResNet1d(44)
-
-
-def resnet56_1d() -> nn.Module:
-    return ResNet1d(56)
 
 
 _CIFAR, _IMAGENET, _INCEPTION, _SIGNAL = (3, 32, 32), (3, 224, 224), (3, 299, 299), (1, 40)
 _REGISTRY: dict[str, _Entry] = {
-    **{f"resnet{d}": _Entry("cifar-resnet", d, _CIFAR, 10, f)
-       for d, f in ((20, resnet20), (32, resnet32), (44, resnet44), (56, resnet56))},
-    "resnet18": _Entry("imagenet-resnet", 18, _IMAGENET, 1000, resnet18),
-    "resnet50": _Entry("imagenet-resnet", 50, _IMAGENET, 1000, resnet50),
-    "resnet18_cifar": _Entry("imagenet-resnet", 18, _CIFAR, 10, resnet18_cifar),
-    "resnet50_cifar": _Entry("imagenet-resnet", 50, _CIFAR, 10, resnet50_cifar),
-    "vgg16": _Entry("vgg", 16, _IMAGENET, 1000, vgg16),
-    "inception_v3": _Entry("inception", 48, _INCEPTION, 1000, inception_v3),
-    **{f"resnet{d}_1d": _Entry("resnet1d", d, _SIGNAL, 10, f)
-       for d, f in ((8, resnet8_1d), (14, resnet14_1d), (20, resnet20_1d), (32, resnet32_1d),
-                    (44, resnet44_1d), (56, resnet56_1d))},
+    **{f"resnet{d}": _Entry("cifar-resnet", d, _CIFAR, 10) for d in (20, 32, 44, 56)},
+    "resnet18": _Entry("imagenet-resnet", 18, _IMAGENET, 1000),
+    "resnet50": _Entry("imagenet-resnet", 50, _IMAGENET, 1000),
+    "resnet18_cifar": _Entry("imagenet-resnet", 18, _CIFAR, 10),
+    "resnet50_cifar": _Entry("imagenet-resnet", 50, _CIFAR, 10),
+    "vgg16": _Entry("vgg", 16, _IMAGENET, 1000),
+    "inception_v3": _Entry("inception", 48, _INCEPTION, 1000),
+    **{f"resnet{d}_1d": _Entry("resnet1d", d, _SIGNAL, 10) for d in (8, 14, 20, 32, 44, 56)},
 }
 
 #: every architecture ``build_model`` knows, in a fixed order
@@ -200,32 +119,6 @@ def _entry(name: str) -> _Entry:
                          "Pick a listed name.") from None
 
 
-def build_model(name: str) -> nn.Module:
-    """Build a fresh, randomly initialised model by registry name.
-
-    Parameters
-    ----------
-    name : str
-        One of :data:`MODEL_NAMES`.
-
-    Returns
-    -------
-    torch.nn.Module
-        Build it inside ``with torch.device("meta"):`` to get shapes without memory.
-
-    Raises
-    ------
-    InputError
-        If the name is not registered.
-
-    Examples
-    --------
-    >>> sum(p.numel() for p in build_model("resnet20").parameters())
-    269722
-    """
-    return _entry(name).build()
-
-
 @lru_cache(maxsize=None)
 def parameter_count(name: str) -> int:
     """Trainable parameters of a registered model (``ARCHITECTURE_SHAPES``, else :func:`count_architecture`).
@@ -237,6 +130,8 @@ def parameter_count(name: str) -> int:
     """
     if name in ARCHITECTURE_SHAPES:
         return ARCHITECTURE_SHAPES[name][0]
+    from core.models.build import count_architecture
+
     return count_architecture(name)[0]
 
 
@@ -278,19 +173,6 @@ def model_info(name: str) -> ModelInfo:
     e = _entry(name)
     return ModelInfo(name=name, family=e.family, depth=e.depth, input_shape=e.input_shape,
                      num_classes=e.num_classes, n_params=parameter_count(name))
-
-
-def example_input(name: str, batch_size: int = 1, *, device: str = "meta") -> torch.Tensor:
-    """An input batch of the shape the model's ``forward`` takes (``(N, 40)`` for 1-D nets).
-
-    Examples
-    --------
-    >>> tuple(example_input("resnet20", 2).shape), tuple(example_input("resnet8_1d", 2).shape)
-    ((2, 3, 32, 32), (2, 40))
-    """
-    e = _entry(name)
-    shape = e.input_shape[1:] if e.family == "resnet1d" else e.input_shape
-    return torch.empty((batch_size, *shape), device=device)
 
 
 # --------------------------------------------------------------------------- features for calibration
@@ -344,41 +226,9 @@ def flops_per_sample(name: str) -> int:
     """
     if name in FLOPS_PER_SAMPLE:
         return FLOPS_PER_SAMPLE[name]
+    from core.models.build import count_flops_per_sample
+
     return count_flops_per_sample(name)
-
-
-def count_flops_per_sample(name: str) -> int:
-    """Forward FLOPs of one sample counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device
-    (no memory): convolutions and matrix products, 2 per multiply-add.
-
-    >>> count_flops_per_sample("resnet8_1d")
-    742400
-    """
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with torch.device("meta"):
-        model = _entry(name).build()
-    with FlopCounterMode(display=False) as counter:
-        model(example_input(name, 1))
-    return int(counter.get_total_flops())
-
-
-def count_architecture(name: str) -> tuple[int, str, int]:
-    """``(parameters, block type, first-stage width)`` of a registered model, found by building it on the
-    meta device (no memory).
-
-    >>> count_architecture("resnet20")
-    (269722, 'basic', 16)
-    """
-    e = _entry(name)
-    with torch.device("meta"):
-        model = e.build()
-    if e.family == "imagenet-resnet":
-        block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
-    else:
-        block = _BLOCKS[e.family]
-    first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
-    return int(sum(p.numel() for p in model.parameters() if p.requires_grad)), block, int(first_conv.out_channels)
 
 
 @lru_cache(maxsize=None)
@@ -394,6 +244,22 @@ def architecture_features(name: str) -> ArchitectureFeatures:
     ('basic', 16)
     """
     e = _entry(name)
+    if name not in ARCHITECTURE_SHAPES:
+        from core.models.build import count_architecture
     n_params, block, width = ARCHITECTURE_SHAPES.get(name) or count_architecture(name)
     return ArchitectureFeatures(name=name, depth=e.depth, n_params=n_params,
                                 flops_per_sample=flops_per_sample(name), block=block, width=width)
+
+
+#: names defined in ``core.models.build`` (torch): loaded on first use
+_TORCH_NAMES = frozenset({"BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ResNet",
+                          "ResNet1d", "VGG", "build_model", "count_architecture", "count_flops_per_sample",
+                          "example_input"})
+
+
+def __getattr__(name: str):
+    if name in _TORCH_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module("core.models.build"), name)
+    raise AttributeError(f"module 'core.models' has no attribute {name!r}")

@@ -184,3 +184,26 @@ def test_the_flops_table_is_what_the_counter_counts_for_every_model():
 
     assert set(FLOPS_PER_SAMPLE) == set(MODEL_NAMES)
     assert {name: count_flops_per_sample(name) for name in MODEL_NAMES} == FLOPS_PER_SAMPLE
+
+
+def test_the_registry_and_a_calibration_prior_never_import_torch():
+    """Importing torch takes seconds in a fresh process (the Logs page's first visit paid it): the registry, its
+    counted tables and the calibration prior of a built-in run read no torch; build_model loads it on use."""
+    import subprocess
+    import sys
+
+    code = ("import sys, glob\n"
+            "from core.models import architecture_features, model_info, parameter_count, registry_name\n"
+            "from core.logs import read_log_file\n"
+            "from core.prediction import prior_for_run\n"
+            "from core.datasets import builtin_datasets_by_file\n"
+            "f = architecture_features(registry_name('resnet8', 'mnist1d'))\n"
+            "logs = [read_log_file(p) for p in sorted(glob.glob('data/logs/*.csv'))]\n"
+            "prior = prior_for_run(logs[0], logs, target_acc=0.92, datasets_by_file=builtin_datasets_by_file())\n"
+            "print(f.n_params, model_info('resnet56').n_params, parameter_count('vgg16'), prior.epoch is not None,\n"
+            "      'torch' in sys.modules)\n"
+            "from core.models import build_model\n"
+            "print(type(build_model('resnet20')).__name__, 'torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["28506 853018 138357544 True False", "CifarResNet True"]

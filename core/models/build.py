@@ -1,0 +1,175 @@
+"""The torch side of :mod:`core.models`: each architecture's builder, an example input, and counting
+parameters and FLOPs by building a model on the meta device. Only this module (and
+``core.paleo.torch_bridge``) imports torch; ``core.models`` loads it on first use of a name defined here,
+so reading the registry and its counted tables never pays torch's import (seconds in a fresh process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from core.models import _BLOCKS, _entry
+from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
+from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
+
+__all__ = ["BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ResNet", "ResNet1d", "VGG",
+           "build_model", "count_architecture", "count_flops_per_sample", "example_input"]
+
+
+def _cifar_resnet(depth: int) -> nn.Module:
+    return CifarResNet(depth, num_classes=10)
+
+
+def _wide_resnet(depth: int, *, cifar: bool) -> nn.Module:
+    block, layers = {18: (BasicBlock, (2, 2, 2, 2)), 50: (Bottleneck, (3, 4, 6, 3))}[depth]
+    return ResNet(block, layers, num_classes=10 if cifar else 1000,
+                  stem="cifar" if cifar else "imagenet")
+
+
+def resnet20() -> nn.Module:
+    return _cifar_resnet(20)
+
+
+def resnet32() -> nn.Module:
+    return _cifar_resnet(32)
+
+
+def resnet44() -> nn.Module:
+    return _cifar_resnet(44)
+
+
+def resnet56() -> nn.Module:
+    return _cifar_resnet(56)
+
+
+def resnet18() -> nn.Module:
+    return _wide_resnet(18, cifar=False)
+
+
+def resnet50() -> nn.Module:
+    return _wide_resnet(50, cifar=False)
+
+
+def resnet18_cifar() -> nn.Module:
+    return _wide_resnet(18, cifar=True)
+
+
+def resnet50_cifar() -> nn.Module:
+    return _wide_resnet(50, cifar=True)
+
+
+def vgg16() -> nn.Module:
+    return VGG(VGG16_CFG, num_classes=1000)
+
+
+def inception_v3() -> nn.Module:
+    return InceptionV3(num_classes=1000)
+
+
+def resnet8_1d() -> nn.Module:
+    return ResNet1d(8)
+
+
+def resnet14_1d() -> nn.Module:
+    return ResNet1d(14)
+
+
+def resnet20_1d() -> nn.Module:
+    return ResNet1d(20)
+
+
+def resnet32_1d() -> nn.Module:
+    return ResNet1d(32)
+
+
+def resnet44_1d() -> nn.Module:
+    return ResNet1d(44)
+
+
+def resnet56_1d() -> nn.Module:
+    return ResNet1d(56)
+
+
+_BUILDERS: dict[str, Callable[[], nn.Module]] = {
+    "resnet20": resnet20, "resnet32": resnet32, "resnet44": resnet44, "resnet56": resnet56,
+    "resnet18": resnet18, "resnet50": resnet50, "resnet18_cifar": resnet18_cifar, "resnet50_cifar": resnet50_cifar,
+    "vgg16": vgg16, "inception_v3": inception_v3, "resnet8_1d": resnet8_1d, "resnet14_1d": resnet14_1d,
+    "resnet20_1d": resnet20_1d, "resnet32_1d": resnet32_1d, "resnet44_1d": resnet44_1d, "resnet56_1d": resnet56_1d,
+}
+
+
+def build_model(name: str) -> nn.Module:
+    """Build a fresh, randomly initialised model by registry name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODEL_NAMES`.
+
+    Returns
+    -------
+    torch.nn.Module
+        Build it inside ``with torch.device("meta"):`` to get shapes without memory.
+
+    Raises
+    ------
+    InputError
+        If the name is not registered.
+
+    Examples
+    --------
+    >>> sum(p.numel() for p in build_model("resnet20").parameters())
+    269722
+    """
+    _entry(name)
+    return _BUILDERS[name]()
+
+
+def example_input(name: str, batch_size: int = 1, *, device: str = "meta") -> torch.Tensor:
+    """An input batch of the shape the model's ``forward`` takes (``(N, 40)`` for 1-D nets).
+
+    Examples
+    --------
+    >>> tuple(example_input("resnet20", 2).shape), tuple(example_input("resnet8_1d", 2).shape)
+    ((2, 3, 32, 32), (2, 40))
+    """
+    e = _entry(name)
+    shape = e.input_shape[1:] if e.family == "resnet1d" else e.input_shape
+    return torch.empty((batch_size, *shape), device=device)
+
+
+def count_flops_per_sample(name: str) -> int:
+    """Forward FLOPs of one sample counted by ``torch.utils.flop_counter.FlopCounterMode`` on the meta device
+    (no memory): convolutions and matrix products, 2 per multiply-add.
+
+    >>> count_flops_per_sample("resnet8_1d")
+    742400
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.device("meta"):
+        model = build_model(name)
+    with FlopCounterMode(display=False) as counter:
+        model(example_input(name, 1))
+    return int(counter.get_total_flops())
+
+
+def count_architecture(name: str) -> tuple[int, str, int]:
+    """``(parameters, block type, first-stage width)`` of a registered model, found by building it on the
+    meta device (no memory).
+
+    >>> count_architecture("resnet20")
+    (269722, 'basic', 16)
+    """
+    e = _entry(name)
+    with torch.device("meta"):
+        model = build_model(name)
+    if e.family == "imagenet-resnet":
+        block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
+    else:
+        block = _BLOCKS[e.family]
+    first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
+    return int(sum(p.numel() for p in model.parameters() if p.requires_grad)), block, int(first_conv.out_channels)
