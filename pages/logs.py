@@ -43,6 +43,7 @@ from pages.shared.common import (
     applied,
     chart,
     datasets_by_file,
+    detail_tabs,
     guarded,
     hand_over_to_app,
     load_logs,
@@ -63,6 +64,9 @@ ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 #: what the uploader reads (core.logs.READERS: the format is told from the content)
 LOG_FORMATS_TEXT = f"Reads {readable_formats()}."
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
+#: the details below the answer, one tab open at a time (the first on a first visit): the fits table and
+#: report, and the prediction of the target from a run's first epochs (or evaluations)
+DETAIL_TABS = ("Fitted runs", "Prediction")
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
 
@@ -275,13 +279,18 @@ def main() -> None:
     with answer:
         headline_section(runs)
         view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
-    fits_section(runs, criterion, target)
-    fit_report_section(runs, view)
-    preferred = None if view in OVERLAYS else view
-    if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
-        prediction_section(runs, target=target.value, preferred=preferred)
-    else:
-        progress_section(runs, target=applied(target), preferred=preferred)
+    tabs = detail_tabs(DETAIL_TABS, key="logs_details")     # only the open tab is computed
+    with tabs["Fitted runs"]:
+        if tabs["Fitted runs"].open:
+            fits_section(runs, criterion, target)
+            fit_report_section(runs, view)
+    with tabs["Prediction"]:
+        if tabs["Prediction"].open:
+            preferred = None if view in OVERLAYS else view
+            if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
+                prediction_section(runs, target=target.value, preferred=preferred)
+            else:
+                progress_section(runs, target=applied(target), preferred=preferred)
     edit_section(runs)
     save_section()
 

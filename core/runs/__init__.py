@@ -46,7 +46,8 @@ from core.runs.targets import (
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
-    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary', 'find_target_crossing',
+    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
+    'find_target_crossing',
     'fit_files', 'fit_metric', 'summarize_targets', 'amount_text',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
     'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',

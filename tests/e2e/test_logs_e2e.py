@@ -7,7 +7,16 @@ from pathlib import Path
 import pandas as pd
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import PNG_MAGIC, WAIT_MS, course_log, download, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import (
+    PNG_MAGIC,
+    WAIT_MS,
+    course_log,
+    download,
+    goto_page,
+    nav_link,
+    no_exception,
+    wait_idle,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +30,7 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     sidebar = page.get_by_test_id("stSidebar")
     expect(sidebar.get_by_text("2 uploaded file(s)", exact=False)).to_be_visible(timeout=WAIT_MS)
     charts = page.get_by_test_id("stPlotlyChart")
-    expect(charts).to_have_count(4, timeout=WAIT_MS)
+    expect(charts).to_have_count(2, timeout=WAIT_MS)       # loss and accuracy (the prediction is in its tab)
 
     # target 0.92 -> 0.90 with the keyboard (step 0.01)
     slider = page.get_by_test_id("stSlider").filter(has_text="Target: acc ≥").get_by_role("slider")
@@ -33,7 +42,7 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     wait_idle(page)
     # the accuracy chart's title (SVG text) follows the slider once the rerun is done
     expect(page.get_by_text("Accuracy against global step (target 90%)")).to_be_visible(timeout=WAIT_MS)
-    expect(charts).to_have_count(4)
+    expect(charts).to_have_count(2)
 
     csv_path = tmp_path / "fits.csv"
     download(page, page, "Table (CSV)", csv_path)
@@ -47,4 +56,26 @@ def test_upload_two_logs_move_target_and_download(page: Page, app_url, tmp_path)
     download(page, page, "Chart (PNG)", png)
     assert png.read_bytes()[:8] == PNG_MAGIC
     page.screenshot(path=str(tmp_path / "logs.png"), full_page=True)
+    no_exception(page)
+
+
+def test_the_prediction_tab_is_computed_when_opened_and_stays_chosen_across_pages(page: Page, app_url):
+    goto_page(page, app_url, "Logs")
+    wait_idle(page, timeout=WAIT_MS)
+    # a first visit draws the fits table below the answer, not the prediction
+    expect(page.get_by_role("heading", name="Fitted runs (12)")).to_be_visible(timeout=WAIT_MS)
+    prediction = page.get_by_role("heading", name="Predict the epoch at target from the first epochs")
+    expect(prediction).to_have_count(0)
+    page.get_by_role("tab", name="Prediction").click()
+    wait_idle(page, timeout=WAIT_MS)
+    expect(prediction).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Posterior (both)")).to_be_visible(timeout=WAIT_MS)
+    no_exception(page)
+    nav_link(page, "Plan").click()
+    expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)
+    nav_link(page, "Logs").click()
+    wait_idle(page, timeout=WAIT_MS)
+    expect(page.get_by_role("tab", name="Prediction")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
+    expect(prediction).to_be_visible(timeout=WAIT_MS)
     no_exception(page)

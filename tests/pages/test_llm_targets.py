@@ -26,6 +26,14 @@ def open_on(page: str, sets: list[str]) -> AppTest:
     return at
 
 
+def open_prediction(at: AppTest) -> AppTest:
+    """Open the Logs page's Prediction tab, as a click on it does."""
+    at.session_state["logs_details"] = "Prediction"
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    return at
+
+
 def _cli_table(key: str):
     """What ``python -m core fit`` gives for the built-in files (its default target: the log's own)."""
     return fits_table([analyse_run(read_log_file(p, source=n)) for n, p in builtin_log_files(key)]).set_index("file")
@@ -40,7 +48,8 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     assert list(table["metric"]) == ["val_loss"] * 4 and list(table["direction"]) == ["<="] * 4
     assert table["tokens_to_target"].to_numpy() == pytest.approx(expected["tokens_to_target"].to_numpy(), rel=1e-9)
     assert table["time_to_target_s"].to_numpy() == pytest.approx(expected["time_to_target_s"].to_numpy(), rel=1e-9)
-    # the prediction for a falling target: prior / extrapolation / posterior in tokens
+    # the prediction for a falling target: prior / extrapolation / posterior in tokens (its tab opened)
+    open_prediction(at)
     labels = [m.label for m in at.metric]
     assert any(label.startswith("Posterior (both), tokens") for label in labels), labels
     # amounts in one format: the whole log's tokens exactly as the table has them, estimates never in e-notation
@@ -246,7 +255,7 @@ def test_plan_page_batch_fit_of_the_loaded_llama_runs_uses_the_log_perplexity_ta
 def test_beside_an_llm_log_each_course_run_is_predicted_in_its_own_unit_against_its_own_target():
     """The speedrun declares val_loss <= 3.28; the MNIST-1D runs keep acc >= 0.92: a training log counts in
     steps at its epoch-level crossing (as the fit table), a _val log in epochs, never in validation batches."""
-    at = open_on("pages/logs.py", ["speedrun", "mnist1d"])
+    at = open_prediction(open_on("pages/logs.py", ["speedrun", "mnist1d"]))
     logs = {n: read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")}
     for run, unit in (("resnet14_Intel Xeon Processor.csv", "steps"),
                       ("resnet14_Intel Xeon Processor_val.csv", "epochs")):

@@ -41,8 +41,21 @@ def test_opens_on_the_builtin_runs_with_the_core_numbers():
     pd.testing.assert_series_equal(table["epoch_to_target"], expected["epoch_to_target"], check_dtype=False)
     assert table["epoch_to_target"].isna().sum() == 2  # ResNet-8 (train, val) never reaches 92 %
     specs = chart_specs(at)
-    assert len(specs) == 4  # loss, accuracy, prediction band, prediction convergence
+    # the details below the answer are tabs, only the open one computed: first the fits table
+    assert [t.label for t in at.tabs] == ["Fitted runs", "Prediction"]
+    assert len(specs) == 2  # loss, accuracy
     assert specs[0]["layout"]["xaxis"]["title"]["text"] == "global step k"
+    open_prediction(at)
+    assert len(chart_specs(at)) == 4   # + prediction band, prediction convergence
+    assert not at.error, [e.value for e in at.error]
+
+
+def open_prediction(at):
+    """Open the Prediction tab, as a click on it does."""
+    at.session_state["logs_details"] = "Prediction"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
 
 
 def test_upload_adds_a_run_and_a_bad_file_is_named_while_others_stay():
@@ -117,7 +130,7 @@ def test_prediction_from_the_first_epochs_is_cores():
     from core.datasets import builtin_datasets_by_file
     from core.prediction import family_scores, forecast_epoch_at_target, prior_for_run
 
-    at = open_page()
+    at = open_prediction(open_page())
     run = "resnet20_Intel Xeon Processor.csv"
     at.selectbox(key="logs_pred_run").set_value(run).run()
     at.selectbox(key="logs_pred_family").set_value("weibull").run()
