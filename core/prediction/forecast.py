@@ -82,7 +82,8 @@ class Forecast:
     def interval_source(self) -> str:
         """Where the interval's width comes from, in one clause a page can show."""
         if self.inflation is not None:
-            return (f"widened ×{self.inflation:.2f}, learned from {self.n_cases} predictions of the other loaded "
+            how = "widened" if self.inflation > 1 else "narrowed" if self.inflation < 1 else "kept"
+            return (f"{how} ×{self.inflation:.2f}, learned from {self.n_cases} predictions of the other loaded "
                     "runs at the same observed fraction (leave-one-run-out)")
         return (f"from this run's own observed epochs only (only {self.n_cases} cases in other runs to "
                 "calibrate on)")

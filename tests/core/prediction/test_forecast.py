@@ -76,3 +76,11 @@ def test_unseen_epochs_change_neither_prior_nor_extrapolation_nor_posterior(buil
         assert getattr(a.prediction, attr) == getattr(b.prediction, attr)
     assert a.posterior.to_dict() == b.posterior.to_dict()
 
+
+
+def test_the_interval_source_says_widened_or_narrowed_as_the_factor_is():
+    from dataclasses import replace
+
+    f = forecast_epoch_at_target(halving_run(), [], n_epochs_seen=10, target_acc=0.92, family="exp3")
+    assert replace(f, inflation=1.4, n_cases=5).interval_source.startswith("widened ×1.40, learned from 5 predictions")
+    assert replace(f, inflation=0.89, n_cases=5).interval_source.startswith("narrowed ×0.89, learned from 5")
