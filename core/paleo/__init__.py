@@ -126,10 +126,15 @@ __all__ = [
 
 
 def net_from_model(model_name: str, batch_size: int = 1) -> Net:
-    """The layer list of a :mod:`core.models` architecture (imports torch on first use).
+    """The layer list of a :mod:`core.models` architecture: from the traced table at batch 1
+    (:mod:`core.paleo.traced`, no torch), else traced (imports torch on first use).
 
     See :func:`core.paleo.torch_bridge.net_from_model`.
     """
+    from core.paleo.traced import traced_net
+
+    if batch_size == 1 and (net := traced_net(model_name)) is not None:
+        return net
     from core.paleo.torch_bridge import net_from_model as _from_model
 
     return _from_model(model_name, batch_size)
