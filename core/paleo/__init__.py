@@ -155,7 +155,8 @@ def load_workload(ref: str | Path | Net) -> Workload:
     """The op-by-op work of one training step, for the roofline and the transfer.
 
     A torch model (``torch:<model>``, or a bare model name no spec has) is traced aten op by
-    aten op (:func:`core.paleo.torch_work.workload_from_model`, imports torch); a spec (or a
+    aten op (:func:`core.paleo.torch_work.workload_from_model`, imports torch; a registered model's
+    trace is read from :mod:`core.paleo.traced`'s table); a spec (or a
     :class:`Net`) gives its Paleo layer list's work (:func:`workload_from_net`).  Names resolve
     as in :func:`load_net`.
 
@@ -169,9 +170,14 @@ def load_workload(ref: str | Path | Net) -> Workload:
         return workload_from_net(ref)
     text = str(ref)
     if _is_model_ref(text):
+        from core.paleo.traced import traced_workload
+
+        model = text.removeprefix(TORCH_PREFIX)
+        if (workload := traced_workload(model)) is not None:       # the traced table (no torch)
+            return workload
         from core.paleo.torch_work import workload_from_model
 
-        return workload_from_model(text.removeprefix(TORCH_PREFIX))
+        return workload_from_model(model)
     return workload_from_net(load_net(ref))
 
 
