@@ -25,6 +25,16 @@ BUILTIN: dict[str, str] = {
     "llama2_70b": "llama2_70b.json",
     "nanogpt_speedrun": "nanogpt_speedrun.json",
 }
+#: what ``transformers`` reads from each built-in file, as ``(layers, hidden, heads, kv_heads, ffn, vocab,
+#: gated_mlp, tied_embeddings)``: a built-in model needs no ``transformers`` import (3-9 s in a fresh process,
+#: the Throughput page's first run paid it). ``tests/core/transformer`` re-reads every file through
+#: ``AutoConfig`` and compares, so the table cannot drift from the files.
+BUILTIN_READ: dict[str, tuple[int, int, int, int, int, int, bool, bool]] = {
+    "llama31_405b": (126, 16384, 128, 8, 53248, 128256, True, False),
+    "llama31_8b": (32, 4096, 32, 8, 14336, 128256, True, False),
+    "llama2_70b": (80, 8192, 64, 8, 28672, 32000, True, False),
+    "nanogpt_speedrun": (12, 768, 6, 6, 3072, 50304, False, False),
+}
 #: the projections of one layer, in the names LoRA adapters are given
 PROJECTIONS = ("q", "k", "v", "o", "gate", "up", "down")
 #: MLPerf's Llama 2 70B LoRA: rank 16 on the attention projections (its logs' ``lora_rank``)
@@ -175,7 +185,8 @@ def from_hf(cfg: object, *, name: str, source: str) -> TransformerConfig:
 def load_config(spec: str | Path) -> TransformerConfig:
     """A built-in name (:data:`BUILTIN`), or a local ``config.json`` file or folder holding one.
 
-    Read with ``transformers.AutoConfig.from_pretrained(..., local_files_only=True)``.
+    Read with ``transformers.AutoConfig.from_pretrained(..., local_files_only=True)``; a built-in name
+    from :data:`BUILTIN_READ`, what that read gives for its file.
 
     Examples
     --------
@@ -191,6 +202,10 @@ def load_config(spec: str | Path) -> TransformerConfig:
 llama31_8b, llama2_70b, nanogpt_speedrun; got 'no_such_model'. Give a local path or a built-in name.
     """
     text = str(spec)
+    if text in BUILTIN_READ:
+        layers, hidden, heads, kv_heads, ffn, vocab, gated, tied = BUILTIN_READ[text]
+        return TransformerConfig(name=text, layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, ffn=ffn,
+                                 vocab=vocab, gated_mlp=gated, tied_embeddings=tied, source=f"builtin:{text}")
     if text in BUILTIN:
         path, name = CONFIG_DIR / BUILTIN[text], text
     else:
