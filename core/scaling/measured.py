@@ -146,13 +146,20 @@ def scaling_analysis(table: pd.DataFrame, *, n_params: int | None = None, itemsi
     n0 = int(table["gpus"].min())
     baseline, base_notes = _baselines(table, n0)
     rows, skipped = [], 0
+    # the first baseline row of each global batch and of each per-GPU batch (a lookup, not a scan per row)
+    first: dict[str, dict] = {"global_batch": {}, "batch_per_gpu": {}}
+    for base in baseline.to_dict("records"):
+        for key, seen in first.items():
+            value = base[key]
+            if not pd.isna(value) and value not in seen:    # a missing batch matches nothing, as == does
+                seen[value] = base
     for rec in table[table["gpus"] > n0].to_dict("records"):
         for kind, key, value in (("strong", "global_batch", rec["global_batch"]),
                                  ("weak", "batch_per_gpu", rec["batch_per_gpu"])):
-            match = baseline[baseline[key] == value]
-            if match.empty:
+            match = None if pd.isna(value) else first[key].get(value)
+            if match is None:
                 continue
-            row = _compare(kind, rec, match.iloc[0].to_dict(), n0, n_params, itemsize,
+            row = _compare(kind, rec, dict(match), n0, n_params, itemsize,
                            link_gbps)
             if row is None:
                 skipped += 1
