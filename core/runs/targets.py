@@ -16,6 +16,7 @@ For epoch-level traces (one row per epoch) both criteria pick the first row abov
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -167,12 +168,30 @@ def metric_column(log: RunLog, metric: str) -> str | None:
     return None
 
 
+#: a source column named as an evaluation (``eval_accuracy``, ``val_acc``, ``validation/loss``, ``test_loss``)
+_EVALUATION_NAME = re.compile(r"^(eval|val|valid|validation|test)[_/.\-]", re.IGNORECASE)
+
+
 def is_evaluation_metric(log: RunLog, column: str) -> bool:
     """Whether ``column`` is logged on some rows only, as evaluations (an ``eval_loss`` every 250 steps in
     a Trainer log whose training loss is logged every 50): each of its rows is then an evaluation of its
     own, never averaged with the others of its epoch. The loss and accuracy roles are the log's running
-    metrics."""
-    return column not in ("acc", "loss") and int(log.frame[column].notna().sum()) < len(log.frame)
+    metrics unless their source column is named as an evaluation (a Trainer's ``eval_accuracy`` in ``acc``).
+
+    >>> from core.logs import read_log
+    >>> import json
+    >>> history = [{"epoch": s / 40, "step": s, "loss": 2 - s / 100} for s in range(10, 81, 10)]
+    >>> history += [{"epoch": s / 40, "step": s, "eval_accuracy": 50 + s / 4} for s in (20, 40, 60, 80)]
+    >>> log = read_log(json.dumps({"log_history": history}).encode(), "trainer_state.json")
+    >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
+    ('eval_accuracy', True, False)
+    """
+    if int(log.frame[column].notna().sum()) >= len(log.frame):
+        return False
+    if column not in ("acc", "loss"):
+        return True
+    source = getattr(log.roles, column, None)
+    return bool(source) and _EVALUATION_NAME.match(str(source)) is not None
 
 
 def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[np.ndarray | None, np.ndarray]:

@@ -97,3 +97,20 @@ def test_interval_from_the_covariance_brackets_the_step_and_shrinks_with_less_no
     assert widths[0] < widths[1]
     # true step (1/(0.3-0.1) - 1)/0.001 = 4000 lies within a few interval widths
     assert abs(p.step - 4000) < 3 * widths[1]
+
+
+def test_a_trainer_eval_accuracy_counts_at_its_first_evaluation_at_target_not_its_epochs_last():
+    """eval_accuracy fills the acc role of a Trainer log; it is a whole evaluation, not a running average:
+    two evaluations an epoch (steps 20 and 40 of epoch 1), 55 % at step 20."""
+    import json
+
+    from core.logs import read_log
+    from core.runs import find_target_crossing
+    from core.targets import Target
+
+    history = [{"epoch": s / 40, "step": s, "loss": 2 - s / 100} for s in range(10, 81, 10)]
+    history += [{"epoch": s / 40, "step": s, "eval_accuracy": 50 + s / 4} for s in (20, 40, 60, 80)]
+    log = read_log(json.dumps({"log_history": history}).encode(), "trainer_state.json")
+    for criterion in ("epoch", "first-row"):
+        c = find_target_crossing(log, Target("acc", ">=", 0.55), criterion=criterion)
+        assert (c.step, c.value) == (20.0, 0.55), criterion
