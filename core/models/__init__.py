@@ -44,8 +44,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
-from core.errors import InputError
 from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
+from core.models.registry import MODEL_NAMES, REGISTRY, entry
 
 __all__ = ["ARCHITECTURE_SHAPES", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
            "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG",
@@ -85,40 +85,6 @@ class ModelInfo:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    family: str
-    depth: int
-    input_shape: tuple[int, ...]
-    num_classes: int
-
-
-_CIFAR, _IMAGENET, _INCEPTION, _SIGNAL = (3, 32, 32), (3, 224, 224), (3, 299, 299), (1, 40)
-_REGISTRY: dict[str, _Entry] = {
-    **{f"resnet{d}": _Entry("cifar-resnet", d, _CIFAR, 10) for d in (20, 32, 44, 56)},
-    "resnet18": _Entry("imagenet-resnet", 18, _IMAGENET, 1000),
-    "resnet50": _Entry("imagenet-resnet", 50, _IMAGENET, 1000),
-    "resnet18_cifar": _Entry("imagenet-resnet", 18, _CIFAR, 10),
-    "resnet50_cifar": _Entry("imagenet-resnet", 50, _CIFAR, 10),
-    "vgg16": _Entry("vgg", 16, _IMAGENET, 1000),
-    "inception_v3": _Entry("inception", 48, _INCEPTION, 1000),
-    **{f"resnet{d}_1d": _Entry("resnet1d", d, _SIGNAL, 10) for d in (8, 14, 20, 32, 44, 56)},
-}
-
-#: every architecture ``build_model`` knows, in a fixed order
-MODEL_NAMES: tuple[str, ...] = tuple(_REGISTRY)
-
-
-def _entry(name: str) -> _Entry:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, not {type(name).__name__}.")
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise InputError(f"model name: expected one of {', '.join(MODEL_NAMES)}; got {name!r}. "
-                         "Pick a listed name.") from None
-
-
 @lru_cache(maxsize=None)
 def parameter_count(name: str) -> int:
     """Trainable parameters of a registered model (``ARCHITECTURE_SHAPES``, else :func:`count_architecture`).
@@ -156,7 +122,7 @@ def registry_name(model: str, dataset: str = "cifar10") -> str | None:
     """
     for pattern in _DATASET_PATTERNS.get(dataset, ("{m}",)):
         name = pattern.format(m=str(model).lower())
-        if name in _REGISTRY:
+        if name in REGISTRY:
             return name
     return None
 
@@ -170,7 +136,7 @@ def model_info(name: str) -> ModelInfo:
     >>> info.depth, info.num_classes, info.n_params
     (56, 10, 853018)
     """
-    e = _entry(name)
+    e = entry(name)
     return ModelInfo(name=name, family=e.family, depth=e.depth, input_shape=e.input_shape,
                      num_classes=e.num_classes, n_params=parameter_count(name))
 
@@ -207,8 +173,6 @@ class ArchitectureFeatures:
         return asdict(self)
 
 
-#: block type of each family (the wide ResNets by their block class)
-_BLOCKS = {"cifar-resnet": "basic", "resnet1d": "basic", "vgg": "plain", "inception": "inception"}
 
 
 @lru_cache(maxsize=None)
@@ -243,7 +207,7 @@ def architecture_features(name: str) -> ArchitectureFeatures:
     >>> architecture_features("resnet56").block, architecture_features("resnet56").width
     ('basic', 16)
     """
-    e = _entry(name)
+    e = entry(name)
     if name not in ARCHITECTURE_SHAPES:
         from core.models.build import count_architecture
     n_params, block, width = ARCHITECTURE_SHAPES.get(name) or count_architecture(name)

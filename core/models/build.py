@@ -11,8 +11,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from core.models import _BLOCKS, _entry
 from core.models.inception_vgg import VGG, VGG16_CFG, InceptionV3
+from core.models.registry import FAMILY_BLOCKS, entry
 from core.models.resnets import BasicBlock, BasicBlock1d, Bottleneck, CifarResNet, ResNet, ResNet1d
 
 __all__ = ["BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ResNet", "ResNet1d", "VGG",
@@ -124,7 +124,7 @@ def build_model(name: str) -> nn.Module:
     >>> sum(p.numel() for p in build_model("resnet20").parameters())
     269722
     """
-    _entry(name)
+    entry(name)
     return _BUILDERS[name]()
 
 
@@ -136,7 +136,7 @@ def example_input(name: str, batch_size: int = 1, *, device: str = "meta") -> to
     >>> tuple(example_input("resnet20", 2).shape), tuple(example_input("resnet8_1d", 2).shape)
     ((2, 3, 32, 32), (2, 40))
     """
-    e = _entry(name)
+    e = entry(name)
     shape = e.input_shape[1:] if e.family == "resnet1d" else e.input_shape
     return torch.empty((batch_size, *shape), device=device)
 
@@ -164,12 +164,12 @@ def count_architecture(name: str) -> tuple[int, str, int]:
     >>> count_architecture("resnet20")
     (269722, 'basic', 16)
     """
-    e = _entry(name)
+    e = entry(name)
     with torch.device("meta"):
         model = build_model(name)
     if e.family == "imagenet-resnet":
         block = "bottleneck" if any(isinstance(m, Bottleneck) for m in model.modules()) else "basic"
     else:
-        block = _BLOCKS[e.family]
+        block = FAMILY_BLOCKS[e.family]
     first_conv = next(m for m in model.modules() if isinstance(m, (nn.Conv1d, nn.Conv2d)))
     return int(sum(p.numel() for p in model.parameters() if p.requires_grad)), block, int(first_conv.out_channels)

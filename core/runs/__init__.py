@@ -25,6 +25,7 @@ from core.runs.analysis import (
     step_scales,
     thin_indices,
 )
+from core.runs.evaluations import compared_rows, is_evaluation_metric, metric_column
 from core.runs.summary import TargetSummary, amount_text, summarize_targets
 from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
@@ -36,10 +37,8 @@ from core.runs.targets import (
     best_accuracy,
     best_value,
     check_target_acc,
-    compared_rows,
     criterion_text,
     find_target_crossing,
-    metric_column,
     predict_step_at_loss,
 )
 
@@ -47,6 +46,7 @@ __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
     'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
+    'is_evaluation_metric',
     'find_target_crossing',
     'fit_files', 'fit_metric', 'summarize_targets', 'amount_text',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',

@@ -19,7 +19,8 @@ import pandas as pd
 from core.curves import FitResult, fit_curve
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
-from core.runs.targets import TargetCrossing, as_target, find_target_crossing, metric_column
+from core.runs.evaluations import metric_column
+from core.runs.targets import TargetCrossing, as_target, find_target_crossing
 from core.targets import DEFAULT_TARGET, Target
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)

@@ -16,7 +16,6 @@ For epoch-level traces (one row per epoch) both criteria pick the first row abov
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -25,6 +24,7 @@ import pandas as pd
 from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
+from core.runs.evaluations import compared_rows, epoch_ends, metric_column
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
@@ -132,92 +132,6 @@ def _mean_or_none(values: pd.Series) -> float | None:
     v = values.to_numpy(dtype=float)
     v = v[np.isfinite(v)]
     return float(v.mean()) if v.size else None
-
-
-def _epoch_ends(rows: pd.DataFrame) -> np.ndarray:
-    """Positions (in ``rows``) of the last row of each epoch, ordered by epoch (rows without an epoch skipped)."""
-    epoch = rows["epoch"].to_numpy(dtype=float, na_value=np.nan)
-    known = np.flatnonzero(~np.isnan(epoch))
-    backwards = epoch[known][::-1]
-    _, first_from_end = np.unique(backwards, return_index=True)   # unique epochs ascending
-    return known[len(known) - 1 - first_from_end]
-
-
-def metric_column(log: RunLog, metric: str) -> str | None:
-    """The frame column holding ``metric`` in ``log`` (None when the log does not have it).
-
-    ``acc``/``accuracy`` name the accuracy role and ``loss`` the loss role; any other name is looked
-    up in the log's own metric names (``RunLog.metrics``, e.g. MLLOG's ``eval_accuracy``) and then
-    among the frame's columns.
-
-    >>> from core.logs import read_log
-    >>> log = read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.0,0.7\\n", "a.csv")
-    >>> metric_column(log, "accuracy"), metric_column(log, "loss"), metric_column(log, "bleu")
-    ('acc', 'loss', None)
-    """
-    low = metric.strip().lower()
-    if low in ("acc", "accuracy"):
-        return "acc" if log.has_acc else None
-    named = getattr(log, "metrics", None) or {}
-    if metric in named and named[metric] in log.frame.columns:
-        return named[metric]
-    if low == "loss":
-        return "loss" if log.has_loss else None
-    if metric in log.frame.columns and metric not in ("global_step", "epoch", "time_s", "lr", "samples", "tokens"):
-        return metric
-    return None
-
-
-#: a source column named as an evaluation (``eval_accuracy``, ``val_acc``, ``validation/loss``, ``test_loss``)
-_EVALUATION_NAME = re.compile(r"^(eval|val|valid|validation|test)[_/.\-]", re.IGNORECASE)
-
-
-def is_evaluation_metric(log: RunLog, column: str) -> bool:
-    """Whether ``column`` is logged on some rows only, as evaluations (an ``eval_loss`` every 250 steps in
-    a Trainer log whose training loss is logged every 50): each of its rows is then an evaluation of its
-    own, never averaged with the others of its epoch. The loss and accuracy roles are the log's running
-    metrics unless their source column is named as an evaluation (a Trainer's ``eval_accuracy`` in ``acc``).
-
-    >>> from core.logs import read_log
-    >>> import json
-    >>> history = [{"epoch": s / 40, "step": s, "loss": 2 - s / 100} for s in range(10, 81, 10)]
-    >>> history += [{"epoch": s / 40, "step": s, "eval_accuracy": 50 + s / 4} for s in (20, 40, 60, 80)]
-    >>> log = read_log(json.dumps({"log_history": history}).encode(), "trainer_state.json")
-    >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
-    ('eval_accuracy', True, False)
-    """
-    if int(log.frame[column].notna().sum()) >= len(log.frame):
-        return False
-    if column not in ("acc", "loss"):
-        return True
-    source = getattr(log.roles, column, None)
-    return bool(source) and _EVALUATION_NAME.match(str(source)) is not None
-
-
-def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[np.ndarray | None, np.ndarray]:
-    """The values of ``column`` the ``"epoch"`` criterion compares with a target, one per epoch, and the
-    positions (among the rows holding the metric) of the rows that stand for them: each epoch's last row.
-
-    A running accuracy counts at its epoch's last row (the accuracy over that epoch), another metric as its
-    epoch's mean. Positions are None where every row is compared as it is: the ``"first-row"`` criterion, a
-    per-epoch log, a log without epochs and an evaluation metric (:func:`is_evaluation_metric`).
-
-    >>> from core.logs import read_log
-    >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n1,2,1,0.7\\n2,1,1,0.8\\n2,2,0.5,0.9\\n", "a.csv")
-    >>> positions, values = compared_rows(log, "acc")
-    >>> positions.tolist(), values.tolist(), compared_rows(log, "loss")[1].tolist()
-    ([1, 3], [0.7, 0.9], [1.5, 0.75])
-    """
-    rows = log.frame[log.frame[column].notna()]
-    values = rows[column].to_numpy(dtype=float)
-    if (criterion != "epoch" or log.granularity != "step" or len(rows) < 2 or rows["epoch"].isna().all()
-            or rows["epoch"].nunique() >= len(rows) or is_evaluation_metric(log, column)):
-        return None, values
-    ends = _epoch_ends(rows)                     # the last logged row of each epoch, by epoch
-    if column == "acc":                          # a running accuracy: its epoch's last row is the epoch's
-        return ends, values[ends]
-    means = rows.groupby("epoch", sort=True)[column].mean()
-    return ends, means.loc[rows["epoch"].to_numpy(dtype=float)[ends]].to_numpy(dtype=float)
 
 
 def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, float | None]:
@@ -347,7 +261,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     rows = log.frame[log.frame["acc"].notna()]
     acc = rows["acc"].to_numpy(dtype=float)
     if criterion == "epoch" and log.granularity == "step" and not rows["epoch"].isna().all():
-        acc = acc[_epoch_ends(rows)]
+        acc = acc[epoch_ends(rows)]
     return float(np.max(acc))
 
 
