@@ -21,7 +21,7 @@ files, named ``<source> (library #<id>)``.
 
 With ``--target SPEC`` on a metric other than the accuracy (``eval_accuracy<=3.3``), or logs that declare
 such a target (MLLOG, speedrun), each finished log is cut at each ``--observe`` fraction of its
-evaluations and its progress to target (samples, tokens or steps) predicted from the other logs
+evaluations and its progress to target (samples, tokens, steps or epochs) predicted from the other logs
 (``core.prediction.progress_backtest.backtest_progress``); columns ``PROGRESS_BACKTEST_COLUMNS``.
 
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are

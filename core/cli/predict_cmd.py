@@ -16,7 +16,8 @@ LOG on stderr says where each part came from.
 With ``--target SPEC`` for a metric other than the accuracy (``eval_accuracy<=3.3``, ``val_loss<=3.28``), or
 with a log that declares such a target (MLLOG, speedrun), the answers are in the run's progress unit:
 ``prior_samples,extrapolation_samples,posterior_samples,posterior_samples_low,posterior_samples_high``
-(samples where the log counts them, else optimiser steps: ``unit`` says which; ``core.prediction.progress``),
+(samples where the log counts them, else tokens, else optimiser steps, epochs for a course ``_val`` log:
+``unit`` says which; ``core.prediction.progress``),
 ``--observe`` a fraction of the log's evaluations or a number of them; with no ``--observe`` the whole log is
 the observed part (a run in progress, never assumed to end at its target).
 
@@ -152,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress_row(path: str, f) -> dict:
-    """A row for a target in the run's progress unit (no epochs); the ``*_samples`` columns only in samples."""
+    """A row for a target in the run's progress unit (``posterior_progress*``); the ``*_samples`` columns only in
+    samples, never an epoch of the accuracy columns."""
     in_samples = f.unit == "samples"
 
     def samples(value):

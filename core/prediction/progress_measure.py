@@ -2,9 +2,10 @@
 its first evaluations, where it reached a target, and the seconds one unit takes.
 
 A run's evaluations of a metric are what the ``"epoch"`` criterion of :func:`core.runs.find_target_crossing`
-compares with a target: each epoch's final running accuracy (or mean loss) in a per-step log with several
-rows an epoch, every row otherwise (an evaluation log, a per-epoch trace, a log without epochs). So the
-progress a run took to its target here is the crossing the Logs page and ``fit`` report, in the run's unit.
+compares with a target: each epoch's final running accuracy (or mean loss) in a per-step log with at least
+``MIN_EPOCH_EVALUATIONS`` epochs of several rows each, every row otherwise (an evaluation log, a per-epoch
+trace, a log without epochs, a fine-tune of a few epochs). So the progress a run took to its target here is
+the crossing the Logs page and ``fit`` report (epoch-level), in the run's unit.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.runs import compared_rows, find_target_crossing, metric_column
+from core.runs import compared_rows, metric_column
 from core.targets import Target
 
+#: fewest epochs whose ends stand for a per-step log's evaluations: a run of fewer (a fine-tune of 1-3
+#: epochs) is evaluated at every logged row, as a curve needs points to be fitted to
+MIN_EPOCH_EVALUATIONS = 8
 #: the progress units a run can count, most informative first
 UNITS: tuple[str, ...] = ("samples", "tokens", "steps", "epochs")
 
@@ -49,18 +53,36 @@ def progress_unit(log: RunLog) -> str:
     return "tokens" if _column_known(log, "tokens") else "steps"
 
 
+def _counted(frame, column: str) -> np.ndarray:
+    """``column`` (samples or tokens counted by the log) at every row; a row between two counted rows without
+    its own count (a Trainer evaluation on a step with no training record) gets the count interpolated on
+    the global step, so an evaluation never loses its place."""
+    values = frame[column].to_numpy(dtype=float)
+    step = frame["global_step"].to_numpy(dtype=float)
+    known = np.isfinite(values) & np.isfinite(step)
+    missing = ~np.isfinite(values) & np.isfinite(step)
+    if missing.any() and known.sum() >= 2:
+        order = np.argsort(step[known], kind="stable")
+        ks, vs = step[known][order], values[known][order]
+        inside = missing & (step >= ks[0]) & (step <= ks[-1])
+        values = values.copy()
+        values[inside] = np.interp(step[inside], ks, vs)
+    return values
+
+
 def progress(log: RunLog) -> np.ndarray:
-    """The progress of every row of ``log`` in :func:`progress_unit` (samples, tokens, else optimiser steps)."""
+    """The progress of every row of ``log`` in :func:`progress_unit` (samples, tokens, optimiser steps or, for a
+    course ``_val`` log, epochs)."""
     frame = log.frame
     if _column_known(log, "samples"):
-        return frame["samples"].to_numpy(dtype=float)
+        return _counted(frame, "samples")
     if _steps_are_not_training_steps(log):
         return frame["epoch"].to_numpy(dtype=float, na_value=np.nan)
     step = frame["global_step"].to_numpy(dtype=float)
     if log.meta.global_batch:
         return step * log.meta.global_batch
     if _column_known(log, "tokens"):
-        return frame["tokens"].to_numpy(dtype=float)
+        return _counted(frame, "tokens")
     return step
 
 
@@ -72,8 +94,10 @@ def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarr
                          f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
     x = progress(log)[log.frame[column].notna().to_numpy()]
     positions, y = compared_rows(log, column, "epoch")
-    if positions is not None:
+    if positions is not None and len(positions) >= MIN_EPOCH_EVALUATIONS:
         x = x[positions]
+    elif positions is not None:         # too few epochs to fit a curve to: every logged row is an evaluation
+        y = log.frame.loc[log.frame[column].notna(), column].to_numpy(dtype=float)
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
     return x[keep], y[keep]
 
@@ -100,18 +124,13 @@ def observed_count(total: int, fraction: float | None) -> int:
 
 
 def progress_to_target(log: RunLog, target: Target) -> float | None:
-    """The progress at which ``log`` met ``target`` (its first evaluation at target), None when it never did."""
-    c = find_target_crossing(log, target, criterion="epoch")
-    if not c.reached:
+    """The progress at which ``log`` met ``target`` (its first evaluation at target, :func:`evaluation_points`),
+    None when it never did or does not log the target's metric."""
+    if metric_column(log, target.metric) is None:
         return None
-    unit = progress_unit(log)
-    if unit == "epochs":
-        return float(c.epoch) if c.epoch is not None else None
-    if unit == "samples":
-        return c.samples if c.samples is not None else c.step * (log.meta.global_batch or 1)
-    if unit == "tokens":
-        return c.tokens
-    return c.step
+    x, y = evaluation_points(log, target)
+    hit = target.first_met(y)
+    return None if hit is None else float(x[hit])
 
 
 def seconds_per_unit(log: RunLog) -> float | None:

@@ -58,7 +58,7 @@ def declared_changes(log: RunLog) -> list[ScheduleChange]:
 
 
 def step_to_progress(steps: np.ndarray, progress: np.ndarray, step: float) -> float:
-    """The progress (samples, tokens or steps) at optimiser step ``step``: interpolated in the logged
+    """The progress (samples, tokens, steps or epochs) at optimiser step ``step``: interpolated in the logged
     ``(steps, progress)`` pairs, continued at the last logged rate past them.
 
     >>> step_to_progress(np.array([10.0, 20.0]), np.array([640.0, 1280.0]), 40)

@@ -54,10 +54,11 @@ _EVALUATION_NAME = re.compile(r"^(eval|val|valid|validation|test)[_/.\-]", re.IG
 
 
 def is_evaluation_metric(log: RunLog, column: str) -> bool:
-    """Whether ``column`` is logged on some rows only, as evaluations (an ``eval_loss`` every 250 steps in
-    a Trainer log whose training loss is logged every 50): each of its rows is then an evaluation of its
-    own, never averaged with the others of its epoch. The loss and accuracy roles are the log's running
-    metrics unless their source column is named as an evaluation (a Trainer's ``eval_accuracy`` in ``acc``).
+    """Whether each row of ``column`` is an evaluation of its own, never averaged with the others of its
+    epoch: a column named as an evaluation (``eval_loss``, ``val_acc``, ``test_loss``; for the loss and
+    accuracy roles, their source column: a Trainer's ``eval_accuracy`` in ``acc``), however many rows it
+    fills, or another metric logged on some rows only. The loss and accuracy roles are otherwise the log's
+    running metrics (a course log's per-batch running accuracy).
 
     >>> from core.logs import read_log
     >>> import json
@@ -67,12 +68,10 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
     ('eval_accuracy', True, False)
     """
-    if int(log.frame[column].notna().sum()) >= len(log.frame):
-        return False
-    if column not in ("acc", "loss"):
+    source = str(getattr(log.roles, column, None) or "") if column in ("acc", "loss") else column
+    if _EVALUATION_NAME.match(source):          # named as an evaluation: one, however many rows it fills
         return True
-    source = getattr(log.roles, column, None)
-    return bool(source) and _EVALUATION_NAME.match(str(source)) is not None
+    return column not in ("acc", "loss") and int(log.frame[column].notna().sum()) < len(log.frame)
 
 
 def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[np.ndarray | None, np.ndarray]:

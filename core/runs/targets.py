@@ -29,7 +29,8 @@ from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
-             "(step = that epoch's last step; loss = that epoch's mean loss)",
+             "(step = that epoch's last step; loss = that epoch's mean loss); an evaluated accuracy "
+             "(eval_accuracy, val_acc): its first evaluation at target",
     "first-row": "first row: first logged row whose accuracy exceeds the target (the course's "
                  "criterion; fires early on running averages)",
 }

@@ -39,7 +39,7 @@ def _amount(value, low, high) -> str:
 @guarded("Logs: progress prediction")
 def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str | None) -> None:
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
-    st.subheader("Predict the samples to target from the first evaluations")
+    st.subheader("Predict the progress to target from the first evaluations")
     by_name = {a.log.source: a for a in runs.analyses
                if metric_column(a.log, run_target(a.log, target).metric) is not None}
     if not by_name:

@@ -186,3 +186,42 @@ def test_a_course_validation_log_counts_in_epochs_never_in_validation_batches():
     # the prior pools the other validation logs (epochs), never the training log (samples at batch 512)
     assert f.prior.value == 10.0 and "2 other runs" in f.prior.description
     assert predict_progress(logs["resnet8_V100-512.csv"], list(logs.values()), target, observe=0.25).unit == "samples"
+
+
+def _trainer(history: list[dict]) -> object:
+    import json
+
+    return read_log(json.dumps({"log_history": history}).encode(), "trainer_state.json")
+
+
+def test_an_evaluation_on_every_logged_row_is_still_an_evaluation_never_an_epoch_mean():
+    """eval_steps = logging_steps: eval_loss fills every row; 2.50 at step 20 meets eval_loss <= 2.5 there
+    (its epoch's mean, 2.375 with the later evaluations, would move it to step 40)."""
+    from core.runs import find_target_crossing
+
+    history = [{"epoch": s / 40, "step": s, "loss": 3 - s / 40, "eval_loss": 3 - s / 40} for s in range(10, 81, 10)]
+    log = _trainer(history)
+    target = Target("eval_loss", "<=", 2.5)
+    assert find_target_crossing(log, target).step == 20.0 == progress_to_target(log, target)
+
+
+def test_a_one_epoch_fine_tune_is_evaluated_at_every_row_so_it_can_be_extrapolated():
+    history = [{"epoch": s / 100, "step": s, "loss": 2.0 + 30 * (100 * s) ** -0.5} for s in range(1, 101)]
+    log = _trainer(history)
+    f = predict_progress(log, target=LOSS, observe=0.25)
+    assert f.n_observed == 25 and f.extrapolation.available       # 100 rows, not 1 epoch
+    assert f.extrapolation.value == pytest.approx(36.0, rel=0.02)   # 2 + 30/sqrt(100 s) <= 2.5 at s = 36
+
+
+def test_an_evaluation_on_a_step_without_a_token_count_keeps_its_place_by_interpolation():
+    """The evaluation at step 75 has no training record, so no num_input_tokens_seen: its tokens are
+    interpolated between steps 70 and 80 (2,000 a step): 150,000, where the run met the target."""
+    history = [{"epoch": s / 200, "step": s, "loss": 3.0, "num_input_tokens_seen": 2000 * s}
+               for s in range(10, 201, 10)]
+    history += [{"epoch": s / 200, "step": s, "eval_loss": 3.0 - s / 100} for s in (25, 50, 75, 100, 125)]
+    history.sort(key=lambda h: h["step"])
+    log = _trainer(history)
+    target = Target("eval_loss", "<=", 2.25)
+    assert progress_to_target(log, target) == 150_000.0
+    f = predict_progress(log, target=target)
+    assert f.status == "reached" and f.posterior.value == 150_000.0
