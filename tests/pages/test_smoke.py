@@ -34,6 +34,25 @@ def test_page_renders_without_exception_or_error(path):
     check_page(open_page(path, via_app=True), path)  # through app.py's navigation, as a user gets there
 
 
+#: pages whose details below the answer are tabs, computed only when open: every tab is checked too
+DETAIL_TABS = {"pages/logs.py": "logs_details", "pages/calibrate.py": "cal_details"}
+
+
+def open_tab(at, key: str, label: str):
+    """Open the tab ``label`` of the tabs ``key``, as a click on it does."""
+    at.session_state[key] = label
+    return at.run()
+
+
+@pytest.mark.parametrize("path", list(DETAIL_TABS))
+def test_every_detail_tab_renders_without_exception_or_error(path):
+    at = open_page(path, via_app=True)
+    labels = [t.label for t in at.tabs]
+    assert len(labels) >= 2, labels
+    for label in labels[1:]:
+        check_page(open_tab(at, DETAIL_TABS[path], label), f"{path} ({label})")
+
+
 def _raise_in(monkeypatch, facade: str, name: str, problem: str) -> None:
     """Make ``facade.name`` (and the module that defines it) raise ``RuntimeError(problem)``."""
     module = importlib.import_module(facade)
@@ -49,7 +68,7 @@ def _raise_in(monkeypatch, facade: str, name: str, problem: str) -> None:
 def test_a_section_that_raises_shows_its_name_and_the_problem_and_fails_the_smoke_check(monkeypatch):
     # the Logs page's prediction section picks its default run with core.prediction.showcase_log
     _raise_in(monkeypatch, "core.prediction", "showcase_log", "injected failure 1234")
-    at = open_page("pages/logs.py", via_app=True)
+    at = open_tab(open_page("pages/logs.py", via_app=True), "logs_details", "Prediction")
     assert not at.exception                          # the wrapper caught it: no traceback ...
     errors = errors_shown(at)
     assert len(errors) == 1                          # ... one line, naming the section and the problem
