@@ -44,6 +44,8 @@ def toggle(page: Page, label: str) -> None:
 def test_logs_keeps_the_run_family_and_view(page: Page, app_url):
     goto_page(page, app_url, "Logs")
     choose(page, "Show", RESNET20)
+    page.get_by_role("tab", name="Prediction").click()           # the prediction's tab
+    wait_idle(page, timeout=WAIT_MS)
     choose(page, "Run", RESNET20)
     choose(page, "Curve family", "weibull")
     press(page, "Target: acc ≥", "ArrowRight")                 # 0.92 -> 0.93
@@ -52,6 +54,7 @@ def test_logs_keeps_the_run_family_and_view(page: Page, app_url):
     selected(page, "Curve family", "weibull")
     selected(page, "Show", RESNET20)
     selected(page, "Run", RESNET20)
+    expect(page.get_by_role("tab", name="Prediction")).to_have_attribute("aria-selected", "true")
     no_exception(page)
 
 
