@@ -22,17 +22,12 @@ TRACED_PATH = Path(__file__).resolve().parents[2] / "data" / "paleo" / "traced.j
 _TUPLES = ("inputs", "output", "filters", "strides", "pad", "kernel", "parents")
 
 
-def net_to_dict(net: Net) -> dict:
-    """``net`` as plain JSON values (tuples become lists)."""
-    return asdict(net)
-
-
 def net_from_dict(data: dict) -> Net:
-    """The :class:`Net` that :func:`net_to_dict` wrote.
+    """The :class:`Net` that ``dataclasses.asdict`` wrote (tuples came back as lists).
 
     >>> from core.paleo import load_net
     >>> net = load_net("alex_v2")
-    >>> net_from_dict(json.loads(json.dumps(net_to_dict(net)))) == net
+    >>> net_from_dict(json.loads(json.dumps(asdict(net)))) == net
     True
     """
     def layer(d: dict) -> Layer:
@@ -79,7 +74,7 @@ def write_table(path: Path = TRACED_PATH) -> dict:
     from core.paleo.torch_bridge import net_from_model
     from core.paleo.torch_work import workload_from_model
 
-    table = {"nets": {name: net_to_dict(net_from_model(name)) for name in MODEL_NAMES},
+    table = {"nets": {name: asdict(net_from_model(name)) for name in MODEL_NAMES},
              "workloads": {name: asdict(workload_from_model(name)) for name in MODEL_NAMES}}
     path.write_text(json.dumps(table, separators=(",", ":")) + "\n")
     return table

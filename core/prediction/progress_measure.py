@@ -94,10 +94,10 @@ def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarr
                          f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
     x = progress(log)[log.frame[column].notna().to_numpy()]
     positions, y = compared_rows(log, column, "epoch")
-    if positions is not None and len(positions) >= MIN_EPOCH_EVALUATIONS:
+    if positions is not None and len(positions) < MIN_EPOCH_EVALUATIONS:
+        positions, y = compared_rows(log, column, "first-row")   # too few epochs to fit: every row counts
+    if positions is not None:
         x = x[positions]
-    elif positions is not None:         # too few epochs to fit a curve to: every logged row is an evaluation
-        y = log.frame.loc[log.frame[column].notna(), column].to_numpy(dtype=float)
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
     return x[keep], y[keep]
 

@@ -151,6 +151,23 @@ def nav_link(page, title: str):
     # its text is the icon's ligature name then the title ("show_chartLogs")
 
 
+def open_tab(page, label: str) -> None:
+    """Click the tab ``label`` and wait until its content is computed."""
+    page.get_by_role("tab", name=label).click()
+    wait_idle(page, timeout=WAIT_MS)
+
+
+def leave_and_come_back(page, title: str, *, via: str = "Plan") -> None:
+    """Go to the page ``via`` and back to ``title`` with the menu, as a user switches pages."""
+    from playwright.sync_api import expect
+
+    nav_link(page, via).click()
+    expect(page.get_by_role("heading", name=via, exact=True).first).to_be_visible(timeout=WAIT_MS)
+    wait_idle(page, timeout=WAIT_MS)
+    nav_link(page, title).click()
+    wait_idle(page, timeout=WAIT_MS)
+
+
 def goto_page(page, app_url: str, title: str) -> None:
     """Open the app and click ``title`` in the navigation."""
     from playwright.sync_api import expect

@@ -6,7 +6,7 @@ from playwright.sync_api import Page, expect
 
 from core.calibrate import calibrate, read_fits_table
 from core.datasets import course_fits_path
-from tests.e2e.conftest import WAIT_MS, goto_page, nav_link, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, leave_and_come_back, no_exception, open_tab, wait_idle
 
 
 def test_choose_another_held_out_model(page: Page, app_url):
@@ -37,18 +37,12 @@ def test_details_tabs_compute_the_open_one_and_stay_chosen_across_pages(page: Pa
     # a first visit draws the prediction table, not the curves nor the method scores
     expect(page.get_by_role("heading", name="Prediction table")).to_be_visible(timeout=WAIT_MS)
     expect(page.get_by_role("heading", name="Curve parameters against depth")).to_have_count(0)
-    page.get_by_role("tab", name="Curves").click()
-    wait_idle(page, timeout=WAIT_MS)
+    open_tab(page, "Curves")
     expect(page.get_by_role("heading", name="Curve parameters against depth")).to_be_visible(timeout=WAIT_MS)
     no_exception(page)
-    nav_link(page, "Plan").click()
-    expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
-    wait_idle(page, timeout=WAIT_MS)
-    nav_link(page, "Calibrate").click()
-    wait_idle(page, timeout=WAIT_MS)
+    leave_and_come_back(page, "Calibrate")
     expect(page.get_by_role("tab", name="Curves")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     expect(page.get_by_role("heading", name="Curve parameters against depth")).to_be_visible(timeout=WAIT_MS)
-    page.get_by_role("tab", name="Leave-one-architecture-out").click()
-    wait_idle(page, timeout=WAIT_MS)
+    open_tab(page, "Leave-one-architecture-out")
     expect(page.get_by_role("heading", name="Leave-one-architecture-out")).to_be_visible(timeout=WAIT_MS)
     no_exception(page)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, open_tab, wait_idle
 
 RESNET20 = "resnet20_Intel Xeon Processor.csv"
 
@@ -44,8 +44,7 @@ def toggle(page: Page, label: str) -> None:
 def test_logs_keeps_the_run_family_and_view(page: Page, app_url):
     goto_page(page, app_url, "Logs")
     choose(page, "Show", RESNET20)
-    page.get_by_role("tab", name="Prediction").click()           # the prediction's tab
-    wait_idle(page, timeout=WAIT_MS)
+    open_tab(page, "Prediction")                                 # the prediction's tab
     choose(page, "Run", RESNET20)
     choose(page, "Curve family", "weibull")
     press(page, "Target: acc ≥", "ArrowRight")                 # 0.92 -> 0.93

@@ -13,8 +13,9 @@ from tests.e2e.conftest import (
     course_log,
     download,
     goto_page,
-    nav_link,
+    leave_and_come_back,
     no_exception,
+    open_tab,
     wait_idle,
 )
 
@@ -66,16 +67,11 @@ def test_the_prediction_tab_is_computed_when_opened_and_stays_chosen_across_page
     expect(page.get_by_role("heading", name="Fitted runs (12)")).to_be_visible(timeout=WAIT_MS)
     prediction = page.get_by_role("heading", name="Predict the epoch at target from the first epochs")
     expect(prediction).to_have_count(0)
-    page.get_by_role("tab", name="Prediction").click()
-    wait_idle(page, timeout=WAIT_MS)
+    open_tab(page, "Prediction")
     expect(prediction).to_be_visible(timeout=WAIT_MS)
     expect(page.get_by_test_id("stMetric").filter(has_text="Posterior (both)")).to_be_visible(timeout=WAIT_MS)
     no_exception(page)
-    nav_link(page, "Plan").click()
-    expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
-    wait_idle(page, timeout=WAIT_MS)
-    nav_link(page, "Logs").click()
-    wait_idle(page, timeout=WAIT_MS)
+    leave_and_come_back(page, "Logs")
     expect(page.get_by_role("tab", name="Prediction")).to_have_attribute("aria-selected", "true", timeout=WAIT_MS)
     expect(prediction).to_be_visible(timeout=WAIT_MS)
     no_exception(page)
