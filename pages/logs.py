@@ -290,7 +290,7 @@ def main() -> None:
             if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
                 prediction_section(runs, target=target.value, preferred=preferred)
             else:
-                progress_section(runs, target=applied(target), preferred=preferred)
+                progress_section(runs, target=applied(target), metric=target.metric, preferred=preferred)
     edit_section(runs)
     save_section()
 

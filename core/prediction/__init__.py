@@ -43,7 +43,7 @@ from core.prediction.prior import Prior, prior_from_calibration, prior_from_othe
 from core.prediction.progress import ProgressForecast, predict_progress
 from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
-from core.prediction.progress_measure import evaluation_points, progress_to_target
+from core.prediction.progress_measure import evaluation_points, progress_showcase, progress_to_target
 from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
@@ -65,7 +65,7 @@ from core.prediction.target_prediction import TargetPrediction, prediction_curve
 __all__ = [
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
     'evaluation_points', 'predict_progress',
-    'progress_backtest_summary', 'progress_to_target',
+    'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
     'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
     'FORECAST_POSTERIOR_METHODS', 'POLLUX_SCHEDULES',

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.runs import compared_rows, metric_column
+from core.runs import compared_rows, metric_column, run_target
 from core.targets import Target
 
 #: fewest epochs whose ends stand for a per-step log's evaluations: a run of fewer (a fine-tune of 1-3
@@ -144,3 +144,31 @@ def seconds_per_unit(log: RunLog) -> float | None:
         return None
     slope = np.polyfit(x[ok], t[ok], 1)[0]
     return float(slope) if slope > 0 else None
+
+
+def progress_showcase(logs, target: Target | None = None, metric: str | None = None) -> RunLog | None:
+    """The run a progress prediction opens on: among the runs whose target (``target``, else each run's own)
+    is on ``metric`` (the page's, e.g. the ``val_loss`` an uploaded speedrun declares; all runs when none is),
+    the first that met
+    its target after its first quarter of evaluations (so a prediction from that quarter can be compared with
+    what happened), else the first that met it, else the first run; None without runs.
+
+    >>> from core.logs import read_log
+    >>> rows = "".join(f"{s},{2.0 + 30 * (100 * s) ** -0.5:.6f}\\n" for s in range(1, 41))
+    >>> never = read_log(("step,loss\\n" + rows).encode(), "a.csv")            # loss <= 2.5 at step 36
+    >>> progress_showcase([never], metric="loss").source
+    'a.csv'
+    """
+    logs = list(logs)
+    mine = [lg for lg in logs if metric is None or run_target(lg, target).metric == metric] or logs
+    met = []
+    for log in mine:
+        own = run_target(log, target)
+        if metric_column(log, own.metric) is None:
+            continue
+        x, y = evaluation_points(log, own)
+        hit = own.first_met(y)
+        if hit is not None:
+            met.append((log, hit >= len(x) / 4))
+    return next((lg for lg, late in met if late), met[0][0] if met else (mine[0] if mine else None))
+

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.figures.progress import progress_forecast_figure
 from core.logs import RunLog
-from core.prediction import ProgressForecast, predict_progress, progress_to_target
+from core.prediction import ProgressForecast, predict_progress, progress_showcase, progress_to_target
 from core.runs import amount_text, metric_column, run_target
 from core.targets import Target
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
@@ -27,6 +27,12 @@ def _whole_log(log: RunLog, target: Target) -> float | None:
     return progress_to_target(log, target)
 
 
+@st.cache_resource(**SHARED)
+def _showcase(logs: tuple[RunLog, ...], target: Target | None, metric: str) -> str | None:
+    log = progress_showcase(logs, target, metric)
+    return log.source if log is not None else None
+
+
 def _amount(value, low, high) -> str:
     if value is None or value != value:
         return "—"
@@ -37,7 +43,7 @@ def _amount(value, low, high) -> str:
 
 @st.fragment
 @guarded("Logs: progress prediction")
-def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str | None) -> None:
+def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, preferred: str | None) -> None:
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
     st.subheader("Predict the progress to target from the first evaluations")
     by_name = {a.log.source: a for a in runs.analyses
@@ -47,7 +53,8 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, preferred: str 
         return
     names = list(by_name)
     c1, c2 = st.columns([3, 1])
-    run = c1.selectbox("Run", names, index=names.index(preferred) if preferred in names else 0,
+    default = preferred if preferred in names else _showcase(tuple(a.log for a in by_name.values()), target, metric)
+    run = c1.selectbox("Run", names, index=names.index(default) if default in names else 0,
                        key="logs_progress_run")
     observe = c2.selectbox("Seen", FRACTIONS, index=FRACTIONS.index(0.25), key="logs_progress_observe",
                            format_func=lambda f: f"first {f:.0%} of evaluations")

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
-from core.prediction import predict_progress, progress_to_target
+from core.prediction import predict_progress, progress_showcase, progress_to_target
 from core.runs import analyse_run, find_target_crossing, fits_table
 from core.targets import Target
 from tests.pages.conftest import APP, chart_specs, shown
@@ -256,6 +256,12 @@ def test_beside_an_llm_log_each_course_run_is_predicted_in_its_own_unit_against_
     """The speedrun declares val_loss <= 3.28; the MNIST-1D runs keep acc >= 0.92: a training log counts in
     steps at its epoch-level crossing (as the fit table), a _val log in epochs, never in validation batches."""
     at = open_prediction(open_on("pages/logs.py", ["speedrun", "mnist1d"]))
+    # it opens on a run of the page's target (the speedrun's val_loss) that met it after its first quarter
+    speedrun = [read_log_file(p, source=n) for n, p in builtin_log_files("speedrun")]
+    opened = at.selectbox(key="logs_progress_run").value
+    assert opened in {lg.source for lg in speedrun}, opened
+    assert opened == progress_showcase(speedrun, metric="val_loss").source
+    assert {m.label: m.value for m in at.metric}["What the whole log shows, tokens"] != "never reached"
     logs = {n: read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")}
     for run, unit in (("resnet14_Intel Xeon Processor.csv", "steps"),
                       ("resnet14_Intel Xeon Processor_val.csv", "epochs")):

@@ -225,3 +225,16 @@ def test_an_evaluation_on_a_step_without_a_token_count_keeps_its_place_by_interp
     assert progress_to_target(log, target) == 150_000.0
     f = predict_progress(log, target=target)
     assert f.status == "reached" and f.posterior.value == 150_000.0
+
+
+def test_the_showcase_is_a_run_of_the_pages_metric_that_met_its_target_after_its_first_quarter():
+    from core.prediction.progress_measure import progress_showcase
+
+    early = power_law_log("early.csv", a=5.0)        # 2 + 5/sqrt(100 s) <= 2.5 at s = 1: met at once
+    late = power_law_log("late.csv")                 # at s = 36 of 60: after the first quarter
+    never = power_law_log("never.csv", e=2.6)        # its floor lies above the target
+    acc = read_log(b"epoch,step,loss,acc\n1,1,2,0.5\n2,1,1,0.95\n", "acc.csv")
+    assert progress_showcase([acc, never, early, late], LOSS, "loss").source == "late.csv"
+    assert progress_showcase([never, early, acc], LOSS, "loss").source == "early.csv"
+    assert progress_showcase([never], LOSS, "loss").source == "never.csv"
+    assert progress_showcase([], LOSS) is None
