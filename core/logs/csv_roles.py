@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+import numpy as np
+
 from core.errors import LogFormatError
 from core.logs.runlog import ROLES, ColumnRoles
 
@@ -59,6 +61,26 @@ def detect_format(columns: list[str]) -> str:
     if {"epoch", "step"} <= set(low):
         return "course"
     return "generic"
+
+
+def counts_validation_batches(columns: list[str], step, split: str) -> bool:
+    """Whether a header that looks like Lightning's (``epoch``, ``step``, ``val_*``) is a course ``_val`` log.
+
+    A course validation log names its columns as it likes (``val_loss``, ``val_acc``), but its ``step``
+    counts validation batches (1, 2, 3, ... or 1 in every epoch of full-batch validation), never the
+    training steps Lightning writes: a validation split, no ``train_`` column, and steps that only go up
+    by one or restart at 1.
+
+    >>> counts_validation_batches(["epoch", "step", "val_loss", "val_acc"], np.array([1, 2, 3, 4.0]), "val")
+    True
+    >>> counts_validation_batches(["epoch", "step", "val_loss"], np.array([10, 20, 30.0]), "val")   # Lightning
+    False
+    """
+    if split != "val" or any(c.lower().strip().startswith("train_") for c in columns):
+        return False
+    s = np.asarray(step, dtype=float)
+    s = s[np.isfinite(s)]
+    return len(s) > 1 and bool(np.all((np.diff(s) == 1) | (s[1:] == 1)))
 
 
 def detect_roles(columns: list[str], *, source: str = "<input>", split: str = "train") -> ColumnRoles:

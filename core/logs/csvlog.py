@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
-from core.logs.csv_roles import apply_overrides, detect_format, detect_roles
+from core.logs.csv_roles import apply_overrides, counts_validation_batches, detect_format, detect_roles
 from core.logs.csv_steps import global_steps, partial_epoch_flag, resolve_restarts
 from core.logs.naming import parse_run_name
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
@@ -238,6 +238,10 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
     n_rows = len(next(iter(table.values())))
     for role in ROLES:
         cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
+    if fmt == "lightning" and counts_validation_batches(columns, cols["step"], meta.split):
+        fmt = "course"     # a course _val log with val_ column names: its steps count validation batches
+        flags.append("validation log whose steps count validation batches (1, 2, 3, ...): read as the course "
+                     "format, never as training steps")
     sparse = fmt in {"lightning", "wandb"}
     keep = _validate_values(source, found, cols, text_counts, flags, sparse=sparse)
     if sparse and found.lr is not None and found.step is not None and not np.isfinite(cols["lr"][keep]).all():

@@ -58,7 +58,7 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     epoch: a column named as an evaluation (``eval_loss``, ``val_acc``, ``test_loss``; for the loss and
     accuracy roles, their source column: a Trainer's ``eval_accuracy`` in ``acc``), however many rows it
     fills, or another metric logged on some rows only. The loss and accuracy roles are otherwise the log's
-    running metrics (a course log's per-batch running accuracy).
+    running metrics (a course log's per-batch running accuracy, named ``acc`` or, in a ``_val`` log, ``val_acc``).
 
     >>> from core.logs import read_log
     >>> import json
@@ -68,6 +68,8 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
     ('eval_accuracy', True, False)
     """
+    if log.fmt == "course" and column in ("acc", "loss"):
+        return False        # the course's per-batch running metrics, whatever a _val log names them
     source = str(getattr(log.roles, column, None) or "") if column in ("acc", "loss") else column
     if _EVALUATION_NAME.match(source):          # named as an evaluation: one, however many rows it fills
         return True

@@ -81,3 +81,36 @@ def test_steps_per_epoch_of_a_log_that_keeps_every_tenth_step():
     rows = "".join(f"{k},{-(-k // 63)},{2.0 / k:.6f}\n" for k in range(10, 1261, 10))
     log = read_log(("step,epoch,loss\n" + rows).encode(), "run.csv")
     assert log.steps_per_epoch == 63 and not any("partial" in f for f in log.flags)
+
+
+def _course_val_batches(names: tuple[str, str] = ("loss", "acc")) -> bytes:
+    """A course ``_val`` log: 4 validation batches an epoch, steps 1..40 over 10 epochs; each epoch's last
+    running accuracy passes 0.93 in epoch 7, a single batch of epoch 5 does already (0.95 at its 2nd batch)."""
+    rows = [f"epoch,step,{names[0]},{names[1]}"]
+    step = 0
+    for e in range(1, 11):
+        for b in range(1, 5):
+            step += 1
+            acc = 0.95 if (e, b) == (5, 2) else 0.80 + 0.02 * e
+            rows.append(f"{e},{step},{2.0 / e:.4f},{acc:.4f}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_course_val_log_with_val_column_names_is_read_as_the_course_format():
+    from core.prediction.progress_measure import progress_unit
+
+    plain = read_log(_course_val_batches(), "resnet8_V100-512_val.csv")
+    named = read_log(_course_val_batches(("val_loss", "val_acc")), "resnet8_V100-512_val.csv")
+    assert plain.fmt == named.fmt == "course" and any("validation batches" in f for f in named.flags)
+    assert named.frame.equals(plain.frame) and "samples" not in named.frame      # never batches x 512 samples
+    assert progress_unit(named) == progress_unit(plain) == "epochs"
+    # the epoch's last running accuracy: 0.80 + 0.02 * 7 = 0.94 in epoch 7 (0.92 in epoch 6), not epoch 5's
+    # single batch
+    assert find_target_crossing(named, 0.93).epoch == find_target_crossing(plain, 0.93).epoch == 7
+
+
+def test_a_lightning_validation_only_log_keeps_its_training_steps():
+    # val_ columns only, one row per epoch after 10 training steps each: Lightning's, read with split="val"
+    log = read_log(b"epoch,step,val_loss,val_acc\n0,9,1.0,0.5\n1,19,0.8,0.6\n2,29,0.7,0.7\n", "metrics.csv",
+                   split="val")
+    assert log.fmt == "lightning" and log.frame["global_step"].tolist() == [10.0, 20.0, 30.0]
