@@ -116,8 +116,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "intervals' variances (precision, default) or with the log errors of the other logs at "
                              "the same fraction (backtest), or the weight and split-conformal interval learned from "
                              "those errors counting their correlation (correlated), or the source (prior, "
-                             "extrapolation or their precision weighting) that erred least on the other logs at the "
-                             "same fraction with its interval scaled by split-conformal on them (calibrated)")
+                             "extrapolation or their precision weighting) that the other logs at the same fraction "
+                             "calibrate to the narrowest interval, with its interval scaled on them (calibrated)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for a calibration prior; default: the "
                              "built-in data set of a file that is a built-in log's bytes, else other)")

@@ -93,8 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "other loaded runs cut at the same fraction; (correlated) the weight and split-conformal "
                              "interval learned from the other loaded runs' errors at the same fraction, their "
                              "correlation counted; (calibrated) the prior, "
-                             "the extrapolation or their precision weighting, whichever erred least on the other "
-                             "loaded runs cut at the same fraction, its interval scaled by split-conformal on "
+                             "the extrapolation or their precision weighting, whichever the other loaded runs cut "
+                             "at the same fraction calibrate to the narrowest interval, its interval scaled on "
                              f"them; default {DEFAULT_POSTERIOR_METHOD}")
     parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],

@@ -61,9 +61,10 @@ POSTERIOR_METHODS: dict[str, str] = {
     "correlated": "the weight that minimises the combined log error of other finished runs at the same observed "
                   "fraction (their errors' correlation counted), the interval from the split-conformal quantiles "
                   "of those combined errors",
-    "calibrated": "the prior, the extrapolation or their precision weighting, whichever erred least on other "
-                  "finished runs at the same observed fraction, its interval scaled so that it would have held "
-                  "their epochs at target at the level asked (normalised split-conformal)",
+    "calibrated": "the prior, the extrapolation or their precision weighting, whichever other finished runs "
+                  "at the same observed fraction calibrate to the narrowest interval, its interval scaled so that "
+                  "it would have held their epochs at target at the level asked (normalised split-conformal, or "
+                  "z × the rms of their normalised errors with 4-8 runs)",
     "prior": "the prior alone (conditioned on the observed epochs)",
     "extrapolation": "the extrapolation of the first epochs alone",
     "measured": "the measurement: the observed epochs already passed the target",

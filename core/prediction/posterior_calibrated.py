@@ -9,30 +9,32 @@ and the extrapolation's ``ln c`` belief, NaN/inf where a source had no answer). 
 1. **The candidates** the run itself has: ``prior`` ``(μp, σp)``, ``extrapolation``
    ``(μx, σx)`` and, when it has both, their ``precision`` weighting
    (``1/σ² = 1/σp² + 1/σx²``, ``μ = σ²(μp/σp² + μx/σx²)``).
-2. **The choice**: only a candidate with at least ``⌈level/(1 − level)⌉`` other cases to calibrate
-   it on (4 at 80 %: :func:`min_cases`) counts.  With that many other cases that have both
-   sources, the candidate with the smallest median ``|ln(a − ½) − μ|`` over them wins (ties in
-   this order: precision, prior, extrapolation); with fewer, the combination cannot be judged
-   and ``precision`` is used (the product's default weighting), its interval calibrated as
-   below.  (For the other cases ``precision`` is the one source they have when they have one.)
-3. **The interval** (normalised split-conformal): each other case where the chosen candidate
-   exists gets the score ``s = max((μ − ln a)/σ, (ln(a − 1) − μ)/σ, 0)``: the smallest multiple
-   ``q`` of its own ``σ`` for which ``[exp(μ − qσ), exp(μ + qσ)]`` in whole epochs (``ceil``)
-   holds its whole epoch ``a``.  ``q`` is the ``⌈(m + 1)·level⌉``-th smallest of the ``m``
-   scores, and the posterior is ``ln c ~ N(μ, (qσ/z)²)`` (so its ``level`` interval is
-   ``μ ± qσ``), conditioned on ``c > n`` as every posterior is.  Scoring ``|e|/σ`` (one order
-   statistic of absolute scores) needs only ``m ≥ 4`` cases at 80 %, where the two-sided
-   quantiles of ``"correlated"`` need 9; with fewer it falls back to the ``"precision"`` posterior
-   (the two intervals as they are) and says so.
+2. **The scale** of each candidate, from the other cases where it exists (never fewer than
+   ``⌈level/(1 − level)⌉``, :func:`min_cases`, 4 at 80 %): each gets the score
+   ``s = max((μ − ln a)/σ, (ln(a − 1) − μ)/σ, 0)``, the smallest multiple ``q`` of its own ``σ`` for
+   which ``[exp(μ − qσ), exp(μ + qσ)]`` in whole epochs (``ceil``) holds its whole epoch ``a``.  With
+   enough cases for a split-conformal quantile below the largest score (``⌈(m + 1)·level⌉ < m``: 9 at
+   80 %), ``q`` is that order statistic; with fewer (4 to 8 at 80 %) the order statistic would be the
+   largest score, which promises ``m/(m + 1)`` (83–89 %) and over-covers, so ``q = z·rms`` of the
+   cases' normalised errors ``(ln(a − ½) − μ)/σ`` (a normal model of those errors, bias included:
+   no distribution-free promise, said in the description).
+3. **The choice**: the candidate whose calibrated interval ``q·σ`` (``σ`` the run's own) is the
+   narrowest: the one the other runs say is the most informative once its interval is made honest
+   (ties in this order: precision, prior, extrapolation).
+4. **The posterior**: ``ln c ~ N(μ, (qσ/z)²)`` (so its ``level`` interval is ``μ ± qσ``), conditioned on
+   ``c > n`` as every posterior is.  No candidate with enough cases: the ``"precision"`` posterior (the
+   two intervals as they are), and it says so.
 
-Left out from the run ``i`` of ``N`` exchangeable runs, the rule covers exactly ``⌈N·level⌉``
-of them when the scores differ: 5 of 6, 6 of 7, 8 of 10, 20 of 25 at 80 %.
+With nine or more cases, left out from the run ``i`` of ``N`` exchangeable runs, the rule covers
+exactly ``⌈N·level⌉`` of them when the scores differ (9 of 11 at 80 %).  Chosen on the seen
+data sets of ``bench/posterior.py`` (docs/prediction.md §10.8): the choice by median error and the
+largest score for 4–8 cases were replaced on 2026-11-26 (seventh session).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -128,49 +130,65 @@ def scores_of(name: str, others: Sequence[OtherCase]) -> list[float]:
     return out
 
 
-def choose(own: Sequence[str], others: Sequence[OtherCase], level: float = DEFAULT_LEVEL) -> tuple[str | None, str]:
-    """``(name, why)``: the candidate to use among ``own`` (the run's own candidates), and why.
+def scale_of(name: str, others: Sequence[OtherCase], level: float = DEFAULT_LEVEL) -> tuple[float, str] | None:
+    """``(q, rule)``: the multiple of candidate ``name``'s σ its ``level`` interval needs, learned from
+    ``others`` (module docstring, step 2); None with fewer than :func:`min_cases` cases.
 
-    Only candidates whose interval can be calibrated count (at least :func:`min_cases` other
-    cases with them).  With that many other cases that have *both* sources, the candidate with the
-    smallest median ``|ln(a − ½) − μ|`` over them wins (ties: ``CANDIDATES`` order); with fewer,
-    the combination cannot be judged and ``precision`` is used (the product's default weighting, its
-    interval still calibrated).  None: no candidate can be calibrated.
+    Nine cases at 80 %: the ⌈10·0.8⌉ = 8th smallest score; four: ``z·rms`` of the normalised errors, here
+    errors of ±1 σ, so q = z:
 
-    Four other runs with both sources, prior errors ln(a − ½) − μp = 0.1, −0.1, 0.3, 0.0 (median
-    |e| 0.1) and extrapolation errors 0.4, −0.2, 0.1, 0.2 (median |e| 0.2); equal σ, so precision's
-    errors are their means 0.25, −0.15, 0.2, 0.1 (median |e| 0.175): the prior wins.
+    >>> cases = [(a, math.log(a - 0.5) - e * 0.1, 0.1, math.nan, math.inf)
+    ...          for a, e in zip(range(11, 20), (0.5, -0.5, 1, -1, 2, 0.2, -0.2, 3, -3))]
+    >>> q, rule = scale_of("prior", cases)
+    >>> rule, round(q, 3) == round(sorted(scores_of("prior", cases))[7], 3)
+    ('split-conformal', True)
+    >>> q, rule = scale_of("prior", [(a, math.log(a - 0.5) - e * 0.1, 0.1, math.nan, math.inf)
+    ...                              for a, e in ((11, 1), (21, -1), (31, 1), (41, -1))])
+    >>> rule.startswith("z·rms"), round(q, 4)
+    (True, 1.2816)
+    """
+    scores = scores_of(name, others)
+    m = len(scores)
+    if m < min_cases(level):
+        return None
+    if math.ceil((m + 1) * level - 1e-9) < m:
+        return float(conformal_scale(scores, level)), "split-conformal"
+    errs = []
+    for a, mu_p, sd_p, mu_x, sd_x in others:
+        theirs = candidates((mu_p, sd_p), (mu_x, sd_x)).get(name)
+        if theirs is not None:
+            errs.append((math.log(a - 0.5) - theirs[0]) / theirs[1])
+    return z_of(level) * float(np.sqrt(np.mean(np.square(errs)))), f"z·rms of {m} normalised errors"
 
-    >>> others = [(a, math.log(a - 0.5) - ep, 0.2, math.log(a - 0.5) - ex, 0.2)
-    ...           for a, ep, ex in ((11, 0.1, 0.4), (21, -0.1, -0.2), (31, 0.3, 0.1), (41, 0.0, 0.2))]
-    >>> choose(["precision", "prior", "extrapolation"], others)[0]
-    'prior'
-    >>> choose(["precision", "prior", "extrapolation"], others[:3])[0] is None   # 3 cases: none can be calibrated
+
+def choose(own: Mapping[str, tuple[float, float]], others: Sequence[OtherCase],
+           level: float = DEFAULT_LEVEL) -> tuple[str | None, str]:
+    """``(name, why)``: among the run's own candidates ``own`` (``{name: (μ, σ)}``), the one whose
+    calibrated interval ``q·σ`` (:func:`scale_of`) is the narrowest; None: none can be calibrated.
+
+    Four other runs whose priors erred by ±1 σ (0.1) and extrapolations by ∓1 σ (0.3), the other way:
+    both calibrated at q = z, so the prior's interval (±0.1 z) is the narrower of the two; the precision
+    weighting's errors are their weighted mean (weights 100 and 11.1: ±0.06, 0.632 of its σ 0.0949), so
+    q = 0.632 z and its interval, ±0.06 z, is narrower still:
+
+    >>> others = [(a, math.log(a - 0.5) - e * 0.1, 0.1, math.log(a - 0.5) + e * 0.3, 0.3)
+    ...           for a, e in ((11, 1), (21, -1), (31, 1), (41, -1))]
+    >>> own = candidates((math.log(30.0), 0.1), (math.log(25.0), 0.3))
+    >>> choose(own, others)[0], choose({k: v for k, v in own.items() if k != "precision"}, others)[0]
+    ('precision', 'prior')
+    >>> choose(own, others[:3])[0] is None                # 3 cases: none can be calibrated
     True
     """
-    need = min_cases(level)
-    eligible = [c for c in CANDIDATES if c in own and len(scores_of(c, others)) >= need]
-    if not eligible:
+    scales = {c: scale_of(c, others, level) for c in CANDIDATES if c in own}
+    widths = {c: v[0] * own[c][1] for c, v in scales.items() if v is not None}
+    if not widths:
         return None, ""
-    if len(eligible) == 1:
-        return eligible[0], "the only candidate with enough other runs to calibrate it" if len(own) > 1 \
+    best = min(widths, key=lambda c: (widths[c], CANDIDATES.index(c)))
+    if len(widths) == 1:
+        return best, "the only candidate with enough other runs to calibrate it" if len(own) > 1 \
             else "the only source"
-    errs: dict[str, list[float]] = {c: [] for c in eligible}
-    for a, mu_p, sd_p, mu_x, sd_x in others:
-        theirs = candidates((mu_p, sd_p), (mu_x, sd_x))
-        if "prior" in theirs and "extrapolation" in theirs:
-            for c in eligible:
-                errs[c].append(abs(math.log(a - 0.5) - theirs[c][0]))
-    m = len(errs[eligible[0]])
-    if m < need:
-        # too few cases with both sources to judge the combination: precision weighting, as the
-        # product's default would (its interval still calibrated; it has at least the cases of either source)
-        return ("precision" if "precision" in eligible else None), \
-            f"only {m} other finished runs with both sources: too few to judge the combination"
-    medians = {c: float(np.median(v)) for c, v in errs.items()}
-    best = min(medians, key=lambda c: (medians[c], CANDIDATES.index(c)))
-    return best, (f"median |log error| on the {m} other finished runs with both: "
-                  + ", ".join(f"{c} {v:.3f}" for c, v in medians.items()))
+    return best, "the narrowest calibrated interval (" + ", ".join(
+        f"{c} ±{w:.3f}" for c, w in sorted(widths.items(), key=lambda kv: kv[1])) + " in ln epochs)"
 
 
 def min_cases(level: float) -> int:
@@ -189,14 +207,15 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
     """The ``"calibrated"`` posterior (module docstring) from the other runs' cases ``others``.
 
     Prior 20 (σ 0.2) and no extrapolation; four other runs whose priors said 10 (σ 0.1) and which
-    passed in epochs 11, 12, 10 and 13: scores ``ln(10/10)/0.1 = 0``, ``ln(11/10)/0.1 = 0.953``,
-    0 and ``ln(12/10)/0.1 = 1.823``; ``⌈5·0.8⌉ = 4``: q = 1.823, so the interval is
-    ``20·exp(∓1.823·0.2)``, 13.9 to 28.8, whole epochs 14 to 29:
+    passed in epochs 11, 12, 10 and 13: normalised errors ``ln((a − ½)/10)/0.1`` = 0.488, 1.398, −0.513
+    and 2.231, rms 1.363 (four cases: too few for an order statistic below the largest), so
+    q = 1.2816 · 1.363 = 1.747 and the interval is ``20·exp(∓1.747·0.2)``, 14.1 to 28.4, whole epochs
+    15 to 29:
 
     >>> others = [(a, math.log(10.0), 0.1, math.nan, math.inf) for a in (11, 12, 10, 13)]
     >>> post = combine_calibrated(Prior(20.0, 0.2, "given", "a prior"), None, n_epochs_observed=0, others=others)
     >>> post.method, post.epoch, (post.epoch_low, post.epoch_high)
-    ('calibrated', 20.0, (14.0, 29.0))
+    ('calibrated', 20.0, (15.0, 29.0))
     """
     n = int(n_epochs_observed)
     if measured_epoch is not None:
@@ -208,24 +227,25 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
         flags.append(f"extrapolation not used: {b_x[2]}")
     if not own:
         return combine(prior, extrapolation, n_epochs_observed=n, level=level)
-    names = list(own) if "prior" in own and "extrapolation" in own else [n_ for n_ in own if n_ != "precision"]
-    name, why = choose(names, others, level)
-    scores = scores_of(name, others) if name is not None else []
-    q = conformal_scale(scores, level)
-    if name is None or q is None:
+    if not ("prior" in own and "extrapolation" in own):
+        own = {k: v for k, v in own.items() if k != "precision"}      # one source: precision is that source
+    name, why = choose(own, others, level)
+    if name is None:
         post = combine(prior, extrapolation, n_epochs_observed=n, level=level)
         flags = list(post.flags) + [f"too few other finished runs at this fraction to calibrate on (at most "
-                                    f"{max((len(scores_of(c, others)) for c in names), default=0)} cases, "
+                                    f"{max((len(scores_of(c, others)) for c in own), default=0)} cases, "
                                     f"{min_cases(level)} needed): precision weighting of the "
                                     "two intervals"]
         return replace(post, flags=tuple(flags))
+    q, rule = scale_of(name, others, level)
+    m = len(scores_of(name, others))
     mu, sd = own[name]
     sd_new = max(q * sd / z_of(level), 1e-9)
     share = {"prior": 1.0, "extrapolation": 0.0}.get(name, math.nan)
     if name == "precision":
         share = own["prior"][1] ** -2 / (own["prior"][1] ** -2 + own["extrapolation"][1] ** -2)
     desc = (f"{POSTERIOR_METHODS['calibrated']}: {name} ({why}); its interval scaled by {q:.2f} "
-            f"(split-conformal over {len(scores)} other finished runs at the same observed fraction)")
+            f"({rule} over {m} other finished runs at the same observed fraction)")
     median, lo, hi = truncated_quantiles(mu, sd_new, n, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]

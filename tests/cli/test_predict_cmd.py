@@ -130,8 +130,15 @@ def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):
     out = capsys.readouterr()
     row = _table(out.out).iloc[0]
     assert row["method"] == "calibrated"
-    assert "split-conformal over 5 other finished runs" in out.err
-    assert row["posterior_low"] <= 72 <= row["posterior_high"]
+    # 5 other runs: too few for an order statistic below the largest, so z x the rms of their errors
+    assert "z·rms of 5 normalised errors over 5 other finished runs" in out.err
+    # the chosen candidate's calibrated half-width (ln epochs) is the interval's, to whole epochs:
+    # exp(μ ∓ w) lies in (low − 1, low] and (high − 1, high]
+    chosen = out.err.split("the narrowest calibrated interval (")[1].split(" ")[0]
+    w = float(out.err.split(f"{chosen} ±")[1].split(",")[0].split(" ")[0])
+    low, high = row["posterior_low"], row["posterior_high"]
+    assert math.log((high - 1) / low) < 2 * w < math.log(high / (low - 1))
+    assert low <= row["posterior_epoch"] <= high
     assert main([*argv, "--posterior-method", "precision"]) == 0
     plain = _table(capsys.readouterr().out).iloc[0]
     assert plain["method"] == "precision"

@@ -15,6 +15,7 @@ from core.prediction.posterior_calibrated import (
     combine_calibrated,
     conformal_scale,
     min_cases,
+    scale_of,
     whole_epoch_score,
 )
 from core.prediction.prior import z_of
@@ -50,41 +51,47 @@ def test_scores_and_the_order_statistic_by_hand():
 
 
 def test_four_other_runs_choose_the_source_and_scale_its_interval():
-    # four other runs with both sources: prior log errors 0.1, −0.1, 0.3, 0.0 (median |e| 0.1);
-    # extrapolation 0.4, −0.2, 0.1, 0.2 (0.2); equal σ 0.2, so precision errs their mean:
-    # 0.25, −0.15, 0.2, 0.1 (median |e| 0.175) → the prior is chosen
+    # four other runs with both sources (σ 0.2 each): prior log errors 0.1, −0.1, 0.3, 0.0 and
+    # extrapolation errors 0.4, −0.2, 0.1, 0.2; precision errs their mean, 0.25, −0.15, 0.2, 0.1, on σ √0.02
     others = [_other(a, ep, ex) for a, ep, ex in ((11, 0.1, 0.4), (21, -0.1, -0.2), (31, 0.3, 0.1), (41, 0.0, 0.2))]
-    name, why = choose(["precision", "prior", "extrapolation"], others)
-    assert name == "prior"
-    assert "prior 0.100" in why and "precision 0.175" in why and "extrapolation 0.200" in why
-    # the prior's scores on them: max((μ − ln a)/σ, (ln(a − 1) − μ)/σ, 0) with μ = ln(a − ½) − e
-    scores = sorted(whole_epoch_score(a, mp, sp) for a, mp, sp, _, _ in others)
-    expected = sorted(max((LN(a - 0.5) - e - LN(a)) / 0.2, (LN(a - 1) - LN(a - 0.5) + e) / 0.2, 0.0)
-                      for a, e in ((11, 0.1), (21, -0.1), (31, 0.3), (41, 0.0)))
-    assert scores == pytest.approx(expected)
-    q = expected[3]                                   # ⌈5·0.8⌉ = 4th of 4
+    # 4 cases: too few for an order statistic below the largest, so q = z·rms of the normalised errors
+    z = z_of(0.8)
+    q_prior = z * math.sqrt((0.01 + 0.01 + 0.09 + 0.0) / 4) / 0.2
+    q_extrap = z * math.sqrt((0.16 + 0.04 + 0.01 + 0.04) / 4) / 0.2
+    q_prec = z * math.sqrt((0.0625 + 0.0225 + 0.04 + 0.01) / 4) / math.sqrt(0.02)
+    assert scale_of("prior", others)[0] == pytest.approx(q_prior)
+    assert scale_of("extrapolation", others)[0] == pytest.approx(q_extrap)
+    assert scale_of("precision", others)[0] == pytest.approx(q_prec)
+    # the run's own beliefs: prior σ 0.25, extrapolation σx from its interval; the narrowest calibrated
+    # interval q·σ wins
     prior = Prior(30.0, 0.25, "given", "a prior")
-    post = combine_calibrated(prior, _x(20.5, 16.5, 26.5), n_epochs_observed=5, others=others)
-    assert post.method == "calibrated" and post.weight_prior == 1.0
-    assert post.log_mu == pytest.approx(LN(30.0)) and post.log_sd == pytest.approx(q * 0.25 / z_of(0.8))
-    # n = 5 lies far below: the interval is 30·exp(∓q·0.25) in whole epochs
-    assert (post.epoch_low, post.epoch_high) == (math.ceil(30 * math.exp(-q * 0.25)),
-                                                 math.ceil(30 * math.exp(q * 0.25)))
-    assert post.epoch == 30
-
-
-def test_a_better_combination_on_the_others_is_used_with_its_precision_weight():
-    # the two sources err in opposite directions by the same amount: their equal-σ mean is exact
-    others = [_other(a, e, -e) for a, e in ((11, 0.2), (21, -0.3), (31, 0.25), (41, -0.15), (51, 0.1))]
-    name, _ = choose(["precision", "prior", "extrapolation"], others)
-    assert name == "precision"
-    prior = Prior(30.0, 0.2, "given", "a prior")
-    x = _x(20.5, 20.5 / math.exp(0.3 * z_of(0.8)), 20.5 * math.exp(0.1 * z_of(0.8)))  # μx = ln 20, σx from the ends
+    x = _x(20.5, 16.5, 26.5)
+    sd_x = LN((26.5 - 0.5) / (16.5 - 0.5)) / (2 * z)
+    sd_prec = (0.25 ** -2 + sd_x ** -2) ** -0.5
+    widths = {"prior": q_prior * 0.25, "extrapolation": q_extrap * sd_x, "precision": q_prec * sd_prec}
+    best = min(widths, key=widths.get)
+    own = {"prior": (LN(30.0), 0.25), "extrapolation": (LN(20.0), sd_x),
+           "precision": (0.0, sd_prec)}
+    name, why = choose(own, others)
+    assert name == best == "precision" and "narrowest calibrated interval" in why
     post = combine_calibrated(prior, x, n_epochs_observed=5, others=others)
-    sd_x = LN((x.epoch_high - 0.5) / (x.epoch_low - 0.5)) / (2 * z_of(0.8))
-    wp = 0.2 ** -2 / (0.2 ** -2 + sd_x ** -2)
+    wp = 0.25 ** -2 / (0.25 ** -2 + sd_x ** -2)
     assert post.method == "calibrated" and post.weight_prior == pytest.approx(wp)
     assert post.log_mu == pytest.approx(wp * LN(30.0) + (1 - wp) * LN(20.0))
+    assert post.log_sd == pytest.approx(q_prec * sd_prec / z)
+    assert "z·rms of 4 normalised errors" in post.description
+
+
+def test_a_source_the_others_calibrate_narrower_is_used_alone():
+    # the extrapolations of the others were wild (errors ±1.0 on σ 0.2): calibrated, the extrapolation's
+    # interval is 5× its own; the priors erred ±0.1 on σ 0.2: the prior's interval is half its own;
+    # precision inherits the extrapolation's errors (weights equal): ±0.45 on σ 0.1414
+    others = [_other(a, e, 10 * e) for a, e in ((11, 0.1), (21, -0.1), (31, 0.1), (41, -0.1), (51, 0.1))]
+    prior = Prior(30.0, 0.2, "given", "a prior")
+    x = _x(20.5, 20.5 / math.exp(0.2 * z_of(0.8)), 20.5 * math.exp(0.2 * z_of(0.8)))
+    post = combine_calibrated(prior, x, n_epochs_observed=5, others=others)
+    assert post.method == "calibrated" and post.weight_prior == 1.0 and post.log_mu == pytest.approx(LN(30.0))
+    assert post.log_sd == pytest.approx(0.5 * 0.2, rel=1e-6)     # q = z·0.5: its interval μ ± 0.5·z·σ
 
 
 def test_too_few_cases_fall_back_to_precision_and_say_so():
@@ -95,14 +102,14 @@ def test_too_few_cases_fall_back_to_precision_and_say_so():
     assert any("too few other finished runs" in f and "4 needed" in f for f in post.flags)
 
 
-def test_the_combination_is_not_judged_on_too_few_cases_with_both_sources():
-    # five other runs with the prior, only two of them also with an extrapolation: the combination
-    # cannot be judged (2 < 4 cases): precision weighting, its interval calibrated on all five
-    # (for the three with the prior alone, precision is their prior)
+def test_each_candidate_is_calibrated_on_the_cases_that_have_it():
+    # five other runs with the prior, only two of them also with an extrapolation: the extrapolation
+    # cannot be calibrated (2 < 4 cases); precision (for the three with the prior alone, their prior) and
+    # the prior can, on all five
     others = [_other(a, 0.05, 0.01) for a in (11, 21)] + [(float(a), LN(a - 0.5), 0.2, math.nan, math.inf)
                                                           for a in (31, 41, 51)]
-    name, why = choose(["precision", "prior", "extrapolation"], others)
-    assert name == "precision" and "too few to judge" in why
+    assert scale_of("extrapolation", others) is None
+    assert scale_of("prior", others) is not None and scale_of("precision", others) is not None
     post = combine_calibrated(Prior(30.0, 0.2, "given", "a prior"), _x(20.5, 16.5, 26.5), n_epochs_observed=5,
                               others=others)
     assert post.method == "calibrated" and "over 5 other finished runs" in post.description
@@ -126,17 +133,32 @@ def test_leave_one_run_out_never_reads_the_runs_own_epoch():
 
 
 def test_left_out_in_turn_it_covers_ceil_level_n_of_n_exchangeable_runs():
-    # six runs, one prior each (σ 0.1 around 20), distinct scores: each left out in turn is covered
-    # exactly when its score is not above the 5th (⌈6·0.8⌉) of all six: 5 of 6
-    actuals = [18, 20, 21, 23, 25, 28]
-    priors = [Prior(20.0, 0.1, "given", "a prior")] * 6
-    cases = leave_one_run_out_cases(list("abcdef"), [0.5] * 6, actuals, [True] * 6, priors, [None] * 6)
+    # eleven runs, one prior each (σ 0.1 around 20), distinct scores: each left out in turn sees ten others
+    # (split-conformal: the ⌈11·0.8⌉ = 9th of their ten scores) and is covered exactly when its score is not
+    # above the 9th of all eleven: 9 of 11
+    actuals = [14, 16, 18, 19, 20, 21, 22, 23, 25, 28, 31]
+    priors = [Prior(20.0, 0.1, "given", "a prior")] * 11
+    cases = leave_one_run_out_cases(list("abcdefghijk"), [0.5] * 11, actuals, [True] * 11, priors, [None] * 11)
     covered = []
     for a, others in zip(actuals, cases):
         post = combine_calibrated(priors[0], None, n_epochs_observed=0, others=others)
-        assert post.method == "calibrated"
+        assert post.method == "calibrated" and "split-conformal over 10" in post.description
         covered.append(post.epoch_low <= a <= post.epoch_high)
-    assert covered == [True, True, True, True, True, False]
+    # scores ln((a − ½)/20)/0.1 clipped for whole epochs: 3.57 (14), 2.23, 1.05, 0.51, 0, 0, 0.49, 0.95, 1.82,
+    # 3.00 (28), 4.06 (31): the two largest (14 and 31) are the two left out
+    assert covered == [False] + [True] * 9 + [False]
+
+
+def test_four_to_eight_cases_scale_by_the_rms_of_their_errors():
+    # with 4-8 cases the order statistic ⌈(m+1)·0.8⌉ is the largest score (it promises m/(m + 1) and
+    # over-covers): z·rms of the normalised errors instead; six priors at 20 (σ 0.1), other runs at
+    # 18, 20, 21, 23, 25, 28: errors ln((a − ½)/20)/0.1
+    actuals = [18, 20, 21, 23, 25, 28]
+    others = [(float(a), LN(20.0), 0.1, math.nan, math.inf) for a in actuals[1:]]
+    q, rule = scale_of("prior", others)
+    errs = [LN((a - 0.5) / 20.0) / 0.1 for a in actuals[1:]]
+    assert rule == "z·rms of 5 normalised errors"
+    assert q == pytest.approx(z_of(0.8) * math.sqrt(sum(e * e for e in errs) / 5))
 
 
 def test_the_measured_epoch_wins():
@@ -179,9 +201,11 @@ def test_predict_learns_the_calibrated_posterior_from_the_other_loaded_runs():
     assert [math.ceil(math.exp(c[3]) + 0.5 - 1e-9) for c in cases] == [c[0] for c in cases]
     f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3",
                                  prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="calibrated")
-    # no other run has both sources: the combination is not judged, precision weighting is used,
-    # its interval scaled on the five other runs' (extrapolation) cases, which were all exact: q = 0
+    # no other run has a prior: the prior cannot be calibrated; precision (for the others, their
+    # extrapolation) and the extrapolation are calibrated on the five other runs' cases, which were all
+    # exact: q = 0 for both, a tie that precision wins
     post = f.posterior
     assert post.method == "calibrated"
-    assert "too few to judge" in post.description and "scaled by 0.00 (split-conformal over 5" in post.description
+    assert "narrowest calibrated interval" in post.description and "precision (" in post.description
+    assert "scaled by 0.00 (z·rms of 5 normalised errors over 5" in post.description
     assert post.epoch == post.epoch_low == post.epoch_high == actual_epoch(1.0) == 13
