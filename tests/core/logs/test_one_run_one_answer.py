@@ -6,7 +6,8 @@ same answers.
 learning rate ``min(0.002 × batch / 64, 0.003)`` (the linear rule, capped from batch 128 on: 128 would have
 had 0.004, 256 0.008), and each written by ``data/make_logs.py --formats`` in seven layouts (see
 ``tests/data/sweep/NOTICE.md`` for the command): the course's per-step log with its ``_val`` file (validation
-in batch-sized chunks), a course ``_val`` file whose validation is one full-batch step per epoch, Lightning's
+in batch-sized chunks; read once more with its columns named ``val_loss`` and ``val_acc``, a header that
+otherwise looks like Lightning's), a course ``_val`` file whose validation is one full-batch step per epoch, Lightning's
 ``metrics.csv`` (written by Lightning's own ``CSVLogger`` with the rows a ``Trainer`` writes), a Pollux-layout
 per-epoch trace, an MLPerf MLLOG log (evaluated once an epoch, stopped at the target as MLPerf stops), a Hugging
 Face ``trainer_state.json`` (written by ``transformers.TrainerState``) and TensorBoard event files (written by
@@ -46,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from core.batch import batch_study
-from core.logs import read_log_file
+from core.logs import read_log, read_log_file
 from core.logs.tfevents import read_tfevents_dir
 from core.prediction import forecast_epoch_at_target
 from core.runs import find_target_crossing, fit_run
@@ -64,7 +65,10 @@ LR = {b: min(0.002 * b / 64, 0.003) for b in BATCHES}
 WITH_LR = ("lightning", "pollux", "mllog", "hf-trainer", "tensorboard")
 #: formats whose step column counts optimiser steps at validation
 WITH_STEPS = ("lightning", "pollux", "hf-trainer", "tensorboard")
-FORMATS = ("course", "course-fullval", *WITH_LR)
+#: the course's _val files: chunked validation, full-batch validation, and the chunked file with its columns named
+#: val_loss and val_acc (a header that otherwise looks like Lightning's)
+COURSE_VAL = ("course", "course-fullval", "course-valnames")
+FORMATS = (*COURSE_VAL, *WITH_LR)
 
 
 def validation_log(fmt: str, batch: int):
@@ -73,6 +77,10 @@ def validation_log(fmt: str, batch: int):
         return read_log_file(SWEEP / "course" / f"resnet8_CPU_val-{batch}.csv")
     if fmt == "course-fullval":
         return read_log_file(SWEEP / "course-fullval" / f"resnet8_CPU_val-{batch}.csv")
+    if fmt == "course-valnames":
+        head, _, rest = (SWEEP / "course" / f"resnet8_CPU_val-{batch}.csv").read_bytes().partition(b"\n")
+        assert head.rstrip() == b"epoch, step, loss, acc, time"      # (the course writes CRLF line ends)
+        return read_log(b"epoch,step,val_loss,val_acc,time\r\n" + rest, f"resnet8_CPU_val-{batch}.csv")
     if fmt == "lightning":
         return read_log_file(SWEEP / "lightning" / f"resnet8_CPU-{batch}" / "version_0" / "metrics.csv", split="val")
     if fmt == "pollux":
@@ -167,7 +175,7 @@ def test_batch_scaling_agrees_where_the_learning_rate_is_logged(logs):
         assert m.e_min == pytest.approx(reference.e_min, rel=1e-12), fmt
         assert m.b_noise == pytest.approx(reference.b_noise, rel=1e-12), fmt
     # the course format cannot see the cap: it fits every batch; on the uncapped ones it gives the same line
-    for fmt in ("course", "course-fullval"):
+    for fmt in COURSE_VAL:
         assert _model(fmt, logs).lr_cap_batch is None
         m = _model(fmt, logs, batches=(16, 32, 64, 128))
         assert m.e_min == pytest.approx(reference.e_min, rel=1e-12), fmt
@@ -264,7 +272,7 @@ def test_time_to_target_agrees_where_the_format_keeps_time(logs):
 def test_a_course_val_crossing_claims_no_training_samples(logs):
     """A course _val log's steps count validation batches: its crossing has no samples (batch-scaling counts
     epochs × N instead); formats that count training steps give steps × batch (Pollux) or the samples (MLLOG)."""
-    for fmt in ("course", "course-fullval"):
+    for fmt in COURSE_VAL:
         assert find_target_crossing(logs[fmt, 64], TARGET).samples is None, fmt
     e = crossing_epoch(64)
     assert find_target_crossing(logs["mllog", 64], TARGET).samples == e * N_TRAIN
