@@ -68,8 +68,8 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
     ('eval_accuracy', True, False)
     """
-    if log.fmt == "course" and column in ("acc", "loss"):
-        return False        # the course's per-batch running metrics, whatever a _val log names them
+    if log.fmt == "course" and log.meta.split == "val" and column in ("acc", "loss"):
+        return False        # a course _val log's per-batch running metrics, whatever it names them
     source = str(getattr(log.roles, column, None) or "") if column in ("acc", "loss") else column
     if _EVALUATION_NAME.match(source):          # named as an evaluation: one, however many rows it fills
         return True

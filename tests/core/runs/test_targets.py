@@ -114,3 +114,16 @@ def test_a_trainer_eval_accuracy_counts_at_its_first_evaluation_at_target_not_it
     for criterion in ("epoch", "first-row"):
         c = find_target_crossing(log, Target("acc", ">=", 0.55), criterion=criterion)
         assert (c.step, c.value) == (20.0, 0.55), criterion
+
+
+def test_an_evaluation_column_of_a_plain_epoch_step_csv_counts_every_evaluation():
+    # epoch, step, loss and an eval_accuracy logged twice an epoch (steps 5, 10, 15, ...: 0.5 + 0.01·step);
+    # the header reads as the course format, but the column is named as an evaluation: the first evaluation
+    # at 0.75 is at step 25, in the middle of epoch 3, not at the epoch's last evaluation (step 30)
+    rows = ["epoch,step,loss,eval_accuracy"]
+    for k in range(1, 51):
+        rows.append(f"{(k - 1) // 10 + 1},{k},{2.0 / k:.4f}," + (f"{0.5 + 0.01 * k:.3f}" if k % 5 == 0 else ""))
+    log = read_log(("\n".join(rows) + "\n").encode(), "run.csv")
+    assert log.fmt == "course" and log.roles.acc == "eval_accuracy"
+    crossing = find_target_crossing(log, 0.75)
+    assert crossing.step == 25.0 and crossing.epoch == 3
