@@ -81,7 +81,8 @@ def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[n
     positions (among the rows holding the metric) of the rows that stand for them: each epoch's last row.
 
     A running accuracy counts at its epoch's last row (the accuracy over that epoch), another metric as its
-    epoch's mean. Positions are None where every row is compared as it is: the ``"first-row"`` criterion, a
+    epoch's mean; the last epoch of a run still in it (the reader's "partial last epoch" flag) is not compared
+    yet. Positions are None where every row is compared as it is: the ``"first-row"`` criterion, a
     per-epoch log, a log without epochs and an evaluation metric (:func:`is_evaluation_metric`).
 
     >>> from core.logs import read_log
@@ -96,6 +97,8 @@ def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[n
             or rows["epoch"].nunique() >= len(rows) or is_evaluation_metric(log, column)):
         return None, values
     ends = epoch_ends(rows)                     # the last logged row of each epoch, by epoch
+    if len(ends) > 1 and any(f.startswith("partial last epoch") for f in log.flags):
+        ends = ends[:-1]                         # an epoch still running has no end-of-epoch value yet
     if column == "acc":                          # a running accuracy: its epoch's last row is the epoch's
         return ends, values[ends]
     means = rows.groupby("epoch", sort=True)[column].mean()

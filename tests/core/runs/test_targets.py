@@ -127,3 +127,21 @@ def test_an_evaluation_column_of_a_plain_epoch_step_csv_counts_every_evaluation(
     assert log.fmt == "course" and log.roles.acc == "eval_accuracy"
     crossing = find_target_crossing(log, 0.75)
     assert crossing.step == 25.0 and crossing.epoch == 3
+
+
+def test_the_epoch_a_run_is_still_in_is_not_yet_an_evaluation():
+    # a course per-step log, 10 steps an epoch: 9 whole epochs whose running accuracy ends at 0.80 + 0.01·e,
+    # then 3 steps of epoch 10 at a lucky 0.95 (the running accuracy over 3 batches)
+    def log_of(steps_in_last: int):
+        rows = ["epoch,step,loss,acc"]
+        for e in range(1, 11):
+            for s in range(1, (11 if e < 10 else steps_in_last + 1)):
+                acc = 0.95 if e == 10 else 0.80 + 0.01 * e * s / 10
+                rows.append(f"{e},{(e - 1) * 10 + s},{2.0 / e:.3f},{acc:.4f}")
+        return read_log(("\n".join(rows) + "\n").encode(), "resnet8_V100.csv")
+
+    running = log_of(3)
+    assert any(f.startswith("partial last epoch (3 of 10") for f in running.flags)
+    assert not find_target_crossing(running, 0.9).reached        # best whole epoch: 0.89 (epoch 9)
+    finished = log_of(10)                                        # epoch 10 done: its running accuracy counts
+    assert find_target_crossing(finished, 0.9).epoch == 10 and find_target_crossing(finished, 0.9).step == 100.0
