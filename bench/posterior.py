@@ -244,7 +244,7 @@ def pooled_lines() -> list[str]:
 
 
 def coverage_attainable(n: int) -> bool:
-    """Whether some ``k`` of ``n`` cases covered lies in 75–90 % (never with 2, 3 or 5 cases; 1 of 6 counts do)."""
+    """Whether some ``k`` of ``n`` cases covered lies in 75–90 % (never with 1, 2 or 3 cases; always from 4 on)."""
     return any(0.75 <= k / n <= 0.90 for k in range(n + 1)) if n else False
 
 

@@ -68,19 +68,23 @@ def counts_validation_batches(columns: list[str], step, split: str) -> bool:
 
     A course validation log names its columns as it likes (``val_loss``, ``val_acc``), but its ``step``
     counts validation batches (1, 2, 3, ... or 1 in every epoch of full-batch validation), never the
-    training steps Lightning writes: a validation split, no ``train_`` column, and steps that only go up
-    by one or restart at 1.
+    training steps Lightning writes: a validation split, no ``train_`` column, and steps that start at 1
+    and only go up by one or restart at 1 (Lightning's 0-based index of an epoch's last batch starts at 0,
+    or above).
 
     >>> counts_validation_batches(["epoch", "step", "val_loss", "val_acc"], np.array([1, 2, 3, 4.0]), "val")
     True
     >>> counts_validation_batches(["epoch", "step", "val_loss"], np.array([10, 20, 30.0]), "val")   # Lightning
+    False
+    >>> counts_validation_batches(["epoch", "step", "val_loss"], np.array([0, 1, 2.0]), "val")   # one step an epoch
     False
     """
     if split != "val" or any(c.lower().strip().startswith("train_") for c in columns):
         return False
     s = np.asarray(step, dtype=float)
     s = s[np.isfinite(s)]
-    return len(s) > 1 and bool(np.all((np.diff(s) == 1) | (s[1:] == 1)))
+    # the course numbers validation batches from 1 (Lightning's 0-based batch index starts at 0)
+    return bool(len(s) > 1 and s[0] == 1 and np.all(s >= 1) and np.all((np.diff(s) == 1) | (s[1:] == 1)))
 
 
 def detect_roles(columns: list[str], *, source: str = "<input>", split: str = "train") -> ColumnRoles:

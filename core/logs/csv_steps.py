@@ -221,14 +221,19 @@ def resolve_restarts(frame: pd.DataFrame, flags: list[str]) -> pd.DataFrame:
 def partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, flags: list[str],
                        step: np.ndarray | None = None) -> None:
     """Flag a last epoch of fewer than 90 % of the steps: the steps it got to (its last global step less the
-    epochs before), not its rows (a log that keeps every n-th step, or only validation rows, has fewer)."""
+    epochs before, plus the logging stride less one), not its rows (a log that keeps every n-th step, or only
+    validation rows, has fewer)."""
     if spe is None or granularity != "step" or not np.isfinite(epoch).any():
         return
     last_epoch = np.nanmax(epoch)
     last = int(np.count_nonzero(epoch == last_epoch))
+    stride = 1
     if step is not None:
         last = max(last, int(np.nanmax(step[epoch == last_epoch]) - (last_epoch - 1) * spe))
-    if np.nanmin(epoch) < last_epoch and last < 0.9 * spe:
+        gaps = np.diff(np.unique(step[np.isfinite(step)]))
+        stride = int(np.median(gaps)) if gaps.size else 1
+    # a log that keeps every n-th step can end up to n − 1 steps before a finished epoch's end
+    if np.nanmin(epoch) < last_epoch and last + stride - 1 < 0.9 * spe:
         flags.append(f"partial last epoch ({last} of {spe} steps)")
 
 

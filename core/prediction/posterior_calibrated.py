@@ -20,7 +20,10 @@ and the extrapolation's ``ln c`` belief, NaN/inf where a source had no answer). 
    no distribution-free promise, said in the description).
 3. **The choice**: the candidate whose calibrated interval ``q·σ`` (``σ`` the run's own) is the
    narrowest: the one the other runs say is the most informative once its interval is made honest
-   (ties in this order: precision, prior, extrapolation).
+   (ties in this order: precision, prior, extrapolation).  With fewer than :func:`min_cases` other cases
+   that have *both* sources the combination cannot be judged (on a single-source case precision is that
+   source, so it would always look narrowest): precision weighting is used, as the product's default
+   is, its interval calibrated on the cases with either source, and the description says so.
 4. **The posterior**: ``ln c ~ N(μ, (qσ/z)²)`` (so its ``level`` interval is ``μ ± qσ``), conditioned on
    ``c > n`` as every posterior is.  No candidate with enough cases: the ``"precision"`` posterior (the
    two intervals as they are), and it says so.
@@ -161,6 +164,10 @@ def scale_of(name: str, others: Sequence[OtherCase], level: float = DEFAULT_LEVE
     return z_of(level) * float(np.sqrt(np.mean(np.square(errs)))), f"z·rms of {m} normalised errors"
 
 
+def _has_both(case: OtherCase) -> bool:
+    return len(candidates(case[1:3], case[3:5])) == 3
+
+
 def choose(own: Mapping[str, tuple[float, float]], others: Sequence[OtherCase],
            level: float = DEFAULT_LEVEL) -> tuple[str | None, str]:
     """``(name, why)``: among the run's own candidates ``own`` (``{name: (μ, σ)}``), the one whose
@@ -183,6 +190,12 @@ def choose(own: Mapping[str, tuple[float, float]], others: Sequence[OtherCase],
     widths = {c: v[0] * own[c][1] for c, v in scales.items() if v is not None}
     if not widths:
         return None, ""
+    both = sum(1 for c in others if _has_both(c))
+    if "precision" in widths and both < min_cases(level):
+        # on a single-source case precision is that source, so its scale is that source's and it would always
+        # look narrowest: the combination cannot be judged, and precision weighting is used as the default is
+        return "precision", (f"only {both} other finished runs with both sources: too few to judge the "
+                             "combination; precision weighting, its interval calibrated on the runs with either")
     best = min(widths, key=lambda c: (widths[c], CANDIDATES.index(c)))
     if len(widths) == 1:
         return best, "the only candidate with enough other runs to calibrate it" if len(own) > 1 \

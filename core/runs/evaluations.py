@@ -53,12 +53,17 @@ def metric_column(log: RunLog, metric: str) -> str | None:
 _EVALUATION_NAME = re.compile(r"^(eval|val|valid|validation|test)[_/.\-]", re.IGNORECASE)
 
 
+#: what a course ``_val`` log calls its per-batch running metrics (``eval_*``, ``test_*`` are evaluations)
+_COURSE_VAL_NAMES = frozenset({"loss", "acc", "accuracy", "val_loss", "val_acc", "val_accuracy"})
+
+
 def is_evaluation_metric(log: RunLog, column: str) -> bool:
     """Whether each row of ``column`` is an evaluation of its own, never averaged with the others of its
     epoch: a column named as an evaluation (``eval_loss``, ``val_acc``, ``test_loss``; for the loss and
     accuracy roles, their source column: a Trainer's ``eval_accuracy`` in ``acc``), however many rows it
     fills, or another metric logged on some rows only. The loss and accuracy roles are otherwise the log's
-    running metrics (a course log's per-batch running accuracy, named ``acc`` or, in a ``_val`` log, ``val_acc``).
+    running metrics (a course log's per-batch running accuracy, named ``acc`` or, in a ``_val`` log, ``val_acc``;
+    an ``eval_``/``test_`` column of a ``_val`` file is still an evaluation).
 
     >>> from core.logs import read_log
     >>> import json
@@ -68,9 +73,10 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     >>> log.roles.acc, is_evaluation_metric(log, "acc"), is_evaluation_metric(log, "loss")
     ('eval_accuracy', True, False)
     """
-    if log.fmt == "course" and log.meta.split == "val" and column in ("acc", "loss"):
-        return False        # a course _val log's per-batch running metrics, whatever it names them
     source = str(getattr(log.roles, column, None) or "") if column in ("acc", "loss") else column
+    if (log.fmt == "course" and log.meta.split == "val" and column in ("acc", "loss")
+            and source.lower().strip() in _COURSE_VAL_NAMES):
+        return False        # a course _val log's per-batch running metrics, named loss/acc or val_loss/val_acc
     if _EVALUATION_NAME.match(source):          # named as an evaluation: one, however many rows it fills
         return True
     return column not in ("acc", "loss") and int(log.frame[column].notna().sum()) < len(log.frame)

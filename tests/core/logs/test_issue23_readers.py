@@ -114,3 +114,11 @@ def test_a_lightning_validation_only_log_keeps_its_training_steps():
     log = read_log(b"epoch,step,val_loss,val_acc\n0,9,1.0,0.5\n1,19,0.8,0.6\n2,29,0.7,0.7\n", "metrics.csv",
                    split="val")
     assert log.fmt == "lightning" and log.frame["global_step"].tolist() == [10.0, 20.0, 30.0]
+
+
+def test_a_lightning_log_with_one_step_an_epoch_stays_lightning():
+    # full-batch training (one optimiser step an epoch): Lightning's 0-based step index goes 0, 1, 2, ...
+    rows = "".join(f"{e},{e},{1.0 / (e + 1):.3f},{0.5 + 0.04 * e:.3f}\n" for e in range(10))
+    log = read_log(b"epoch,step,val_loss,val_acc\n" + rows.encode(), "gcn_cora-2708_val.csv")
+    assert log.fmt == "lightning" and log.frame["global_step"].tolist() == [float(k) for k in range(1, 11)]
+    assert "samples" in log.frame                       # training steps x the batch in the name

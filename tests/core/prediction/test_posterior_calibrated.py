@@ -201,11 +201,21 @@ def test_predict_learns_the_calibrated_posterior_from_the_other_loaded_runs():
     assert [math.ceil(math.exp(c[3]) + 0.5 - 1e-9) for c in cases] == [c[0] for c in cases]
     f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3",
                                  prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="calibrated")
-    # no other run has a prior: the prior cannot be calibrated; precision (for the others, their
-    # extrapolation) and the extrapolation are calibrated on the five other runs' cases, which were all
-    # exact: q = 0 for both, a tie that precision wins
+    # no other run has a prior: the combination cannot be judged, so precision weighting (the default) is
+    # used, its interval calibrated on the five other runs' (extrapolation) cases, which were all exact: q = 0
     post = f.posterior
     assert post.method == "calibrated"
-    assert "narrowest calibrated interval" in post.description and "precision (" in post.description
+    assert "too few to judge" in post.description and "precision (" in post.description
     assert "scaled by 0.00 (z·rms of 5 normalised errors over 5" in post.description
     assert post.epoch == post.epoch_low == post.epoch_high == actual_epoch(1.0) == 13
+
+
+def test_without_other_runs_that_had_both_sources_the_combination_is_not_judged():
+    # five other runs with an extrapolation only (off by ±1 σ): on them precision would be their extrapolation,
+    # always narrower than it, so the run's own prior would enter unchecked as "the narrowest": precision
+    # weighting is used as the default, and the description says the combination could not be judged
+    others = [(float(a), math.nan, math.inf, LN(a - 0.5) - e * 0.2, 0.2)
+              for a, e in ((11, 1), (21, -1), (31, 1), (41, -1), (51, 1))]
+    own = {"precision": (LN(90.0), 0.05), "prior": (LN(100.0), 0.05), "extrapolation": (LN(20.0), 0.2)}
+    name, why = choose(own, others)
+    assert name == "precision" and "too few to judge" in why and "only 0 other finished runs with both" in why

@@ -145,3 +145,26 @@ def test_the_epoch_a_run_is_still_in_is_not_yet_an_evaluation():
     assert not find_target_crossing(running, 0.9).reached        # best whole epoch: 0.89 (epoch 9)
     finished = log_of(10)                                        # epoch 10 done: its running accuracy counts
     assert find_target_crossing(finished, 0.9).epoch == 10 and find_target_crossing(finished, 0.9).step == 100.0
+
+
+def test_a_finished_log_that_keeps_every_50th_step_is_not_cut_short():
+    # 391 steps an epoch, the accuracy logged every 50 steps (the last logged step of epoch 6 is 2,300, 46
+    # before its end): the epoch is finished, not partial, and its running accuracy 0.92 counts
+    rows = ["step,epoch,loss,acc"]
+    for k in range(50, 6 * 391 + 1, 50):
+        e = -(-k // 391)
+        rows.append(f"{k},{e},{2.0 / e:.4f},{0.80 + 0.02 * e:.4f}")
+    log = read_log(("\n".join(rows) + "\n").encode(), "run.csv")
+    assert not any("partial" in f for f in log.flags)
+    crossing = find_target_crossing(log, 0.91)
+    assert crossing.reached and crossing.epoch == 6 and crossing.step == 2300.0
+
+
+def test_an_eval_column_of_a_val_file_is_still_an_evaluation():
+    # the plain epoch,step,loss,eval_accuracy CSV above, named as a validation file: the same answer
+    rows = ["epoch,step,loss,eval_accuracy"]
+    for k in range(1, 51):
+        rows.append(f"{(k - 1) // 10 + 1},{k},{2.0 / k:.4f}," + (f"{0.5 + 0.01 * k:.3f}" if k % 5 == 0 else ""))
+    data = ("\n".join(rows) + "\n").encode()
+    for name in ("run.csv", "run_val.csv", "run_test.csv"):
+        assert find_target_crossing(read_log(data, name), 0.75).step == 25.0, name
