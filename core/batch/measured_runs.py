@@ -95,7 +95,7 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
             f"never reached {target.value:g}" if target.is_accuracy else f"never reached {target.spec}"
         return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed, learning_rate=lr)
     n = samples_per_epoch or log.meta.samples_per_epoch
-    if log.fmt == "course" and log.meta.split == "val":
+    if log.counts_validation_batches:
         # a course validation log counts validation batches in its steps: training samples are epochs × N
         if not n or crossing.epoch is None:
             return BatchRun(log.source, batch, False, samples_per_s=speed, learning_rate=lr,

@@ -63,7 +63,7 @@ def detect_format(columns: list[str]) -> str:
     return "generic"
 
 
-def counts_validation_batches(columns: list[str], step, split: str) -> bool:
+def looks_like_course_validation(columns: list[str], step, split: str) -> bool:
     """Whether a header that looks like Lightning's (``epoch``, ``step``, ``val_*``) is a course ``_val`` log.
 
     A course validation log names its columns as it likes (``val_loss``, ``val_acc``), but its ``step``
@@ -72,11 +72,11 @@ def counts_validation_batches(columns: list[str], step, split: str) -> bool:
     and only go up by one or restart at 1 (Lightning's 0-based index of an epoch's last batch starts at 0,
     or above).
 
-    >>> counts_validation_batches(["epoch", "step", "val_loss", "val_acc"], np.array([1, 2, 3, 4.0]), "val")
+    >>> looks_like_course_validation(["epoch", "step", "val_loss", "val_acc"], np.array([1, 2, 3, 4.0]), "val")
     True
-    >>> counts_validation_batches(["epoch", "step", "val_loss"], np.array([10, 20, 30.0]), "val")   # Lightning
+    >>> looks_like_course_validation(["epoch", "step", "val_loss"], np.array([10, 20, 30.0]), "val")   # Lightning
     False
-    >>> counts_validation_batches(["epoch", "step", "val_loss"], np.array([0, 1, 2.0]), "val")   # one step an epoch
+    >>> looks_like_course_validation(["epoch", "step", "val_loss"], np.array([0, 1, 2.0]), "val")   # one step an epoch
     False
     """
     if split != "val" or any(c.lower().strip().startswith("train_") for c in columns):

@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
-from core.logs.csv_roles import apply_overrides, counts_validation_batches, detect_format, detect_roles
+from core.logs.csv_roles import apply_overrides, detect_format, detect_roles, looks_like_course_validation
 from core.logs.csv_steps import global_steps, partial_epoch_flag, resolve_restarts
 from core.logs.naming import parse_run_name
-from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
+from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog, steps_are_validation_batches
 from core.tables import (
     MAX_BAD_ROW_SHARE,
     as_utf8,
@@ -238,7 +238,7 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
     n_rows = len(next(iter(table.values())))
     for role in ROLES:
         cols[role], text_counts[role] = _numeric(table, getattr(found, role), n_rows)
-    if fmt == "lightning" and counts_validation_batches(columns, cols["step"], meta.split):
+    if fmt == "lightning" and looks_like_course_validation(columns, cols["step"], meta.split):
         fmt = "course"     # a course _val log with val_ column names: its steps count validation batches
         flags.append("validation log whose steps count validation batches (1, 2, 3, ...): read as the course "
                      "format, never as training steps")
@@ -269,7 +269,7 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
         fmt = "epoch-trace"
         flags.append("progress equals iteration: real epochs, not AdaptDL's statistical epochs")
     frame = resolve_restarts(frame, flags)
-    if (meta.global_batch and not (fmt == "course" and meta.split == "val")
+    if (meta.global_batch and not steps_are_validation_batches(fmt, meta.split)
             and not any("k counts epochs" in f for f in flags)):
         # samples seen: optimiser steps × the global batch the name gives (a _val course log counts
         # validation batches, not training steps: no samples there)

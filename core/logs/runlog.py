@@ -44,6 +44,16 @@ class ColumnRoles:
         return asdict(self)
 
 
+def steps_are_validation_batches(fmt: str, split: str | None) -> bool:
+    """Whether a log's steps number validation batches: a course ``_val`` log's do (never training steps,
+    so never samples either).
+
+    >>> steps_are_validation_batches("course", "val"), steps_are_validation_batches("lightning", "val")
+    (True, False)
+    """
+    return fmt == "course" and split == "val"
+
+
 @dataclass(frozen=True, eq=False)
 class RunLog:
     """One training run, read and validated.
@@ -139,6 +149,11 @@ class RunLog:
     @property
     def n_points(self) -> int:
         return int(len(self.frame))
+
+    @property
+    def counts_validation_batches(self) -> bool:
+        """Whether the steps number validation batches, not optimiser steps (:func:`steps_are_validation_batches`)."""
+        return steps_are_validation_batches(self.fmt, self.meta.split)
 
     @property
     def has_loss(self) -> bool:

@@ -1,6 +1,6 @@
 """The course's architectures, torchvision style: their registry, and their torch definitions (``build``).
 
-Each family has one private builder and one-line public factories.  Callers normally go
+Each family has one private builder, bound to each registered name in ``build``.  Callers normally go
 through the registry:
 
 >>> from core.models import MODEL_NAMES, model_info, parameter_count

@@ -7,6 +7,7 @@ so reading the registry and its counted tables never pays torch's import (second
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch import nn
@@ -29,75 +30,14 @@ def _wide_resnet(depth: int, *, cifar: bool) -> nn.Module:
                   stem="cifar" if cifar else "imagenet")
 
 
-def resnet20() -> nn.Module:
-    return _cifar_resnet(20)
-
-
-def resnet32() -> nn.Module:
-    return _cifar_resnet(32)
-
-
-def resnet44() -> nn.Module:
-    return _cifar_resnet(44)
-
-
-def resnet56() -> nn.Module:
-    return _cifar_resnet(56)
-
-
-def resnet18() -> nn.Module:
-    return _wide_resnet(18, cifar=False)
-
-
-def resnet50() -> nn.Module:
-    return _wide_resnet(50, cifar=False)
-
-
-def resnet18_cifar() -> nn.Module:
-    return _wide_resnet(18, cifar=True)
-
-
-def resnet50_cifar() -> nn.Module:
-    return _wide_resnet(50, cifar=True)
-
-
-def vgg16() -> nn.Module:
-    return VGG(VGG16_CFG, num_classes=1000)
-
-
-def inception_v3() -> nn.Module:
-    return InceptionV3(num_classes=1000)
-
-
-def resnet8_1d() -> nn.Module:
-    return ResNet1d(8)
-
-
-def resnet14_1d() -> nn.Module:
-    return ResNet1d(14)
-
-
-def resnet20_1d() -> nn.Module:
-    return ResNet1d(20)
-
-
-def resnet32_1d() -> nn.Module:
-    return ResNet1d(32)
-
-
-def resnet44_1d() -> nn.Module:
-    return ResNet1d(44)
-
-
-def resnet56_1d() -> nn.Module:
-    return ResNet1d(56)
-
-
+#: each registered name's builder (the registry, ``core.models.registry``, says what each is)
 _BUILDERS: dict[str, Callable[[], nn.Module]] = {
-    "resnet20": resnet20, "resnet32": resnet32, "resnet44": resnet44, "resnet56": resnet56,
-    "resnet18": resnet18, "resnet50": resnet50, "resnet18_cifar": resnet18_cifar, "resnet50_cifar": resnet50_cifar,
-    "vgg16": vgg16, "inception_v3": inception_v3, "resnet8_1d": resnet8_1d, "resnet14_1d": resnet14_1d,
-    "resnet20_1d": resnet20_1d, "resnet32_1d": resnet32_1d, "resnet44_1d": resnet44_1d, "resnet56_1d": resnet56_1d,
+    **{f"resnet{d}": partial(_cifar_resnet, d) for d in (20, 32, 44, 56)},
+    **{f"resnet{d}": partial(_wide_resnet, d, cifar=False) for d in (18, 50)},
+    **{f"resnet{d}_cifar": partial(_wide_resnet, d, cifar=True) for d in (18, 50)},
+    "vgg16": partial(VGG, VGG16_CFG, num_classes=1000),
+    "inception_v3": partial(InceptionV3, num_classes=1000),
+    **{f"resnet{d}_1d": partial(ResNet1d, d) for d in (8, 14, 20, 32, 44, 56)},
 }
 
 

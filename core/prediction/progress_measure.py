@@ -31,11 +31,6 @@ def _column_known(log: RunLog, name: str) -> bool:
     return name in log.frame.columns and bool(log.frame[name].notna().any())
 
 
-def _steps_are_not_training_steps(log: RunLog) -> bool:
-    # a course _val log numbers its validation batches: its steps are not optimiser steps
-    return log.fmt == "course" and log.meta.split == "val"
-
-
 def progress_unit(log: RunLog) -> str:
     """``samples`` when the log knows them (a ``samples`` column or a global batch), else ``tokens`` when it
     counts them (a speedrun log), else ``steps``; ``epochs`` for a course ``_val`` log, whose steps count
@@ -46,7 +41,7 @@ def progress_unit(log: RunLog) -> str:
     >>> progress_unit(val), progress_unit(read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n", "resnet20_V100-512.csv"))
     ('epochs', 'samples')
     """
-    if _steps_are_not_training_steps(log) and not _column_known(log, "samples"):
+    if log.counts_validation_batches and not _column_known(log, "samples"):
         return "epochs"
     if _column_known(log, "samples") or log.meta.global_batch:
         return "samples"
@@ -76,7 +71,7 @@ def progress(log: RunLog) -> np.ndarray:
     frame = log.frame
     if _column_known(log, "samples"):
         return _counted(frame, "samples")
-    if _steps_are_not_training_steps(log):
+    if log.counts_validation_batches:
         return frame["epoch"].to_numpy(dtype=float, na_value=np.nan)
     step = frame["global_step"].to_numpy(dtype=float)
     if log.meta.global_batch:
@@ -126,11 +121,17 @@ def observed_count(total: int, fraction: float | None) -> int:
 def progress_to_target(log: RunLog, target: Target) -> float | None:
     """The progress at which ``log`` met ``target`` (its first evaluation at target, :func:`evaluation_points`),
     None when it never did or does not log the target's metric."""
-    if metric_column(log, target.metric) is None:
-        return None
-    x, y = evaluation_points(log, target)
-    hit = target.first_met(y)
+    x, hit = _first_evaluation_at(log, target)
     return None if hit is None else float(x[hit])
+
+
+def _first_evaluation_at(log: RunLog, target: Target) -> tuple[np.ndarray, int | None]:
+    """The run's evaluation progress and the index of its first evaluation at ``target`` (None: never, or
+    the log has not the metric)."""
+    if metric_column(log, target.metric) is None:
+        return np.empty(0), None
+    x, y = evaluation_points(log, target)
+    return x, target.first_met(y)
 
 
 def seconds_per_unit(log: RunLog) -> float | None:
@@ -163,11 +164,7 @@ def progress_showcase(logs, target: Target | None = None, metric: str | None = N
     mine = [lg for lg in logs if metric is None or run_target(lg, target).metric == metric] or logs
     met = []
     for log in mine:
-        own = run_target(log, target)
-        if metric_column(log, own.metric) is None:
-            continue
-        x, y = evaluation_points(log, own)
-        hit = own.first_met(y)
+        x, hit = _first_evaluation_at(log, run_target(log, target))
         if hit is not None:
             met.append((log, hit >= len(x) / 4))
     return next((lg for lg, late in met if late), met[0][0] if met else (mine[0] if mine else None))

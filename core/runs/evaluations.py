@@ -74,7 +74,7 @@ def is_evaluation_metric(log: RunLog, column: str) -> bool:
     ('eval_accuracy', True, False)
     """
     source = str(getattr(log.roles, column, None) or "") if column in ("acc", "loss") else column
-    if (log.fmt == "course" and log.meta.split == "val" and column in ("acc", "loss")
+    if (log.counts_validation_batches and column in ("acc", "loss")
             and source.lower().strip() in _COURSE_VAL_NAMES):
         return False        # a course _val log's per-batch running metrics, named loss/acc or val_loss/val_acc
     if _EVALUATION_NAME.match(source):          # named as an evaluation: one, however many rows it fills

@@ -24,7 +24,7 @@ import pandas as pd
 from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
-from core.runs.evaluations import compared_rows, epoch_ends, metric_column
+from core.runs.evaluations import compared_rows, metric_column
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
@@ -144,7 +144,7 @@ def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, 
 
     meta = log.meta
     samples = cell("samples")
-    if samples is None and meta.global_batch and not (log.fmt == "course" and meta.split == "val"):
+    if samples is None and meta.global_batch and not log.counts_validation_batches:
         # (a course _val log's steps count validation batches: no training samples there)
         samples = float(row["global_step"]) * meta.global_batch
     tokens = cell("tokens")
@@ -217,8 +217,7 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
         epoch = int(last["epoch"])
         loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
         return _crossing_at(log, target, criterion, last, values[hit], epoch=epoch, loss=loss)
-    values = rows[column].to_numpy(dtype=float)
-    hit = target.first_met(values)
+    hit = target.first_met(values)             # every row holding the metric, as it is
     if hit is None:
         return TargetCrossing(target, criterion, False, note=note)
     return _crossing_at(log, target, criterion, rows.iloc[hit], values[hit], note=note)
@@ -233,9 +232,7 @@ def best_value(log: RunLog, target: Target | float = DEFAULT_TARGET, *, criterio
     column = metric_column(log, target.metric)
     if column is None:
         return None
-    positions, values = compared_rows(log, column, criterion)
-    if positions is None:
-        values = log.frame[column].dropna().to_numpy(dtype=float)
+    values = compared_rows(log, column, criterion)[1]
     return float(np.max(values) if target.climbs else np.min(values))
 
 
@@ -259,11 +256,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
     if not log.has_acc:
         return None
-    rows = log.frame[log.frame["acc"].notna()]
-    acc = rows["acc"].to_numpy(dtype=float)
-    if criterion == "epoch" and log.granularity == "step" and not rows["epoch"].isna().all():
-        acc = acc[epoch_ends(rows)]
-    return float(np.max(acc))
+    return float(np.max(compared_rows(log, "acc", criterion)[1]))
 
 
 @dataclass(frozen=True)

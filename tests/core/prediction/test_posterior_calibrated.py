@@ -109,7 +109,10 @@ def test_each_candidate_is_calibrated_on_the_cases_that_have_it():
     others = [_other(a, 0.05, 0.01) for a in (11, 21)] + [(float(a), LN(a - 0.5), 0.2, math.nan, math.inf)
                                                           for a in (31, 41, 51)]
     assert scale_of("extrapolation", others) is None
-    assert scale_of("prior", others) is not None and scale_of("precision", others) is not None
+    # the prior on all five: errors 0.05/0.2 = 0.25 on the two with both sources, 0 on the three others
+    q_prior, rule = scale_of("prior", others)
+    assert rule == "z·rms of 5 normalised errors" and q_prior == pytest.approx(z_of(0.8) * math.sqrt(2 * 0.25 ** 2 / 5))
+    assert scale_of("precision", others)[1] == "z·rms of 5 normalised errors"
     post = combine_calibrated(Prior(30.0, 0.2, "given", "a prior"), _x(20.5, 16.5, 26.5), n_epochs_observed=5,
                               others=others)
     assert post.method == "calibrated" and "over 5 other finished runs" in post.description
