@@ -22,16 +22,22 @@ and the extrapolation's ``ln c`` belief, NaN/inf where a source had no answer). 
    narrowest: the one the other runs say is the most informative once its interval is made honest
    (ties in this order: precision, prior, extrapolation).  With fewer than :func:`min_cases` other cases
    that have *both* sources the combination cannot be judged (on a single-source case precision is that
-   source, so it would always look narrowest): precision weighting is used, as the product's default
-   is, its interval calibrated on the cases with either source, and the description says so.
-4. **The posterior**: ``ln c ~ N(μ, (qσ/z)²)`` (so its ``level`` interval is ``μ ± qσ``), conditioned on
-   ``c > n`` as every posterior is.  No candidate with enough cases: the ``"precision"`` posterior (the
-   two intervals as they are), and it says so.
+   source, so it would always look narrowest): the narrower calibrated single source is used alone, and
+   the description says so; only when neither source alone has enough cases, precision weighting, its
+   interval calibrated on the cases with either source (said too).
+4. **The posterior**: ``ln c ~ N(μ, (qσ/z)²)`` (so its ``level`` interval is ``μ ± qσ``), its median and
+   interval **not** conditioned on ``c > n`` again but raised to the first unseen epoch ``n + 1``: every
+   other case passed its target after its own cut, so its score already holds that selection and the
+   calibrated interval is the conditional one (conditioning it again moved a wide interval's median and
+   ends up, and voids the split-conformal promise).  No candidate with enough cases: the ``"precision"``
+   posterior (the two intervals as they are), and it says so.
 
 With nine or more cases, left out from the run ``i`` of ``N`` exchangeable runs, the rule covers
 exactly ``⌈N·level⌉`` of them when the scores differ (9 of 11 at 80 %).  Chosen on the seen
 data sets of ``bench/posterior.py`` (docs/prediction.md §10.8): the choice by median error and the
-largest score for 4–8 cases were replaced on 2026-11-26 (seventh session).
+largest score for 4–8 cases were replaced on 2026-11-26 (seventh session); the single source when the
+combination cannot be judged, and the interval not conditioned twice, on 2026-11-26 (eighth session, after
+every table but the third hidden check was seen: §10.11).
 """
 
 from __future__ import annotations
@@ -193,9 +199,17 @@ def choose(own: Mapping[str, tuple[float, float]], others: Sequence[OtherCase],
     both = sum(1 for c in others if _has_both(c))
     if "precision" in widths and both < min_cases(level):
         # on a single-source case precision is that source, so its scale is that source's and it would always
-        # look narrowest: the combination cannot be judged, and precision weighting is used as the default is
-        return "precision", (f"only {both} other finished runs with both sources: too few to judge the "
-                             "combination; precision weighting, its interval calibrated on the runs with either")
+        # look narrowest: the combination cannot be judged; a source the other runs did calibrate is used alone
+        unjudged = f"only {both} other finished runs with both sources: too few to judge the combination"
+        singles = {c: w for c, w in widths.items() if c != "precision"}
+        if not singles:
+            return "precision", (f"{unjudged}; precision weighting, its interval calibrated on the runs with "
+                                 "either (neither source alone has enough)")
+        best = min(singles, key=lambda c: (singles[c], CANDIDATES.index(c)))
+        if len(singles) == 1:
+            return best, f"{unjudged}; the {best} alone, the only source with enough other runs to calibrate it"
+        return best, f"{unjudged}; the narrower calibrated single source (" + ", ".join(
+            f"{c} ±{w:.3f}" for c, w in sorted(singles.items(), key=lambda kv: kv[1])) + " in ln epochs)"
     best = min(widths, key=lambda c: (widths[c], CANDIDATES.index(c)))
     if len(widths) == 1:
         return best, "the only candidate with enough other runs to calibrate it" if len(own) > 1 \
@@ -259,7 +273,9 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
         share = own["prior"][1] ** -2 / (own["prior"][1] ** -2 + own["extrapolation"][1] ** -2)
     desc = (f"{POSTERIOR_METHODS['calibrated']}: {name} ({why}); its interval scaled by {q:.2f} "
             f"({rule} over {m} other finished runs at the same observed fraction)")
-    median, lo, hi = truncated_quantiles(mu, sd_new, n, level)
+    # not conditioned on c > n again: every other case already passed after its cut (their scores hold that
+    # selection), so the calibrated interval is the conditional one; conditioning it once more would move it up
+    median, lo, hi = truncated_quantiles(mu, sd_new, 0, level)
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd_new, "calibrated", desc, n, level, share,

@@ -131,24 +131,27 @@ def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):
     row = _table(out.out).iloc[0]
     assert row["method"] == "calibrated"
     # 5 other runs: too few for an order statistic below the largest, so z x the rms of their errors; only 3 of
-    # them had both sources: the combination cannot be judged, so precision weighting is used, its interval
-    # scaled by q
+    # them had both sources: the combination cannot be judged, and the extrapolation (3 cases) cannot be
+    # calibrated, so the prior is used alone, its interval scaled by q
     assert "z·rms of 5 normalised errors over 5 other finished runs" in out.err
     assert "only 3 other finished runs with both sources: too few to judge the combination" in out.err
+    assert "the prior alone, the only source with enough other runs to calibrate it" in out.err
     q = float(out.err.split("its interval scaled by ")[1].split(" ")[0])
     assert main([*argv, "--posterior-method", "precision"]) == 0
     plain = _table(capsys.readouterr().out).iloc[0]
     assert plain["method"] == "precision"
     same = ["prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low", "extrap_high"]
     assert row[same].tolist() == plain[same].tolist()       # the method changes the posterior only
-    assert row["posterior_epoch"] == plain["posterior_epoch"]   # the same precision weighting, median
-    # its interval is precision's ±z·σ scaled to ±q·σ, to whole epochs: σ from precision's interval,
+    # the prior alone: its median (73, the run passes at 72), not pulled to precision's 64 by the extrapolation
+    assert row["posterior_epoch"] == row["prior_epoch"] == 73 and plain["posterior_epoch"] < 73
+    # its interval is the prior's ±z·σ scaled to ±q·σ, to whole epochs: σ from the prior's interval,
     # (ln((H − 1)/L), ln(H/(L − 1)))/(2z), and the calibrated one's ends within the same rounding
     z = 1.2815515655446004
-    lo_p, hi_p, lo, hi = plain["posterior_low"], plain["posterior_high"], row["posterior_low"], row["posterior_high"]
+    lo_p, hi_p, lo, hi = row["prior_low"], row["prior_high"], row["posterior_low"], row["posterior_high"]
     sd_min, sd_max = math.log((hi_p - 1) / lo_p) / (2 * z), math.log(hi_p / (lo_p - 1)) / (2 * z)
     assert math.log((hi - 1) / lo) < 2 * (q + 0.005) * sd_max and 2 * (q - 0.005) * sd_min < math.log(hi / (lo - 1))
-    assert hi - lo < hi_p - lo_p                              # q = 0.94 < z: narrower than precision's own
+    assert q < z and hi - lo < hi_p - lo_p                  # the other runs' priors erred less than their σ said
+    assert lo <= 72 <= hi
     # "backtest": the same cases give each source a variance (its log errors on the other runs): the
     # extrapolation from 10 % erred far more than the other batches' median, so the prior carries most weight
     assert main([*argv, "--posterior-method", "backtest"]) == 0

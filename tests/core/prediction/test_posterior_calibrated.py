@@ -204,21 +204,44 @@ def test_predict_learns_the_calibrated_posterior_from_the_other_loaded_runs():
     assert [math.ceil(math.exp(c[3]) + 0.5 - 1e-9) for c in cases] == [c[0] for c in cases]
     f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3",
                                  prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="calibrated")
-    # no other run has a prior: the combination cannot be judged, so precision weighting (the default) is
-    # used, its interval calibrated on the five other runs' (extrapolation) cases, which were all exact: q = 0
+    # no other run has a prior: the combination cannot be judged, and only the extrapolation is calibrated
+    # (on the five other runs' cases, all exact: q = 0), so it is used alone and the prior 20 has no say
     post = f.posterior
-    assert post.method == "calibrated"
-    assert "too few to judge" in post.description and "precision (" in post.description
+    assert post.method == "calibrated" and post.weight_prior == 0.0
+    assert "too few to judge" in post.description and "the extrapolation alone" in post.description
     assert "scaled by 0.00 (z·rms of 5 normalised errors over 5" in post.description
     assert post.epoch == post.epoch_low == post.epoch_high == actual_epoch(1.0) == 13
 
 
 def test_without_other_runs_that_had_both_sources_the_combination_is_not_judged():
     # five other runs with an extrapolation only (off by ±1 σ): on them precision would be their extrapolation,
-    # always narrower than it, so the run's own prior would enter unchecked as "the narrowest": precision
-    # weighting is used as the default, and the description says the combination could not be judged
-    others = [(float(a), math.nan, math.inf, LN(a - 0.5) - e * 0.2, 0.2)
+    # always narrower than it, so the run's own prior would enter unchecked as "the narrowest"; the combination
+    # cannot be judged, and the one source the other runs calibrate is used alone (the prior has no case)
+    x_only = [(float(a), math.nan, math.inf, LN(a - 0.5) - e * 0.2, 0.2)
               for a, e in ((11, 1), (21, -1), (31, 1), (41, -1), (51, 1))]
     own = {"precision": (LN(90.0), 0.05), "prior": (LN(100.0), 0.05), "extrapolation": (LN(20.0), 0.2)}
-    name, why = choose(own, others)
-    assert name == "precision" and "too few to judge" in why and "only 0 other finished runs with both" in why
+    name, why = choose(own, x_only)
+    assert name == "extrapolation" and "only 0 other finished runs with both" in why
+    assert "the extrapolation alone, the only source with enough other runs to calibrate it" in why
+    # five more with a prior only, off by ±0.5 σ: both sources are calibrated, each on its own five cases
+    # (q = z·1 and z·0.5), so the narrower of the two calibrated intervals wins: ±0.05·0.5z against ±0.2z
+    p_only = [(float(a), LN(a - 0.5) - e * 0.025, 0.05, math.nan, math.inf)
+              for a, e in ((12, 1), (22, -1), (32, 1), (42, -1), (52, 1))]
+    name, why = choose(own, x_only + p_only)
+    assert name == "prior" and "the narrower calibrated single source (prior ±0.032, extrapolation ±0.256" in why
+    # two of each: neither source alone can be calibrated (2 < 4 cases) but precision, the one source of
+    # each case, can (4): precision weighting, said to be unjudged
+    name, why = choose(own, x_only[:2] + p_only[:2])
+    assert name == "precision" and "too few to judge" in why and "neither source alone has enough" in why
+
+
+def test_the_calibrated_interval_is_not_conditioned_on_the_epochs_seen_twice():
+    # a prior of 5 epochs (σ 0.5) for a run seen for 3 epochs, calibrated on four other runs whose priors
+    # erred by ±1 σ (q = z): its interval 5·exp(∓0.5z) = 2.6 to 9.5 is raised to epoch 4, its median stays 5
+    # (the other runs, too, all passed after their cut: conditioning on c > 3 again would move it to 6)
+    others = [(float(a), LN(a - 0.5) - e * 0.5, 0.5, math.nan, math.inf) for a, e in ((6, 1), (8, -1), (10, 1),
+                                                                                      (12, -1))]
+    post = combine_calibrated(Prior(5.0, 0.5, "given", "a prior"), None, n_epochs_observed=3, others=others)
+    assert post.method == "calibrated"
+    assert post.log_sd == pytest.approx(0.5)
+    assert (post.epoch, post.epoch_low, post.epoch_high) == (5.0, 4.0, 10.0)
