@@ -51,6 +51,7 @@ from core.plan.grid import (
     time_to_target_s,
 )
 from core.plan.paleo_time import (
+    paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
 )
@@ -137,7 +138,8 @@ __all__ = [
     'batch_plan_grid', 'best_configuration', 'best_workers', 'build_speed_model', 'cheapest_config',
     'configuration_cost', 'default_speed_mode', 'display_time', 'fit_pollux_speed', 'fit_speed', 'fit_speed_model',
     'get_speed_family', 'goodput_curves', 'greedy_allocation', 'has_parameter_servers', 'loss_threshold_from_runs',
-    'optimus_speed', 'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model', 'pareto_frontier', 'plan_grid',
+    'optimus_speed', 'paleo_device_for', 'paleo_net_for', 'paleo_time_to_target', 'paper_speed_model',
+    'pareto_frontier', 'plan_grid',
     'plan_with_rule', 'pollux_step_time', 'read_speed_csv', 'read_speed_table', 'run_methods',
     'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
     'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',

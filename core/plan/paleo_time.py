@@ -84,3 +84,32 @@ def paleo_net_for(model: str | None, dataset: str = "cifar10", *, fallback: str 
 
     name = registry_name(model, dataset)
     return f"torch:{name}" if name else fallback
+
+
+#: words in a run's device name that say it ran on a processor, not an accelerator
+_CPU_WORDS = ("cpu", "xeon", "epyc", "core i", "i7", "i9", "ryzen", "intel", "amd ")
+
+
+def paleo_device_for(device: str | None, *, fallback: str = "V100") -> tuple[str, str]:
+    """``(Paleo device, how it was chosen)`` for a run's device name, so that Paleo's curve is drawn for the
+    hardware the run's measured step time came from: the Paleo device it names (``A100`` in ``NVIDIA A100
+    80GB``), Paleo's one processor (``CPU_I7``) for a CPU, else ``fallback``.
+
+    >>> paleo_device_for("Intel Xeon Processor")[0]
+    'CPU_I7'
+    >>> paleo_device_for("Tesla V100-SXM2-16GB")[0], paleo_device_for("H100 80GB HBM3")[0], paleo_device_for(None)[0]
+    ('V100', 'H100', 'V100')
+    """
+    from core.paleo import DEVICES
+
+    text = " ".join(str(device or "").replace("-", " ").replace("_", " ").split()).lower()
+    if not text:
+        return fallback, f"no device named by the run: {fallback}"
+    squeezed = text.replace(" ", "")
+    named = [d for d in DEVICES if d.lower().replace("_", "") in squeezed and not d.endswith("_TF32")]
+    if named:
+        best = max(named, key=len)
+        return best, f"the run's device, {device}"
+    if any(w in f"{text} " for w in _CPU_WORDS):
+        return "CPU_I7", f"a CPU: Paleo's one processor, CPU_I7, stands in for {device}"
+    return fallback, f"{device} is not among Paleo's devices: {fallback}"

@@ -17,6 +17,7 @@ from core.plan import (
     SCALING_RULES,
     ScalingRule,
     StepsEstimate,
+    paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
 )
@@ -127,7 +128,10 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
         ref = c1.selectbox("Network", nets, index=nets.index(default) if default in nets else 0,
                            key="plan_paleo_net", **KEPT)
         devices = list(DEVICES)
-        device = c2.selectbox("Device", devices, index=devices.index("V100"), key="plan_paleo_device", **KEPT)
+        # Paleo's curve on the hardware the run's step time was measured on, as far as Paleo knows it
+        device_default, device_why = paleo_device_for(parse_run_name(run).gpu if run else None)
+        device = c2.selectbox("Device", devices, index=devices.index(device_default), key="plan_paleo_device",
+                              help=f"Default: {device_why}.", **KEPT)
         networks = list(NETWORKS)
         network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet"), key="plan_paleo_network",
                                **KEPT)

@@ -331,6 +331,10 @@ def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
     typed_steps(at, 20_000)
     at.selectbox(key="plan_paleo_net").set_value("torch:resnet50_cifar").run()
     assert not at.exception
+    # the page's run was measured on a Xeon: Paleo's curve defaults to its one processor, not a V100
+    assert at.selectbox(key="plan_paleo_device").value == "CPU_I7"
+    assert any(t["name"] == "Paleo p = 2 (CPU_I7, ethernet)" for t in figure(at, 0)["data"])
+    at.selectbox(key="plan_paleo_device").set_value("V100").run()
     tta = figure(at, 0)
     names = [t["name"] for t in tta["data"]]
     assert names[-2:] == ["Paleo p = 2 (V100, ethernet)", "Paleo p = 4 (V100, ethernet)"]

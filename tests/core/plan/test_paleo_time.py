@@ -49,3 +49,17 @@ def test_bad_input(net):
 def test_net_for_a_run():
     assert paleo_net_for("resnet32", "mnist1d") == "torch:resnet32_1d"
     assert paleo_net_for("bert") == "torch:resnet50_cifar"
+
+
+def test_paleo_draws_the_device_the_run_was_measured_on():
+    from core.plan import paleo_device_for
+
+    # a name that contains a Paleo device gets it (the longest match: K20X, not K20)
+    assert paleo_device_for("Tesla K20X")[0] == "K20X"
+    assert paleo_device_for("NVIDIA A100-SXM4-80GB") == ("A100", "the run's device, NVIDIA A100-SXM4-80GB")
+    # a processor: Paleo's one CPU stands in, and says so
+    for cpu in ("Intel Xeon Processor", "AMD EPYC 7B13", "CPU"):
+        device, why = paleo_device_for(cpu)
+        assert device == "CPU_I7" and cpu in why and "stands in" in why
+    # unknown to Paleo: the fallback, with the reason
+    assert paleo_device_for("MI355X") == ("V100", "MI355X is not among Paleo's devices: V100")
