@@ -193,6 +193,10 @@ def _progress_backtest(logs, target, args, rejected: int) -> int:
         return 2
     print_csv(table)
     complain(progress_backtest_summary(table))
+    if args.posterior_method != "precision":
+        complain(f"backtest: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
+                 "accuracy target; a target in progress units is scored with the progress posterior (its weights "
+                 "and interval from a backtest of the other logs)")
     return 2 if rejected else 0
 
 

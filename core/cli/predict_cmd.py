@@ -128,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
             rows.append(_progress_row(path, f))
             complain(f"{path}: target {target.spec}; prior: {f.prior.description or 'none'}; extrapolation: "
                      f"{f.extrapolation.description}; posterior: {f.posterior.description} ({f.unit})")
+            if args.posterior_method != DEFAULT_POSTERIOR_METHOD:
+                complain(f"{path}: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
+                         f"accuracy target; a target in {f.unit} has the progress posterior above (its weights and "
+                         "interval from a backtest of the other loaded runs)")
             continue
         target_acc = target.value
         total = n_epochs(log)

@@ -126,6 +126,12 @@ def test_a_log_declared_falling_target_is_backtested_in_samples(capsys):
     low, high = others["samples_to_target"].min(), others["samples_to_target"].max()
     assert low <= first["prior"] <= high
     assert "summary [prior, extrapolation, posterior]" in out.err
+    assert "not applied" not in out.err
+    # a posterior method asked for is not dropped in silence, and the scores stay those of predict's answer
+    assert main(["backtest", *logs, "--observe", "0.25", "--posterior-method", "calibrated"]) == 0
+    out = capsys.readouterr()
+    assert "--posterior-method calibrated not applied" in out.err
+    assert pd.read_csv(io.StringIO(out.out)).equals(t)
 
 
 def _cifar_copy(folder: Path, *, delay: int = 0) -> list[str]:

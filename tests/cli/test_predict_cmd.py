@@ -117,6 +117,12 @@ def test_a_loss_target_is_predicted_in_samples_from_the_part_observed(capsys, tm
     assert row["prior_samples"] == pytest.approx(3800.0)
     assert row["posterior_samples_low"] <= row["posterior_samples"] <= row["posterior_samples_high"]
     assert pd.isna(row["observed_epochs"])
+    # a posterior method asked for is not dropped in silence: it combines epochs to an accuracy target
+    argv = ["predict", named[0], "--prior-from", *named[1:], "--target", "loss<=2.5", "--observe", "0.25"]
+    assert main([*argv, "--posterior-method", "calibrated"]) == 0
+    out = capsys.readouterr()
+    assert "--posterior-method calibrated not applied" in out.err and "a target in samples" in out.err
+    assert _table(out.out).iloc[0]["posterior_samples"] == pytest.approx(row["posterior_samples"])
 
 
 def test_the_calibrated_posterior_learns_from_the_other_traces(capsys):

@@ -143,6 +143,19 @@ def test_pollux_trace_samples_to_target_are_iterations_times_batch():
     assert run.steps_to_target == 21874 and run.epochs_to_target == pytest.approx(2_799_872 / 50_000)
 
 
+def test_a_log_is_measured_once_per_question_and_each_question_gets_its_own_answer():
+    log = read_log(b"progress,iteration,metric\n10,10,0.5\n20,20,0.91\n30,30,0.95\n", "job/validation-64.csv")
+    first = measure_batch_run(log, target_acc=0.9, samples_per_epoch=640)
+    assert measure_batch_run(log, target_acc=0.9, samples_per_epoch=640) is first        # remembered
+    # another target, batch or epoch size is another measurement, never the remembered one
+    assert measure_batch_run(log, target_acc=0.93, samples_per_epoch=640).samples_to_target == 30 * 64
+    assert measure_batch_run(log, target_acc=0.9, global_batch=32).samples_to_target == 20 * 32
+    assert measure_batch_run(log, target_acc=0.9, samples_per_epoch=320).epochs_to_target == 4.0
+    # the same bytes read again are another log: measured afresh, to the same answer
+    again = read_log(b"progress,iteration,metric\n10,10,0.5\n20,20,0.91\n30,30,0.95\n", "job/validation-64.csv")
+    assert measure_batch_run(again, target_acc=0.9, samples_per_epoch=640) == first
+
+
 def test_pollux_cifar10_samples_grow_about_2_3x_from_128_to_4096():
     logs = [read_log_file(p, source=n) for n, p in batch_run_files("pollux_cifar10")]
     runs = {r.global_batch: r for r in measure_batch_runs(logs, target_acc=0.93, samples_per_epoch=50_000)}
