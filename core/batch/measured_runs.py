@@ -75,7 +75,7 @@ def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | N
                       samples_per_epoch: float | None = None) -> BatchRun:
     """:func:`measure_run` of a log, remembered for as long as the log lives (the same arguments, the same
     :class:`BatchRun`, which is immutable)."""
-    key = (repr(target_acc), global_batch, samples_per_epoch)
+    key = (as_target(target_acc), global_batch, samples_per_epoch)
     with _MEASURED_LOCK:
         known = _MEASURED.get(log, {}).get(key)
     if known is not None:

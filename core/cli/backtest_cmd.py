@@ -52,6 +52,7 @@ from core.logs import read_log_file
 from core.prediction import (
     BACKTEST_COLUMNS,
     DEFAULT_FRACTIONS,
+    DEFAULT_POSTERIOR_METHOD,
     backtest_logs,
     backtest_summary,
     prior_for_run,
@@ -111,7 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "none | auto (an lr column, else detected in the observed epochs); default: auto, "
                              "as predict's, so the backtest scores the answer predict gives")
     parser.add_argument("--posterior-method", choices=("precision", "backtest", "correlated", "calibrated"),
-                        default="precision",
+                        default=DEFAULT_POSTERIOR_METHOD,
                         help="how the posterior combines prior and extrapolation: precision weighting with the two "
                              "intervals' variances (precision, default) or with the log errors of the other logs at "
                              "the same fraction (backtest), or the weight and split-conformal interval learned from "
@@ -193,7 +194,7 @@ def _progress_backtest(logs, target, args, rejected: int) -> int:
         return 2
     print_csv(table)
     complain(progress_backtest_summary(table))
-    if args.posterior_method != "precision":
+    if args.posterior_method != DEFAULT_POSTERIOR_METHOD:
         complain(f"backtest: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
                  "accuracy target; a target in progress units is scored with the progress posterior (its weights "
                  "and interval from a backtest of the other logs)")

@@ -87,7 +87,9 @@ def paleo_net_for(model: str | None, dataset: str = "cifar10", *, fallback: str 
 
 
 #: words in a run's device name that say it ran on a processor, not an accelerator
-_CPU_WORDS = ("cpu", "xeon", "epyc", "core i", "i7", "i9", "ryzen", "intel", "amd ")
+_CPU_WORDS = ("cpu", "processor", "xeon", "epyc", "core i", "i7", "i9", "ryzen", "threadripper")
+#: ... unless it names an accelerator (AMD's and Intel's GPUs carry the same vendor names as their CPUs)
+_ACCELERATOR_WORDS = ("gpu", "instinct", "radeon", "gaudi", "tpu", "mi2", "mi3", "data center")
 
 
 def paleo_device_for(device: str | None, *, fallback: str = "V100") -> tuple[str, str]:
@@ -110,6 +112,6 @@ def paleo_device_for(device: str | None, *, fallback: str = "V100") -> tuple[str
     if named:
         best = max(named, key=len)
         return best, f"the run's device, {device}"
-    if any(w in f"{text} " for w in _CPU_WORDS):
+    if any(w in text for w in _CPU_WORDS) and not any(w in text for w in _ACCELERATOR_WORDS):
         return "CPU_I7", f"a CPU: Paleo's one processor, CPU_I7, stands in for {device}"
     return fallback, f"{device} is not among Paleo's devices: {fallback}"

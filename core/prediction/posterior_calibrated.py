@@ -29,8 +29,10 @@ and the extrapolation's ``ln c`` belief, NaN/inf where a source had no answer). 
    interval **not** conditioned on ``c > n`` again but raised to the first unseen epoch ``n + 1``: every
    other case passed its target after its own cut, so its score already holds that selection and the
    calibrated interval is the conditional one (conditioning it again moved a wide interval's median and
-   ends up, and voids the split-conformal promise).  No candidate with enough cases: the ``"precision"``
-   posterior (the two intervals as they are), and it says so.
+   ends up, and voids the split-conformal promise).  A run that has outlived the calibrated median
+   (``exp(μ) ≤ n``) is what the other runs never taught: raised to ``n + 1`` its interval would shrink to
+   one epoch, so there it is conditioned on ``c > n`` (and flagged).  No candidate with enough cases: the
+   ``"precision"`` posterior (the two intervals as they are), and it says so.
 
 With nine or more cases, left out from the run ``i`` of ``N`` exchangeable runs, the rule covers
 exactly ``⌈N·level⌉`` of them when the scores differ (9 of 11 at 80 %).  Chosen on the seen
@@ -274,8 +276,14 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
     desc = (f"{POSTERIOR_METHODS['calibrated']}: {name} ({why}); its interval scaled by {q:.2f} "
             f"({rule} over {m} other finished runs at the same observed fraction)")
     # not conditioned on c > n again: every other case already passed after its cut (their scores hold that
-    # selection), so the calibrated interval is the conditional one; conditioning it once more would move it up
-    median, lo, hi = truncated_quantiles(mu, sd_new, 0, level)
+    # selection), so the calibrated interval is the conditional one; conditioning it once more would move it up.
+    # Unless the run has already outlived the calibrated median: the others never taught that case, and raising
+    # the interval to n + 1 alone would squeeze it to a single epoch; then it is conditioned on c > n
+    truncate = n > 0 and math.exp(mu) <= n
+    median, lo, hi = truncated_quantiles(mu, sd_new, n if truncate else 0, level)
+    if truncate:
+        flags.append(f"the run has outlived the calibrated median ({math.exp(mu):.1f} epochs): its interval is "
+                     f"conditioned on the {n} epochs seen")
     first = float(n + 1)
     whole = [max(float(math.ceil(v - 1e-9)), first) if math.isfinite(v) else v for v in (median, lo, hi)]
     return Posterior(whole[0], whole[1], whole[2], median, mu, sd_new, "calibrated", desc, n, level, share,

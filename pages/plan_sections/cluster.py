@@ -131,7 +131,7 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
         # Paleo's curve on the hardware the run's step time was measured on, as far as Paleo knows it
         device_default, device_why = paleo_device_for(parse_run_name(run).gpu if run else None)
         device = c2.selectbox("Device", devices, index=devices.index(device_default), key="plan_paleo_device",
-                              help=f"Default: {device_why}.", **KEPT)
+                              help=f"Suggested for the page's run: {device_why}.", **KEPT)
         networks = list(NETWORKS)
         network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet"), key="plan_paleo_network",
                                **KEPT)

@@ -61,5 +61,7 @@ def test_paleo_draws_the_device_the_run_was_measured_on():
     for cpu in ("Intel Xeon Processor", "AMD EPYC 7B13", "CPU"):
         device, why = paleo_device_for(cpu)
         assert device == "CPU_I7" and cpu in why and "stands in" in why
-    # unknown to Paleo: the fallback, with the reason
+    # unknown to Paleo: the fallback, with the reason; an AMD or Intel accelerator is no CPU
     assert paleo_device_for("MI355X") == ("V100", "MI355X is not among Paleo's devices: V100")
+    for gpu in ("AMD Instinct MI300X", "Intel Gaudi 2", "Intel Data Center GPU Max 1550", "AMD Radeon RX 7900"):
+        assert paleo_device_for(gpu)[0] == "V100"

@@ -4,6 +4,7 @@ interval scaled, by the other runs' backtest at the same observed fraction)."""
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import pytest
 
@@ -245,3 +246,11 @@ def test_the_calibrated_interval_is_not_conditioned_on_the_epochs_seen_twice():
     assert post.method == "calibrated"
     assert post.log_sd == pytest.approx(0.5)
     assert (post.epoch, post.epoch_low, post.epoch_high) == (5.0, 4.0, 10.0)
+    assert not any("outlived" in f for f in post.flags)
+    # seen for 12 epochs without passing, the run has outlived the calibrated median 5: raised to epoch 13 alone
+    # the interval would be 13 to 13, so it is conditioned on c > 12 (the quantiles of the normal beyond ln 12)
+    late = combine_calibrated(Prior(5.0, 0.5, "given", "a prior"), None, n_epochs_observed=12, others=others)
+    a = NormalDist().cdf(LN(12 / 5) / 0.5)
+    q = [5 * math.exp(0.5 * NormalDist().inv_cdf(a + p * (1 - a))) for p in (0.5, 0.1, 0.9)]
+    assert (late.epoch, late.epoch_low, late.epoch_high) == tuple(float(math.ceil(v)) for v in q) == (14.0, 13.0, 19.0)
+    assert any("outlived the calibrated median (5.0 epochs)" in f for f in late.flags)
