@@ -30,7 +30,9 @@ made for it, targets fixed before training, scored once with every method frozen
 hidden check, ``hidden2-batch`` and ``hidden2-arch`` (``bench/data/hidden2_*``), was made before that
 change, with targets fixed before training, and scored once after it (§10.10); the eighth session changed
 ``calibrated`` again after seeing it.  The third, ``hidden3-batch`` and ``hidden3-arch``
-(``bench/data/hidden3_*``), was made before that change and scored once after it (§10.11).
+(``bench/data/hidden3_*``), was made before that change and scored once after it (§10.11); the fourth,
+``hidden4-batch`` and ``hidden4-arch`` (``bench/data/hidden4_*``), after the third was scored, with the method
+frozen, and scored once (§10.12).
 
 The MLPerf v3.0 ResNet-50 logs (data/mlperf_v3.0_resnet50, target 0.759, evaluations every 4
 epochs) are scored the same way (prior: the other systems' runs, by batch size).
@@ -49,7 +51,7 @@ prediction (a refused or unfitted extrapolation has none).  Targets: 0.92 (built
 (CIFAR-10), 0.75 (ImageNet), as in docs/prediction.md.
 
 Usage: ``python bench/posterior.py [built-in cifar10 imagenet mlperf hidden-batch hidden-arch hidden2-batch
-hidden2-arch hidden3-batch hidden3-arch] [--refresh]``
+hidden2-arch hidden3-batch hidden3-arch hidden4-batch hidden4-arch] [--refresh]``
 (names limit the data sets; deterministic).  The priors and extrapolations do not depend on the posterior's method:
 the first run computes and pickles them in ``bench/.cache`` (about 5 minutes for the cases and 8 for
 the strict priors on the shared 2-core machine, MLPerf the most), later runs take seconds;
@@ -80,7 +82,8 @@ from core.prediction.schedule import POLLUX_SCHEDULES  # noqa: E402
 
 FRACTIONS = (0.1, 0.25, 0.5)
 DATA = {"built-in": 0.92, "cifar10": 0.94, "imagenet": 0.75, "mlperf": 0.759, "hidden-batch": 0.90,
-        "hidden-arch": 0.92, "hidden2-batch": 0.90, "hidden2-arch": 0.92, "hidden3-batch": 0.90, "hidden3-arch": 0.92}
+        "hidden-arch": 0.92, "hidden2-batch": 0.90, "hidden2-arch": 0.92, "hidden3-batch": 0.90, "hidden3-arch": 0.92,
+        "hidden4-batch": 0.90, "hidden4-arch": 0.92}
 #: the hidden check (issue 23): a batch sweep and an architecture sweep made for it and scored once, after
 #: every method was fixed (``bench/data/hidden_*/NOTICE.md``); their targets were chosen before any of them
 #: was read (the architecture sweep: the built-in logs' 0.92)
@@ -91,7 +94,10 @@ HIDDEN = {"hidden-batch": ROOT / "bench" / "data" / "hidden_batch_sweep",
           "hidden2-arch": ROOT / "bench" / "data" / "hidden2_arch_sweep",
           # the third hidden check (eighth session): made before the change to "calibrated", scored once after it
           "hidden3-batch": ROOT / "bench" / "data" / "hidden3_batch_sweep",
-          "hidden3-arch": ROOT / "bench" / "data" / "hidden3_arch_sweep"}
+          "hidden3-arch": ROOT / "bench" / "data" / "hidden3_arch_sweep",
+          # the fourth (eighth session): made after the third was scored, before any of it was read
+          "hidden4-batch": ROOT / "bench" / "data" / "hidden4_batch_sweep",
+          "hidden4-arch": ROOT / "bench" / "data" / "hidden4_arch_sweep"}
 METHODS = ("precision", "backtest", "correlated", "calibrated")
 #: the method whose goal column the table shows (and precision's, the default, beside it)
 PROPOSED = "calibrated"
