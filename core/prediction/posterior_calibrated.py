@@ -126,6 +126,20 @@ def conformal_scale(scores: Sequence[float], level: float) -> float | None:
     return float(s[k - 1]) if 1 <= k <= len(s) else None
 
 
+def beliefs_of(name: str, others: Sequence[OtherCase]) -> list[tuple[float, float, float]]:
+    """``(actual, μ, σ)`` of candidate ``name`` on every other case that has it.
+
+    >>> beliefs_of("prior", [(11, 2.0, 0.1, math.nan, math.inf), (12, math.nan, math.inf, 2.0, 0.1)])
+    [(11, 2.0, 0.1)]
+    """
+    out = []
+    for a, mu_p, sd_p, mu_x, sd_x in others:
+        theirs = candidates((mu_p, sd_p), (mu_x, sd_x)).get(name)
+        if theirs is not None:
+            out.append((a, *theirs))
+    return out
+
+
 def scores_of(name: str, others: Sequence[OtherCase]) -> list[float]:
     """:func:`whole_epoch_score` of candidate ``name`` on every other case that has it.
 
@@ -133,12 +147,7 @@ def scores_of(name: str, others: Sequence[OtherCase]) -> list[float]:
     ...                                            (12, math.nan, math.inf, math.log(10.0), 0.1)])]
     [0.0]
     """
-    out = []
-    for a, mu_p, sd_p, mu_x, sd_x in others:
-        theirs = candidates((mu_p, sd_p), (mu_x, sd_x)).get(name)
-        if theirs is not None:
-            out.append(whole_epoch_score(a, *theirs))
-    return out
+    return [whole_epoch_score(a, mu, sd) for a, mu, sd in beliefs_of(name, others)]
 
 
 def scale_of(name: str, others: Sequence[OtherCase], level: float = DEFAULT_LEVEL) -> tuple[float, str] | None:
@@ -158,17 +167,13 @@ def scale_of(name: str, others: Sequence[OtherCase], level: float = DEFAULT_LEVE
     >>> rule.startswith("z·rms"), round(q, 4)
     (True, 1.2816)
     """
-    scores = scores_of(name, others)
-    m = len(scores)
+    beliefs = beliefs_of(name, others)
+    m = len(beliefs)
     if m < min_cases(level):
         return None
     if math.ceil((m + 1) * level - 1e-9) < m:
-        return float(conformal_scale(scores, level)), "split-conformal"
-    errs = []
-    for a, mu_p, sd_p, mu_x, sd_x in others:
-        theirs = candidates((mu_p, sd_p), (mu_x, sd_x)).get(name)
-        if theirs is not None:
-            errs.append((math.log(a - 0.5) - theirs[0]) / theirs[1])
+        return float(conformal_scale([whole_epoch_score(*b) for b in beliefs], level)), "split-conformal"
+    errs = [(math.log(a - 0.5) - mu) / sd for a, mu, sd in beliefs]
     return z_of(level) * float(np.sqrt(np.mean(np.square(errs)))), f"z·rms of {m} normalised errors"
 
 
@@ -267,7 +272,7 @@ def combine_calibrated(prior: Prior | None, extrapolation: TargetPrediction | No
                                     "two intervals"]
         return replace(post, flags=tuple(flags))
     q, rule = scale_of(name, others, level)
-    m = len(scores_of(name, others))
+    m = len(beliefs_of(name, others))
     mu, sd = own[name]
     sd_new = max(q * sd / z_of(level), 1e-9)
     share = {"prior": 1.0, "extrapolation": 0.0}.get(name, math.nan)
