@@ -33,12 +33,17 @@ def _showcase(logs: tuple[RunLog, ...], target: Target | None, metric: str) -> s
     return log.source if log is not None else None
 
 
-def _amount(value, low, high) -> str:
+def _amount(value) -> str:
+    return "—" if value is None or value != value else amount_text(value)
+
+
+def _interval(value, low, high) -> str | None:
+    """The 80 % interval, written under its metric (an amount of tokens and its interval overflow one column)."""
     if value is None or value != value:
-        return "—"
+        return None
     hi = "never" if high is None or high == float("inf") else amount_text(high)
     lo = amount_text(low) if low is not None and low == low else "?"
-    return f"{amount_text(value)} ({lo} – {hi})"
+    return f"80 % interval: {lo} – {hi}"
 
 
 @st.fragment
@@ -65,7 +70,10 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
     m1, m2, m3, m4 = st.columns(4)
     for col, est, label in ((m1, f.prior, "Prior (other runs)"), (m2, f.extrapolation, "Extrapolation"),
                             (m3, f.posterior, "Posterior (both)")):
-        col.metric(f"{label}, {unit}", _amount(est.value, est.low, est.high), help=plain(est.description) or None)
+        col.metric(f"{label}, {unit}", _amount(est.value), help=plain(est.description) or None)
+        interval = _interval(est.value, est.low, est.high)
+        if interval:
+            col.caption(interval)
     whole = _whole_log(log, f.target)
     m4.metric(f"What the whole log shows, {unit}", "never reached" if whole is None else f"{whole:,.0f}",
               help="The first evaluation at target in the whole log (each epoch's, in a per-step log).")

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
 from core.prediction import predict_progress, progress_showcase, progress_to_target
-from core.runs import analyse_run, find_target_crossing, fits_table
+from core.runs import amount_text, analyse_run, find_target_crossing, fits_table
 from core.targets import Target
 from tests.pages.conftest import APP, chart_specs, shown
 
@@ -57,6 +57,15 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     run = at.selectbox(key="logs_progress_run").value
     assert values["What the whole log shows, tokens"] == f"{table.loc[run, 'tokens_to_target']:,.0f}"
     assert not [v for v in values.values() if "e+" in v], values
+    # each estimate is its number alone (an interval beside it overflowed the column), its 80 % interval under it,
+    # as core predicts it from the first quarter of the run's evaluations
+    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("speedrun")]
+    log = next(lg for lg in logs if lg.source == run)
+    f = predict_progress(log, [lg for lg in logs if lg.source != run], Target("val_loss", "<=", 3.28), observe=0.25)
+    assert values["Extrapolation, tokens"] == amount_text(f.extrapolation.value)
+    hi = "never" if f.extrapolation.high == float("inf") else amount_text(f.extrapolation.high)
+    captions = [c.value for c in at.caption]
+    assert f"80 % interval: {amount_text(f.extrapolation.low)} – {hi}" in captions, captions
 
 
 def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_applies():
