@@ -31,7 +31,7 @@ RUN_COLUMNS = ("run_id", "source", "model", "depth", "n_params", "gpu", "global_
                "n_points", "n_epochs", "best_acc", "final_loss", "fmt", "granularity", "steps_per_epoch",
                "samples_per_epoch", "status", "system", "n_nodes", "n_devices", "throughput", "schedule",
                "seq_len", "run_time_s", "accelerator", "max_steps", "warmup_steps", "decay_steps", "step_time_s",
-               "metrics", "target", "content_hash", "added_at")
+               "lr_schedule", "metrics", "target", "content_hash", "added_at")
 
 
 def content_hash(data: bytes) -> str:
@@ -156,7 +156,8 @@ _META_TYPES = {"model": str, "depth": _int_or_none, "gpu": str, "split": str, "g
                "samples_per_epoch": _int_or_none, "status": str, "system": str, "n_nodes": _int_or_none,
                "n_devices": _int_or_none, "throughput": _float_or_none, "schedule": str, "seq_len": _int_or_none,
                "run_time_s": _float_or_none, "accelerator": str, "max_steps": _int_or_none,
-               "warmup_steps": _float_or_none, "decay_steps": _float_or_none, "step_time_s": _float_or_none}
+               "warmup_steps": _float_or_none, "decay_steps": _float_or_none, "step_time_s": _float_or_none,
+               "lr_schedule": str}
 
 
 def meta_from_row(row: dict) -> RunMeta:

@@ -32,6 +32,12 @@ Version 5
     an import is matched by what it stores, never by the hash an export claims), and the
     ``audit`` table (every add, import, removal, restore and purge: when, what, who).
 
+Version 6
+    The planned learning-rate schedule a log declares in optimiser steps (``runs.lr_schedule``: a
+    ``core.schedules`` spec such as ``wsd:total=1670,decay_start=835,decay_end=1630,final=10%``, from a
+    NanoGPT speedrun's script or an MLLOG log's optimiser keys), which the forecasts through the schedule read.
+    Additive: a file of version 5 keeps every row, with it empty.
+
 The statements are written as DuckDB reads them; a store reading another dialect translates the
 few that differ (``Connection.ddl``: types, one DuckDB-only function in version 2).
 """
@@ -41,7 +47,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 #: the version this code writes; a file of a later version is refused (``LibraryError``)
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: version -> the SQL statements that take a file from the version before to it
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -114,10 +120,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             event_id BIGINT PRIMARY KEY DEFAULT nextval('audit_ids'), happened_at TIMESTAMP NOT NULL,
             action VARCHAR NOT NULL, run_ids VARCHAR, detail VARCHAR, actor VARCHAR)""",
     ),
+    6: (
+        "ALTER TABLE runs ADD COLUMN lr_schedule VARCHAR",
+    ),
 }
 NOTES = {1: "first release", 2: "series.lr, run_tags, MLLOG metadata", 3: "runs.schedule",
          4: "language-model logs: metrics, target, samples/tokens columns, new metadata",
-         5: "soft deletion, runs.data_hash, audit"}
+         5: "soft deletion, runs.data_hash, audit", 6: "runs.lr_schedule"}
 
 #: the tables an export writes and an import reads, in that order
 TABLES = ("runs", "run_tags", "series", "fits", "speed_tables")

@@ -143,6 +143,33 @@ def _schedule(decay: dict[str, float]) -> str | None:
     return f"poly:{end:g}:{power:g}" if math.isfinite(power) and power > 0 else f"poly:{end:g}"
 
 
+def declared_lr_schedule(opt: Mapping[str, object]) -> str | None:
+    """The planned learning rate a language-model log declares, as a ``core.schedules`` spec in optimiser steps:
+    ``opt_learning_rate_decay_schedule`` (cosine or linear, "with linear warmup"), the warm-up and decay steps, the
+    base and end rates, ``max_steps``; None when any of the kind, the decay steps or the base rate is missing.
+
+    >>> declared_lr_schedule({"opt_learning_rate_decay_schedule": "cosine with linear warmup",
+    ...     "opt_learning_rate_warmup_steps": 16, "opt_learning_rate_decay_steps": 1199984,
+    ...     "opt_base_learning_rate": 4e-4, "opt_end_learning_rate": 4e-5, "max_steps": 1200000})
+    'cosine:total=1200000,warmup=16,peak=0.0004,final=4e-05,decay_end=1200000'
+    """
+    kind = str(opt.get("opt_learning_rate_decay_schedule") or "").lower()
+    kind = "cosine" if "cos" in kind else "linear" if ("linear" in kind.replace("linear warmup", "")
+                                                        or "poly" in kind) else None
+    warmup = float(opt.get("opt_learning_rate_warmup_steps") or 0.0)
+    decay, peak = opt.get("opt_learning_rate_decay_steps"), opt.get("opt_base_learning_rate")
+    if kind is None or not isinstance(decay, (int, float)) or not isinstance(peak, (int, float)) \
+            or not (decay > 0 and peak > 0 and warmup >= 0):
+        return None
+    end = warmup + float(decay)
+    total = opt.get("max_steps", opt.get("opt_learning_rate_training_steps"))
+    total = max(float(total), end) if isinstance(total, (int, float)) and math.isfinite(total) else end
+    final = opt.get("opt_end_learning_rate")
+    final = float(final) if isinstance(final, (int, float)) and 0 <= final <= peak else 0.0
+    return (f"{kind}:total={total:.12g},warmup={warmup:.12g},peak={float(peak):.12g},final={final:.12g},"
+            f"decay_end={end:.12g}")
+
+
 def _declared_schedule(kind: str | None, warmup: float | None, decay: float | None, batch: int | None,
                        train_samples: int | None) -> str | None:
     """``cosine:END`` or ``poly:END`` (END in epochs: warm-up plus decay steps × batch / samples per epoch)."""
@@ -341,7 +368,8 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
                    schedule=schedule, seq_len=ev.seq_len, run_time_s=run_time, accelerator=accelerator,
                    max_steps=int(max_steps) if max_steps is not None and math.isfinite(max_steps) else None,
                    warmup_steps=warmup, decay_steps=decay,
-                   step_time_s=float(step_times.median()) if len(step_times) else None)
+                   step_time_s=float(step_times.median()) if len(step_times) else None,
+                   lr_schedule=declared_lr_schedule(ev.opt))
     if declared is not None and scale != 1 and declared > 1:
         declared = declared / scale          # a target in percent, as the evaluations were
     target = Target(EVAL_METRIC, direction, declared, "log") if declared is not None else None

@@ -142,7 +142,8 @@ def collect_events(data: bytes, source: str) -> MllogEvents:
         elif key.startswith("submission_") or key in ("number_of_nodes", "accelerators_per_node"):
             ev.info[key] = value
         elif key in ("opt_learning_rate_warmup_steps", "opt_learning_rate_decay_steps", "max_steps",
-                     "opt_learning_rate_training_steps") and _maybe(value) == _maybe(value):
+                     "opt_learning_rate_training_steps", "opt_base_learning_rate", "opt_end_learning_rate") \
+                and _maybe(value) == _maybe(value):
             ev.opt.setdefault(key, _maybe(value))
         elif key == "opt_learning_rate_decay_schedule" and isinstance(value, str):
             ev.opt.setdefault(key, value)

@@ -60,7 +60,9 @@ class RunMeta:
     ``run_stop − run_start``: MLPerf's time to train; a speedrun's final ``train_time``),
     ``accelerator`` (the device model, from the submitter's system description or the
     ``nvidia-smi`` table), ``max_steps``, ``warmup_steps`` and ``decay_steps`` (the declared
-    learning-rate schedule, in optimiser steps) and ``step_time_s`` (median logged step time).
+    learning-rate schedule, in optimiser steps), ``step_time_s`` (median logged step time) and ``lr_schedule``
+    (the planned learning rate the log declares, as a ``core.schedules`` spec in optimiser steps: a speedrun
+    script's ``get_lr``, an MLLOG log's optimiser keys).
     ``n_devices`` is the number of accelerators in all.
     """
 
@@ -83,6 +85,7 @@ class RunMeta:
     warmup_steps: float | None = None
     decay_steps: float | None = None
     step_time_s: float | None = None
+    lr_schedule: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

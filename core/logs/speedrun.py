@@ -68,6 +68,32 @@ def _assigned(script: str, name: str, comment: str | None = None) -> int | None:
     return _product(m.group(1)) if m else None
 
 
+def declared_lr_schedule(script: str, total_steps: int | None, num_iterations: int | None, warmup: int | None,
+                         decay: float | None) -> str | None:
+    """The script's ``get_lr`` as a planned-schedule spec (``core.schedules``), in multipliers of the peak rate.
+
+    Every record's ``get_lr`` is a warmup-stable-decay: an optional linear warm-up of ``warmup_iters``, the
+    peak, then a linear cool-down over the last ``warmdown_iters`` / ``cooldown_iters`` /
+    ``cooldown_frac × num_iterations`` steps to ``num_iterations``, down to 0 or, where the script blends
+    ``(1 - w) * 0.1``, to 10 % of the peak; the steps after ``num_iterations`` (``iteration_extension``) stay at
+    the final rate. None when the script does not say its cool-down.
+
+    >>> declared_lr_schedule("def get_lr(step):\\n    w = 1\\n    return w * 1.0 + (1 - w) * 0.1\\n", 1670, 1630,
+    ...                      None, 815.0)
+    'wsd:total=1670,decay_start=815,decay_end=1630,final=10%,shape=linear'
+    """
+    if not total_steps or not num_iterations or not decay or decay <= 0 or decay > num_iterations:
+        return None
+    body = re.search(r"(?ms)^def get_lr\b.*?(?=^\S)", script + "\nEND")
+    blend = re.search(r"\(\s*1\s*-\s*w\s*\)\s*\*\s*([0-9.]+)", body.group(0)) if body else None
+    final = f"{float(blend.group(1)) * 100:g}%" if blend else "0"
+    start = num_iterations - decay
+    head = f"wsd:total={max(total_steps, num_iterations)}" + (f",warmup={warmup}" if warmup else "")
+    if warmup and start <= warmup:
+        return None
+    return f"{head},decay_start={start:g},decay_end={num_iterations},final={final},shape=linear"
+
+
 def tokens_per_step(script: str, n_gpus: int | None) -> tuple[int | None, int | None, int | None]:
     """``(tokens per step, sequences per step, tokens per sequence)`` as the script declares them.
 
@@ -221,8 +247,8 @@ def read_speedrun(data: bytes, source: str, *, path: str | None = None) -> RunLo
     medium = _medium(script, path, source)
     total_steps = int(total) if total else None
     num_iterations = _assigned(script, "num_iterations") or total_steps
-    warmdown = _assigned(script, "warmdown_iters")
-    cooldown = re.search(r"^[ \t]*cooldown_frac[ \t]*(?::[ \t]*\w+)?[ \t]*=[ \t]*([0-9.]+)", script, re.MULTILINE)
+    warmdown = _assigned(script, "warmdown_iters") or _assigned(script, "cooldown_iters")
+    cooldown = re.search(r"^[ \t]*cooldown_frac[ \t]*(?::[ \t]*\w+)?[ \t]*=[ \t]*\(?\s*([0-9.]+)", script, re.MULTILINE)
     decay = float(warmdown) if warmdown else (float(cooldown.group(1)) * num_iterations
                                               if cooldown and num_iterations else None)
     warmup = _assigned(script, "warmup_iters")
@@ -234,7 +260,8 @@ def read_speedrun(data: bytes, source: str, *, path: str | None = None) -> RunLo
                    n_nodes=1 if n_gpus else None, n_devices=n_gpus, seq_len=length,
                    run_time_s=float(finite_time.iloc[-1]) if len(finite_time) else None, accelerator=device,
                    max_steps=total_steps, warmup_steps=float(warmup) if warmup else None, decay_steps=decay,
-                   step_time_s=float(step_avg[-1]) / 1000.0 if step_avg.size else None)
+                   step_time_s=float(step_avg[-1]) / 1000.0 if step_avg.size else None,
+                   lr_schedule=declared_lr_schedule(script, total_steps, num_iterations, warmup, decay))
     target = Target(VAL_METRIC, "<=", TRACK_2_TARGET if medium else TRACK_1_TARGET, "log")
     roles = ColumnRoles(step="step", loss=VAL_METRIC, time="train_time")
     return RunLog(source=source, frame=frame, fmt="speedrun", roles=roles, meta=meta, steps_per_epoch=None,

@@ -37,7 +37,7 @@ def test_an_export_imports_into_another_library_as_the_same_runs(make_db, tmp_pa
     summary = export_library(source, tmp_path / "export")
     assert summary.n_runs == 4 and summary.rows["series"] == 240 and summary.rows["fits"] == 4
     manifest = json.loads((tmp_path / "export" / "manifest.json").read_text())
-    assert manifest["schema_version"] == 5 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
+    assert manifest["schema_version"] == 6 and set(manifest["tables"]) == {"runs", "run_tags", "series", "fits",
                                                                             "speed_tables"}
     target = Library(make_db("b"))
     report = import_library(target, tmp_path / "export")

@@ -50,7 +50,7 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_run(db):
         assert "lr" not in _columns(con, "series")
 
     lib = Library(db)
-    assert lib.schema_version() == SCHEMA_VERSION == 5
+    assert lib.schema_version() == SCHEMA_VERSION == 6
     table = lib.runs()
     assert table["tags"].tolist() == ["baseline,v100"]          # split on commas, trimmed, empty dropped
     assert lib.runs("tag=v100")["run_id"].tolist() == [1]
@@ -63,10 +63,12 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_run(db):
         versions = [r[0] for r in con.execute("SELECT version FROM schema_version ORDER BY version")]
         columns = _columns(con, "runs")
         tables = con.tables()
-    assert versions == [1, 2, 3, 4, 5] and "tags" not in columns and "throughput" in columns and "schedule" in columns
+    assert versions == [1, 2, 3, 4, 5, 6] and "tags" not in columns and "throughput" in columns
+    assert "schedule" in columns
     assert {"seq_len", "metrics", "target", "extra_columns", "steps"} <= set(columns)       # version 4
     assert {"deleted_at", "data_hash"} <= set(columns) and "audit" in tables                # version 5
-    assert log.meta.schedule is None
+    assert "lr_schedule" in columns                                                         # version 6
+    assert log.meta.schedule is None and log.meta.lr_schedule is None
 
 
 def test_an_upgraded_file_takes_new_runs_after_the_old_ones(db):

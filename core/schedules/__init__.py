@@ -1,0 +1,29 @@
+"""Planned learning-rate schedules: the rate at every step a run trains or will train.
+
+Modules: ``planned`` (``PlannedSchedule``: knots with linear interpolation, the area under the rate and its
+falls), ``spec`` (declared schedules ``KIND:key=value,...``: constant, cosine, linear, wsd with its cool-down
+shapes, step), ``from_log`` (the plan a log gives: its lr column, its declared schedule; a CSV of step, lr; the
+order in which a forecast takes them).
+"""
+
+from core.schedules.from_log import (
+    declared_schedule,
+    log_schedule,
+    read_schedule_csv,
+    read_schedule_file,
+    resolve_planned_schedule,
+)
+from core.schedules.planned import LR_UNITS, PlannedSchedule, check_schedule_covers, schedule_from_points
+from core.schedules.spec import (
+    COOLDOWN_SHAPES,
+    SCHEDULE_KINDS,
+    build_schedule,
+    cooldown_rate,
+    is_schedule_spec,
+    parse_schedule_spec,
+)
+
+__all__ = ["COOLDOWN_SHAPES", "LR_UNITS", "SCHEDULE_KINDS", "PlannedSchedule", "build_schedule",
+           "check_schedule_covers", "cooldown_rate", "declared_schedule", "is_schedule_spec", "log_schedule",
+           "parse_schedule_spec", "read_schedule_csv", "read_schedule_file", "resolve_planned_schedule",
+           "schedule_from_points"]
