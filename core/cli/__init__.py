@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "backtest": ("core.cli.backtest_cmd", "predict the epoch at target from the first part of logs"),
     "batch-scaling": ("core.cli.batch_scaling_cmd", "samples and steps to target against the global batch"),
     "predict": ("core.cli.predict_cmd", "epoch at target: prior, extrapolation of the first epochs, posterior"),
+    "schedule": ("core.cli.schedule_cmd", "which cool-down reaches a loss target soonest: candidate WSD plans "
+                 "forecast through the schedule"),
     "transformer": ("core.cli.transformer_cmd", "a language model's step time per GPU count: FLOPs, parallelism, "
                     "calibrated fractions of peak"),
     "library": ("core.cli.library_cmd", "the run library: add, list, show, rm, tag, export, import, vacuum"),

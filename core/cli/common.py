@@ -110,16 +110,29 @@ def complain(message: str) -> None:
 
 
 def schedule_spec(text: str) -> str:
-    """argparse type: a schedule (``step:30,60``, ``cosine:100``, ``poly:90[:2]``, ``exp:100``, ``none``) or auto."""
+    """argparse type: a schedule in epochs (``step:30,60``, ``cosine:100``, ``poly:90[:2]``, ``exp:100``,
+    ``none``), a planned schedule in optimiser steps (``wsd:total=24000,warmup=2160,decay=0.2``; see
+    ``core.schedules``), or auto."""
     if text == "auto":
         return text
     from core.prediction import parse_schedule
+    from core.schedules import is_schedule_spec, parse_schedule_spec
 
     try:
-        parse_schedule(text)
+        (parse_schedule_spec if is_schedule_spec(text) else parse_schedule)(text)
     except InputError as exc:
         raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[1]) from None
     return text
+
+
+def planned_schedule_file(path: str):
+    """argparse type: a CSV of ``step, lr`` rows (a log with an ``lr`` column will do), read as a planned schedule."""
+    from core.schedules import read_schedule_file
+
+    try:
+        return read_schedule_file(path)
+    except (InputError, LogFormatError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def read_prior_sources(paths, args) -> tuple[list, pd.DataFrame | None, int]:

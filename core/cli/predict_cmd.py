@@ -21,6 +21,17 @@ with a log that declares such a target (MLLOG, speedrun), the answers are in the
 ``--observe`` a fraction of the log's evaluations or a number of them; with no ``--observe`` the whole log is
 the observed part (a run in progress, never assumed to end at its target).
 
+**Through the schedule.** With a falling target and a planned learning-rate schedule whose rate changes (the
+log's lr column, the schedule a speedrun or MLLOG log declares, ``--planned-schedule FILE.csv`` of ``step,lr``
+rows, or ``--schedule KIND:total=N,...`` such as ``wsd:total=24000,warmup=2160,decay=0.2,shape=1-sqrt``),
+``posterior_progress``, ``posterior_progress_low`` and ``posterior_progress_high`` are the forecast through that
+schedule (``core.prediction.forecast_progress``: the multi-power law, ``--family lr-annealing`` for the
+LR-annealing law; ``--observe F`` is then the fraction of the log's steps seen), and ``metric_at_end``,
+``metric_at_end_low``, ``metric_at_end_high`` are the forecast of the target's metric at the plan's last step;
+``schedule`` says where the plan came from, ``route`` which route answered. A forecast past the plan's last step
+is never made: a target not reached by then leaves ``posterior_progress`` at ``inf``. A declared plan replaces
+the log's own after the observed part.
+
 A file that cannot be read gets one ``<file>: <problem>`` line on stderr; the others are still
 predicted.  Exit status 0 when every file was read, 2 when any was rejected.
 """
@@ -37,31 +48,37 @@ from core.cli.common import (
     complain,
     datasets_by_source,
     fraction,
+    planned_schedule_file,
     positive_int,
     print_csv,
     read_prior_sources,
     schedule_spec,
 )
+from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
 from core.prediction import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
+    ProgressCache,
+    ScheduleFitCache,
     forecast_epoch_at_target,
+    forecast_progress,
     n_epochs,
     observed_epochs,
-    predict_progress,
     prior_for_run,
     whole,
 )
 from core.runs import run_target
+from core.schedules import SCHEDULE_KINDS, is_schedule_spec
 
 PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
                    "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",
                    "flags", "metric", "direction", "target", "unit", "prior_samples", "extrapolation_samples",
                    "posterior_samples", "posterior_samples_low", "posterior_samples_high", "time_to_target_s",
-                   "posterior_progress", "posterior_progress_low", "posterior_progress_high")
+                   "posterior_progress", "posterior_progress_low", "posterior_progress_high",
+                   "metric_at_end", "metric_at_end_low", "metric_at_end_high", "schedule", "route")
 
 
 def observe(text: str) -> float:
@@ -83,9 +100,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_target_arguments(parser)
     parser.add_argument("--observe", type=observe, default=None, metavar="N_EPOCHS|FRACTION",
                         help="predict from the first N epochs, or this fraction of each log (default: all of it)")
-    parser.add_argument("--schedule", type=schedule_spec, default="auto",
-                        help="learning-rate schedule: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | none; "
-                             "auto (default): an lr column, else drops detected in the observed curve")
+    plan = parser.add_mutually_exclusive_group()
+    plan.add_argument("--schedule", type=schedule_spec, default="auto",
+                      help="learning-rate schedule: in epochs for an accuracy target (step:30,60 | cosine:100 | "
+                           "poly:90[:2] | exp:100 | none), or a planned schedule in optimiser steps for a falling "
+                           f"target ({' | '.join(SCHEDULE_KINDS)}:total=N[,warmup=N][,peak=LR][,final=LR|P%]"
+                           "[,decay=F|decay_start=N][,shape=1-sqrt|linear|exp|cosine]); auto (default): the "
+                           "log's lr column or declared schedule, else drops detected in the observed curve")
+    plan.add_argument("--planned-schedule", type=planned_schedule_file, default=None, metavar="FILE.csv",
+                      help="a CSV of step,lr rows (a log with an lr column will do): the planned schedule after "
+                           "the observed part, forecast through with a falling target")
     parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
     parser.add_argument("--posterior-method", choices=FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
                         help="how prior and extrapolation combine: precision weighting of the two intervals; "
@@ -96,7 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the extrapolation or their precision weighting, whichever the other loaded runs cut "
                              "at the same fraction calibrate to the narrowest interval, its interval scaled on "
                              f"them; default {DEFAULT_POSTERIOR_METHOD}")
-    parser.add_argument("--family", default="auto", help="curve family of the extrapolation (default auto)")
+    parser.add_argument("--family", default="auto",
+                        help="curve family of the extrapolation (default auto); through a schedule: "
+                             f"{', '.join(SCHEDULE_FAMILIES)} (auto: {DEFAULT_SCHEDULE_FAMILY})")
     parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
                         help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
                              "for the course table; for logs, the built-in data set of a file that is a built-in "
@@ -110,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     datasets = datasets_by_source(others, args.dataset)
     rows = []
     chosen = chosen_target(args)
+    progress_cache, schedule_cache = ProgressCache(), ScheduleFitCache()
     for path in args.logs:
         try:
             log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch)
@@ -120,18 +147,29 @@ def run(args: argparse.Namespace) -> int:
         target = run_target(log, chosen)
         if not target.is_accuracy:
             try:
-                f = predict_progress(log, others, target, observe=args.observe, level=args.level)
+                answer = forecast_progress(log, others, target, observe=args.observe, planned=_planned(args),
+                                           family=args.family, level=args.level, cache=progress_cache,
+                                           schedule_cache=schedule_cache)
             except InputError as exc:
                 complain(f"{path}: {exc}")
                 rejected += 1
                 continue
-            rows.append(_progress_row(path, f))
-            complain(f"{path}: target {target.spec}; prior: {f.prior.description or 'none'}; extrapolation: "
-                     f"{f.extrapolation.description}; posterior: {f.posterior.description} ({f.unit})")
+            f = answer.progress
+            rows.append(_progress_row(path, answer))
+            complain(f"{path}: target {target.spec}; route: {answer.route} ({answer.why}); prior: "
+                     f"{f.prior.description or 'none'}; extrapolation: {f.extrapolation.description}; posterior: "
+                     f"{f.posterior.description} ({f.unit})")
+            if answer.schedule is not None:
+                complain(f"{path}: parameters: {answer.schedule.sources_text()}")
             if args.posterior_method != DEFAULT_POSTERIOR_METHOD:
                 complain(f"{path}: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
                          f"accuracy target; a target in {f.unit} has the progress posterior above (its weights and "
                          "interval from a backtest of the other loaded runs)")
+            continue
+        if args.planned_schedule is not None or is_schedule_spec(args.schedule):
+            complain(f"{path}: a planned schedule in optimiser steps is forecast through with a falling target; "
+                     f"{target.spec} climbs. Give the schedule in epochs (--schedule step:30,60) or a loss target.")
+            rejected += 1
             continue
         target_acc = target.value
         total = n_epochs(log)
@@ -156,9 +194,17 @@ def run(args: argparse.Namespace) -> int:
     return 2 if rejected else 0
 
 
-def _progress_row(path: str, f) -> dict:
+def _planned(args):
+    """The plan the user declared: ``--planned-schedule``'s, or ``--schedule``'s when it is a planned spec."""
+    if args.planned_schedule is not None:
+        return args.planned_schedule
+    return args.schedule if is_schedule_spec(args.schedule) else None
+
+
+def _progress_row(path: str, answer) -> dict:
     """A row for a target in the run's progress unit (``posterior_progress*``); the ``*_samples`` columns only in
-    samples, never an epoch of the accuracy columns."""
+    samples, never an epoch of the accuracy columns; the loss at the plan's end through the schedule."""
+    f, s = answer.progress, answer.schedule
     in_samples = f.unit == "samples"
 
     def samples(value):
@@ -170,7 +216,10 @@ def _progress_row(path: str, f) -> dict:
             "posterior_samples": samples(f.posterior.value), "posterior_samples_low": samples(f.posterior.low),
             "posterior_samples_high": samples(f.posterior.high), "time_to_target_s": f.time_to_target_s,
             "posterior_progress": f.posterior.value, "posterior_progress_low": f.posterior.low,
-            "posterior_progress_high": f.posterior.high}
+            "posterior_progress_high": f.posterior.high,
+            "metric_at_end": s.metric_at_end if s else None, "metric_at_end_low": s.metric_at_end_low if s else None,
+            "metric_at_end_high": s.metric_at_end_high if s else None,
+            "schedule": s.schedule.source if s else None, "route": answer.route}
 
 
 def _samples_per_epoch(log) -> float | None:

@@ -24,6 +24,16 @@ from core.prediction.backtest import (
 )
 from core.prediction.backtest_table import BACKTEST_COLUMNS
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, priors_without_each_run, summary_of, whole
+from core.prediction.cooldown import (
+    COOLDOWN_COLUMNS,
+    CooldownPlan,
+    candidate_schedule,
+    cooldown_candidates,
+    default_cooldown_target,
+    in_progress,
+    plan_cooldown,
+)
+from core.prediction.cooldown import DEFAULT_FRACTIONS as DEFAULT_COOLDOWN_FRACTIONS
 from core.prediction.forecast import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
@@ -43,7 +53,8 @@ from core.prediction.prior import Prior, prior_from_calibration, prior_from_othe
 from core.prediction.progress import ProgressForecast, predict_progress
 from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
-from core.prediction.progress_measure import evaluation_points, progress_showcase, progress_to_target
+from core.prediction.progress_measure import evaluation_points, evaluation_table, progress_showcase, progress_to_target
+from core.prediction.progress_route import LossForecast, forecast_progress, forecast_showcase, schedule_route_applies
 from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
@@ -53,6 +64,7 @@ from core.prediction.schedule import (
     pollux_schedule,
     resolve_schedule,
 )
+from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.tables import (
     backtest_summary,
     convergence_of_prediction,
@@ -61,10 +73,15 @@ from core.prediction.tables import (
     summary_line,
 )
 from core.prediction.target_prediction import TargetPrediction, prediction_curves
+from core.prediction.through_schedule import ScheduleForecast, forecast_through_schedule, what_if
 
 __all__ = [
+    'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
+    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'default_cooldown_target', 'in_progress', 'forecast_progress',
+    'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown',
+    'schedule_route_applies', 'what_if',
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
-    'evaluation_points', 'predict_progress',
+    'evaluation_points', 'evaluation_table', 'predict_progress',
     'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
     'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',

@@ -76,10 +76,16 @@ class ProgressForecast:
     prior_weight: float | None = None
     seconds_per_unit: float | None = None
     flags: tuple[str, ...] = ()
+    #: the time to target a route estimated itself (through the schedule: the run's pace, as the other runs'
+    #: pace changed over the same steps), used instead of the posterior × the observed pace
+    time_estimate_s: float | None = None
 
     @property
     def time_to_target_s(self) -> float | None:
-        """Wall time to target at the observed pace (the posterior × seconds per unit), None when unknown."""
+        """Wall time to target: the route's own estimate, else at the observed pace (the posterior × seconds per
+        unit); None when unknown."""
+        if self.time_estimate_s is not None:
+            return self.time_estimate_s
         if self.seconds_per_unit is None or not self.posterior.available:
             return None
         return self.posterior.value * self.seconds_per_unit
@@ -144,6 +150,20 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         ep = math.log(p.value / truth) if p.available else None
         ex = math.log(e.value / truth) if e.available else None
         pairs.append((ep, ex))
+    return trust_from_errors(pairs, level=level)
+
+
+def trust_from_errors(pairs: Sequence[tuple[float | None, float | None]], *, level: float = DEFAULT_LEVEL,
+                      other: str = "extrapolation") -> Trust:
+    """The prior's weight and the interval from the other runs' log errors ``(prior, other source)`` (None: that
+    source had no answer for that run): the variance-minimising weight when three or more runs have both, the
+    prior alone when only it answered three times, else equal weights (``learn_trust``; ``other`` names the
+    second source in the description).
+
+    >>> t = trust_from_errors([(0.1, 0.0), (-0.1, 0.01), (0.2, -0.01), (-0.2, 0.0)])   # the other source is better
+    >>> t.prior_weight < 0.05, t.n_cases
+    (True, 4)
+    """
     both = [(a, b) for a, b in pairs if a is not None and b is not None]
     only_prior = [a for a, b in pairs if a is not None]
     if len(both) >= 3:
@@ -152,13 +172,13 @@ def learn_trust(others: Sequence[RunLog], target: Target, *, fraction: float | N
         combined = w * ep + (1 - w) * ex
         q = conformal_quantiles(combined, level)
         return Trust(w, q, len(both), f"weights from a backtest of {len(both)} other runs "
-                                      f"(prior rms {math.sqrt(vp):.1%}, extrapolation rms {math.sqrt(vx):.1%}, "
+                                      f"(prior rms {math.sqrt(vp):.1%}, {other} rms {math.sqrt(vx):.1%}, "
                                       f"correlation {cov / math.sqrt(max(vp * vx, 1e-24)):.2f})",
                      float(np.median(combined)))
     if len(only_prior) >= 3:
         e = np.array(only_prior)
         return Trust(1.0, conformal_quantiles(e, level), len(e),
-                     f"the extrapolation had no answer in the backtest of {len(e)} other runs: the prior alone",
+                     f"the {other} had no answer in the backtest of {len(e)} other runs: the prior alone",
                      float(np.median(e)))
     return Trust(0.5, None, len(both), "too few finished runs to backtest: equal weights, the sources' own intervals")
 
@@ -220,7 +240,7 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     same_group = any(group_of(o) == group_of(log) for o in others)
     trust = learn_trust(others, target, fraction=fraction, n_observed=None if fraction is not None else n,
                         level=level, same_group=same_group, cache=cache) if prior.available else None
-    posterior, method, weight = _combine(prior, extrap, trust, unit, floor=observed_progress)
+    posterior, method, weight = combine_progress(prior, extrap, trust, unit, floor=observed_progress)
     flags = []
     if trust is not None:
         flags.append(trust.description)
@@ -234,8 +254,10 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
                             method, weight, per_unit, tuple(flags))
 
 
-def _combine(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | None, unit: str, *,
-             floor: float) -> tuple[ProgressEstimate, str, float | None]:
+def combine_progress(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | None, unit: str, *,
+                     floor: float) -> tuple[ProgressEstimate, str, float | None]:
+    """The posterior of ``prior`` and ``extrap`` (the run's own forecast) with ``trust``'s weight and interval
+    (module docstring), at least ``floor`` (the progress already observed); its method and the prior's weight."""
     if not prior.available and not extrap.available:
         value = math.inf if extrap.value == math.inf else None
         return ProgressEstimate("posterior", unit, value, description="no source"), "none", None

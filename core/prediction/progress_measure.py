@@ -83,18 +83,27 @@ def progress(log: RunLog) -> np.ndarray:
 
 def evaluation_points(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray]:
     """Progress and metric value at each evaluation of the target's metric (module docstring), in order (x > 0)."""
+    x, _, y = evaluation_table(log, target)
+    return x, y
+
+
+def evaluation_table(log: RunLog, target: Target) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Progress, optimiser step and metric value at each evaluation of the target's metric (the evaluations of
+    :func:`evaluation_points`, with the ``global_step`` of each: the step a schedule-aware law is evaluated at)."""
     column = metric_column(log, target.metric)
     if column is None:
         raise InputError(f"{log.source}: expected the metric {target.metric!r} of the target {target.spec}; "
                          f"the log has {', '.join(sorted(getattr(log, 'metrics', {}) or {'loss': 1})) or 'none'}.")
-    x = progress(log)[log.frame[column].notna().to_numpy()]
+    rows = log.frame[column].notna().to_numpy()
+    x = progress(log)[rows]
+    steps = log.frame["global_step"].to_numpy(dtype=float)[rows]
     positions, y = compared_rows(log, column, "epoch")
     if positions is not None and len(positions) < MIN_EPOCH_EVALUATIONS:
         positions, y = compared_rows(log, column, "first-row")   # too few epochs to fit: every row counts
     if positions is not None:
-        x = x[positions]
+        x, steps = x[positions], steps[positions]
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0)
-    return x[keep], y[keep]
+    return x[keep], steps[keep], y[keep]
 
 
 def first_points(log: RunLog, target: Target, n: int) -> RunLog:

@@ -18,7 +18,8 @@ COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", 
            "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method", "flags", "metric",
            "direction", "target", "unit", "prior_samples", "extrapolation_samples", "posterior_samples",
            "posterior_samples_low", "posterior_samples_high", "time_to_target_s", "posterior_progress",
-           "posterior_progress_low", "posterior_progress_high"]
+           "posterior_progress_low", "posterior_progress_high", "metric_at_end", "metric_at_end_low",
+           "metric_at_end_high", "schedule", "route"]
 IMAGENET = sorted(str(p) for p in (ROOT / "data" / "pollux_traces" / "imagenet").glob("validation-*.csv"))
 BUILTIN = sorted(str(p) for p in (ROOT / "data" / "logs").glob("*.csv"))
 

@@ -1,0 +1,204 @@
+"""The one call for progress to a target: through the planned schedule when it matters, else a power law.
+
+:func:`forecast_progress` picks the route from the target and the run, so that pages and the command line
+never choose between methods:
+
+* **through the schedule** (``core.prediction.through_schedule``) when the target falls, a plan is known (the
+  user's, the log's lr column, or the schedule the log declares) and its rate changes after the warm-up (or
+  already did): a warm-up, a cosine, a WSD cool-down, a step;
+* **a power law in the run's progress** (``core.prediction.progress.predict_progress``) otherwise: a constant
+  rate, no plan, or a climbing metric. A constant plan is exactly where the multi-power law is a power law.
+
+The prior and the extrapolation of the power-law route are given beside the answer either way (what the
+other runs' crossings and the run's own curve say, without the schedule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from core.defaults import DEFAULT_LEVEL
+from core.errors import InputError
+from core.logs import RunLog
+from core.prediction.progress import ProgressForecast, combine_progress, group_of, predict_progress, trust_from_errors
+from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
+from core.prediction.progress_measure import evaluation_table, first_points, progress_showcase, seconds_per_unit
+from core.prediction.schedule_fit import ScheduleFitCache
+from core.prediction.through_schedule import (
+    FAMILY_CHOICES,
+    ScheduleForecast,
+    case_forecasts,
+    forecast_through_schedule,
+    time_at_step,
+)
+from core.runs import run_target
+from core.schedules import declared_schedule, log_schedule
+from core.targets import Target
+
+
+@dataclass(frozen=True, eq=False)
+class LossForecast:
+    """The answer for a target in the run's progress (module docstring).
+
+    Attributes
+    ----------
+    progress : ProgressForecast
+        Prior, extrapolation and posterior in the run's unit; the posterior is the forecast through the schedule
+        when ``schedule`` is set.
+    schedule : ScheduleForecast or None
+        The whole curve through the planned schedule, when that route was taken.
+    route : str
+        ``"through the schedule (multi-power)"`` or ``"power law in <unit>"``.
+    why : str
+        Why this route.
+    """
+
+    progress: ProgressForecast
+    schedule: ScheduleForecast | None
+    route: str
+    why: str
+
+    @property
+    def target(self) -> Target:
+        return self.progress.target
+
+
+def schedule_route_applies(log: RunLog, target: Target, planned=None) -> tuple[bool, str]:
+    """Whether a forecast of ``log`` to ``target`` goes through the schedule, and why (module docstring)."""
+    if target.climbs:
+        return False, f"{target.spec} climbs: the laws through the schedule model a falling loss"
+    plan = declared_schedule(planned) if planned is not None else log_schedule(log)
+    if plan is None:
+        return False, "no planned learning-rate schedule is known (no lr column, none declared)"
+    if not plan.changes_after(0.0):
+        return False, f"the planned rate is constant after the warm-up ({plan.source})"
+    return True, f"the planned rate changes ({plan.source})"
+
+
+def forecast_showcase(logs: Sequence[RunLog], target: Target | None = None, metric: str | None = None
+                      ) -> RunLog | None:
+    """The run a page's forecast opens on: :func:`core.prediction.progress_showcase` among the runs whose forecast goes
+    through a changing schedule (a cool-down to show), else among all of them."""
+    logs = list(logs)
+    through = [lg for lg in logs if schedule_route_applies(lg, run_target(lg, target))[0]]
+    return progress_showcase(through or logs, target, metric) or progress_showcase(logs, target, metric)
+
+
+def forecast_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | None = None, *,
+                      observe: float | None = None, planned=None, family: str = "auto",
+                      level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None,
+                      schedule_cache: ScheduleFitCache | None = None) -> LossForecast:
+    """The forecast of ``log``'s progress to ``target`` by the route that applies (module docstring).
+
+    ``observe`` is the fraction of the log seen: of its steps on the schedule route, of its evaluations on
+    the power-law route (the same on evenly evaluated runs), or a number of evaluations (>= 1, power law
+    only). ``planned`` (a :class:`core.schedules.PlannedSchedule` or a spec) replaces the log's plan after the
+    observed part; ``family``: ``auto``, ``multi-power`` or ``lr-annealing``.
+
+    Examples
+    --------
+    A constant rate: the power law in the run's steps, as before.
+
+    >>> from core.logs import read_log
+    >>> rows = "".join(f"{s},1e-3,{2.0 + 30 * (s * 100) ** -0.5:.6f}\\n" for s in range(1, 41))
+    >>> log = read_log(("step,lr,loss\\n" + rows).encode(), "llm.csv")
+    >>> f = forecast_progress(log, target=Target("loss", "<=", 2.5), observe=0.25)
+    >>> f.route, round(f.progress.extrapolation.value)
+    ('power law in steps', 36)
+    """
+    target = run_target(log, target)
+    applies, why = schedule_route_applies(log, target, planned)
+    if family not in FAMILY_CHOICES:
+        family = "auto"
+    if not applies or (observe is not None and observe >= 1):
+        if planned is not None and not target.climbs and applies is False and "constant" not in why:
+            raise InputError(f"{log.source}: the planned schedule cannot be used: {why}.")
+        f = predict_progress(log, others, target, observe=observe, level=level, cache=cache)
+        return LossForecast(f, None, f"power law in {f.unit}", why)
+    s = forecast_through_schedule(log, others, target, observe=observe, planned=planned, family=family,
+                                  level=level, cache=schedule_cache)
+    return LossForecast(_as_progress(log, others, target, s, level, cache), s, f"through the schedule ({s.family})",
+                        why)
+
+
+def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level: float,
+                 cache: ProgressCache | None) -> ProgressForecast:
+    """The schedule forecast in the power-law route's shape (module docstring): the prior from the other runs'
+    crossings and the forecast through the schedule, combined with the weights and the interval a backtest on the
+    other runs teaches (``trust_from_errors``, as the power-law route combines its two sources); the power law's
+    extrapolation is given beside them for comparison. A posterior past the plan's last step is none."""
+    x, steps, _ = evaluation_table(log, target)
+    n = int((steps <= s.observed_step + 1e-9).sum())
+    seen = first_points(log, target, max(n, 1))
+    observed = float(x[n - 1]) if n else 0.0
+    others = [o for o in others if o.source != log.source]
+    cache = ProgressCache() if cache is None else cache
+    prior = prior_progress(seen, others, target, level=level, cache=cache)
+    extrap = extrapolate_progress(seen, target, level=level)
+    flags = [f"schedule: {s.schedule.source}"] + list(s.flags)
+    if s.left_out:
+        flags.append("left out of the other runs: " + "; ".join(f"{src} ({why})" for src, why in s.left_out))
+    method = f"through the schedule ({s.family})"
+    if s.status == "reached":
+        measured = ProgressEstimate("posterior", s.unit, s.progress_to_target, s.progress_to_target,
+                                    s.progress_to_target, "measured: the run met the target")
+        return ProgressForecast(log.source, target, s.unit, n, observed, "reached", prior, extrap, measured,
+                                "measured", None, seconds_per_unit(seen), tuple(flags))
+    end = s.run.to_progress(s.schedule.total_steps)
+    own = _schedule_estimate(s, end)
+    trust = _schedule_trust(s, others, target, level, cache) if prior.available else None
+    if trust is None:
+        posterior, weight = replace(own, source="posterior"), None
+    else:
+        posterior, _, weight = combine_progress(prior, own, trust, s.unit, floor=observed)
+        posterior = replace(posterior, description=f"{posterior.description}: the other runs' crossings × the "
+                                                   f"forecast through the schedule; {trust.description}")
+        flags.append(f"posterior: {trust.description}")
+        method = f"{method} × prior" if weight is not None and weight > 0.1 else method
+    beyond = s.status == "not within the plan" and weight in (None, 0.0)
+    if posterior.value is not None and (posterior.value > end or beyond or
+                                        (s.status == "not within the plan" and posterior.value >= end)):
+        posterior = ProgressEstimate("posterior", s.unit, math.inf, posterior.low, math.inf,
+                                     f"not by the plan's last step {s.schedule.total_steps:,.0f}: "
+                                     f"{posterior.description}")
+    elif posterior.high is not None and posterior.high > end:
+        posterior = replace(posterior, high=math.inf)
+    else:                                  # the run is at its target at an evaluation: its first after the answer
+        snap = [s.run.next_evaluation(v, after=s.observed_step) if v is not None else None
+                for v in (posterior.value, posterior.low, posterior.high)]
+        posterior = replace(posterior, value=snap[0], low=snap[1], high=snap[2])
+    status = "predicted" if posterior.value is not None and math.isfinite(posterior.value) else "not predicted"
+    time = s.time_to_target_s if weight in (None, 0.0) else time_at_step(s, s.run.step_at(posterior.value))
+    return ProgressForecast(log.source, target, s.unit, n, observed, status, prior, extrap, posterior, method,
+                            weight, seconds_per_unit(seen), tuple(flags), time_estimate_s=time)
+
+
+def _schedule_estimate(s: ScheduleForecast, end: float) -> ProgressEstimate:
+    """The forecast through the schedule as a source of progress: its crossing, or the plan's end (a lower bound)
+    when it does not reach the target within the plan."""
+    if s.status == "not within the plan":
+        return ProgressEstimate("extrapolation", s.unit, end, end, math.inf,
+                                f"not reached by the plan's last step {s.schedule.total_steps:,.0f}")
+    return ProgressEstimate("extrapolation", s.unit, s.progress_to_target, s.progress_low,
+                            s.progress_high if s.progress_high is not None else math.inf,
+                            f"through the schedule ({s.family}): {s.band}")
+
+
+def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, cache: ProgressCache):
+    """The backtest on the other runs (the forecast's own leave-one-run-out cases): each one's prior from the rest
+    and its forecast through its schedule, against when it reached the target."""
+    pairs = []
+    same_group = any(d.group == s.run.group for d in s.donors)
+    for d, cut, steps in case_forecasts(s):
+        truth = cache.truth(d.log, target)
+        if truth is None or truth <= 0:
+            continue
+        rest = [o for o in others if o.source != d.source and (same_group or group_of(o) != d.group)]
+        p = prior_progress(d.log, rest, target, level=level, cache=cache)
+        amount = d.next_evaluation(d.to_progress(steps if math.isfinite(steps) else d.schedule.total_steps),
+                                   after=cut)
+        pairs.append((math.log(p.value / truth) if p.available else None,
+                      math.log(amount / truth) if amount and amount > 0 else None))
+    return trust_from_errors(pairs, level=level, other="forecast through the schedule") if pairs else None
