@@ -17,6 +17,9 @@ TRAINING_SET_SIZES: dict[str, int] = {
     "imagenet": 1_281_167,
 }
 
+#: the shared schedule curves shown among the built-in data (all nine schedules of both sizes lie in
+#: ``data/llm/lr_schedule_loss_curves``; the pages show five of each size)
+LR_SCHEDULE_BUILTIN = ("constant_24000", "cosine_24000", "wsd_20000_24000", "wsdld_20000_24000", "wsdcon_9")
 #: built-in log sets: key -> (label, glob patterns relative to DATA_DIR)
 BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mnist1d": ("MNIST-1D ResNets, per-step train + val logs (CPU)", ("logs/*.csv",)),
@@ -29,14 +32,18 @@ BUILTIN_LOG_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
                        "B200 (MLLOG)", ("llm/mlperf_v5.1/llama31_8b/*/result_*.txt",)),
     "speedrun": ("NanoGPT speedrun (GPT-2 small on 8 H100 to val_loss 3.28), 2 records x 2 runs",
                  ("llm/nanogpt_speedrun/track_1_short/*/*.txt",)),
+    "lr_schedules": ("Language-model loss under learning-rate schedules: 25M and 100M models, constant, cosine, "
+                     "WSD (exponential and linear cool-down), two-stage (Luo et al. 2025)",
+                     tuple(f"llm/lr_schedule_loss_curves/csv_*/{name}.csv" for name in LR_SCHEDULE_BUILTIN)),
 }
 #: sets whose files are named ``<folder>/<file>`` (the file names alone repeat, or say nothing)
-_FOLDER_NAMED = ("pollux", "mlperf", "mlperf_llama8b", "speedrun")
+_FOLDER_NAMED = ("pollux", "mlperf", "mlperf_llama8b", "speedrun", "lr_schedules")
 
 
 #: what each built-in set trained on (picks parameter counts in ``core.calibrate``)
 BUILTIN_DATASETS: dict[str, str] = {"mnist1d": "mnist1d", "pollux": "other", "mnist1d_batch": "mnist1d",
-                                    "mlperf": "other", "mlperf_llama8b": "c4", "speedrun": "fineweb"}
+                                    "mlperf": "other", "mlperf_llama8b": "c4", "speedrun": "fineweb",
+                                    "lr_schedules": "other"}
 
 
 @dataclass(frozen=True)

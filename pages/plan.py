@@ -5,7 +5,8 @@ divided by the speed ``f(p, w)`` (the paper's θ, θ fitted on a speed table, or
 gives the time to target of every configuration; prices give its cost.  Section functions,
 called from the page block at the end; every number comes from ``core.plan`` (and
 ``core.figures.plan``) through the cached wrappers of its sections (``pages/plan_sections``): the
-headline answer at the top, the steps, speed and cluster inputs below it.
+headline answer at the top, the steps, speed and cluster inputs below it, and the schedule of a language-model
+run in progress (which cool-down reaches the target soonest) at the end.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core.plan import (
 from pages.plan_sections.cluster import cluster_section, paleo_section, prices_section, rule_section
 from pages.plan_sections.from_logs import can_plan_from_logs, from_logs_section
 from pages.plan_sections.results import cost_section, headline_section, table_section
+from pages.plan_sections.schedule import schedule_section
 from pages.plan_sections.speed import speed_section
 from pages.plan_sections.steps import steps_section
 from pages.shared.common import (
@@ -58,6 +60,16 @@ def main() -> None:
     st.divider()
     logs = load_logs()[0]
     target = target_input(logs, key="plan_target_acc")
+    body, schedule_box = st.container(), st.container()   # the plan's inputs and details, then the schedule
+    with schedule_box:               # filled first: the plan below may stop the page until its inputs are set
+        st.divider()
+        schedule_section(logs, applied(target))
+    with body:
+        _plan_body(logs, target, answer)
+
+
+def _plan_body(logs, target, answer) -> None:
+    """The plan: from the MLPerf / LLM logs loaded, or steps to target × a speed model."""
     if can_plan_from_logs(logs, applied(target)):
         how = st.radio("Plan from", ["logs", "model"], key="plan_how", horizontal=True,
                        format_func={"logs": "the MLPerf / LLM logs loaded (their GPU counts and step times)",

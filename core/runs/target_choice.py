@@ -12,7 +12,7 @@ import numpy as np
 from core.errors import InputError
 from core.logs import RunLog
 from core.runs.targets import best_value
-from core.targets import DEFAULT_TARGET, Target, direction_of
+from core.targets import DEFAULT_TARGET, LOSS_METRIC, Target, direction_of
 
 
 def default_target(logs: Iterable[RunLog]) -> Target:
@@ -20,15 +20,22 @@ def default_target(logs: Iterable[RunLog]) -> Target:
 
     Runs that declare a target (an MLLOG log's ``target_accuracy``, a speedrun log's 3.28) give
     it; when they declare several, the one most of them declare (the first of equals, in load
-    order). Runs that declare none leave the default ``acc>=0.92`` (origin ``default``).
+    order). Runs that declare none leave the default ``acc>=0.92`` (origin ``default``), unless none
+    of them logs an accuracy and they log a loss: then a loss half of them reach
+    (:func:`suggested_target`), since an accuracy target would say nothing of them.
 
     >>> from core.logs import read_log
     >>> plain = read_log(b"step,loss,acc\\n1,2.0,0.5\\n", "a.csv")
     >>> default_target([plain]).spec, default_target([]).origin
     ('acc>=0.92', 'default')
+    >>> default_target([read_log(b"step,loss\\n1,2.0\\n2,1.5\\n", "lm.csv")]).spec
+    'loss<=1.5'
     """
+    logs = list(logs)
     declared = [log.target for log in logs if isinstance(getattr(log, "target", None), Target)]
     if not declared:
+        if logs and not any(log.has_acc for log in logs) and any(log.has_loss for log in logs):
+            return suggested_target(logs, LOSS_METRIC)   # runs of a loss alone: a loss they reach, half of them
         return DEFAULT_TARGET.with_origin("default")
     counts: dict[Target, int] = {}
     for t in declared:

@@ -1,5 +1,7 @@
 """The Logs page's prediction for a target on any metric (a loss that falls, an accuracy in samples):
-prior, extrapolation and posterior of the samples (tokens, steps) to target, from ``core.prediction.predict_progress``.
+the forecast through the planned learning-rate schedule where one is known and its rate changes, else the
+prior, extrapolation and posterior of the samples (tokens, steps) to target; one call,
+``core.prediction.forecast_progress``, picks the route.
 """
 
 from __future__ import annotations
@@ -7,8 +9,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.progress import progress_forecast_figure
+from core.figures.schedule import schedule_forecast_figure
 from core.logs import RunLog
-from core.prediction import ProgressForecast, predict_progress, progress_showcase, progress_to_target
+from core.prediction import LossForecast, forecast_progress, forecast_showcase, progress_to_target
 from core.runs import amount_text, metric_column, run_target
 from core.targets import Target
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
@@ -18,8 +21,8 @@ FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 
 
 @st.cache_resource(**SHARED)
-def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> ProgressForecast:
-    return predict_progress(log, others, target, observe=observe)
+def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> LossForecast:
+    return forecast_progress(log, others, target, observe=observe)
 
 
 @st.cache_resource(**SHARED)
@@ -29,7 +32,7 @@ def _whole_log(log: RunLog, target: Target) -> float | None:
 
 @st.cache_resource(**SHARED)
 def _showcase(logs: tuple[RunLog, ...], target: Target | None, metric: str) -> str | None:
-    log = progress_showcase(logs, target, metric)
+    log = forecast_showcase(logs, target, metric)
     return log.source if log is not None else None
 
 
@@ -62,10 +65,15 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
     run = c1.selectbox("Run", names, index=names.index(default) if default in names else 0,
                        key="logs_progress_run")
     observe = c2.selectbox("Seen", FRACTIONS, index=FRACTIONS.index(0.25), key="logs_progress_observe",
-                           format_func=lambda f: f"first {f:.0%} of evaluations")
+                           format_func=lambda f: f"first {f:.0%} of the run")
     log = by_name[run].log
     others = tuple(a.log for a in runs.analyses if a.log.source != run)
-    f = _progress(log, others, target, float(observe))
+    with st.spinner("Forecasting (the first time: fitting the other runs and a leave-one-run-out on them)…"):
+        answer = _progress(log, others, target, float(observe))
+    if answer.schedule is not None:
+        _through_schedule(log, answer)
+        return
+    f = answer.progress
     unit = f.unit
     m1, m2, m3, m4 = st.columns(4)
     for col, est, label in ((m1, f.prior, "Prior (other runs)"), (m2, f.extrapolation, "Extrapolation"),
@@ -86,3 +94,39 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
     for flag in f.flags:
         st.caption(":material/info: " + plain(flag))
     chart(progress_forecast_figure, log, f, key="logs_progress_chart", file_stem="progress_to_target")
+
+
+def _through_schedule(log: RunLog, answer: LossForecast) -> None:
+    """The forecast through the planned schedule: the loss at the plan's end and the progress to target first, then
+    the curve with its band over the learning rate, which parameters came from where, and the runs left out."""
+    s, f = answer.schedule, answer.progress
+    m1, m2, m3 = st.columns(3)
+    m1.metric(f"{s.target.metric} at the schedule's end (step {s.schedule.total_steps:,.0f})", f"{s.metric_at_end:.4g}",
+              help="The forecast of the target's metric at the plan's last step, through the planned learning rates.")
+    m1.caption(f"80 % band: {s.metric_at_end_low:.4g} – {s.metric_at_end_high:.4g}")
+    if s.status == "not within the plan":
+        m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", "not within the plan",
+                  help="The forecast does not reach the target by the plan's last step; a forecast past it is "
+                       "never made (plan a longer schedule or a cool-down: Plan page, Schedule).")
+    else:
+        m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", _amount(f.posterior.value),
+                  help=plain(f.posterior.description) or None)
+    interval = _interval(f.posterior.value, f.posterior.low, f.posterior.high)
+    if interval and s.status != "not within the plan":
+        m2.caption(interval + (f" · step {s.steps_to_target:,.0f}" if s.unit != "steps" else ""))
+    whole = _whole_log(log, s.target)
+    m3.metric(f"What the whole log shows, {s.unit}", "never reached" if whole is None else f"{whole:,.0f}",
+              help="The first evaluation at target in the whole log (for comparison when the log goes on).")
+    time = f.time_to_target_s
+    st.caption(plain(f"Route: {answer.route} ({answer.why}). Seen to step {s.observed_step:,.0f} "
+                     f"({s.n_observed} evaluations); plan: {s.schedule.describe()}."
+                     + (f" Training time to target: {time:,.0f} s." if time is not None else "")
+                     + " Bands are 80 %."))
+    chart(schedule_forecast_figure, s, log, key="logs_schedule_chart", file_stem="loss_through_schedule",
+          inputs=(log.fingerprint(), s.observed_step, s.target.spec, s.schedule.key()))
+    st.caption(plain("Parameters: " + s.sources_text() + "."))
+    for flag in s.flags:
+        st.caption(":material/info: " + plain(flag))
+    if s.left_out:
+        st.caption(":material/info: " + plain("Left out of the other runs: " + "; ".join(
+            f"{src} ({why})" for src, why in s.left_out)))

@@ -69,6 +69,12 @@ def _builtin_paths() -> dict[str, Path]:
     return {name: path for key in BUILTIN_LOG_SETS for name, path in builtin_log_files(key)}
 
 
+def builtin_set_logs(set_key: str) -> list[RunLog]:
+    """The logs of one built-in set as they are (a section's own example when nothing fitting is loaded)."""
+    logs = [_read_builtin(digest, data, name, None, None, None) for name, data, digest in _builtin_bytes(set_key)]
+    return [log for log in logs if isinstance(log, RunLog)]
+
+
 def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | LogFormatError:
     """The log, or the error that refused it: a rejected file is read once, not on every rerun."""
     try:

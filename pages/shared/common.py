@@ -18,6 +18,7 @@ from pages.shared.boundary import guarded
 from pages.shared.cached import (
     LoadedRuns,
     all_log_files,
+    builtin_set_logs,
     content_digest,
     datasets_by_file,
     frame_key,
@@ -69,7 +70,8 @@ __all__ = [
     "BATCH_SOURCES", "BUILTIN", "CACHE", "CALIBRATED_STEPS", "DIGESTS", "EDITS", "FAMILY", "HASH_FUNCS", "KEPT",
     "LIBRARY_DATASETS", "LIBRARY_RUNS", "LOADED_RUNS", "MAX_SESSION_UPLOAD_BYTES", "ROUTE", "SHARED",
     "SPEED_UPLOADS", "TARGET", "UPLOADER", "UPLOADS", "UPLOAD_REFUSALS", "LoadedRuns", "all_log_files",
-    "batch_set_files", "builtin_set_labels", "chart", "clear_uploads", "content_digest", "datasets_by_file",
+    "batch_set_files", "builtin_set_labels", "builtin_set_logs", "chart", "clear_uploads", "content_digest",
+    "datasets_by_file",
     "detail_tabs",
     "frame_key", "guarded", "init_state", "is_library_run", "keep_valid_choice", "library", "library_logs",
     "load_batch_study", "load_library_runs", "load_logs", "load_runs", "loaded_log", "page_setup", "plain",

@@ -88,5 +88,6 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
 
 def applied(target: Target) -> Target | None:
     """What the analyses take: the user's target, or None (each run its own declared target, else
-    ``acc ≥ 0.92``) while the user has not chosen one."""
-    return target if target.origin == "user" else None
+    ``acc ≥ 0.92``) while the user has not chosen one; a default on a loss (runs that log no accuracy and
+    declare nothing: ``core.runs.default_target``) applies to every run as it is."""
+    return target if target.origin == "user" or (target.origin == "default" and not target.is_accuracy) else None

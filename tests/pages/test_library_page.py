@@ -9,10 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
 from core.library import Library
 from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/library.py"
+#: the logs of every built-in set (the library's "load the built-in data" adds them all)
+N_BUILTIN = sum(len(builtin_log_files(key)) for key in BUILTIN_LOG_SETS)
 
 
 def _db() -> Path:
@@ -40,10 +43,12 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at = open_page(PAGE, via_app=True)
     at.button(key="library_load_builtin").click().run()
     assert not at.exception
-    # 58 image-model runs + the LLM sets: 7 MLPerf Llama 3.1 8B logs and 4 NanoGPT speedrun logs
-    assert shown(at.success[0].value) == "69 run(s) added, 0 already in the library."
+    # every built-in set's logs: 58 image-model runs + the LLM sets (7 MLPerf Llama 3.1 8B logs, 4 NanoGPT speedrun
+    # logs, 10 schedule curves): 79
+    assert N_BUILTIN == 79
+    assert shown(at.success[0].value) == f"{N_BUILTIN} run(s) added, 0 already in the library."
     assert not [i for i in at.info if "No library file yet" in i.value]     # no stale box after loading
-    assert len(_table(at)) == 69 and len(Library(_db()).runs()) == 69
+    assert len(_table(at)) == N_BUILTIN and len(Library(_db()).runs()) == N_BUILTIN
 
     at.multiselect(key="library_f_model").set_value(["resnet20"]).run()
     table = _table(at)
@@ -68,20 +73,20 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at.button(key="library_delete").click().run()
     assert "Delete 2 run(s) from the library" in at.warning[0].value
     at.button(key="library_delete_cancel").click().run()
-    assert len(Library(_db()).runs()) == 69 and not at.warning
+    assert len(Library(_db()).runs()) == N_BUILTIN and not at.warning
     at.button(key="library_delete").click().run()
     at.button(key="library_delete_confirm").click().run()
     assert not at.exception
     assert shown(at.success[0].value) == ("Deleted 2 run(s) from the library; they can be restored for 30 days "
                                           "(Removed runs, below).")
-    assert len(Library(_db()).runs()) == 67 and "resnet20" not in set(Library(_db()).runs()["model"])
+    assert len(Library(_db()).runs()) == N_BUILTIN - 2 and "resnet20" not in set(Library(_db()).runs()["model"])
     assert at.session_state["library_runs"] == {}                   # unloaded from the session too
 
     assert _table(at.expander[-1])["run_id"].tolist() == ids         # restorable from the page
     at.multiselect(key="library_restore_choice").set_value(ids).run()
     at.button(key="library_restore").click().run()
     assert not at.exception and shown(at.success[0].value) == "Restored 2 run(s)."
-    assert len(Library(_db()).runs()) == 69
+    assert len(Library(_db()).runs()) == N_BUILTIN
     history = Library(_db()).history()
     assert history["action"].tolist()[:2] == ["restore", "remove"]
     assert all(", web session " in actor for actor in history["actor"])   # this browser session, every event
@@ -95,7 +100,7 @@ def test_deleting_from_the_page_is_a_server_setting(monkeypatch):
     assert not at.exception and "library_delete" not in [b.key for b in at.button]
     assert [c for c in at.caption if shown(c.value).startswith("Deleting runs is off on this server "
                                                                "(`TTA_LIBRARY_WEB_DELETE=1` turns it on)")]
-    assert len(Library(_db()).runs()) == 69
+    assert len(Library(_db()).runs()) == N_BUILTIN
 
 
 def test_runs_loaded_from_the_library_are_fitted_on_the_logs_page():

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.datasets import builtin_log_files
 from core.logs import read_log_file
-from core.prediction import predict_progress, progress_showcase, progress_to_target
+from core.prediction import forecast_progress, predict_progress, progress_showcase, progress_to_target
 from core.runs import amount_text, analyse_run, find_target_crossing, fits_table
 from core.targets import Target
 from tests.pages.conftest import APP, chart_specs, shown
@@ -48,24 +48,28 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     assert list(table["metric"]) == ["val_loss"] * 4 and list(table["direction"]) == ["<="] * 4
     assert table["tokens_to_target"].to_numpy() == pytest.approx(expected["tokens_to_target"].to_numpy(), rel=1e-9)
     assert table["time_to_target_s"].to_numpy() == pytest.approx(expected["time_to_target_s"].to_numpy(), rel=1e-9)
-    # the prediction for a falling target: prior / extrapolation / posterior in tokens (its tab opened)
+    # the prediction for a falling target (its tab opened): a speedrun declares its schedule (get_lr: stable, then a
+    # linear cool-down), so the forecast goes through it: the loss at the schedule's end and the tokens to target
     open_prediction(at)
-    labels = [m.label for m in at.metric]
-    assert any(label.startswith("Posterior (both), tokens") for label in labels), labels
-    # amounts in one format: the whole log's tokens exactly as the table has them, estimates never in e-notation
     values = {m.label: m.value for m in at.metric}
     run = at.selectbox(key="logs_progress_run").value
-    assert values["What the whole log shows, tokens"] == f"{table.loc[run, 'tokens_to_target']:,.0f}"
-    assert not [v for v in values.values() if "e+" in v], values
-    # each estimate is its number alone (an interval beside it overflowed the column), its 80 % interval under it,
-    # as core predicts it from the first quarter of the run's evaluations
     logs = [read_log_file(p, source=n) for n, p in builtin_log_files("speedrun")]
     log = next(lg for lg in logs if lg.source == run)
-    f = predict_progress(log, [lg for lg in logs if lg.source != run], Target("val_loss", "<=", 3.28), observe=0.25)
-    assert values["Extrapolation, tokens"] == amount_text(f.extrapolation.value)
-    hi = "never" if f.extrapolation.high == float("inf") else amount_text(f.extrapolation.high)
+    f = forecast_progress(log, [lg for lg in logs if lg.source != run], Target("val_loss", "<=", 3.28), observe=0.25)
+    assert f.route.startswith("through the schedule") and f.schedule is not None
+    end = f"val_loss at the schedule's end (step {f.schedule.schedule.total_steps:,.0f})"
+    assert values[end] == f"{f.schedule.metric_at_end:.4g}"
+    # amounts in one format: the whole log's tokens exactly as the table has them, estimates never in e-notation
+    assert values["What the whole log shows, tokens"] == f"{table.loc[run, 'tokens_to_target']:,.0f}"
+    assert not [v for v in values.values() if "e+" in v], values
+    # the estimate is its number alone (an interval beside it overflowed the column), its 80 % interval under it
+    assert values["Progress to val_loss ≤ 3.28, tokens"] == amount_text(f.progress.posterior.value)
     captions = [c.value for c in at.caption]
-    assert f"80 % interval: {amount_text(f.extrapolation.low)} – {hi}" in captions, captions
+    hi = "never" if f.progress.posterior.high == float("inf") else amount_text(f.progress.posterior.high)
+    assert any(c.startswith(f"80 % interval: {amount_text(f.progress.posterior.low)} – {hi}") for c in captions), \
+        captions
+    spec = chart_specs(at)[-1]
+    assert [t["name"] for t in spec["data"]][:4] == ["band low", "band high", "forecast", "observed"]
 
 
 def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_applies():
@@ -84,6 +88,11 @@ def test_logs_page_on_llama_reads_the_system_description_and_a_user_target_appli
     assert (looser["target"] == 3.5).all()
 
 
+def _plan_table(at: AppTest):
+    """The plan's table (the last table with a GPU count; the Schedule section's table of cool-downs follows it)."""
+    return [df.value for df in at.dataframe if "w" in df.value.columns][-1]
+
+
 def test_plan_page_plans_from_the_llama_logs_with_the_transformer_model_and_without():
     from core.plan import plan_from_logs, plan_on_device
 
@@ -93,7 +102,7 @@ def test_plan_page_plans_from_the_llama_logs_with_the_transformer_model_and_with
     logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")]
     # the headline's default: the transformer model calibrated on the logs, on their device (GB200)
     assert at.selectbox(key="plan_logs_speed").value == "GB200"
-    table = at.dataframe[-1].value
+    table = _plan_table(at)
     expected = plan_on_device(logs, None, "GB200", table["w"].tolist(), global_batch=64.0).table
     assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
     assert set(table["device"]) == {"GB200"}
@@ -103,12 +112,12 @@ def test_plan_page_plans_from_the_llama_logs_with_the_transformer_model_and_with
     # another device: B200 (a GB200's peaks, NVLink in 8-GPU nodes)
     at.selectbox(key="plan_logs_speed").set_value("B200").run()
     assert not at.exception and not at.error
-    on_b200 = at.dataframe[-1].value
+    on_b200 = _plan_table(at)
     assert set(on_b200["device"]) == {"B200"}
     # the logs' own step times, no model: plan_from_logs
     at.selectbox(key="plan_logs_speed").set_value("measured").run()
     assert not at.exception and not at.error
-    table = at.dataframe[-1].value
+    table = _plan_table(at)
     expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
     assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
     # 512 GPUs at batch 64: the measured step 0.089 s; samples to target the median of the two 512-GPU runs
