@@ -54,7 +54,12 @@ from core.prediction.progress import ProgressForecast, predict_progress
 from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
 from core.prediction.progress_measure import evaluation_points, evaluation_table, progress_showcase, progress_to_target
-from core.prediction.progress_route import LossForecast, forecast_progress, forecast_showcase, schedule_route_applies
+from core.prediction.progress_route import (
+    LossForecast,
+    forecast_progress,
+    forecast_showcase,
+    schedule_route_applies,
+)
 from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
@@ -77,7 +82,8 @@ from core.prediction.through_schedule import ScheduleForecast, forecast_through_
 
 __all__ = [
     'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
-    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'default_cooldown_target', 'in_progress', 'forecast_progress',
+    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'default_cooldown_target', 'in_progress',
+    'forecast_progress',
     'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown',
     'schedule_route_applies', 'what_if',
     'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',

@@ -74,7 +74,7 @@ def test_an_export_never_overwrites_and_a_changed_file_is_refused(make_db, tmp_p
 
 @pytest.mark.parametrize(("manifest", "message"), [
     ("not json", "cannot read it"), ('{"format": "other"}', "expected format"),
-    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 5; got 9")])
+    ('{"format": "tta-planner-library-export", "schema_version": 9}', "expected schema version 1 to 6; got 9")])
 def test_a_bad_manifest_is_refused_with_what_was_expected(make_db, tmp_path, manifest, message):
     (tmp_path / "export").mkdir()
     (tmp_path / "export" / "manifest.json").write_text(manifest)

@@ -101,11 +101,12 @@ def test_a_path_that_does_not_exist_is_named(db, tmp_path):
 def test_the_built_in_data_goes_in_once_tagged_by_set(db):
     lib = Library(db)
     first = add_builtin(lib)
-    # 12 MNIST-1D + 13 Pollux + 7 batch + 26 MLPerf ResNet + 7 MLPerf Llama 3.1 8B + 4 speedrun
-    assert first.n_added == 69 and not first.errors
+    # 12 MNIST-1D + 13 Pollux + 7 batch + 26 MLPerf ResNet + 7 MLPerf Llama 3.1 8B + 4 speedrun + 10 schedule curves
+    assert first.n_added == 79 and not first.errors
     assert len(lib.runs("tag=mlperf")) == 26 and len(lib.runs("tag=mnist1d")) == 12
     assert len(lib.runs("tag=mlperf_llama8b")) == 7 and len(lib.runs("tag=speedrun")) == 4
-    assert add_builtin(lib).n_present == 69
+    assert len(lib.runs("tag=lr_schedules")) == 10
+    assert add_builtin(lib).n_present == 79
 
 
 def test_keras_train_and_validation_folders_are_one_run_and_its_val_twin(db, tmp_path):
