@@ -81,9 +81,9 @@ def in_progress(log: RunLog) -> bool:
 
 
 def default_cooldown_target(log: RunLog, others: Sequence[RunLog], target: Target | None = None) -> Target:
-    """What a cool-down is planned towards when nothing else is asked: ``target`` when it falls and ``log`` logs its
-    metric; else the run's own falling target; else the lowest loss another loaded run logged (reach what the best
-    run reached), else 2 % under this run's last logged loss.
+    """What a cool-down is planned towards when nothing else is asked: ``target`` when the user chose it (origin
+    ``user``), it falls and ``log`` logs its metric; else the run's own falling target; else the lowest loss another
+    loaded run logged (reach what the best run reached), else 2 % under this run's last logged loss.
 
     >>> from core.logs import read_log
     >>> a = read_log(b"step,lr,loss\\n100,1e-3,3.0\\n200,1e-3,2.9\\n", "a.csv")
@@ -91,7 +91,8 @@ def default_cooldown_target(log: RunLog, others: Sequence[RunLog], target: Targe
     >>> default_cooldown_target(a, [b]).spec, default_cooldown_target(a, []).spec
     ('loss<=2.8', 'loss<=2.842')
     """
-    for t in (target, log.target):
+    chosen = target if target is not None and target.origin == "user" else None
+    for t in (chosen, log.target):
         if t is not None and not t.climbs and metric_column(log, t.metric) is not None:
             return t
     best = [float(np.nanmin(o.metric_series(LOSS_METRIC))) for o in others
@@ -199,9 +200,10 @@ def plan_cooldown(forecast: ScheduleForecast, *, shapes: Sequence[str] = DEFAULT
         A forecast without a fitted law (the run is already at its target), a bad shape or fraction.
     """
     model = forecast.model
-    if model is None:
+    if model is None or forecast.status == "reached":
         raise InputError(f"{forecast.source}: expected a run still short of its target; it reached "
-                         f"{forecast.target.spec} at step {forecast.steps_to_target:,.0f}.")
+                         f"{forecast.target.spec} at step {forecast.steps_to_target:,.0f} in the part seen. Plan a "
+                         "cool-down to a lower target.")
     for shape in shapes:
         check_option(shape, "cool-down shape", COOLDOWN_SHAPES)
     fractions = [check_scalar(f, "decay fraction", float, min_val=0, max_val=1, include_boundaries="neither")

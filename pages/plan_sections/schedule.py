@@ -93,6 +93,10 @@ def schedule_section(logs: list[RunLog], target: Target | None) -> None:
     try:
         with st.spinner("Forecasting through the schedule and its cool-downs…"):
             forecast = _forecast(log, others, chosen, None if seen == "all" else float(seen))
+            if forecast.status == "reached":
+                st.info(plain(f"{name} already reached {target_text(chosen)} at step {forecast.steps_to_target:,.0f} "
+                              "in the part seen: choose a lower target to plan a cool-down towards."))
+                return
             pace = forecast.seconds_per_step or 1.0
             per_step = c6.number_input("Seconds per step", value=float(pace), min_value=1e-6, format="%.4g",
                                        key=f"plan_schedule_step_time_{name}",
