@@ -128,25 +128,6 @@ def candidate_schedule(past: PlannedSchedule, *, at: float, total: float, fracti
     return past.then(plan, at=at, source=plan.source)
 
 
-def _first_at(steps: np.ndarray, values: np.ndarray, value: float, refine) -> float:
-    below = np.flatnonzero(values <= value)
-    if below.size == 0:
-        return math.inf
-    i = int(below[0])
-    if i == 0:
-        return float(steps[0])
-    lo, hi = float(steps[i - 1]), float(steps[i])
-    for _ in range(30):
-        if hi - lo < 0.5:
-            break
-        mid = (lo + hi) / 2
-        if refine(mid) <= value:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def evaluate_candidate(model: ScheduleModel, schedule: PlannedSchedule, target_value: float, cut: float
                        ) -> dict[str, float]:
     """The loss at ``schedule``'s end with its band, the probability it is at the target there, and the steps at
@@ -155,21 +136,14 @@ def evaluate_candidate(model: ScheduleModel, schedule: PlannedSchedule, target_v
                            np.linspace(max(cut, schedule.total_steps * 0.6), schedule.total_steps,
                                        CANDIDATE_POINTS // 2)])
     curve = model.curve(schedule, grid)
-    half = model.half_width(grid)
+    half = float(model.half_width([schedule.total_steps])[0])
     z = stats.norm.ppf((1 + model.level) / 2)
-    sigma = max(float(half[-1]) / z, 1e-12)
-    out = {"metric_at_end": float(curve[-1]), "metric_at_end_low": float(curve[-1] * math.exp(-half[-1])),
-           "metric_at_end_high": float(curve[-1] * math.exp(half[-1])),
-           "p_reach": float(stats.norm.cdf((math.log(target_value) - math.log(curve[-1])) / sigma))}
-
-    def at(step: float, sign: float) -> float:
-        c = float(model.curve(schedule, [step])[0])
-        return c * math.exp(sign * float(model.half_width([step])[0]))
-
-    out["steps_to_target"] = _first_at(grid, curve, target_value, lambda s: at(s, 0.0))
-    out["steps_low"] = _first_at(grid, curve * np.exp(-half), target_value, lambda s: at(s, -1.0))
-    out["steps_high"] = _first_at(grid, curve * np.exp(half), target_value, lambda s: at(s, 1.0))
-    return out
+    sigma = max(half / z, 1e-12)
+    steps, low, high = model.crossings(schedule, grid, target_value, curve=curve)
+    return {"metric_at_end": float(curve[-1]), "metric_at_end_low": float(curve[-1] * math.exp(-half)),
+            "metric_at_end_high": float(curve[-1] * math.exp(half)),
+            "p_reach": float(stats.norm.cdf((math.log(target_value) - math.log(curve[-1])) / sigma)),
+            "steps_to_target": steps, "steps_low": low, "steps_high": high}
 
 
 def plan_cooldown(forecast: ScheduleForecast, *, shapes: Sequence[str] = DEFAULT_SHAPES,

@@ -50,7 +50,7 @@ from core.prediction.progress_measure import (
     progress_unit,
     seconds_per_unit,
 )
-from core.prediction.schedule_changes import schedule_flags
+from core.prediction.schedule_changes import declared_end, schedule_flags, step_to_progress
 from core.runs import run_target
 from core.targets import Target
 from core.validation import check_scalar
@@ -249,7 +249,16 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     if not extrap.available:
         flags.append(f"extrapolation: {extrap.description}")
     flags += schedule_flags(log, progress(log), observed_progress, posterior.value, unit)
-    status = "predicted" if posterior.value is not None else "not predicted"
+    end = declared_end(log)
+    if end is not None and posterior.value is not None and math.isfinite(posterior.value):
+        at = step_to_progress(log.frame["global_step"].to_numpy(dtype=float), progress(log), end)
+        if math.isfinite(at) and posterior.value > at:       # a forecast past the declared end is refused
+            posterior = ProgressEstimate("posterior", unit, math.inf, posterior.low, math.inf,
+                                         f"not by the declared schedule's last step {end:,.0f} ({at:,.0f} {unit}): "
+                                         f"{posterior.description}")
+            flags.append(f"the answer ({posterior.description.split(': ', 1)[-1]}) lay past the declared schedule's "
+                         f"last step {end:,.0f}: refused")
+    status = "predicted" if posterior.value is not None and math.isfinite(posterior.value) else "not predicted"
     return ProgressForecast(log.source, target, unit, n, observed_progress, status, prior, extrap, posterior,
                             method, weight, per_unit, tuple(flags))
 

@@ -147,39 +147,38 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
         return ProgressForecast(log.source, target, s.unit, n, observed, "reached", prior, extrap, measured,
                                 "measured", None, seconds_per_unit(seen), tuple(flags))
     end = s.run.to_progress(s.schedule.total_steps)
-    own = _schedule_estimate(s, end)
+    own = _schedule_estimate(s)
     trust = _schedule_trust(s, others, target, level, cache) if prior.available else None
-    if trust is None:
-        posterior, weight = replace(own, source="posterior"), None
-    else:
+    weight = None
+    if trust is None or (not own.available and trust.prior_weight < 0.5):
+        posterior = replace(own, source="posterior")          # the forecast alone (not within the plan: none)
+    else:                                                     # no answer of its own: the crossings, if trusted
         posterior, _, weight = combine_progress(prior, own, trust, s.unit, floor=observed)
         posterior = replace(posterior, description=f"{posterior.description}: the other runs' crossings × the "
                                                    f"forecast through the schedule; {trust.description}")
-        flags.append(f"posterior: {trust.description}")
         method = f"{method} × prior" if weight is not None and weight > 0.1 else method
-    beyond = s.status == "not within the plan" and weight in (None, 0.0)
-    if posterior.value is not None and (posterior.value > end or beyond or
-                                        (s.status == "not within the plan" and posterior.value >= end)):
+    if trust is not None:
+        flags.append(f"posterior: {trust.description}")
+    if posterior.value is None or not math.isfinite(posterior.value) or posterior.value > end:
         posterior = ProgressEstimate("posterior", s.unit, math.inf, posterior.low, math.inf,
                                      f"not by the plan's last step {s.schedule.total_steps:,.0f}: "
                                      f"{posterior.description}")
-    elif posterior.high is not None and posterior.high > end:
-        posterior = replace(posterior, high=math.inf)
     else:                                  # the run is at its target at an evaluation: its first after the answer
+        high = posterior.high if posterior.high is not None and posterior.high <= end else math.inf
         snap = [s.run.next_evaluation(v, after=s.observed_step) if v is not None else None
-                for v in (posterior.value, posterior.low, posterior.high)]
+                for v in (posterior.value, posterior.low, high)]
         posterior = replace(posterior, value=snap[0], low=snap[1], high=snap[2])
-    status = "predicted" if posterior.value is not None and math.isfinite(posterior.value) else "not predicted"
+    status = "predicted" if math.isfinite(posterior.value) else "not predicted"
     time = s.time_to_target_s if weight in (None, 0.0) else time_at_step(s, s.run.step_at(posterior.value))
     return ProgressForecast(log.source, target, s.unit, n, observed, status, prior, extrap, posterior, method,
                             weight, seconds_per_unit(seen), tuple(flags), time_estimate_s=time)
 
 
-def _schedule_estimate(s: ScheduleForecast, end: float) -> ProgressEstimate:
-    """The forecast through the schedule as a source of progress: its crossing, or the plan's end (a lower bound)
-    when it does not reach the target within the plan."""
+def _schedule_estimate(s: ScheduleForecast) -> ProgressEstimate:
+    """The forecast through the schedule as a source of progress: its crossing with its interval, or no answer
+    (``inf``) when it does not reach the target within the plan."""
     if s.status == "not within the plan":
-        return ProgressEstimate("extrapolation", s.unit, end, end, math.inf,
+        return ProgressEstimate("extrapolation", s.unit, math.inf, s.progress_low, math.inf,
                                 f"not reached by the plan's last step {s.schedule.total_steps:,.0f}")
     return ProgressEstimate("extrapolation", s.unit, s.progress_to_target, s.progress_low,
                             s.progress_high if s.progress_high is not None else math.inf,
@@ -197,6 +196,8 @@ def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, c
             continue
         rest = [o for o in others if o.source != d.source and (same_group or group_of(o) != d.group)]
         p = prior_progress(d.log, rest, target, level=level, cache=cache)
+        # a forecast that does not reach the target within the plan erred by at least the plan's end over the truth:
+        # counted so (a failure of that source, never left out of its record)
         amount = d.next_evaluation(d.to_progress(steps if math.isfinite(steps) else d.schedule.total_steps),
                                    after=cut)
         pairs.append((math.log(p.value / truth) if p.available else None,

@@ -57,6 +57,18 @@ def declared_changes(log: RunLog) -> list[ScheduleChange]:
     return sorted(changes, key=lambda c: c.step)
 
 
+def declared_end(log: RunLog) -> float | None:
+    """The last step of the schedule ``log`` declares (``RunMeta.max_steps``), None when it declares none.
+
+    >>> from core.datasets import builtin_log_files
+    >>> from core.logs import read_log_file
+    >>> name, path = builtin_log_files("speedrun")[0]
+    >>> declared_end(read_log_file(path, source=name))
+    1670.0
+    """
+    return float(log.meta.max_steps) if log.meta.max_steps else None
+
+
 def step_to_progress(steps: np.ndarray, progress: np.ndarray, step: float) -> float:
     """The progress (samples, tokens, steps or epochs) at optimiser step ``step``: interpolated in the logged
     ``(steps, progress)`` pairs, continued at the last logged rate past them.

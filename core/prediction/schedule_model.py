@@ -5,6 +5,7 @@ run's own level and chooses how much of it by leave-one-run-out (``core.predicti
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,10 +59,51 @@ class ScheduleModel:
         t = stats.t.ppf((1 + self.level) / 2, df=np.maximum(n, 1))
         return t * spread
 
+    def crossings(self, schedule: PlannedSchedule, grid: np.ndarray, target: float,
+                  curve: np.ndarray | None = None) -> tuple[float, float, float]:
+        """The first steps at which the curve under ``schedule``, its band's lower edge and its upper edge reach
+        ``target`` (a falling metric): found on ``grid`` (``curve`` on it, when already computed), refined by
+        bisection between the grid points around each; ``inf`` where one never does within the grid."""
+        curve = self.curve(schedule, grid) if curve is None else curve
+        half = self.half_width(grid)
+
+        def edge(sign: float):
+            return lambda t: self.curve(schedule, t) * np.exp(sign * self.half_width(t))
+
+        return tuple(first_crossing(edge(sign), grid, curve * np.exp(sign * half), target)
+                     for sign in (0.0, -1.0, 1.0))
+
     calibration_fallback: float = MIN_UNCALIBRATED_SPREAD
     #: no run was seen through a fall of its rate: the decay terms are "no drop"
     decay_unknown: bool = False
 
+
+
+def first_crossing(curve, grid: np.ndarray, values: np.ndarray, target: float) -> float:
+    """The first step of ``grid`` where ``values`` (``curve`` on the grid) are at or below ``target``, refined by
+    bisection between the grid points around it (to half a step); ``inf`` when it never is.
+
+    >>> line = lambda t: 10.0 - np.asarray(t, dtype=float) / 100
+    >>> grid = np.array([0.0, 500.0, 1000.0])
+    >>> round(first_crossing(line, grid, line(grid), 4.0)), first_crossing(line, grid, line(grid), -1.0)
+    (600, inf)
+    """
+    below = np.flatnonzero(values <= target)
+    if below.size == 0:
+        return math.inf
+    i = int(below[0])
+    if i == 0:
+        return float(grid[0])
+    lo, hi = float(grid[i - 1]), float(grid[i])
+    for _ in range(40):
+        if hi - lo < 0.5:
+            break
+        mid = (lo + hi) / 2
+        if float(np.asarray(curve(np.array([mid])))[0]) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def fit_model(law: ScheduleFamily, run: ScheduleRun, seen: np.ndarray, donors: list[ScheduleRun], fraction: float,

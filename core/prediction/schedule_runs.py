@@ -105,8 +105,9 @@ class ScheduleRun:
 
     def next_evaluation(self, amount: float, *, after: float) -> float:
         """The first of the run's evaluations at or after progress ``amount``, where its evaluations up to step
-        ``after`` come at a regular spacing (within 1 %), continued past them; ``amount`` as it is otherwise.
-        A run is at its target at an evaluation, so this is the progress its log would show.
+        ``after`` come at a regular spacing (within 1 %), continued past them, and the last at the plan's end (a run
+        evaluates when it stops); ``amount`` as it is otherwise. A run is at its target at an evaluation, so this is
+        the progress its log would show.
 
         >>> import pandas as pd
         >>> from core.logs import read_log
@@ -125,7 +126,9 @@ class ScheduleRun:
         spacing = float(np.median(gaps))
         if spacing <= 0 or np.max(np.abs(gaps - spacing)) > 0.01 * spacing or amount <= x[-1]:
             return amount
-        return float(x[-1] + math.ceil((amount - x[-1]) / spacing - 1e-9) * spacing)
+        snapped = float(x[-1] + math.ceil((amount - x[-1]) / spacing - 1e-9) * spacing)
+        end = self.to_progress(self.schedule.total_steps)
+        return min(snapped, end) if amount <= end else snapped
 
     def time_at(self, step: float) -> float | None:
         """The logged training time at ``step`` (seconds, interpolated), None past the log or without times."""

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy import stats
 
 from core.curves import (
     DEFAULT_SCHEDULE_FAMILY,
@@ -39,7 +38,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.schedule_fit import ScheduleFitCache
-from core.prediction.schedule_model import ScheduleModel, fit_model
+from core.prediction.schedule_model import ScheduleModel, first_crossing, fit_model
 from core.prediction.schedule_runs import ScheduleRun, schedule_pool, schedule_run, time_per_step
 from core.runs import run_target
 from core.schedules import PlannedSchedule, declared_schedule, resolve_planned_schedule
@@ -100,16 +99,6 @@ class ScheduleForecast:
     @property
     def n_observed(self) -> int:
         return int(self.observed_steps.size)
-
-    def p_reach(self) -> float:
-        """The probability that the loss at the plan's end is at or below the target (normal in log space, with
-        the band's spread there)."""
-        if self.model is None or not math.isfinite(self.metric_at_end):
-            return 1.0 if self.status == "reached" else 0.0
-        half = float(self.model.half_width([self.schedule.total_steps])[0])
-        z = stats.norm.ppf((1 + self.model.level) / 2)
-        sigma = half / z if half > 0 else 1e-12
-        return float(stats.norm.cdf((math.log(self.target.value) - math.log(self.metric_at_end)) / sigma))
 
     @property
     def seconds_per_step(self) -> float | None:
@@ -239,11 +228,7 @@ def _answer(model: ScheduleModel, run: ScheduleRun, schedule: PlannedSchedule, t
         s = float(run.steps[seen][hit])
         s_lo = s_hi = s
     else:
-        s = _crossing(lambda t: model.curve(schedule, t), steps, metric, target.value)
-        s_lo = _crossing(lambda t: model.curve(schedule, t) * np.exp(-model.half_width(t)), steps, low,
-                         target.value)
-        s_hi = _crossing(lambda t: model.curve(schedule, t) * np.exp(model.half_width(t)), steps, high,
-                         target.value)
+        s, s_lo, s_hi = model.crossings(schedule, steps, target.value, curve=metric)
         status = "predicted" if math.isfinite(s) else "not within the plan"
         if not math.isfinite(s):
             flags = [*flags, f"the forecast does not reach {target.spec} by the plan's last step "
@@ -275,27 +260,6 @@ def _answer(model: ScheduleModel, run: ScheduleRun, schedule: PlannedSchedule, t
         time_high_s=times[2], params=dict(model.params), param_sources=sources, band=band,
         n_cases=len(model.calibration.cases), left_out=tuple(left_out), model=model, run=run, donors=tuple(donors),
         flags=tuple(flags))
-
-
-def _crossing(curve, grid: np.ndarray, values: np.ndarray, target: float) -> float:
-    """The first step of ``grid`` where ``values`` (``curve`` on the grid) are at or below ``target``, refined by
-    bisection between the grid points around it; ``inf`` when it never is."""
-    below = np.flatnonzero(values <= target)
-    if below.size == 0:
-        return math.inf
-    i = int(below[0])
-    if i == 0:
-        return float(grid[0])
-    lo, hi = float(grid[i - 1]), float(grid[i])
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        if float(np.asarray(curve(np.array([mid])))[0]) <= target:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo < 0.5:
-            break
-    return hi
 
 
 def _time_at(run: ScheduleRun, donors: Sequence[ScheduleRun], step: float, cut: float) -> float | None:
@@ -337,8 +301,9 @@ def case_forecasts(forecast: ScheduleForecast) -> list[tuple[ScheduleRun, float,
             continue
         grid = _grid(case.cut, d.schedule.total_steps)
         curve = model.family.evaluate(schedule_features(d.schedule, grid), case.params)
-        s = _crossing(lambda t, p=case.params, run=d: model.family.evaluate(schedule_features(run.schedule, t), p),
-                      grid, curve, forecast.target.value)
+        s = first_crossing(lambda t, p=case.params, run=d: model.family.evaluate(schedule_features(run.schedule, t),
+                                                                                 p),
+                           grid, curve, forecast.target.value)
         out.append((d, case.cut, s))
     return out
 

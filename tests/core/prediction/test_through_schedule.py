@@ -166,3 +166,16 @@ def test_what_if_on_the_shared_constant_run_lands_near_the_wsd_runs_logged_loss(
         logged = float(curves_100[name].frame["loss"].iloc[-1])
         assert abs(g.metric_at_end / logged - 1) < 0.01
         assert g.metric_at_end_low <= logged <= g.metric_at_end_high
+
+
+def test_todays_power_law_answer_past_a_declared_schedule_end_is_refused_not_flagged():
+    # a power law reaching loss 2.5 at step 3,600 (E + A·s^-0.5 with E 2, A 30/√100 → (30/0.5)²/100 = 36 × 100)
+    rows = "".join(f"{s},{2.0 + 30 * (s) ** -0.5:.6f}\n" for s in range(100, 4001, 100))
+    log = read_log(("step,loss\n" + rows).encode(), "run.csv")
+    target = Target("loss", "<=", 2.5)
+    free = predict_progress(log, [], target, observe=0.25)
+    assert free.posterior.value == pytest.approx(3_600, rel=0.02)
+    ends_early = log.with_meta(max_steps=2_000)                       # the run's declared schedule ends at 2,000
+    refused = predict_progress(ends_early, [], target, observe=0.25)
+    assert refused.posterior.value == math.inf and refused.status == "not predicted"
+    assert any("lay past the declared schedule's last step 2,000: refused" in f for f in refused.flags)
