@@ -31,3 +31,18 @@ def test_move_workers_slider_and_download_the_headline_png(page: Page, app_url, 
     assert download(page, page, "Chart (PNG)", png).suggested_filename == "time_to_target.png"
     assert png.read_bytes()[:8] == PNG_MAGIC
     no_exception(page)
+
+
+def test_the_schedule_section_plans_the_built_in_cool_down_when_asked(page: Page, app_url):
+    goto_page(page, app_url, "Plan")
+    charts = page.get_by_test_id("stPlotlyChart")
+    expect(charts).to_have_count(2, timeout=WAIT_MS)                 # the plan; the schedule waits to be asked
+    toggle = page.get_by_test_id("stCheckbox").filter(has_text="Show it on the built-in example")
+    toggle.scroll_into_view_if_needed()
+    toggle.locator("label").click()
+    wait_idle(page)
+    expect(charts).to_have_count(3, timeout=WAIT_MS)
+    expect(page.get_by_test_id("stMetric").filter(has_text="Shortest plan reaching loss")).to_be_visible(
+        timeout=WAIT_MS)
+    expect(charts.last.get_by_text("Cool-downs to loss<=", exact=False)).to_be_visible(timeout=WAIT_MS)
+    no_exception(page)
