@@ -216,7 +216,8 @@ def _llm_case(log, others, fraction: float, mode: str, family: str, pcache, scac
     except ValueError as exc:
         row.update(route=f"refused: {exc}", err=math.inf, covered=False, time_err=math.inf)
     row["seconds"] = time.perf_counter() - t0
-    b = predict_progress(log, others, target, observe=fraction, cache=pcache)   # today's, the baseline
+    # today's, the baseline: the power law as it answered before issue 32, past a declared schedule's end too
+    b = predict_progress(log.with_meta(max_steps=None), others, target, observe=fraction, cache=pcache)
     row["baseline_err"] = rel(b.posterior.value, truth)
     # today's answer moved to the run's first evaluation at or after it (what the schedule route does): how much of
     # the gain is that alone
