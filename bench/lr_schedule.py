@@ -6,8 +6,10 @@ progress, the other runs' crossings as prior, a backtest-weighted posterior) **m
 1. **Shared schedule curves** (``data/llm/lr_schedule_loss_curves``: 25M and 100M-parameter models under nine
    schedules, copied from the shared reference): every run, leave it out, seen to 25 %, 50 % and 75 % of its
    steps; the other runs from **the same size** (8), or from **the other size only** (9). Target: the loss the
-   run logged at 90 % of its steps. Errors: steps to target (first logged evaluation at target), loss at the
-   schedule's end (the run's last logged loss), both relative; coverage of the 80 % intervals, pooled.
+   run logged at 90 % of its steps. Errors of the answer ``predict`` prints (``forecast_progress``: its route,
+   its posterior, ``metric_at_end``): steps to target (first logged evaluation at target), loss at the
+   schedule's end (the run's last logged loss), both relative; coverage of the 80 % intervals, pooled; and the
+   law's own crossing alone, for comparison.
 2. **What if**: each size's ``constant_24000`` seen to half its steps, forecast under the WSD schedules that share
    its first 20,000 steps (exponential and linear cool-down to step 24,000) given as plans; against those runs'
    logged final loss. Decay terms from the other size only, and from the same size without the two WSD runs.
@@ -36,7 +38,13 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.logs import read_log_file
-from core.prediction import ProgressCache, ScheduleFitCache, forecast_through_schedule, predict_progress
+from core.prediction import (
+    ProgressCache,
+    ScheduleFitCache,
+    forecast_progress,
+    forecast_through_schedule,
+    predict_progress,
+)
 from core.targets import Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,15 +96,21 @@ def shared_curves(family: str) -> pd.DataFrame:
                                  ("other size", logs[other_size])):
                 for frac in FRACTIONS:
                     t0 = time.perf_counter()
-                    f = forecast_through_schedule(log, others, target, observe=frac, family=family, cache=cache)
+                    # what `predict` prints: the route it takes, the posterior (the forecast through the schedule
+                    # combined with the other runs' crossings where a backtest trusts them), metric_at_end
+                    answer = forecast_progress(log, others, target, observe=frac, family=family, cache=pcache,
+                                               schedule_cache=cache)
                     dt = time.perf_counter() - t0
+                    f, post = answer.schedule, answer.progress.posterior
                     row = {"size": size, "run": log.source.split("/")[-1][:-4], "mode": mode, "fraction": frac,
-                           "steps_err": rel(f.progress_to_target, truth_steps),
-                           "end_err": rel(f.metric_at_end, truth_end),
-                           "steps_in": inside(f.steps_low, f.steps_high, truth_steps),
-                           "end_in": inside(f.metric_at_end_low, f.metric_at_end_high, truth_end),
+                           "route": answer.route,
+                           "steps_err": rel(post.value, truth_steps),
+                           "steps_in": inside(post.low, post.high, truth_steps),
+                           "law_steps_err": rel(f.progress_to_target, truth_steps) if f else math.inf,
+                           "end_err": rel(f.metric_at_end, truth_end) if f else math.inf,
+                           "end_in": inside(f.metric_at_end_low, f.metric_at_end_high, truth_end) if f else False,
                            "k": next((n for n in ("alpha", "A", "L0")
-                                      if "this run" in f.param_sources.get(n, "")), ""), "seconds": dt}
+                                      if f and "this run" in f.param_sources.get(n, "")), ""), "seconds": dt}
                     if mode == "same size":      # today's forecast, the baseline, in the same run
                         b = predict_progress(log, others, target, observe=frac, cache=pcache)
                         row["baseline_steps_err"] = rel(b.posterior.value, truth_steps)
@@ -108,8 +122,11 @@ def summarise_shared(df: pd.DataFrame) -> None:
     print("\n1. Shared schedule curves, leave one run out (18 runs × 3 fractions per row)")
     print(f"{'others':<11} {'steps med':>9} {'max':>8} {'not reached':>11} {'loss@end med':>12} {'max':>7} "
           f"{'steps cov':>9} {'end cov':>8}")
+    print("routes: " + ", ".join(f"{k} {v}" for k, v in df["route"].value_counts().items()))
     for mode, g in df.groupby("mode", sort=False):
         s, e = g["steps_err"].abs(), g["end_err"].abs()
+        print(f"  {mode}: the law alone (its own crossing, no prior): steps median "
+              f"{g['law_steps_err'].abs().median():.1%}, not reached {int(np.isinf(g['law_steps_err']).sum())}")
         print(f"{mode:<11} {s.median():>9.1%} {s.max():>8.1%} {int(np.isinf(s).sum()):>11d} {e.median():>12.2%} "
               f"{e.max():>7.2%} {g['steps_in'].mean():>9.0%} {g['end_in'].mean():>8.0%}")
         for frac, h in g.groupby("fraction"):

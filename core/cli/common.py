@@ -109,6 +109,18 @@ def complain(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def about(path: str, error: Exception) -> str:
+    """``<path>: <problem>``, once: the product's errors about a log already start with its name.
+
+    >>> about("a.csv", ValueError("a.csv: expected a loss column"))
+    'a.csv: expected a loss column'
+    >>> about("a.csv", ValueError("expected a loss column"))
+    'a.csv: expected a loss column'
+    """
+    text = str(error)
+    return text if text.startswith(f"{path}:") else f"{path}: {text}"
+
+
 def schedule_spec(text: str) -> str:
     """argparse type: a schedule in epochs (``step:30,60``, ``cosine:100``, ``poly:90[:2]``, ``exp:100``,
     ``none``), a planned schedule in optimiser steps (``wsd:total=24000,warmup=2160,decay=0.2``; see

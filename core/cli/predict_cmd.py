@@ -21,12 +21,13 @@ with a log that declares such a target (MLLOG, speedrun), the answers are in the
 ``--observe`` a fraction of the log's evaluations or a number of them; with no ``--observe`` the whole log is
 the observed part (a run in progress, never assumed to end at its target).
 
-**Through the schedule.** With a falling target and a planned learning-rate schedule whose rate changes (the
-log's lr column, the schedule a speedrun or MLLOG log declares, ``--planned-schedule FILE.csv`` of ``step,lr``
-rows, or ``--schedule KIND:total=N,...`` such as ``wsd:total=24000,warmup=2160,decay=0.2,shape=1-sqrt``),
-``posterior_progress``, ``posterior_progress_low`` and ``posterior_progress_high`` are the forecast through that
-schedule (``core.prediction.forecast_progress``: the multi-power law, ``--family lr-annealing`` for the
-LR-annealing law; ``--observe F`` is then the fraction of the log's steps seen), and ``metric_at_end``,
+**Through the schedule.** With a falling target and a planned learning-rate schedule that goes past the
+observed part (the log's lr column, the schedule a speedrun or MLLOG log declares, ``--planned-schedule
+FILE.csv`` of ``step,lr`` rows, or ``--schedule KIND:total=N,...`` such as
+``wsd:total=24000,warmup=2160,decay=0.2,shape=1-sqrt``), ``posterior_progress``, ``posterior_progress_low``
+and ``posterior_progress_high`` are the forecast through that schedule (``core.prediction.forecast_progress``:
+the LR-annealing law, ``--family multi-power`` for the multi-power law; ``--observe F`` is then the fraction of
+the log's steps seen, a count of evaluations the fraction of the steps they reach), and ``metric_at_end``,
 ``metric_at_end_low``, ``metric_at_end_high`` are the forecast of the target's metric at the plan's last step;
 ``schedule`` says where the plan came from, ``route`` which route answered. A forecast past the plan's last step
 is never made: a target not reached by then leaves ``posterior_progress`` at ``inf``. A declared plan replaces
@@ -43,6 +44,7 @@ import argparse
 import pandas as pd
 
 from core.cli.common import (
+    about,
     add_target_arguments,
     chosen_target,
     complain,
@@ -56,7 +58,7 @@ from core.cli.common import (
 )
 from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, LogFormatError
+from core.errors import InputError, LogFormatError, PlannerError
 from core.logs import read_log_file
 from core.prediction import (
     DEFAULT_POSTERIOR_METHOD,
@@ -150,8 +152,8 @@ def run(args: argparse.Namespace) -> int:
                 answer = forecast_progress(log, others, target, observe=args.observe, planned=_planned(args),
                                            family=args.family, level=args.level, cache=progress_cache,
                                            schedule_cache=schedule_cache)
-            except InputError as exc:
-                complain(f"{path}: {exc}")
+            except PlannerError as exc:
+                complain(about(path, exc))
                 rejected += 1
                 continue
             f = answer.progress

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.common import add_target_arguments, chosen_target, complain, fraction, print_csv, read_prior_sources
+from core.cli.common import (
+    about,
+    add_target_arguments,
+    chosen_target,
+    complain,
+    fraction,
+    print_csv,
+    read_prior_sources,
+)
 from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, LogFormatError
+from core.errors import InputError, PlannerError
 from core.logs import read_log_file
-from core.prediction import DEFAULT_COOLDOWN_FRACTIONS, forecast_through_schedule, plan_cooldown
+from core.prediction import DEFAULT_COOLDOWN_FRACTIONS, cooldown_forecast, decay_fractions_between, plan_cooldown
 from core.schedules import COOLDOWN_SHAPES
 
 
@@ -37,16 +45,17 @@ def shapes(text: str) -> tuple[str, ...]:
 
 
 def decay_fractions(text: str) -> tuple[float, ...]:
-    """argparse type: ``LOW:HIGH`` (every 0.05 between them) or a comma-separated list of fractions in (0, 1)."""
+    """argparse type: ``LOW:HIGH`` (every 0.05 between them, ``core.prediction.decay_fractions_between``) or a
+    comma-separated list of fractions in (0, 1)."""
     try:
         if ":" in text:
             lo, hi = (float(v) for v in text.split(":"))
-            n = int(round((hi - lo) / 0.05))
-            values = tuple(round(lo + 0.05 * i, 6) for i in range(n + 1)) if n >= 0 else ()
+            values = decay_fractions_between(lo, hi)
         else:
             values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LOW:HIGH or fractions such as 0.1,0.2; got {text!r}") from None
+    except (ValueError, InputError):
+        raise argparse.ArgumentTypeError(f"expected LOW:HIGH or fractions such as 0.1,0.2 in (0, 1); got "
+                                         f"{text!r}") from None
     if not values or any(not 0 < v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected fractions of the steps in (0, 1); got {text!r}")
     return values
@@ -93,16 +102,13 @@ def run(args: argparse.Namespace) -> int:
     others, _fits, rejected = read_prior_sources(args.prior_from, args_with_defaults(args))
     try:
         log = read_log_file(args.log, source=args.log)
-        forecast = forecast_through_schedule(log, others, chosen_target(args), observe=args.observe,
-                                             family=args.family, level=args.level)
+        forecast = cooldown_forecast(log, others, chosen_target(args), observe=args.observe,
+                                     max_steps=args.max_steps, family=args.family, level=args.level)
         plan = plan_cooldown(forecast, shapes=args.shapes, decay_fractions=args.decay_fraction,
                              max_steps=args.max_steps, final=args.final_lr, step_time_s=args.step_time,
                              deadline_s=args.deadline_s, probability=args.probability)
-    except LogFormatError as exc:
-        complain(str(exc))
-        return 2
-    except InputError as exc:
-        complain(f"{args.log}: {exc}")
+    except PlannerError as exc:
+        complain(about(args.log, exc))
         return 2
     print_csv(plan.table)
     complain(f"{args.log}: {plan.description}; observed to step {forecast.observed_step:,.0f}; own plan "

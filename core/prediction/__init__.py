@@ -29,6 +29,8 @@ from core.prediction.cooldown import (
     CooldownPlan,
     candidate_schedule,
     cooldown_candidates,
+    cooldown_forecast,
+    decay_fractions_between,
     default_cooldown_target,
     in_progress,
     plan_cooldown,
@@ -82,7 +84,8 @@ from core.prediction.through_schedule import ScheduleForecast, forecast_through_
 
 __all__ = [
     'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
-    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'default_cooldown_target', 'in_progress',
+    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between',
+    'default_cooldown_target', 'in_progress',
     'forecast_progress',
     'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown',
     'schedule_route_applies', 'what_if',

@@ -23,9 +23,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import RunLog
-from core.prediction.through_schedule import ScheduleForecast, ScheduleModel
+from core.prediction.schedule_fit import ScheduleFitCache
+from core.prediction.through_schedule import ScheduleForecast, ScheduleModel, forecast_through_schedule
 from core.runs import metric_column, run_target
 from core.schedules import COOLDOWN_SHAPES, PlannedSchedule, build_schedule, log_schedule
 from core.targets import LOSS_METRIC, Target
@@ -146,6 +148,42 @@ def evaluate_candidate(model: ScheduleModel, schedule: PlannedSchedule, target_v
             "steps_to_target": steps, "steps_low": low, "steps_high": high}
 
 
+def decay_fractions_between(low: float, high: float, step: float = 0.05) -> tuple[float, ...]:
+    """Cool-down lengths from ``low`` to ``high`` (fractions of the total steps) every ``step``, both ends kept.
+
+    >>> decay_fractions_between(0.1, 0.3)
+    (0.1, 0.15, 0.2, 0.25, 0.3)
+    >>> decay_fractions_between(0.2, 0.2)
+    (0.2,)
+    """
+    low = check_scalar(low, "decay fraction", float, min_val=0, max_val=1, include_boundaries="neither")
+    high = check_scalar(high, "decay fraction", float, min_val=0, max_val=1, include_boundaries="neither")
+    if high < low:
+        raise InputError(f"decay fractions: expected LOW <= HIGH; got {low}:{high}.")
+    n = int(round((high - low) / step))
+    return tuple(dict.fromkeys(round(low + (high - low) * i / n, 6) for i in range(n + 1))) if n else (low,)
+
+
+def cooldown_forecast(log: RunLog, others: Sequence[RunLog] = (), target: Target | None = None, *,
+                      observe: float | None = None, max_steps: float | None = None, family: str = "auto",
+                      level: float = DEFAULT_LEVEL, cache: ScheduleFitCache | None = None) -> ScheduleForecast:
+    """The forecast a cool-down is planned from: ``log`` through its own plan, seen to ``observe`` of its steps.
+
+    Seen whole (a run in progress), a run whose logged rates end where its log does and that declares nothing
+    further is taken to **hold its last rate** to ``max_steps`` (default: twice its steps so far): its stable
+    phase goes on until a cool-down is chosen, which is what the planner then chooses."""
+    planned = None
+    if observe is None:
+        plan = log_schedule(log)
+        last = float(np.nanmax(log.frame["global_step"].to_numpy(dtype=float)))
+        if plan is not None and plan.total_steps <= last:
+            end = float(max_steps) if max_steps and max_steps > last else 2.0 * last
+            planned = plan.held_to(end, source=f"{plan.source}, its last rate held to step {end:,.0f} "
+                                                            "(a run in progress: the stable phase goes on)")
+    return forecast_through_schedule(log, others, target, observe=observe, planned=planned, family=family,
+                                     level=level, cache=cache)
+
+
 def plan_cooldown(forecast: ScheduleForecast, *, shapes: Sequence[str] = DEFAULT_SHAPES,
                   decay_fractions: Sequence[float] = DEFAULT_FRACTIONS, max_steps: float | None = None,
                   final: float | None = None, step_time_s: float | None = None, deadline_s: float | None = None,
@@ -193,7 +231,7 @@ def plan_cooldown(forecast: ScheduleForecast, *, shapes: Sequence[str] = DEFAULT
     past = forecast.schedule
     totals = np.unique(np.round(np.linspace(cut / (1 - min(fractions)) if min(fractions) < 1 else cut,
                                             longest, n_totals)))
-    rows = []
+    rows, refusals = [], []
     for total in totals:
         for fraction in fractions:
             if total * (1 - fraction) < cut:
@@ -202,11 +240,14 @@ def plan_cooldown(forecast: ScheduleForecast, *, shapes: Sequence[str] = DEFAULT
                 try:
                     plan = candidate_schedule(past, at=cut, total=float(total), fraction=fraction, shape=shape,
                                               final=final)
-                except InputError:
+                except InputError as exc:
+                    refusals.append(str(exc))
                     continue
                 row = {"total_steps": float(total), "decay_start": float(total * (1 - fraction)), "shape": shape,
                        "decay_fraction": fraction, **evaluate_candidate(model, plan, forecast.target.value, cut)}
                 rows.append(row)
+    if not rows and refusals:
+        raise InputError(f"{forecast.source}: no candidate cool-down could be built: {refusals[0]}")
     if not rows:
         raise InputError(f"{forecast.source}: no candidate cool-down starts after the observed step {cut:,.0f} "
                          f"within {longest:,.0f} steps; allow more steps (--max-steps).")

@@ -3,11 +3,13 @@
 :func:`forecast_progress` picks the route from the target and the run, so that pages and the command line
 never choose between methods:
 
-* **through the schedule** (``core.prediction.through_schedule``) when the target falls, a plan is known (the
-  user's, the log's lr column, or the schedule the log declares) and its rate changes after the warm-up (or
-  already did): a warm-up, a cosine, a WSD cool-down, a step;
-* **a power law in the run's progress** (``core.prediction.progress.predict_progress``) otherwise: a constant
-  rate, no plan, or a climbing metric. A constant plan is exactly where the multi-power law is a power law.
+* **through the schedule** (``core.prediction.through_schedule``) when the target falls and a plan is known
+  past the observed part (the user's, the log's lr column, or the schedule the log declares): a warm-up, a
+  cosine, a WSD cool-down, a step, and a constant rate too (where the laws are a power law in the rate's area:
+  the forecast still knows where the plan ends and gives the loss there);
+* **a power law in the run's progress** (``core.prediction.progress.predict_progress``) otherwise: no plan, a
+  climbing metric, or a run in progress whose logged rates end where it does and whose log declares nothing
+  further (the rest of its schedule is not known: declare it with ``--schedule`` or ``--planned-schedule``).
 
 The prior and the extrapolation of the power-law route are given beside the answer either way (what the
 other runs' crossings and the run's own curve say, without the schedule).
@@ -20,7 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from core.defaults import DEFAULT_LEVEL
+from core.curves import FAMILIES
 from core.errors import InputError
+from core.validation import check_option
 from core.logs import RunLog
 from core.prediction.progress import ProgressForecast, combine_progress, group_of, predict_progress, trust_from_errors
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
@@ -65,15 +69,25 @@ class LossForecast:
         return self.progress.target
 
 
-def schedule_route_applies(log: RunLog, target: Target, planned=None) -> tuple[bool, str]:
-    """Whether a forecast of ``log`` to ``target`` goes through the schedule, and why (module docstring)."""
+def schedule_route_applies(log: RunLog, target: Target, planned=None, *, observe: float | None = None
+                           ) -> tuple[bool, str]:
+    """Whether a forecast of ``log`` to ``target``, seen to ``observe`` (a fraction of its steps; None: all of it),
+    goes through the schedule, and why (module docstring)."""
     if target.climbs:
         return False, f"{target.spec} climbs: the laws through the schedule model a falling loss"
     plan = declared_schedule(planned) if planned is not None else log_schedule(log)
     if plan is None:
         return False, "no planned learning-rate schedule is known (no lr column, none declared)"
+    if planned is None and (observe is None or observe >= 1):
+        _, steps, _ = evaluation_table(log, target)
+        last = float(steps[-1]) if steps.size else 0.0
+        if plan.total_steps <= last:
+            return False, (f"the log's learning rates end at step {plan.total_steps:,.0f}, where it does, and it "
+                           "declares nothing further: the rest of its schedule is not known (declare it with "
+                           "--schedule or --planned-schedule to forecast through it)")
     if not plan.changes_after(0.0):
-        return False, f"the planned rate is constant after the warm-up ({plan.source})"
+        return True, (f"the planned rate is constant after the warm-up ({plan.source}): through it the law is a "
+                      "power law in the rate's area, to the plan's end")
     return True, f"the planned rate changes ({plan.source})"
 
 
@@ -99,28 +113,48 @@ def forecast_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target
 
     Examples
     --------
-    A constant rate: the power law in the run's steps, as before.
+    No planned schedule: the power law in the run's steps, as before; a constant planned rate: through it, to the
+    plan's end.
 
     >>> from core.logs import read_log
-    >>> rows = "".join(f"{s},1e-3,{2.0 + 30 * (s * 100) ** -0.5:.6f}\\n" for s in range(1, 41))
-    >>> log = read_log(("step,lr,loss\\n" + rows).encode(), "llm.csv")
+    >>> rows = [(s, 2.0 + 30 * (s * 100) ** -0.5) for s in range(1, 41)]
+    >>> log = read_log(("step,loss\\n" + "".join(f"{s},{v:.6f}\\n" for s, v in rows)).encode(), "llm.csv")
     >>> f = forecast_progress(log, target=Target("loss", "<=", 2.5), observe=0.25)
     >>> f.route, round(f.progress.extrapolation.value)
     ('power law in steps', 36)
+    >>> planned = read_log(("step,lr,loss\\n" + "".join(f"{s},1e-3,{v:.6f}\\n" for s, v in rows)).encode(), "lr.csv")
+    >>> g = forecast_progress(planned, target=Target("loss", "<=", 2.5), observe=0.25)
+    >>> g.route, g.schedule.schedule.total_steps
+    ('through the schedule (lr-annealing)', 40.0)
     """
     target = run_target(log, target)
-    applies, why = schedule_route_applies(log, target, planned)
-    if family not in FAMILY_CHOICES:
-        family = "auto"
-    if not applies or (observe is not None and observe >= 1):
-        if planned is not None and not target.climbs and applies is False and "constant" not in why:
+    check_option(family, "family", tuple(dict.fromkeys(("auto", *FAMILY_CHOICES, *FAMILIES))))
+    power_law = observe
+    if observe is not None and observe >= 1 and not target.climbs:
+        observe = count_as_fraction(log, target, observe)       # the schedule route counts in steps
+    applies, why = schedule_route_applies(log, target, planned, observe=observe)
+    if not applies:
+        if planned is not None and not target.climbs:
             raise InputError(f"{log.source}: the planned schedule cannot be used: {why}.")
-        f = predict_progress(log, others, target, observe=observe, level=level, cache=cache)
+        f = predict_progress(log, others, target, observe=power_law, level=level, cache=cache)
         return LossForecast(f, None, f"power law in {f.unit}", why)
+    if family not in FAMILY_CHOICES:
+        family = "auto"                    # a power-law family named: the schedule route takes its own law
     s = forecast_through_schedule(log, others, target, observe=observe, planned=planned, family=family,
                                   level=level, cache=schedule_cache)
     return LossForecast(_as_progress(log, others, target, s, level, cache), s, f"through the schedule ({s.family})",
                         why)
+
+
+def count_as_fraction(log: RunLog, target: Target, count: float) -> float | None:
+    """``count`` evaluations of the target's metric as the fraction of the log's steps they reach (None: all of
+    them), so that a count given to ``--observe`` cuts the run where the power-law route would."""
+    _, steps, _ = evaluation_table(log, target)
+    n = int(count)
+    if steps.size == 0 or n >= steps.size:
+        return None
+    last = float(log.frame["global_step"].max())
+    return float(steps[max(n, 1) - 1]) / last if last > 0 else None
 
 
 def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level: float,

@@ -197,6 +197,7 @@ class LevelCalibration:
         else:
             first = int(np.flatnonzero(np.isfinite(table))[0])
             table[:first] = table[first]
+            counts[:first] = counts[first]         # nearer than the nearest case: its spread and its count
             table = np.fmax.accumulate(np.where(np.isfinite(table), table, -np.inf))
             cached = (table, np.maximum.accumulate(counts))
         self._cache["table"] = cached
@@ -217,7 +218,10 @@ def calibrate_levels(family: ScheduleFamily, donors: Sequence[ScheduleRun], frac
     exact = len(donors) <= EXACT_LEAVE_OUT
     chosen = list(donors) if len(donors) <= MAX_CASES else \
         [donors[int(i)] for i in np.unique(np.linspace(0, len(donors) - 1, MAX_CASES).round())]
-    whole = None if exact else cache.joint(family, donors)
+    try:
+        whole = None if exact else cache.joint(family, donors)
+    except (FitError, InputError):
+        return _choose([], allowed)            # nothing to learn from: the band is not calibrated (and says so)
     for d in chosen:
         cut = d.cut_step(fraction)
         seen = d.seen(cut)

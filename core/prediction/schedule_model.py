@@ -182,7 +182,10 @@ def fit_model(law: ScheduleFamily, run: ScheduleRun, seen: np.ndarray, donors: l
 
 
 def _fit_all(law: ScheduleFamily, feats, values: np.ndarray, flags: list[str]) -> dict[str, float]:
-    fit = fit_schedule_law([(feats, values)], law)
+    try:
+        fit = fit_schedule_law([(feats, values)], law)
+    except FitError as exc:
+        raise InputError(f"the law could not be fitted to the observed part ({exc}).") from None
     if fit.flags:
         flags.append("the law fitted on this run alone: " + "; ".join(fit.flags))
     return fit.params(0)

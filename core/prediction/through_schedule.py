@@ -41,7 +41,7 @@ from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.schedule_model import ScheduleModel, first_crossing, fit_model
 from core.prediction.schedule_runs import ScheduleRun, schedule_pool, schedule_run, time_per_step
 from core.runs import run_target
-from core.schedules import PlannedSchedule, declared_schedule, resolve_planned_schedule
+from core.schedules import PlannedSchedule, declared_schedule, joined_plan, resolve_planned_schedule
 from core.targets import Target
 from core.validation import check_option, check_scalar
 
@@ -209,6 +209,11 @@ def forecast_through_schedule(log: RunLog, others: Sequence[RunLog] = (), target
     return _answer(model, run, schedule, target, seen, observed_step, fraction, donors, left_out, sources, flags)
 
 
+#: the beginnings of the flags a forecast raises about its plan (``_answer``): a new plan raises its own
+PLAN_FLAGS = ("the forecast does not reach", "no run was seen through a fall", "the band past",
+              "time to target unknown")
+
+
 def _grid(start: float, end: float) -> np.ndarray:
     half = GRID_POINTS // 2
     return np.unique(np.r_[np.linspace(start, end, half), np.geomspace(max(start, 1.0), end, half)])
@@ -320,8 +325,9 @@ def what_if(forecast: ScheduleForecast, planned, *, source: str | None = None) -
     model, run = forecast.model, forecast.run
     if model is None or run is None:
         raise InputError(f"{forecast.source}: expected a fitted forecast to replan; got one already at its target.")
-    schedule = forecast.schedule.then(declared_schedule(planned), at=forecast.observed_step, source=source)
+    schedule = joined_plan(forecast.schedule, declared_schedule(planned), at=forecast.observed_step,
+                           run=forecast.source, source=source)
     run = replace(run, schedule=schedule)
-    kept = [f for f in forecast.flags if not f.startswith("the forecast does not reach")]
+    kept = [f for f in forecast.flags if not f.startswith(PLAN_FLAGS)]     # the new plan says its own
     return _answer(model, run, schedule, forecast.target, run.seen(forecast.observed_step), forecast.observed_step,
                    forecast.fraction, list(forecast.donors), forecast.left_out, forecast.param_sources, kept)

@@ -8,12 +8,13 @@ order in which a forecast takes them).
 
 from core.schedules.from_log import (
     declared_schedule,
+    joined_plan,
     log_schedule,
     read_schedule_csv,
     read_schedule_file,
     resolve_planned_schedule,
 )
-from core.schedules.planned import LR_UNITS, PlannedSchedule, check_schedule_covers, schedule_from_points
+from core.schedules.planned import LR_UNITS, PlannedSchedule, schedule_from_points
 from core.schedules.spec import (
     COOLDOWN_SHAPES,
     SCHEDULE_KINDS,
@@ -24,6 +25,6 @@ from core.schedules.spec import (
 )
 
 __all__ = ["COOLDOWN_SHAPES", "LR_UNITS", "SCHEDULE_KINDS", "PlannedSchedule", "build_schedule",
-           "check_schedule_covers", "cooldown_rate", "declared_schedule", "is_schedule_spec", "log_schedule",
+           "cooldown_rate", "declared_schedule", "is_schedule_spec", "joined_plan", "log_schedule",
            "parse_schedule_spec", "read_schedule_csv", "read_schedule_file", "resolve_planned_schedule",
            "schedule_from_points"]

@@ -65,7 +65,14 @@ def log_schedule(log: RunLog) -> PlannedSchedule | None:
             return None
         return PlannedSchedule(declared.steps, declared.lr, source=f"declared by {log.source}: {declared.spec}",
                                unit=declared.unit, spec=declared.spec)
-    column = schedule_from_points(steps, lr, source=f"the lr column of {log.source}")
+    try:
+        column = schedule_from_points(steps, lr, source=f"the lr column of {log.source}")
+    except InputError:                 # rates that make no plan (all zero, negative): as if the log had no column
+        column = None
+    if column is None:
+        return None if declared is None else PlannedSchedule(
+            declared.steps, declared.lr, source=f"declared by {log.source}: {declared.spec}", unit=declared.unit,
+            spec=declared.spec)
     if declared is None or declared.total_steps <= column.total_steps or declared.unit != column.unit:
         return column
     return column.then(declared, at=column.total_steps,
@@ -127,7 +134,23 @@ def resolve_planned_schedule(log: RunLog, declared=None, *, observed_step: float
     own = log_schedule(log)
     if declared is None:
         return own
-    if own is None or observed_step is None or own.unit != declared.unit:
+    if own is None or observed_step is None:
         return declared
-    return own.then(declared, at=observed_step,
-                    source=f"{own.source} to step {observed_step:,.0f}, then {declared.source}")
+    return joined_plan(own, declared, at=observed_step, run=log.source)
+
+
+def joined_plan(own: PlannedSchedule, declared: PlannedSchedule, *, at: float, run: str,
+                source: str | None = None) -> PlannedSchedule:
+    """``own`` (what the run trained on) to step ``at``, then ``declared`` (a plan for the rest).
+
+    A declared plan in multipliers of the peak, on a run whose rates are absolute, is taken relative to the
+    highest rate the run shows up to ``at``; absolute rates declared for a run known only in multipliers are
+    refused (nothing says what its peak was)."""
+    if own.unit != declared.unit:
+        if declared.unit == "absolute":
+            raise InputError(f"{declared.source or 'planned schedule'}: expected rates relative to the peak, as "
+                             f"{own.source} gives them; got absolute rates (peak {declared.peak:.3g}).")
+        peak = own.cut_at(at).peak
+        declared = declared.scaled(peak, source=f"{declared.source} × the peak rate {peak:.3g} of {run}")
+    return own.then(declared, at=at,
+                    source=source or f"{own.source} to step {at:,.0f}, then {declared.source}")

@@ -217,12 +217,36 @@ class PlannedSchedule:
         if other.total_steps <= at:
             raise InputError(f"{other.source or 'planned schedule'}: expected a plan that goes past step {at:,.0f}, "
                              f"where the observed part ends; it ends at step {other.total_steps:,.0f}.")
-        head = self.cut_at(at)
+        head = self.cut_at(at)              # what was trained stays as the log says it, to step ``at``
         tail = [(s, r) for s, r in zip(other.steps, other.lr) if s > at]
+        first = float(other.lr_at(at))
+        if not math.isclose(first, head.lr[-1], rel_tol=1e-9):
+            # the new plan starts at its own rate within one step of ``at`` (a jump, not a ramp over the past)
+            jump = at + min(1.0, (tail[0][0] - at) / 2)
+            tail = [(jump, float(other.lr_at(jump)))] + tail
         steps = head.steps + tuple(s for s, _ in tail)
-        lr = head.lr[:-1] + (float(other.lr_at(at)),) + tuple(r for _, r in tail)
+        lr = head.lr + tuple(r for _, r in tail)
         return PlannedSchedule(steps, lr, source=source or f"{self.source} to step {at:,.0f}, then {other.source}",
                                unit=self.unit, spec=other.spec)
+
+    def held_to(self, step: float, *, source: str | None = None) -> PlannedSchedule:
+        """This plan, its last rate held to ``step`` (a run in progress whose future is not declared, as a planner
+        of its cool-down takes it: the stable phase goes on until a cool-down is chosen).
+
+        >>> PlannedSchedule((0.0, 100.0), (0.0, 1.0)).held_to(300).steps
+        (0.0, 100.0, 300.0)
+        """
+        if step <= self.total_steps:
+            return self
+        return replace(self, steps=self.steps + (float(step),), lr=self.lr + (self.lr[-1],),
+                       source=source or f"{self.source}, its last rate held to step {step:,.0f}", _arrays={})
+
+    def scaled(self, factor: float, *, source: str | None = None) -> PlannedSchedule:
+        """A plan in multipliers of the peak as absolute rates, the peak being ``factor``."""
+        if self.unit == "absolute":
+            return self
+        return replace(self, lr=tuple(r * float(factor) for r in self.lr), unit="absolute",
+                       source=source or f"{self.source} × peak {factor:.3g}", _arrays={})
 
     def describe(self) -> str:
         """One line: where the plan came from and its length."""
@@ -271,11 +295,3 @@ def schedule_from_points(steps, lr, *, source: str, unit: str = "absolute",
     if warmup_from_zero and s[0] > 1:
         s, r = np.r_[0.0, s], np.r_[0.0, r]
     return PlannedSchedule(tuple(s), tuple(r), source=source, unit=unit)
-
-
-def check_schedule_covers(schedule: PlannedSchedule, step: float, *, what: str) -> None:
-    """Refuse ``what`` at ``step`` past the plan's last step: a forecast past the planned end is not made."""
-    if not math.isfinite(step) or step > schedule.total_steps:
-        raise InputError(f"{what}: expected a step within the planned schedule (up to step "
-                         f"{schedule.total_steps:,.0f}); got step {step:,.0f}. Plan a longer schedule "
-                         "(--planned-schedule or --schedule) to forecast further.")

@@ -6,6 +6,8 @@ prior, extrapolation and posterior of the samples (tokens, steps) to target; one
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from core.figures.progress import progress_forecast_figure
@@ -104,16 +106,17 @@ def _through_schedule(log: RunLog, answer: LossForecast) -> None:
     m1.metric(f"{s.target.metric} at the schedule's end (step {s.schedule.total_steps:,.0f})", f"{s.metric_at_end:.4g}",
               help="The forecast of the target's metric at the plan's last step, through the planned learning rates.")
     m1.caption(f"80 % band: {s.metric_at_end_low:.4g} – {s.metric_at_end_high:.4g}")
-    if s.status == "not within the plan":
+    within = f.posterior.value is not None and math.isfinite(f.posterior.value)   # the answer predict prints
+    if not within:
         m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", "not within the plan",
                   help="The forecast does not reach the target by the plan's last step; a forecast past it is "
                        "never made (plan a longer schedule or a cool-down: Plan page, Schedule).")
     else:
         m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", _amount(f.posterior.value),
                   help=plain(f.posterior.description) or None)
-    interval = _interval(f.posterior.value, f.posterior.low, f.posterior.high)
-    if interval and s.status != "not within the plan":
-        m2.caption(interval + (f" · step {s.steps_to_target:,.0f}" if s.unit != "steps" else ""))
+        interval = _interval(f.posterior.value, f.posterior.low, f.posterior.high)
+        if interval:
+            m2.caption(interval + (f" · step {s.run.step_at(f.posterior.value):,.0f}" if s.unit != "steps" else ""))
     whole = _whole_log(log, s.target)
     m3.metric(f"What the whole log shows, {s.unit}", "never reached" if whole is None else f"{whole:,.0f}",
               help="The first evaluation at target in the whole log (for comparison when the log goes on).")

@@ -17,8 +17,9 @@ from core.prediction import (
     CooldownPlan,
     ScheduleForecast,
     cooldown_candidates,
+    cooldown_forecast,
+    decay_fractions_between,
     default_cooldown_target,
-    forecast_through_schedule,
     in_progress,
     plan_cooldown,
 )
@@ -36,19 +37,14 @@ SEEN = {"all": "all of it (a run in progress)", 0.25: "its first 25 %", 0.5: "it
 
 @st.cache_resource(**SHARED)
 def _forecast(log: RunLog, others: tuple[RunLog, ...], target: Target, observe: float | None) -> ScheduleForecast:
-    return forecast_through_schedule(log, others, target, observe=observe)
+    return cooldown_forecast(log, others, target, observe=observe)
 
 
 @st.cache_resource(**SHARED)
 def _plan(log: RunLog, others: tuple[RunLog, ...], target: Target, observe: float | None, shapes: tuple[str, ...],
           fractions: tuple[float, float], step_time_s: float) -> CooldownPlan:
-    forecast = _forecast(log, others, target, observe)
-    max_steps = 1.5 * forecast.schedule.total_steps
-    lo, hi = fractions
-    n = max(1, round((hi - lo) / 0.05))
-    steps = tuple(round(lo + (hi - lo) * i / n, 4) for i in range(n + 1))
-    return plan_cooldown(forecast, shapes=shapes, decay_fractions=steps, max_steps=max_steps,
-                         step_time_s=step_time_s)
+    return plan_cooldown(_forecast(log, others, target, observe), shapes=shapes,
+                         decay_fractions=decay_fractions_between(*fractions), step_time_s=step_time_s)
 
 
 def schedule_section(logs: list[RunLog], target: Target | None) -> None:
@@ -118,6 +114,8 @@ def schedule_section(logs: list[RunLog], target: Target | None) -> None:
                          f"({best['decay_fraction']:.0%} of the steps); P = {best['p_reach']:.0%}"))
         m2.metric("Its training time", f"{best['total_time_s'] / 3600:,.2f} h",
                   help=plain(f"{best['total_steps']:,.0f} steps × {per_step:.4g} s per step."))
+        if forecast.seconds_per_step is None and per_step == 1.0:
+            m2.caption("At 1 s per step: the log has no times. Type the step time beside.")
         m2.caption(plain(f"{chosen.metric} at its end: {best['metric_at_end']:.4g} "
                          f"({best['metric_at_end_low']:.4g} – {best['metric_at_end_high']:.4g})"))
     m3.metric(f"Own plan ({forecast.schedule.total_steps:,.0f} steps) ends at", f"{forecast.metric_at_end:.4g}",

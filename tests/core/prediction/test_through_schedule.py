@@ -17,6 +17,7 @@ from core.logs import read_log, read_log_file
 from core.prediction import (
     COOLDOWN_COLUMNS,
     candidate_schedule,
+    evaluation_table,
     forecast_progress,
     forecast_through_schedule,
     plan_cooldown,
@@ -80,18 +81,47 @@ def test_a_climbing_target_is_refused_by_the_laws():
         forecast_through_schedule(run, [], Target("loss", ">=", 3.0))
 
 
-@settings(max_examples=15)
+@settings(max_examples=10, deadline=None)
 @given(E=st.floats(1.5, 3.0), A=st.floats(5.0, 50.0), alpha=st.floats(0.3, 0.8), observe=st.sampled_from([0.25, 0.5]))
-def test_a_constant_schedule_gives_todays_power_law_forecast(E, A, alpha, observe):
+def test_a_constant_schedule_is_forecast_as_a_power_law_to_the_plans_end(E, A, alpha, observe):
+    # under a constant rate the laws are today's power law with a floor in the rate's area (test_schedule_laws); the
+    # log's rate before its first row ramps from 0, so the area is 1e-3 · (t − 50): a power law in t − 50. Through
+    # the route the forecast knows where the plan ends: the loss there, and never a crossing past it
     steps = np.arange(1, 41) * 100.0
-    loss = E + A * steps ** -alpha
+    loss = E + A * (steps - 50) ** -alpha
     rows = "".join(f"{s:.0f},1e-3,{v:.7f}\n" for s, v in zip(steps, loss))
     log = read_log(("step,lr,loss\n" + rows).encode(), "const.csv")
     target = Target("loss", "<=", float(loss[30]))
     answer = forecast_progress(log, [], target, observe=observe)
-    today = predict_progress(log, [], target, observe=observe)
+    assert answer.route == "through the schedule (lr-annealing)" and "constant after the warm-up" in answer.why
+    assert answer.schedule.metric_at_end == pytest.approx(loss[-1], rel=1e-3)
+    assert answer.progress.posterior.value <= 4000 or answer.progress.posterior.value == math.inf
+    assert answer.progress.posterior.high <= 4000 or answer.progress.posterior.high == math.inf
+
+
+def test_a_run_in_progress_whose_rates_end_with_its_log_takes_the_power_law_and_says_why():
+    steps = np.arange(1, 41) * 100.0
+    rows = "".join(f"{s:.0f},{1e-3 * (1 - s / 8000):.6g},{2.0 + 30 * s ** -0.5:.6f}\n" for s in steps)
+    log = read_log(("step,lr,loss\n" + rows).encode(), "cosine_in_progress.csv")
+    answer = forecast_progress(log, [], Target("loss", "<=", 2.4))
     assert answer.schedule is None and answer.route == "power law in steps"
-    assert answer.progress.posterior == today.posterior and answer.progress.extrapolation == today.extrapolation
+    assert "the rest of its schedule is not known" in answer.why
+    declared = forecast_progress(log, [], Target("loss", "<=", 2.4),
+                                 planned="linear:total=8000,peak=1e-3,final=0")
+    assert declared.schedule is not None and declared.schedule.schedule.total_steps == 8000
+
+
+def test_a_count_of_evaluations_cuts_the_schedule_route_where_the_power_law_would():
+    run = law_run("a/seen.csv", step_plan(16_000))
+    by_count = forecast_progress(run, [], Target("loss", "<=", 1.9), observe=20)
+    _, steps, _ = evaluation_table(run, Target("loss", "<=", 1.9))
+    assert by_count.schedule is not None and by_count.schedule.observed_step == steps[19]
+
+
+def test_an_unknown_family_is_refused_by_name():
+    run = law_run("a/seen.csv", step_plan(16_000))
+    with pytest.raises(InputError, match="multipower"):
+        forecast_progress(run, [], Target("loss", "<=", 1.9), observe=0.4, family="multipower")
 
 
 def test_a_changing_schedule_takes_the_route_through_it_and_says_why():

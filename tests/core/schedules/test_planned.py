@@ -135,3 +135,25 @@ def test_points_before_the_first_logged_row_rise_from_zero():
     assert s.steps == (0.0, 100.0, 200.0) and float(s.lr_at(50)) == 0.5
     plain = read_log(b"step,lr,loss\n1,1e-3,3\n2,1e-3,2.9\n", "r.csv")
     assert log_schedule(plain).steps == (1.0, 2.0)                     # logged from step 1: nothing added
+
+
+def test_a_new_plan_never_rewrites_the_rates_already_trained():
+    past = PlannedSchedule((0.0, 100.0, 200.0), (3e-4, 3e-4, 3e-4))
+    joined = past.then(PlannedSchedule((0.0, 400.0), (1e-3, 1e-3)), at=150)
+    # the area to the cut is the log's (150 steps at 3e-4), the new rate starts within a step of it
+    assert float(joined.area([150.0])[0]) == pytest.approx(150 * 3e-4)
+    assert float(joined.lr_at(150.0)) == pytest.approx(3e-4) and float(joined.lr_at(151.0)) == pytest.approx(1e-3)
+
+
+def test_a_spec_in_multipliers_of_the_peak_is_taken_relative_to_the_logs_own_peak():
+    log = read_log_file(CURVES / "csv_100" / "constant_24000.csv")
+    peak = log_schedule(log).cut_at(12_000).peak
+    plan = resolve_planned_schedule(log, "wsd:total=24000,decay_start=20000,final=0.1,shape=linear",
+                                    observed_step=12_000)
+    assert plan.unit == "absolute" and float(plan.lr_at(24_000)) == pytest.approx(0.1 * peak)
+    assert f"{peak:.3g}" in plan.source
+
+
+def test_an_lr_column_that_makes_no_plan_is_no_plan():
+    log = read_log(b"step,lr,loss\n100,0,3.0\n200,0,2.9\n300,0,2.8\n", "zero_lr.csv")
+    assert log_schedule(log) is None
