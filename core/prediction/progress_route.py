@@ -21,10 +21,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from core.defaults import DEFAULT_LEVEL
 from core.curves import FAMILIES
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
-from core.validation import check_option
 from core.logs import RunLog
 from core.prediction.progress import ProgressForecast, combine_progress, group_of, predict_progress, trust_from_errors
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
@@ -40,6 +39,7 @@ from core.prediction.through_schedule import (
 from core.runs import run_target
 from core.schedules import declared_schedule, log_schedule
 from core.targets import Target
+from core.validation import check_option
 
 
 @dataclass(frozen=True, eq=False)

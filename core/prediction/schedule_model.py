@@ -40,6 +40,9 @@ class ScheduleModel:
     calibration: LevelCalibration
     cut: float
     level: float
+    calibration_fallback: float = MIN_UNCALIBRATED_SPREAD
+    #: no run was seen through a fall of its rate: the decay terms are "no drop"
+    decay_unknown: bool = False
 
     def curve(self, schedule: PlannedSchedule, steps) -> np.ndarray:
         """The law's loss under ``schedule`` at ``steps``."""
@@ -72,11 +75,6 @@ class ScheduleModel:
 
         return tuple(first_crossing(edge(sign), grid, curve * np.exp(sign * half), target)
                      for sign in (0.0, -1.0, 1.0))
-
-    calibration_fallback: float = MIN_UNCALIBRATED_SPREAD
-    #: no run was seen through a fall of its rate: the decay terms are "no drop"
-    decay_unknown: bool = False
-
 
 
 def first_crossing(curve, grid: np.ndarray, values: np.ndarray, target: float) -> float:
