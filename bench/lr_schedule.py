@@ -107,6 +107,10 @@ def shared_curves(family: str) -> pd.DataFrame:
                            "steps_err": rel(post.value, truth_steps),
                            "steps_in": inside(post.low, post.high, truth_steps),
                            "law_steps_err": rel(f.progress_to_target, truth_steps) if f else math.inf,
+                           "law_in": inside(f.steps_low, f.steps_high, truth_steps) if f else False,
+                           "prior_err": (rel(answer.progress.prior.value, truth_steps)
+                                         if answer.progress.prior.available else math.nan),
+                           "prior_weight": answer.progress.prior_weight,
                            "end_err": rel(f.metric_at_end, truth_end) if f else math.inf,
                            "end_in": inside(f.metric_at_end_low, f.metric_at_end_high, truth_end) if f else False,
                            "k": next((n for n in ("alpha", "A", "L0")
@@ -226,10 +230,15 @@ def _llm_case(log, others, fraction: float, mode: str, family: str, pcache, scac
     try:
         answer = forecast_progress(log, others, target, observe=fraction, family=family, cache=pcache,
                                    schedule_cache=scache)
-        f = answer.progress
+        f, s = answer.progress, answer.schedule
         row.update(route=answer.route, err=rel(f.posterior.value, truth),
                    covered=inside(f.posterior.low, f.posterior.high, truth),
-                   time_err=rel(f.time_to_target_s, t_true) if t_true else math.nan)
+                   time_err=rel(f.time_to_target_s, t_true) if t_true else math.nan,
+                   # the two sources the posterior combines, each alone
+                   law_err=rel(s.progress_to_target, truth) if s is not None else math.nan,
+                   law_in=inside(s.progress_low, s.progress_high, truth) if s is not None else False,
+                   prior_err=rel(f.prior.value, truth) if f.prior.available else math.nan,
+                   prior_weight=f.prior_weight)
     except ValueError as exc:
         row.update(route=f"refused: {exc}", err=math.inf, covered=False, time_err=math.inf)
     row["seconds"] = time.perf_counter() - t0
@@ -266,7 +275,15 @@ def _print_llm(title: str, rows: list[dict], *, goal: str, table: bool = False) 
         print(f"{mode:<16} {len(g):>3} {e.median():>7.1%} {_p90(e):>7.1%} {g['covered'].mean():>8.0%} "
               f"{te.median():>9.1%} | {'':>5} {b.median():>7.1%} {_p90(b):>7.1%} {bt.median():>9.1%} | "
               f"{'':>29} {sn.median():>7.1%} {_p90(sn):>7.1%}  {routes}")
+        if "law_err" in g:
+            law, prior = g["law_err"].abs(), g["prior_err"].abs()
+            print(f"{'':<16}     the forecast through the schedule alone: median {law.median():.1%}, p90 "
+                  f"{_p90(law.dropna()):.1%}, covered {g['law_in'].mean():.0%}; the other runs' crossings alone: "
+                  f"median {prior.median():.1%}, p90 {_p90(prior.dropna()):.1%} ({prior.notna().sum()} answered)")
     print(f"seconds per forecast: median {df['seconds'].median():.1f}, max {df['seconds'].max():.1f}")
+    dump = Path(__file__).resolve().parent / ".cache" / f"lr_schedule_{title.split('.')[0]}.pkl"
+    dump.parent.mkdir(exist_ok=True)
+    df.to_pickle(dump)                     # each case's sources, to compare rules of combining them
 
 
 def _p90(values: pd.Series) -> float:
@@ -306,6 +323,8 @@ def main(argv=None) -> int:
             with pd.option_context("display.width", 200, "display.max_rows", 500):
                 print(df.round(4).to_string())
         summarise_shared(df)
+        (Path(__file__).resolve().parent / ".cache").mkdir(exist_ok=True)
+        df.to_pickle(Path(__file__).resolve().parent / ".cache" / "lr_schedule_1.pkl")
     if "2" in only:
         what_if(args.family)
     if "5" in only:

@@ -29,6 +29,7 @@ from core.prediction.progress import ProgressForecast, combine_progress, group_o
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
 from core.prediction.progress_measure import evaluation_table, first_points, progress_showcase, seconds_per_unit
 from core.prediction.schedule_fit import ScheduleFitCache
+from core.prediction.schedule_runs import ScheduleRun, same_plan
 from core.prediction.through_schedule import (
     FAMILY_CHOICES,
     ScheduleForecast,
@@ -169,7 +170,8 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
     observed = float(x[n - 1]) if n else 0.0
     others = [o for o in others if o.source != log.source]
     cache = ProgressCache() if cache is None else cache
-    prior = prior_progress(seen, others, target, level=level, cache=cache)
+    evidence = _same_rates(s.run, others, s.donors, target, cache)
+    prior = prior_progress(seen, evidence, target, level=level, cache=cache)
     extrap = extrapolate_progress(seen, target, level=level)
     flags = [f"schedule: {s.schedule.source}"] + list(s.flags)
     if s.left_out:
@@ -183,6 +185,17 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
     end = s.run.to_progress(s.schedule.total_steps)
     own = _schedule_estimate(s)
     trust = _schedule_trust(s, others, target, level, cache) if prior.available else None
+    if len(evidence) < len(others):
+        flags.append(f"prior: the crossings of the {len(evidence)} other runs that trained on the same rates as this "
+                     f"one up to where they reached the target; {len(others) - len(evidence)} others trained on "
+                     "other rates (their crossings say nothing of this run's: the forecast through the schedule "
+                     "uses their curves)")
+    if trust is not None and trust.quantiles is None:
+        # too few other runs to learn how far to trust each source: the forecast through the schedule, whose band
+        # its own leave-one-run-out calibrates, answers alone (equal weights would take a schedule-blind prior at
+        # half its word)
+        flags.append(f"posterior: {trust.description}: the forecast through the schedule alone")
+        trust = None
     weight = None
     if trust is None or (not own.available and trust.prior_weight < 0.5):
         posterior = replace(own, source="posterior")          # the forecast alone (not within the plan: none)
@@ -229,6 +242,7 @@ def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, c
         if truth is None or truth <= 0:
             continue
         rest = [o for o in others if o.source != d.source and (same_group or group_of(o) != d.group)]
+        rest = _same_rates(d, rest, s.donors, target, cache)
         p = prior_progress(d.log, rest, target, level=level, cache=cache)
         # a forecast that does not reach the target within the plan erred by at least the plan's end over the truth:
         # counted so (a failure of that source, never left out of its record)
@@ -237,3 +251,17 @@ def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, c
         pairs.append((math.log(p.value / truth) if p.available else None,
                       math.log(amount / truth) if amount and amount > 0 else None))
     return trust_from_errors(pairs, level=level, other="forecast through the schedule") if pairs else None
+
+
+def _same_rates(run: ScheduleRun, others: Sequence[RunLog], donors: Sequence[ScheduleRun], target: Target,
+                cache: ProgressCache) -> list[RunLog]:
+    """The other runs whose crossing of ``target`` is evidence of ``run``'s: those that trained on the same rates as
+    ``run``, as a function of progress, up to where they reached it (``same_plan``); a run without a plan is none."""
+    plans = {d.source: d for d in donors}
+    out = []
+    for o in others:
+        d = plans.get(o.source)
+        reached = cache.truth(o, target) if d is not None else None
+        if reached is not None and reached > 0 and same_plan(run, d, reached):
+            out.append(o)
+    return out

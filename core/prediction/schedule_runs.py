@@ -210,3 +210,58 @@ def time_per_step(run: ScheduleRun, upto: float) -> float | None:
         return None
     slope = float(np.polyfit(s[ok], t[ok], 1)[0])
     return slope if slope > 0 and math.isfinite(slope) else None
+
+
+#: plans match up to a progress when, past both warm-ups, their rates (each over its peak) differ by at most this,
+#: and the areas under them by at most this share of the area (``same_plan``)
+PLAN_MATCH_TOLERANCE = 0.05
+
+
+def same_plan(a: ScheduleRun, b: ScheduleRun, upto: float, *, points: int = 200) -> bool:
+    """Whether runs ``a`` and ``b`` trained on the same schedule, as multiples of each one's peak rate and a function
+    of their progress (their unit: steps, samples or tokens), up to ``upto``: past both warm-ups, within
+    ``PLAN_MATCH_TOLERANCE`` of the peak, and the areas under them within the same share. Only then is the progress
+    at which one reached a loss evidence of when the other will (the loss follows the rates: a cool-down reaches
+    it sooner).
+
+    >>> from core.logs import read_log
+    >>> from core.schedules import build_schedule
+    >>> def run(plan):
+    ...     rows = "".join(f"{s},{float(plan.lr_at(s)):.6g},{3.0 - s / 1e5:.5f}\\n" for s in range(100, 2001, 100))
+    ...     log = read_log(("step,lr,loss\\n" + rows).encode(), "a.csv")
+    ...     return ScheduleRun(log, "a", plan, *[np.arange(100, 2001, 100.0)] * 3, "steps")
+    >>> flat = run(build_schedule("constant", total=2000, peak=1e-3, warmup=100))
+    >>> wsd = run(build_schedule("wsd", total=2000, peak=1e-3, warmup=100, decay_start=1500, final=1e-4))
+    >>> same_plan(flat, wsd, 1400), same_plan(flat, wsd, 1900)
+    (True, False)
+    """
+    if a.unit != b.unit or a.schedule.unit != b.schedule.unit or not (upto > 0 and math.isfinite(upto)):
+        return False
+    if upto > a.to_progress(a.schedule.total_steps) or upto > b.to_progress(b.schedule.total_steps):
+        return False
+    grid = np.linspace(0.0, upto, points)
+    # each in multiples of its own peak: runs at other batches differ in peak rate by recipe (what the prior's
+    # batch scaling accounts for), not in the schedule's shape
+    ra, rb = (r.schedule.lr_at(_steps_at(r, grid)) / max(r.schedule.peak, 1e-300) for r in (a, b))
+    warm = max(a.to_progress(a.schedule.warmup_end), b.to_progress(b.schedule.warmup_end))
+    after = grid >= warm
+    if after.any() and float(np.max(np.abs(ra[after] - rb[after]))) > PLAN_MATCH_TOLERANCE:
+        return False
+    area_a, area_b = float(np.trapezoid(ra, grid)), float(np.trapezoid(rb, grid))
+    return abs(area_a - area_b) <= PLAN_MATCH_TOLERANCE * max(area_a, area_b)
+
+
+def _steps_at(run: ScheduleRun, amounts: np.ndarray) -> np.ndarray:
+    """:meth:`ScheduleRun.step_at` at many progress values at once (0 at 0)."""
+    if run.unit == "steps":
+        return amounts
+    steps = run.log.frame["global_step"].to_numpy(dtype=float)
+    x = progress(run.log)
+    ok = np.isfinite(steps) & np.isfinite(x) & (steps > 0) & (x > 0)
+    steps, x = steps[ok], x[ok]
+    if not steps.size:
+        return np.full(amounts.shape, np.nan)
+    order = np.argsort(x)
+    steps, x = np.r_[0.0, steps[order]], np.r_[0.0, x[order]]
+    inside = np.interp(amounts, x, steps)
+    return np.where(amounts <= x[-1], inside, steps[-1] * amounts / x[-1])

@@ -21,6 +21,7 @@ from core.prediction import (
     forecast_progress,
     forecast_through_schedule,
     plan_cooldown,
+    progress_to_target,
     predict_progress,
     what_if,
 )
@@ -209,3 +210,18 @@ def test_todays_power_law_answer_past_a_declared_schedule_end_is_refused_not_fla
     refused = predict_progress(ends_early, [], target, observe=0.25)
     assert refused.posterior.value == math.inf and refused.status == "not predicted"
     assert any("lay past the declared schedule's last step 2,000: refused" in f for f in refused.flags)
+
+
+def test_only_runs_on_the_same_schedule_lend_their_crossings_to_the_prior():
+    # the loss follows the rates: a run whose rate fell at step 10,000 reached 1.9 sooner than this one will, so its
+    # crossing is no evidence of this run's; a run on this run's schedule (to a later end) is
+    target = Target("loss", "<=", 1.9)
+    seen = law_run("a/seen.csv", step_plan(16_000))
+    same = law_run("b/same.csv", step_plan(16_000, total=24_000))
+    other = law_run("c/other.csv", step_plan(10_000))
+    answer = forecast_progress(seen, [same, other], target, observe=0.4)
+    assert answer.progress.prior.available
+    assert answer.progress.prior.value == progress_to_target(same, target)
+    assert any("the crossings of the 1 other runs that trained on the same rates" in f for f in answer.progress.flags)
+    alone = forecast_progress(seen, [other], target, observe=0.4)
+    assert not alone.progress.prior.available
