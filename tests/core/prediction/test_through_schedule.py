@@ -21,8 +21,8 @@ from core.prediction import (
     forecast_progress,
     forecast_through_schedule,
     plan_cooldown,
-    progress_to_target,
     predict_progress,
+    progress_to_target,
     what_if,
 )
 from core.schedules import build_schedule, log_schedule
