@@ -95,9 +95,11 @@ def schedule_route_applies(log: RunLog, target: Target, planned=None, *, observe
 def forecast_showcase(logs: Sequence[RunLog], target: Target | None = None, metric: str | None = None
                       ) -> RunLog | None:
     """The run a page's forecast opens on: :func:`core.prediction.progress_showcase` among the runs whose forecast goes
-    through a changing schedule (a cool-down to show), else among all of them."""
+    through a schedule whose rate changes (a cool-down to show), else among all of them."""
     logs = list(logs)
-    through = [lg for lg in logs if schedule_route_applies(lg, run_target(lg, target))[0]]
+    # cut as the page's forecast cuts it (a fraction of the run): the whole lr column is then its plan
+    through = [lg for lg in logs if schedule_route_applies(lg, run_target(lg, target), observe=0.5)[0]
+               and (plan := log_schedule(lg)) is not None and plan.changes_after(0.0)]
     return progress_showcase(through or logs, target, metric) or progress_showcase(logs, target, metric)
 
 
@@ -197,7 +199,19 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
         flags.append(f"posterior: {trust.description}: the forecast through the schedule alone")
         trust = None
     weight = None
-    if trust is None or (not own.available and trust.prior_weight < 0.5):
+    # the forecast's central curve does not reach the target within the plan: the crossings of the runs on the
+    # same schedule answer where the backtest trusts them more than the forecast, or else where the forecast's own
+    # band reaches the target by then (a crossing the band rules out is a run of another kind: a larger model
+    # reaching a smaller one's loss early)
+    trusted_prior = trust is not None and trust.prior_weight >= 0.5
+    band_allows = (not own.available and prior.available and s.progress_low is not None
+                   and math.isfinite(s.progress_low) and prior.value >= s.progress_low)
+    if not own.available and not trusted_prior and band_allows:
+        posterior = replace(prior, source="posterior", description=(
+            f"{prior.description}: the forecast's curve does not reach the target by the plan's last step, its band "
+            f"does from {s.progress_low:,.0f} {s.unit}, so the crossings of the runs on the same schedule answer"))
+        method = f"{method}: the other runs' crossings"
+    elif trust is None or (not own.available and not trusted_prior):
         posterior = replace(own, source="posterior")          # the forecast alone (not within the plan: none)
     else:                                                     # no answer of its own: the crossings, if trusted
         posterior, _, weight = combine_progress(prior, own, trust, s.unit, floor=observed)

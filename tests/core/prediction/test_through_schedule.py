@@ -225,3 +225,18 @@ def test_only_runs_on_the_same_schedule_lend_their_crossings_to_the_prior():
     assert any("the crossings of the 1 other runs that trained on the same rates" in f for f in answer.progress.flags)
     alone = forecast_progress(seen, [other], target, observe=0.4)
     assert not alone.progress.prior.available
+
+
+def test_a_crossing_the_forecasts_band_rules_out_is_never_the_answer():
+    # the 100M runs reach the loss a 25M run logged at 90 % of its steps within a quarter of theirs: their crossings
+    # share its schedule but not its model; the forecast of the 25M run seen to 25 % does not reach that loss within
+    # its plan, and its band rules out their early crossing, so the answer is none (not theirs)
+    log = read_log_file(CURVES / "csv_25" / "constant_24000.csv", source="csv_25/constant_24000.csv")
+    others = [read_log_file(p, source=f"csv_100/{p.name}") for p in sorted((CURVES / "csv_100").glob("*.csv"))]
+    steps, loss = log.frame["global_step"].to_numpy(float), log.frame["loss"].to_numpy(float)
+    target = Target("loss", "<=", float(loss[np.argmin(np.abs(steps - 0.9 * steps[-1]))]))
+    answer = forecast_progress(log, others, target, observe=0.25)
+    prior, posterior = answer.progress.prior, answer.progress.posterior
+    assert prior.available and prior.value < 0.5 * steps[-1]
+    assert answer.schedule.progress_low is None or answer.schedule.progress_low > prior.value
+    assert posterior.value == math.inf
