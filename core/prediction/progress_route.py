@@ -230,7 +230,10 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
                 for v in (posterior.value, posterior.low, high)]
         posterior = replace(posterior, value=snap[0], low=snap[1], high=snap[2])
     status = "predicted" if math.isfinite(posterior.value) else "not predicted"
-    time = s.time_to_target_s if weight in (None, 0.0) else time_at_step(s, s.run.step_at(posterior.value))
+    # the forecast's own time where the answer is its own crossing; else the time at the answer's step
+    from_crossings = method.endswith("the other runs' crossings")
+    time = s.time_to_target_s if weight in (None, 0.0) and not from_crossings else (
+        time_at_step(s, s.run.step_at(posterior.value)) if math.isfinite(posterior.value) else None)
     return ProgressForecast(log.source, target, s.unit, n, observed, status, prior, extrap, posterior, method,
                             weight, seconds_per_unit(seen), tuple(flags), time_estimate_s=time)
 
