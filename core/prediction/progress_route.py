@@ -174,6 +174,10 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
     cache = ProgressCache() if cache is None else cache
     evidence = _same_rates(s.run, others, s.donors, target, cache)
     prior = prior_progress(seen, evidence, target, level=level, cache=cache)
+    if not prior.available and len(evidence) < len(others):
+        prior = replace(prior, description=f"no other run on this run's schedule shape reached the target "
+                                           f"({len(others) - len(evidence)} of {len(others)} other runs trained on "
+                                           "other rates, or did not reach it)")
     extrap = extrapolate_progress(seen, target, level=level)
     flags = [f"schedule: {s.schedule.source}"] + list(s.flags)
     if s.left_out:
