@@ -61,6 +61,17 @@ def chosen_target(args: argparse.Namespace):
     return None
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text}")
+    return value
+
+
 def positive_int(text: str) -> int:
     """argparse type: an int >= 1."""
     try:

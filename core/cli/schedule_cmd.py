@@ -24,6 +24,7 @@ from core.cli.common import (
     chosen_target,
     complain,
     fraction,
+    positive_float,
     print_csv,
     read_prior_sources,
 )
@@ -59,16 +60,6 @@ def decay_fractions(text: str) -> tuple[float, ...]:
     if not values or any(not 0 < v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected fractions of the steps in (0, 1); got {text!r}")
     return values
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0; got {text}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
