@@ -1,6 +1,6 @@
 """Measurement 1 of issue 18: every shared MLPerf LLM log reaches its target at the logged samples, right direction.
 
-For every ``result_*.txt`` under ``/work/shared/reference/mlperf_v5_llm`` (Llama 3.1 8B, Llama 3.1
+For every ``result_*.txt`` under ``../shared/reference/mlperf_v5_llm`` (beside the repository) (Llama 3.1 8B, Llama 3.1
 405B, Llama 2 70B LoRA; read with ``core.logs.read_log_file``, system descriptions included):
 
 * ours: the log's own target (``RunLog.target``: ``target_accuracy`` with the direction
@@ -32,9 +32,10 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.reference import SHARED
 from core.logs import benchmark_rule, read_log_file
 
-ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/shared/reference/mlperf_v5_llm")
+ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else SHARED / "mlperf_v5_llm"
 
 
 def compliance_check(benchmark: str, round_name: str) -> str:

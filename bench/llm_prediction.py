@@ -31,14 +31,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.reference import SHARED
 from core.errors import LogFormatError
 from core.logs import read_log_file
 from core.prediction import ProgressCache, evaluation_points, predict_progress, progress_to_target
 from core.runs import find_target_crossing, run_target
 
-#: the shared reference folder: beside the repository (``../shared``), found from a worktree deeper down too
-SHARED = next((p / "shared" / "reference" for p in Path(__file__).resolve().parents
-               if (p / "shared" / "reference").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "reference")
 SOURCES = ("prior", "extrapolation", "posterior")
 
 

@@ -37,6 +37,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.llm_prediction import read_groups
+from bench.reference import SHARED
 from core.logs import read_log_file
 from core.prediction import (
     ProgressCache,
@@ -49,9 +51,6 @@ from core.targets import Target
 
 ROOT = Path(__file__).resolve().parents[1]
 CURVES = ROOT / "data" / "llm" / "lr_schedule_loss_curves"
-#: the shared reference folder beside the repository (for 3 and 4)
-SHARED = next((p / "shared" / "reference" for p in ROOT.parents if (p / "shared" / "reference").is_dir()),
-              ROOT.parent / "shared" / "reference")
 SIZES = ("25", "100")
 FRACTIONS = (0.25, 0.5, 0.75)
 #: print every case (--table)
@@ -173,7 +172,7 @@ def what_if(family: str) -> None:
 
 def speedrun(family: str) -> None:
     """3. NanoGPT speedrun: tokens and time to 3.28 from the first 25 % of each log."""
-    records = _read_groups(SHARED / "nanogpt_speedrun" / "track_1_short", "*.txt")
+    records = read_groups(SHARED / "nanogpt_speedrun" / "track_1_short", "*.txt")
     several = {k: v for k, v in records.items() if len(v) >= 2}
     rows = []
     pcache, scache = ProgressCache(), ScheduleFitCache()
@@ -189,7 +188,7 @@ def speedrun(family: str) -> None:
 
 def mlperf(family: str) -> None:
     """4. MLPerf Llama 3.1 8B: samples to 3.3 from 25 % of a run, leave one system out."""
-    groups = _read_groups(SHARED / "mlperf_v5_llm" / "mlperf_v5.1" / "llama31_8b", "result_*.txt")
+    groups = read_groups(SHARED / "mlperf_v5_llm" / "mlperf_v5.1" / "llama31_8b", "result_*.txt")
     rows = []
     pcache, scache = ProgressCache(), ScheduleFitCache()
     for system, logs in groups.items():
@@ -198,25 +197,6 @@ def mlperf(family: str) -> None:
             rows.append(_llm_case(log, others, 0.25, "other systems", family, pcache, scache))
     _print_llm("4. MLPerf v5.1 Llama 3.1 8B, samples to log-perplexity 3.3 from 25 % of each run, leave one system "
                "out", rows, goal="goal: beat today's posterior by a third", table=TABLE[0])
-
-
-def _read_groups(folder: Path, pattern: str) -> dict[str, list]:
-    from core.prediction import progress_to_target
-    from core.runs import run_target
-    groups = {}
-    for d in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "systems"):
-        logs = []
-        for path in sorted(d.glob(pattern)):
-            try:
-                log = read_log_file(path, source=str(path.relative_to(folder)))
-            except ValueError as exc:
-                print(f"  skipped {exc}")
-                continue
-            if progress_to_target(log, run_target(log)) is not None:
-                logs.append(log)
-        if logs:
-            groups[d.name] = logs
-    return groups
 
 
 def _llm_case(log, others, fraction: float, mode: str, family: str, pcache, scache) -> dict:

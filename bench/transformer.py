@@ -23,13 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.reference import SHARED  # noqa: E402
 from core.transformer.calibrate import Measurement, calibrate, predict  # noqa: E402
 from core.transformer.config import load_config  # noqa: E402
 from core.transformer.devices import get_accelerator, system_from_json  # noqa: E402
 from core.transformer.parallel import Efficiency, Latency  # noqa: E402
 from core.transformer.strategy import parse_strategy  # noqa: E402
 
-REF = Path("/work/shared/reference")
+REF = SHARED
 #: the model before the collective-latency term (Latency.zero()) and after (NCCL's ring latencies)
 BEFORE, AFTER = Latency.zero(), Latency()
 LLM = REF / "mlperf_v5_llm"
