@@ -27,6 +27,14 @@ def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, ob
     return forecast_progress(log, others, target, observe=observe)
 
 
+def _whole_log_metric(col, log: RunLog, target, unit: str) -> None:
+    """What the whole log shows beside a forecast from its first part: its first evaluation at target."""
+    whole = _whole_log(log, target)
+    col.metric(f"What the whole log shows, {unit}", "never reached" if whole is None else f"{whole:,.0f}",
+               help="The first evaluation at target in the whole log (each epoch's, in a per-step log), for "
+                    "comparison with the forecast from its first part.")
+
+
 @st.cache_resource(**SHARED)
 def _whole_log(log: RunLog, target: Target) -> float | None:
     return progress_to_target(log, target)
@@ -84,9 +92,7 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
         interval = _interval(est.value, est.low, est.high)
         if interval:
             col.caption(interval)
-    whole = _whole_log(log, f.target)
-    m4.metric(f"What the whole log shows, {unit}", "never reached" if whole is None else f"{whole:,.0f}",
-              help="The first evaluation at target in the whole log (each epoch's, in a per-step log).")
+    _whole_log_metric(m4, log, f.target, unit)
     time = f.time_to_target_s
     st.caption(plain(f"Target {target_text(f.target)}. {f.n_observed} evaluations seen "
                      f"({amount_text(f.observed_progress)} {unit}); method: {f.method}"
@@ -117,9 +123,7 @@ def _through_schedule(log: RunLog, answer: LossForecast) -> None:
         interval = _interval(f.posterior.value, f.posterior.low, f.posterior.high)
         if interval:
             m2.caption(interval + (f" · step {s.run.step_at(f.posterior.value):,.0f}" if s.unit != "steps" else ""))
-    whole = _whole_log(log, s.target)
-    m3.metric(f"What the whole log shows, {s.unit}", "never reached" if whole is None else f"{whole:,.0f}",
-              help="The first evaluation at target in the whole log (for comparison when the log goes on).")
+    _whole_log_metric(m3, log, s.target, s.unit)
     time = f.time_to_target_s
     st.caption(plain(f"Route: {answer.route} ({answer.why}). Seen to step {s.observed_step:,.0f} "
                      f"({s.n_observed} evaluations); plan: {s.schedule.describe()}."
