@@ -143,8 +143,18 @@ def forecast_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target
         return LossForecast(f, None, f"power law in {f.unit}", why)
     if family not in FAMILY_CHOICES:
         family = "auto"                    # a power-law family named: the schedule route takes its own law
-    s = forecast_through_schedule(log, others, target, observe=observe, planned=planned, family=family,
-                                  level=level, cache=schedule_cache)
+    try:
+        s = forecast_through_schedule(log, others, target, observe=observe, planned=planned, family=family,
+                                      level=level, cache=schedule_cache)
+    except InputError as exc:
+        if planned is not None or not str(exc).startswith(f"{log.source}: expected at least"):
+            raise
+        # too few evaluations seen to fit the law and no other run to lend its level: the power law, which says
+        # what it can (and refuses past a declared end), with the reason
+        f = predict_progress(log, others, target, observe=power_law, level=level, cache=cache)
+        reason = str(exc).removeprefix(f"{log.source}: ")
+        return LossForecast(f, None, f"power law in {f.unit}",
+                            f"{why}, but the law through it cannot be fitted: {reason}")
     return LossForecast(_as_progress(log, others, target, s, level, cache), s, f"through the schedule ({s.family})",
                         why)
 

@@ -240,3 +240,11 @@ def test_a_crossing_the_forecasts_band_rules_out_is_never_the_answer():
     assert prior.available and prior.value < 0.5 * steps[-1]
     assert answer.schedule.progress_low is None or answer.schedule.progress_low > prior.value
     assert posterior.value == math.inf
+
+
+def test_a_run_seen_too_briefly_for_the_law_and_alone_takes_the_power_law_and_says_why():
+    # two evaluations seen and no other run: the law through the schedule cannot be fitted, the power law answers
+    run = law_run("a/seen.csv", step_plan(16_000), every=2_000)
+    answer = forecast_progress(run, [], Target("loss", "<=", 1.9), observe=0.2)
+    assert answer.schedule is None and answer.route == "power law in steps"
+    assert "cannot be fitted" in answer.why and "expected at least" in answer.why
