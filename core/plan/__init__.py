@@ -10,10 +10,20 @@ the StepsEstimate), ``run_steps`` (steps to target from a logged run), ``grid`` 
 configuration, frontier, deadline), ``allocation`` (greedy allocation of a budget), ``goodput`` (the
 plan when the batch follows the workers: scaling rules, goodput, the best (w, M)), ``paleo_time``
 (Paleo's time to target beside Optimus), ``from_logs`` (the plan straight from training logs: their step
-times and samples to target).
+times and samples to target), ``decisions`` (what a team decides from a plan table: the time at a chosen
+count, the efficiency knee, the cheapest count meeting a deadline).
 """
 
 from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
+from core.plan.decisions import (
+    DECISION_COLUMNS,
+    Decision,
+    PlanDecisions,
+    cheapest_for_deadline,
+    efficiency_knee,
+    plan_decisions,
+    time_at_count,
+)
 from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
@@ -148,4 +158,6 @@ __all__ = [
     'plan_on_device', 'step_from_meta',
     'systems_json_for', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
     'transformer_speed_model',
+    'DECISION_COLUMNS', 'Decision', 'PlanDecisions', 'cheapest_for_deadline', 'efficiency_knee', 'plan_decisions',
+    'time_at_count',
 ]
