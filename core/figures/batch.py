@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.batch import TUNED_NOTE, BatchScaling
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped, log_axis
 
 #: traces of :func:`batch_samples_figure`, in order (the interval only when the model has one,
 #: "predicted" only with batches to predict)
@@ -103,8 +103,7 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
                                  textposition="top center", line=TARGET_LINE,
                                  hovertemplate=f"B_noise = {_fmt(model.b_noise)}: E = 2·E_min<extra></extra>"))
     base_layout(fig, title=title, x_title="global batch B (samples per step)", y_title="samples to target")
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    log_axis(log_axis(fig, "x"), "y")
     fig.add_annotation(text=TUNED_NOTE, showarrow=False, x=0.0, y=-0.2, xref="paper", yref="paper",
                        xanchor="left", font=dict(size=11, color="#555"))
     fig.update_layout(margin=dict(b=90))
@@ -167,7 +166,7 @@ def efficiency_goodput_figure(model: BatchScaling, curves: pd.DataFrame | None =
         fig.add_annotation(text="no throughput: give a speed model or runs that log theirs", showarrow=False,
                            xref="x2 domain", yref="y2 domain", x=0.5, y=0.5, font=dict(color="#555"))
     base_layout(fig, title=title, x_title="global batch B", y_title="efficiency")
-    fig.update_xaxes(type="log")
+    log_axis(log_axis(fig, "x"), "x2")
     fig.update_yaxes(title_text="goodput (samples/s)", row=1, col=2)
     fig.update_yaxes(range=[0, 1.05], row=1, col=1)
     fig.update_layout(margin=_SUBPLOT_MARGIN, legend=_SUBPLOT_LEGEND)

@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.curves import bin_log_spaced
-from core.figures.style import TARGET_LINE, base_layout, color, dash_of, empty_figure, escaped
+from core.figures.style import TARGET_LINE, base_layout, color, dash_of, empty_figure, escaped, log_axis
 from core.runs import RunAnalysis, thin_indices
 
 #: raw points drawn per run at most (SVG: fast to draw in any browser, GPU or not; the thinning is
@@ -79,8 +79,11 @@ def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, l
                                      line=dict(color=c, width=2.5, dash="dash")))
     base_layout(fig, title="Loss against global step" + (" (dashed: fitted curves)" if many else ""),
                 x_title="global step k", y_title="loss")
-    fig.update_xaxes(type="log" if log_x else "linear")
-    fig.update_yaxes(type="log" if log_y else "linear")
+    for axis, log in (("x", log_x), ("y", log_y)):
+        if log:
+            log_axis(fig, axis)
+        else:
+            fig.layout[f"{axis}axis"].type = "linear"
     return fig
 
 
@@ -123,5 +126,8 @@ def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x
                              line=TARGET_LINE, hoverinfo="skip"))
     base_layout(fig, title=f"Accuracy against global step (target {target_acc:.0%})",
                 x_title="global step k", y_title="accuracy")
-    fig.update_xaxes(type="log" if log_x else "linear")
+    if log_x:
+        log_axis(fig, "x")
+    else:
+        fig.update_xaxes(type="linear")
     return fig

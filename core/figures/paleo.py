@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from core.figures.style import base_layout, color, empty_figure, escaped
+from core.figures.style import base_layout, color, empty_figure, escaped, log_axis
 from core.paleo import UNATTRIBUTED, DeviceComparison, PaleoScaling, ProfileComparison
 
 NAIVE_BOUND = "naive peak bound"
@@ -54,7 +54,10 @@ def _title(result: PaleoScaling, what: str) -> str:
 
 
 def _worker_axis(fig: go.Figure, workers: list[int], log_x: bool) -> None:
-    fig.update_xaxes(tickvals=workers, type="log" if log_x else "linear")
+    if log_x:
+        log_axis(fig, "x", ticks=workers)
+    else:
+        fig.update_xaxes(tickvals=workers, type="linear")
 
 
 @escaped

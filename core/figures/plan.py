@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.defaults import SECONDS_PER_HOUR
-from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped
+from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped, log_axis
 from core.plan import Allocation, DeadlineChoice, display_time
 
 TTA_TITLE = "Time to target against workers"
@@ -61,8 +61,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         and ``steps``): the steps to target each w needs, on a second y axis at the right,
         and the batch ``M`` in every hover.
     log_axes : bool or None, default=None
-        Both axes logarithmic; None: when the worker counts span a factor of 64 or more (GPU counts
-        from 1 to thousands, where a linear axis squeezes every count but the first into a corner).
+        Both axes logarithmic, labelled at whole values (``core.figures.style.log_axis``); None: when the worker
+        counts span a factor of 64 or more (GPU counts from 1 to thousands, where a linear axis squeezes every
+        count but the first into a corner).
 
     Returns
     -------
@@ -119,7 +120,7 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         _add_steps(fig, grid, colors)     # after the axis titles: base_layout titles every y axis
     w = grid["w"].to_numpy(dtype=float)
     if log_axes or (log_axes is None and w.min() > 0 and w.max() / w.min() >= 64):
-        fig.update_layout(xaxis_type="log", yaxis_type="log")
+        log_axis(log_axis(fig, "x"), "y")        # labelled at whole values: 0.1, 0.2, 0.5, 1, 2, 5 …
     return fig
 
 

@@ -9,8 +9,11 @@ applying a template to each figure costs 15-25 ms, the largest part of a page's 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -88,6 +91,110 @@ def empty_figure(title: str, note: str) -> go.Figure:
                        font=dict(size=14, color="#555"))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
+    return fig
+
+
+# ---------------------------------------------------------------- log axes
+#: at most this many labels on a log axis: beyond it 1-2-5 per decade thins to one per decade
+MAX_LOG_TICKS = 12
+
+
+def _decimals(value: float) -> int:
+    """Decimals that write ``value``, one digit times a power of ten, in full (0 from 1 up)."""
+    return max(0, -math.floor(math.log10(value) + 1e-9))
+
+
+def tick_text(value: float) -> str:
+    """A tick label written as a whole value (up to four significant digits): ``2,000``, ``20``, ``1.5``,
+    ``0.05``; beyond 10⁷ or below 10⁻⁴ as ``1e+08``.
+
+    >>> [tick_text(v) for v in (2000, 20, 1, 1.5, 0.5, 0.05, 1e8)]
+    ['2,000', '20', '1', '1.5', '0.5', '0.05', '1e+08']
+    """
+    if value >= 1e7 or value < 1e-4:
+        return f"{value:.0e}"
+    text = f"{value:,.{max(0, 3 - math.floor(math.log10(value)))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def whole_log_ticks(low: float, high: float, *, max_ticks: int = MAX_LOG_TICKS) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log axis over ``[low, high]``: whole values 1, 2 and 5 times each power of ten
+    in the range (… 20, 10, 5, 2, 1, 0.5, 0.2, 0.1 …), never Plotly's shortened minor labels (a bare "2", "5").
+
+    Over more than ``max_ticks`` of them, one per decade (every other decade, and so on, beyond that).  A range
+    holding fewer than three of them (0.17 to 0.23) gets evenly spaced round values instead (0.18, 0.2, 0.22).
+    Empty for a range that is not positive and finite.
+
+    >>> whole_log_ticks(0.08, 25)
+    ([0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0], ['0.1', '0.2', '0.5', '1', '2', '5', '10', '20'])
+    >>> whole_log_ticks(1, 1e6)[1]
+    ['1', '10', '100', '1,000', '10,000', '100,000', '1,000,000']
+    >>> whole_log_ticks(0.17, 0.23)
+    ([0.18, 0.2, 0.22], ['0.18', '0.2', '0.22'])
+    """
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high):
+        return [], []
+    first, last = math.floor(math.log10(low)), math.floor(math.log10(high))
+    values: list[float] = []
+    for mantissas in ((1, 2, 5), (1,)):
+        values = [v for d in range(first, last + 1) for m in mantissas
+                  if low * (1 - 1e-9) <= (v := float(f"{m}e{d}")) <= high * (1 + 1e-9)]
+        if len(values) <= max_ticks:
+            break
+    if len(values) > max_ticks:
+        values = values[::math.ceil(len(values) / max_ticks)]
+    if len(values) >= 3 or high == low:
+        return values or [low], [tick_text(v) for v in values] or [f"{low:.3g}"]
+    raw = (high - low) / 5                              # at least two steps of a round size fit in the range
+    base = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * base for m in (1, 2, 5, 10) if m * base >= raw * (1 - 1e-9))
+    decimals = _decimals(step) + 1
+    steps = range(math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9) + 1)
+    values = [round(k * step, decimals) for k in steps]
+    return values, [tick_text(v) for v in values]
+
+
+def _axis_values(fig: go.Figure, axis: str) -> np.ndarray:
+    """The positive finite values the traces drawn on ``axis`` (``"x"``, ``"y2"``) put on it."""
+    letter = axis[0]
+    out = []
+    for trace in fig.data:
+        if (getattr(trace, f"{letter}axis", None) or letter) != axis:
+            continue
+        values = getattr(trace, letter, None)
+        if values is None:
+            continue
+        numbers = pd.to_numeric(pd.Series(np.ravel(np.asarray(values, dtype=object))), errors="coerce")
+        out.append(numbers.to_numpy(dtype=float))
+    values = np.concatenate(out) if out else np.array([])
+    return values[np.isfinite(values) & (values > 0)]
+
+
+def log_axis(fig: go.Figure, axis: str = "y", *, ticks: Sequence[float] | None = None) -> go.Figure:
+    """Make ``axis`` (``"x"``, ``"y"``, ``"x2"`` …) of ``fig`` logarithmic, labelled at whole values: the one
+    helper every log axis in ``core.figures`` uses.
+
+    The labels are :func:`whole_log_ticks` over the range of the traces drawn on that axis, or the values in
+    ``ticks`` (e.g. worker counts 1, 2, 4, 8).  An axis with no positive value keeps Plotly's labels.
+
+    >>> fig = go.Figure(go.Scatter(x=[1, 10, 100], y=[12.0, 3.0, 0.4]))
+    >>> fig = log_axis(log_axis(fig, "x"), "y")
+    >>> fig.layout.yaxis.type, fig.layout.yaxis.ticktext
+    ('log', ('0.5', '1', '2', '5', '10'))
+    >>> log_axis(fig, "x", ticks=[1, 4, 16]).layout.xaxis.ticktext
+    ('1', '4', '16')
+    """
+    name = f"{axis[0]}axis{axis[1:]}"
+    settings: dict = {"type": "log"}
+    if ticks is not None:
+        values = [float(v) for v in ticks if float(v) > 0]
+        settings.update(tickvals=values, ticktext=[tick_text(v) for v in values])
+    else:
+        values = _axis_values(fig, axis)
+        if values.size:
+            vals, texts = whole_log_ticks(float(values.min()), float(values.max()))
+            settings.update(tickvals=vals, ticktext=texts)
+    fig.layout[name].update(settings)
     return fig
 
 
