@@ -7,25 +7,142 @@ Optimus curves.  Assumptions: synchronous data-parallel training at global batch
 (strong scaling: each of ``w`` workers takes ``ceil(M/w)`` samples), one optimiser step per
 iteration, Paleo's parameter-server scheme with ``p`` servers (or ring all-reduce when there
 are none), no compute/communication overlap unless asked for.
+
+**Calibrated on the measured step** (``calibrate_to``, :func:`calibrate_paleo_step`): the compute PPP
+(Paleo's "platform percent of peak", :mod:`core.paleo.ppp`) is solved so that Paleo's whole step at the
+measured ``(p, w)``, compute and communication, takes the measured seconds, the step the Optimus model
+is calibrated to (:func:`core.plan.scale_to_step_time`).  The two curves then meet at the measurement
+and differ only in how they scale with ``w``.  Uncalibrated, Paleo's time is its roofline at the PPP
+given, often far from a real step (a small network on a CPU: microseconds at peak).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import brentq
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.paleo import Net, simulate
 
-COLUMNS = ("p", "w", "time_s", "time_h", "step_ms", "label")
+COLUMNS = ("p", "w", "time_s", "time_h", "step_ms", "ppp_comp", "label")
+#: the largest compute PPP the calibration looks for (a step a million times faster than the peak allows)
+_MAX_PPP = 1e6
+
+
+@dataclass(frozen=True)
+class StepCalibration:
+    """Paleo's compute PPP fitted to one measured step (:func:`calibrate_paleo_step`).
+
+    Attributes
+    ----------
+    ppp_comp : float
+        The compute PPP at which Paleo's step at ``(p, w)`` takes ``step_s``.
+    step_s : float
+        The measured step, seconds.
+    p, w : int
+        Where it was measured (``p = 0``: all-reduce).
+    flags : tuple of str
+        Caveats (a PPP above 1: faster than the device's peak; below 0.01).
+    """
+
+    ppp_comp: float
+    step_s: float
+    p: int
+    w: int
+    flags: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """One line for a page: what was fitted to what."""
+        at = f"w = {self.w}" + (f", p = {self.p}" if self.p else "")
+        return f"compute PPP {self.ppp_comp:.4g} makes Paleo's step at {at} take the measured {self.step_s:.4g} s"
+
+
+def _scheme(p: int) -> str:
+    return f"ParameterServer_p{p}" if p else "RingAllReduce"
+
+
+def _paleo_step_ms(net: Net, *, p: int, w: int, global_batch: int, device: str, network: str, ppp_comp: float,
+                   ppp_comm: float, overlap: bool) -> float:
+    result = simulate(net, device=device, network=network, batch_size=int(global_batch), workers=(int(w),),
+                      scaling="strong", ppp_comp=ppp_comp, ppp_comm=ppp_comm, overlap=overlap,
+                      n_ps=(int(p),) if p else (2,))
+    return float(result.total_ms(_scheme(p))[0])
+
+
+def calibrate_paleo_step(net: Net, step_s: float, *, p: int, w: int, global_batch: int, device: str = "V100",
+                         network: str = "ethernet", ppp_comm: float = 1.0, overlap: bool = False) -> StepCalibration:
+    """The compute PPP at which Paleo's step with ``w`` workers and ``p`` servers takes ``step_s`` seconds.
+
+    Paleo's step (strong scaling at global batch ``M``, its parameter-server scheme with ``p`` servers or
+    ring all-reduce for ``p = 0``) falls as the compute PPP grows; the root is found with
+    ``scipy.optimize.brentq`` on a bracket grown around ``PPP 1 × (step at PPP 1) / step_s``.
+
+    Raises
+    ------
+    InputError
+        If ``step_s`` is not positive, or is below the step's part no PPP shortens (its communication at
+        ``ppp_comm``, the one-cycle floors).
+
+    Examples
+    --------
+    >>> from core.paleo import load_net
+    >>> net = load_net("alex_v2")
+    >>> cal = calibrate_paleo_step(net, 1.5, p=2, w=4, global_batch=128, device="K80")
+    >>> ms = _paleo_step_ms(net, p=2, w=4, global_batch=128, device="K80", network="ethernet",
+    ...                     ppp_comp=cal.ppp_comp, ppp_comm=1.0, overlap=False)
+    >>> round(ms, 6)
+    1500.0
+
+    Its communication alone (0.64 s over ethernet) is longer than a 0.5 s step: no PPP makes it.
+
+    >>> calibrate_paleo_step(net, 0.5, p=2, w=4, global_batch=128, device="K80")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: calibrate_paleo_step: expected a measured step above ... (0.6439 s at w = 4, p = 2 ...
+    """
+    if not np.isfinite(step_s) or step_s <= 0:
+        raise InputError(f"calibrate_paleo_step: step_s must be a positive number of seconds; got {step_s!r}.")
+    p, w = int(p), int(w)
+    target_ms = float(step_s) * 1000.0
+
+    def step(ppp: float) -> float:
+        return _paleo_step_ms(net, p=p, w=w, global_batch=global_batch, device=device, network=network,
+                              ppp_comp=ppp, ppp_comm=ppp_comm, overlap=overlap)
+
+    guess = step(1.0) / target_ms
+    lo, hi = guess / 2, guess * 2
+    while step(lo) < target_ms:
+        lo /= 4
+    while step(hi) > target_ms:
+        hi *= 4
+        if hi > _MAX_PPP:
+            raise InputError(
+                f"calibrate_paleo_step: expected a measured step above the part of Paleo's step no compute PPP "
+                f"shortens ({step(_MAX_PPP) / 1000:.4g} s at w = {w}{f', p = {p}' if p else ''} on {device}, "
+                f"{network}: its communication); got {step_s:.4g} s. Check the step's units (seconds), the "
+                "interconnect and the batch.")
+    ppp = float(brentq(lambda x: step(x) - target_ms, lo, hi, xtol=1e-14, rtol=1e-12))
+    flags = []
+    if ppp > 1:
+        flags.append(f"compute PPP {ppp:.3g} is above 1: the measured step is faster than {device}'s peak allows; "
+                     "check the device, the batch and the network.")
+    elif ppp < 0.01:
+        flags.append(f"compute PPP {ppp:.3g} is below 0.01: the measured step is over 100 times Paleo's step at "
+                     f"{device}'s peak; check the device, the batch and the network (a small network's per-step "
+                     "overheads are not in Paleo).")
+    return StepCalibration(ppp_comp=ppp, step_s=float(step_s), p=p, w=w, flags=tuple(flags))
 
 
 def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[int], ps: Sequence[int],
                          global_batch: int, device: str = "V100", network: str = "ethernet",
-                         ppp_comp: float = 1.0, ppp_comm: float = 1.0, overlap: bool = False) -> pd.DataFrame:
+                         ppp_comp: float = 1.0, ppp_comm: float = 1.0, overlap: bool = False,
+                         calibrate_to: tuple[float, int, int] | None = None) -> pd.DataFrame:
     """Time to target from Paleo's per-iteration time, per parameter-server count and worker count.
 
     Parameters
@@ -43,13 +160,27 @@ def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[
         ``M``, split over the workers.
     device, network, ppp_comp, ppp_comm, overlap
         As in :func:`core.paleo.simulate` (modern mode).
+    calibrate_to : (float, int, int) or None, default=None
+        ``(step_s, p, w)``: a measured step of ``step_s`` seconds at ``p`` servers (0: all-reduce) and ``w``
+        workers, the step the Optimus model is calibrated to; ``ppp_comp`` is then solved
+        (:func:`calibrate_paleo_step`) so that Paleo's step there takes as long, and the given one is unused.
 
     Returns
     -------
     DataFrame
-        Columns ``p, w, time_s, time_h, step_ms, label`` (one ``label`` per curve, e.g.
-        ``"Paleo p = 2 (V100, ethernet)"`` or ``"Paleo ring all-reduce (V100, ethernet)"``):
-        ``time_s = steps_to_target × step_ms / 1000``.
+        Columns ``p, w, time_s, time_h, step_ms, ppp_comp, label`` (one ``label`` per curve, e.g.
+        ``"Paleo p = 2 (V100, ethernet)"`` or ``"Paleo ring all-reduce (V100, ethernet)"``, with
+        ``"; calibrated"`` inside the brackets when calibrated): ``time_s = steps_to_target × step_ms / 1000``.
+
+    Examples
+    --------
+    Calibrated on 1.5 s per step at p = 2, w = 4, Paleo's curve passes through the measurement:
+
+    >>> from core.paleo import load_net
+    >>> t = paleo_time_to_target(load_net("alex_v2"), 1000, workers=[1, 4, 8], ps=[2], global_batch=128,
+    ...                          device="K80", calibrate_to=(1.5, 2, 4))
+    >>> t.loc[t["w"] == 4, "time_s"].round(6).tolist(), t["label"].iloc[0]
+    ([1500.0], 'Paleo p = 2 (K80, ethernet; calibrated)')
     """
     if not np.isfinite(steps_to_target) or steps_to_target <= 0:
         raise InputError(f"steps_to_target must be a positive number; got {steps_to_target!r}.")
@@ -57,10 +188,15 @@ def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[
     if not workers or workers[0] < 1:
         raise InputError(f"workers must be integers >= 1; got {workers!r}.")
     servers = sorted({int(p) for p in ps if int(p) > 0})
+    calibrated = calibrate_to is not None
+    if calibrated:
+        step_s, at_p, at_w = calibrate_to
+        ppp_comp = calibrate_paleo_step(net, step_s, p=at_p, w=at_w, global_batch=global_batch, device=device,
+                                        network=network, ppp_comm=ppp_comm, overlap=overlap).ppp_comp
     result = simulate(net, device=device, network=network, batch_size=int(global_batch), workers=tuple(workers),
                       scaling="strong", ppp_comp=ppp_comp, ppp_comm=ppp_comm, overlap=overlap,
                       n_ps=tuple(servers) or (2,))
-    where = f"({device}, {network})"
+    where = f"({device}, {network}{'; calibrated' if calibrated else ''})"
     rows = []
     schemes = [(p, f"ParameterServer_p{p}") for p in servers] or [(0, "RingAllReduce")]
     for p, scheme in schemes:
@@ -68,7 +204,7 @@ def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[
         for w, ms in zip(result.workers, result.total_ms(scheme)):
             seconds = steps_to_target * ms / 1000.0
             rows.append({"p": p, "w": int(w), "time_s": seconds, "time_h": seconds / SECONDS_PER_HOUR, "step_ms": ms,
-                         "label": label})
+                         "ppp_comp": float(ppp_comp), "label": label})
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

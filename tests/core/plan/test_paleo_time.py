@@ -65,3 +65,63 @@ def test_paleo_draws_the_device_the_run_was_measured_on():
     assert paleo_device_for("MI355X") == ("V100", "MI355X is not among Paleo's devices: V100")
     for gpu in ("AMD Instinct MI300X", "Intel Gaudi 2", "Intel Data Center GPU Max 1550", "AMD Radeon RX 7900"):
         assert paleo_device_for(gpu)[0] == "V100"
+
+
+# ---------------------------------------------------------------- calibrated on the measured step (issue 33, measure 4)
+def _measured_step_s(log) -> float:
+    """A run's measured step: the median of its logged wall-clock time between consecutive steps."""
+    import numpy as np
+
+    frame = log.frame.dropna(subset=["time_s"]).sort_values("global_step")
+    return float(np.median(np.diff(frame["time_s"]) / np.diff(frame["global_step"])))
+
+
+def _builtin_runs():
+    from core.datasets import builtin_log_files
+    from core.logs import read_log_file
+
+    return [read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d") if not n.endswith("_val.csv")]
+
+
+@pytest.mark.parametrize("at", [(2, 1), (2, 4)])
+def test_paleo_and_optimus_meet_at_the_measured_step_on_the_builtin_runs(at):
+    """Both curves within 1 % of the run's measured step where it was measured (w = 1: the runs ran on one CPU;
+    and the page's example point, p = 2, w = 4), Paleo calibrated by PPP, Optimus by scale_to_step_time."""
+    from core.logs import parse_run_name
+    from core.plan import PAPER_GLOBAL_BATCH, paleo_device_for, paper_speed_model, plan_grid, scale_to_step_time
+
+    p, w = at
+    steps = 1000.0
+    for log in _builtin_runs():
+        measured = _measured_step_s(log)
+        name = parse_run_name(log.source)
+        net = load_net(paleo_net_for(name.model, "mnist1d"))
+        device = paleo_device_for(name.gpu)[0]
+        optimus = plan_grid(scale_to_step_time(paper_speed_model("sync"), measured, p, w), steps,
+                            workers=range(1, 9), ps=[p])
+        paleo = paleo_time_to_target(net, steps, workers=range(1, 9), ps=[p], global_batch=PAPER_GLOBAL_BATCH,
+                                     device=device, calibrate_to=(measured, p, w))
+        at_w = (optimus[optimus["w"] == w]["time_s"].iloc[0] / steps, paleo[paleo["w"] == w]["time_s"].iloc[0] / steps)
+        assert at_w == pytest.approx((measured, measured), rel=0.01), log.source
+        uncalibrated = paleo_time_to_target(net, steps, workers=[w], ps=[p], global_batch=PAPER_GLOBAL_BATCH,
+                                            device=device, ppp_comp=0.62, ppp_comm=0.72)
+        assert uncalibrated["time_s"].iloc[0] / steps < 0.5 * measured, log.source   # what the headline drew
+
+
+def test_calibrated_and_uncalibrated_labels_and_ppp(net):
+    cal = paleo_time_to_target(net, 100, workers=[1, 2], ps=[2], global_batch=128, device="K80",
+                               calibrate_to=(1.5, 2, 1))
+    assert set(cal["label"]) == {"Paleo p = 2 (K80, ethernet; calibrated)"}
+    assert cal[cal["w"] == 1]["step_ms"].iloc[0] == pytest.approx(1500.0)
+    assert cal["ppp_comp"].nunique() == 1 and cal["ppp_comp"].iloc[0] != 1.0
+    raw = paleo_time_to_target(net, 100, workers=[1, 2], ps=[2], global_batch=128, device="K80", ppp_comp=0.62)
+    assert set(raw["ppp_comp"]) == {0.62}
+
+
+def test_calibration_below_the_communication_is_refused(net):
+    from core.plan.paleo_time import calibrate_paleo_step
+
+    with pytest.raises(InputError, match="no compute PPP shortens"):
+        calibrate_paleo_step(net, 0.5, p=2, w=4, global_batch=128, device="K80")
+    with pytest.raises(InputError, match="step_s must be a positive number"):
+        calibrate_paleo_step(net, 0.0, p=2, w=4, global_batch=128)
