@@ -61,6 +61,9 @@ from core.plan.grid import (
     time_to_target_s,
 )
 from core.plan.paleo_time import (
+    StepCalibration,
+    calibrate_paleo_step,
+    paleo_calibration_point,
     paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
@@ -160,4 +163,5 @@ __all__ = [
     'transformer_speed_model',
     'DECISION_COLUMNS', 'Decision', 'PlanDecisions', 'cheapest_for_deadline', 'efficiency_knee', 'plan_decisions',
     'time_at_count',
+    'StepCalibration', 'calibrate_paleo_step', 'paleo_calibration_point',
 ]
