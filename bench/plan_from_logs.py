@@ -1,55 +1,143 @@
-"""``plan --from-logs`` against measured MLPerf times (issue 18, measure 5).
+"""``plan --from-logs`` against measured MLPerf times: strong scaling leave one size out, and across GPU types.
 
-* Llama 3.1 8B on GB200 (MLPerf Training v5.1, NVIDIA tyche): 8, 72 and 512 GPUs; fit on two sizes, plan the
-  third at its own global batch, compare with the measured time to train (``run_stop − run_start``).
-* Llama 3.1 405B on H100 (v5.0, NVIDIA eos-dfw): 512, 2,048 and 8,192 GPUs (plus 2,432 and 2,560 where a
-  leave-one-out has them), the same way.
+1. **Strong scaling** (issue 33, measure 1), every shared series with three or more GPU counts: Llama 3.1 8B on
+   GB200 (MLPerf Training v5.1, NVIDIA tyche: 8, 72, 512) and Llama 3.1 405B on H100 (v5.0, NVIDIA eos-dfw: 512,
+   2,048, 8,192).  Each size is planned at its own global batch from the logs of the other two, by
+   ``core.plan.plan_from_logs`` with ``model="auto"`` (what the CLI prints), and compared with the measured time
+   to train (``run_stop − run_start``, median of the size's runs); the 80 % interval is checked to cover it.
+   Baseline in the same run: the ``overhead`` family (``t = θ0·M/w + θ1``, what the fit of two sizes was before),
+   same samples source.
+2. **Across GPU types at the same count** (measure 2), every pair of systems of the same round and benchmark at
+   the same GPU count: the target's time planned from the source's logs with the transformer model on the
+   target device (``--to-device``), at the target's own batch, against the ratio of datasheet peaks (BF16 dense,
+   the one device table) applied to the source's measured step (scaled to the target's batch per GPU).
 
-``core.plan.plan_from_logs`` is what the CLI runs. Reads ``../shared/reference`` (a benchmark may).
-Usage: ``python bench/plan_from_logs.py``.
+Reads ``../shared/reference/mlperf_v5_llm`` (a benchmark may; the product and its tests never do); stops with a
+message where it is absent.  Usage: ``python bench/plan_from_logs.py``.
 """
 
 from __future__ import annotations
 
 import sys
+from itertools import permutations
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.reference import SHARED
+from core.errors import PlannerError
 from core.logs import read_log_file
-from core.plan import plan_from_logs
+from core.plan import measured_configurations, plan_from_logs
+from core.plan.to_device import systems_json_for
+from core.transformer import accelerator_from_text, get_accelerator, read_log_step
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "mlperf_v5_llm"
+LLM = SHARED / "mlperf_v5_llm"
 
 
-def study(label: str, folders: list[Path]) -> None:
-    logs = [read_log_file(p, source=str(p)) for f in folders for p in sorted(f.glob("result_*.txt"))]
+def _logs(folders: list[Path]):
+    return [read_log_file(p, source=str(p)) for f in folders for p in sorted(f.glob("result_*.txt"))]
+
+
+def strong_scaling(label: str, folders: list[Path]) -> list[tuple[float, bool, float]]:
+    logs = _logs(folders)
     sizes = sorted({lg.meta.n_devices for lg in logs})
     print(f"\n{label}: GPU counts {sizes}")
-    print("| planned | fitted on | global batch | planned time | measured (median of runs) | error |")
-    print("|---|---|---|---|---|---|")
-    errors = []
+    print("| planned | fitted on | global batch | speed model | samples from | planned (80 % interval) | measured "
+          "(median) | error | covered | overhead family (baseline) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    out = []
     for held in sizes:
         train = [lg for lg in logs if lg.meta.n_devices != held]
         test = [lg for lg in logs if lg.meta.n_devices == held]
-        batch = test[0].meta.global_batch
-        plan = plan_from_logs(train, [held], global_batch=batch)
-        t = float(plan.table["time_s"].iloc[0])
+        batch = float(test[0].meta.global_batch)
+        paths = [lg.source for lg in train]
+        row = plan_from_logs(train, [held], global_batch=batch, paths=paths).table.iloc[0]
+        base = plan_from_logs(train, [held], global_batch=batch, paths=paths, model="overhead").table.iloc[0]
         measured = float(np.median([lg.meta.run_time_s for lg in test]))
-        errors.append(t / measured - 1)
-        others = sorted({lg.meta.n_devices for lg in train})
-        print(f"| {held:,} | {', '.join(f'{s:,}' for s in others)} | {batch:,} | {t / 60:.1f} min | "
-              f"{measured / 60:.1f} min | {100 * errors[-1]:+.1f} % |")
-    print(f"median |error| {100 * np.median(np.abs(errors)):.1f} %")
+        err, base_err = row["time_s"] / measured - 1, base["time_s"] / measured - 1
+        covered = bool(row["time_low"] <= measured <= row["time_high"])
+        out.append((err, covered, base_err))
+        others = ", ".join(f"{s:,}" for s in sorted({lg.meta.n_devices for lg in train}))
+        print(f"| {held:,} | {others} | {batch:,.0f} | {row['speed_model']} | {row['samples_source']} | "
+              f"{row['time_s'] / 60:.1f} min ({row['time_low'] / 60:.1f}–{row['time_high'] / 60:.1f}) | "
+              f"{measured / 60:.1f} min | {100 * err:+.1f} % | {'yes' if covered else 'no'} | "
+              f"{100 * base_err:+.1f} % |")
+    return out
+
+
+def _device_and_peak(log):
+    step = read_log_step(log.source, systems_json_for(log.source))
+    device = step.device or accelerator_from_text(log.meta.accelerator or "")
+    return device
+
+
+def across_types(root: Path, benchmark: str) -> list[tuple[float, float]]:
+    systems: dict[tuple[int, str], list] = {}
+    for folder in sorted((root / benchmark).iterdir()):
+        logs = _logs([folder])
+        measured, _ = measured_configurations(logs)
+        if measured.empty:
+            continue
+        device = _device_and_peak(logs[0])
+        if device is None:
+            continue
+        systems.setdefault((int(logs[0].meta.n_devices), device.name), []).append((folder.name, logs))
+    print(f"\n{root.name} {benchmark}: pairs of systems at the same GPU count, different GPU types")
+    print("| GPUs | from | to | planned | measured | error | peak ratio (baseline) |")
+    print("|---|---|---|---|---|---|---|")
+    out = []
+    for (n_a, dev_a), (n_b, dev_b) in permutations(systems, 2):
+        if n_a != n_b or dev_a == dev_b:
+            continue
+        src_name, src = systems[(n_a, dev_a)][0]
+        dst_name, dst = systems[(n_b, dev_b)][0]
+        batch = float(dst[0].meta.global_batch)
+        try:
+            row = plan_from_logs(src, [n_b], global_batch=batch, device=dev_b,
+                                 paths=[lg.source for lg in src]).table.iloc[0]
+        except PlannerError as err:
+            print(f"| {n_a} | {dev_a} | {dev_b} | refused: {err} | | | |")
+            continue
+        measured = float(np.median([lg.meta.run_time_s for lg in dst]))
+        src_meas, _ = measured_configurations(src)
+        peak = get_accelerator(dev_a).peak_flops("bf16") / get_accelerator(dev_b).peak_flops("bf16")
+        # the source's step, its per-GPU work scaled to the target's batch, on the target's datasheet peak
+        base_step = float(np.median(src_meas["step_time_s"] / src_meas["global_batch"])) * batch * peak
+        base = row["time_s"] / row["step_time_s"] * base_step
+        err, base_err = row["time_s"] / measured - 1, base / measured - 1
+        out.append((err, base_err))
+        print(f"| {n_a} | {dev_a} ({src_name}) | {dev_b} ({dst_name}) | {row['time_s'] / 60:.1f} min | "
+              f"{measured / 60:.1f} min | {100 * err:+.1f} % | {100 * base_err:+.1f} % |")
+    return out
 
 
 def main() -> None:
-    root8 = SHARED / "mlperf_v5.1" / "llama31_8b"
-    study("Llama 3.1 8B, GB200 (v5.1)", [root8 / f"NVIDIA__tyche_ngpu{n}_ngc25.09_nemo" for n in (8, 72, 512)])
-    root405 = SHARED / "mlperf_v5.0" / "llama31_405b"
-    study("Llama 3.1 405B, H100 (v5.0)", [root405 / f"NVIDIA__eos-dfw_n{n}_ngc25.01_nemo" for n in (64, 256, 1024)])
+    if not LLM.is_dir():
+        print(f"bench/plan_from_logs.py needs ../shared/reference/mlperf_v5_llm (MLPerf Training logs); not found "
+              f"at {LLM}. It is not part of a fresh clone: nothing measured.")
+        return
+    root8 = LLM / "mlperf_v5.1" / "llama31_8b"
+    root405 = LLM / "mlperf_v5.0" / "llama31_405b"
+    strong = strong_scaling("Llama 3.1 8B, GB200 (v5.1)",
+                            [root8 / f"NVIDIA__tyche_ngpu{n}_ngc25.09_nemo" for n in (8, 72, 512)])
+    strong += strong_scaling("Llama 3.1 405B, H100 (v5.0)",
+                             [root405 / f"NVIDIA__eos-dfw_n{n}_ngc25.01_nemo" for n in (64, 256, 1024)])
+    errs = np.abs([e for e, _, _ in strong])
+    base = np.abs([b for _, _, b in strong])
+    print(f"\nstrong scaling, leave one size out ({len(strong)} cases): median |error| {100 * np.median(errs):.1f} %, "
+          f"max {100 * errs.max():.1f} %, within 10 %: {int(np.sum(errs <= 0.10))} of {len(errs)}, 80 % intervals "
+          f"covering: {sum(c for _, c, _ in strong)} of {len(strong)}; overhead family (baseline): median "
+          f"{100 * np.median(base):.1f} %, max {100 * base.max():.1f} % (ratio of medians "
+          f"{np.median(errs) / np.median(base):.2f})")
+    pairs = across_types(LLM / "mlperf_v5.1", "llama31_8b")
+    if pairs:
+        e = np.abs([p[0] for p in pairs])
+        b = np.abs([p[1] for p in pairs])
+        print(f"\nacross GPU types ({len(pairs)} directed pairs): median |error| {100 * np.median(e):.1f} %, max "
+              f"{100 * e.max():.1f} %, within 20 %: {int(np.sum(e <= 0.20))} of {len(e)}; peak ratio (baseline): "
+              f"median {100 * np.median(b):.1f} %, max {100 * b.max():.1f} %")
 
 
 if __name__ == "__main__":

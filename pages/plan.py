@@ -54,8 +54,8 @@ def _rule_grid(model, estimate: StepsEstimate, rule: ScalingRule, batch: BatchSc
 def main() -> None:
     page_setup()
     st.title("Plan")
-    st.caption("Time and cost to the target with w workers and p parameter servers: steps to target ÷ the speed "
-               "f(p, w) (Optimus, EuroSys 2018; or Pollux, OSDI 2021). The answer first; its inputs below.")
+    st.caption("Time and cost to the target with w GPUs (and p parameter servers): steps to target ÷ the speed "
+               "f(p, w) of a speed model, named with the answer. The answer first; its inputs below.")
     answer = st.container()          # the headline, filled once the inputs below are read
     st.divider()
     logs = load_logs()[0]

@@ -139,7 +139,7 @@ def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = 
     else:
         epochs = None if log.fmt == "metric-trace" or crossing.epoch is None else float(crossing.epoch)
     return BatchRun(log.source, batch, True, samples, float(crossing.step), epochs, samples_per_s=speed,
-                    resolution=_resolution(log, crossing, batch), learning_rate=lr)
+                    resolution=evaluation_resolution(log, crossing, batch), learning_rate=lr)
 
 
 def samples_at_step(step: float, batch: float, samples_per_epoch: float | None = None,
@@ -166,7 +166,7 @@ def samples_at_step(step: float, batch: float, samples_per_epoch: float | None =
     return whole * float(samples_per_epoch) + min(into * float(batch), float(samples_per_epoch))
 
 
-def _resolution(log: RunLog, crossing, batch: float) -> float | None:
+def evaluation_resolution(log: RunLog, crossing, batch: float) -> float | None:
     """Samples between the evaluation that passed the target and the one before it (from 0 for the first).
 
     Per-step logs judged by epoch: one epoch of steps; else the evaluations' own spacing.

@@ -32,11 +32,13 @@ speed table stored in the library (``python -m core library add --speed FILE``):
     python -m core plan --from-library model=resnet20,gpu=V100 --batch 128 --ps 2,4
 
 Straight from training logs that carry their GPU count, global batch and step time (MLPerf MLLOG
-results; ``core.plan.from_logs``): ``--from-logs LOG... --mode allreduce --workers LIST (--batch M |
---per-worker-batch m)``; the step time at each count is fitted to the logs' configurations and the
-samples to target taken at the asked batch, the time counted as MLPerf counts it (evaluations
-included). Columns: the usual ones, then ``global_batch,samples_to_target,step_time_s,time_low,
-time_high``; stderr says what was assumed::
+results; ``core.plan.log_plan``): ``--from-logs LOG... --mode allreduce --workers LIST (--batch M |
+--per-worker-batch m) [--model NAME] [--to-device NAME]``; the step time at each count comes from a speed
+family fitted to the logs' configurations (``--model auto``, the default: chosen by leave-one-size-out when
+the logs measured three or more GPU counts), the samples to target at the asked batch from the logs, a
+batch-scaling fit of them or MLCommons' reference convergence points, the time counted as MLPerf counts it
+(evaluations included). Columns: the usual ones, then ``global_batch,samples_to_target,step_time_s,time_low,
+time_high,speed_model,samples_source,device,strategy,note``; stderr says what was assumed::
 
     python -m core plan --from-logs data/llm/mlperf_v5.1/llama31_8b/*/result_*.txt --mode allreduce \
         --workers 8,72,512 --per-worker-batch 0.125
@@ -100,8 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price per worker-hour (default 1)")
     parser.add_argument("--price-ps", type=float, default=1.0, metavar="Y",
                         help="price per PS-hour (default 1)")
-    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default="optimus",
-                        help="speed family fitted with --theta fit:CSV: optimus (default), pollux or auto")
+    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default=None,
+                        help="speed family: with --theta fit:CSV optimus (default) or another; with --from-logs "
+                             "auto (default: chosen by leave-one-size-out) or one of "
+                             + ", ".join(SPEED_MODEL_CHOICES[:-1]))
     parser.add_argument("--batch-model", default=None, metavar="E_MIN,B_NOISE",
                         help="steps to target vary with the global batch: S(M) = E_MIN·(1 + M/B_NOISE)/M")
     parser.add_argument("--per-worker-batch", type=float, default=None, metavar="m",
@@ -163,6 +167,9 @@ def build_model(args: argparse.Namespace) -> FittedSpeed:
             raise _BadArgument(f"--calibrate-step-time: expected SECONDS@P,W; got "
                                f"{args.calibrate_step_time!r}. Write e.g. 0.9@2,4.")
         step_time = (numbers[0], int(numbers[1]), int(numbers[2]))
+    if args.model not in (None, "optimus") and not spec.startswith("fit:"):
+        raise _BadArgument(f"--model {args.model}: expected --theta fit:CSV (a family is fitted to measured speeds) "
+                           f"or --from-logs; got --theta {spec!r}, which is Optimus's θ. Leave --model out.")
     if spec == "paper":
         return build_speed_model("paper", mode=args.mode, global_batch=args.batch, step_time=step_time)
     if spec.startswith("fit:library:"):
@@ -171,12 +178,12 @@ def build_model(args: argparse.Namespace) -> FittedSpeed:
         path, data = speed_table_bytes(Library(args.db), spec[len("fit:library:"):])
         table = read_speed_csv(data, global_batch=args.batch, source=path)
         return build_speed_model("table", mode=args.mode, global_batch=args.batch, table=table, table_name=path,
-                                 step_time=step_time, family=args.model)
+                                 step_time=step_time, family=args.model or "optimus")
     if spec.startswith("fit:"):
         path = spec[4:]
         table = read_speed_csv(path, global_batch=args.batch, source=path)
         return build_speed_model("table", mode=args.mode, global_batch=args.batch, table=table, table_name=path,
-                                 step_time=step_time, family=args.model)
+                                 step_time=step_time, family=args.model or "optimus")
     theta = tuple(_floats(spec, "--theta"))
     try:
         return build_speed_model("typed", mode=args.mode, global_batch=args.batch, theta=theta, step_time=step_time)
@@ -250,6 +257,7 @@ def _run_from_logs(args: argparse.Namespace) -> int:
     from core.errors import LogFormatError
     from core.logs import read_log_file
     from core.plan import plan_from_logs
+    from core.transformer import load_config, parse_strategy
 
     logs, rejected = [], 0
     for path in args.from_logs:
@@ -266,12 +274,14 @@ def _run_from_logs(args: argparse.Namespace) -> int:
             if getattr(args, option) is not None:
                 raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
                                    f"--{option.replace('_', '-')} too. Leave it out.")
-        if args.to_device is not None:
-            plan = _plan_on_device(args, logs)
-        else:
-            plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
-                                  per_worker_batch=args.per_worker_batch, target=chosen_target(args),
-                                  price_worker=args.price_worker)
+        if args.gpus_per_node is not None and args.gpus_per_node < 1:
+            raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
+        plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
+                              per_worker_batch=args.per_worker_batch, target=chosen_target(args),
+                              price_worker=args.price_worker, model=args.model or "auto", device=args.to_device,
+                              paths=[log.source for log in logs], gpus_per_node=args.gpus_per_node,
+                              strategy=parse_strategy(args.parallel) if args.parallel else None,
+                              config=load_config(args.config) if args.config else None, precision=args.precision)
     except (PlannerError, _BadArgument) as err:
         print(str(err), file=sys.stderr)
         return 2
@@ -279,20 +289,6 @@ def _run_from_logs(args: argparse.Namespace) -> int:
         complain(flag)
     print_csv(plan.table)
     return 2 if rejected else 0
-
-
-def _plan_on_device(args: argparse.Namespace, logs):
-    """``--from-logs ... --to-device NAME``: the logs' step transferred by the transformer model."""
-    from core.plan import plan_on_device
-    from core.transformer import load_config, parse_strategy
-
-    if args.gpus_per_node is not None and args.gpus_per_node < 1:
-        raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
-    return plan_on_device(logs, [log.source for log in logs], args.to_device, _ints(args.workers, "--workers"),
-                          global_batch=args.batch, per_worker_batch=args.per_worker_batch, target=chosen_target(args),
-                          price_worker=args.price_worker, gpus_per_node=args.gpus_per_node,
-                          strategy=parse_strategy(args.parallel) if args.parallel else None,
-                          config=load_config(args.config) if args.config else None, precision=args.precision)
 
 
 def run(args: argparse.Namespace) -> int:

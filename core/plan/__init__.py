@@ -28,12 +28,10 @@ from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
 from core.plan.from_logs import (
     MEASURED_COLUMNS,
     PLAN_COLUMNS,
-    LogPlan,
-    LogStepTime,
+    SAMPLES_SOURCES,
+    SamplesAtBatch,
     fastest_configuration,
-    fit_log_step_time,
     measured_configurations,
-    plan_from_logs,
     samples_at_batch,
 )
 from core.plan.goodput import (
@@ -60,6 +58,20 @@ from core.plan.grid import (
     suggest_deadline,
     time_to_target_s,
 )
+from core.plan.log_plan import (
+    DEFAULT_LOG_SPEED,
+    SCORE_COLUMNS,
+    LogPlan,
+    LogSpeedChoice,
+    choose_log_speed,
+    counted_overhead,
+    leave_one_size_out,
+    log_speed_choices,
+    measured_speed_table,
+    plan_from_logs,
+    plan_on_device,
+)
+from core.plan.log_speed import LOG_SPEED_FAMILIES, PerGpuBatchSpeed, fit_per_gpu_batch
 from core.plan.paleo_time import (
     StepCalibration,
     calibrate_paleo_step,
@@ -124,13 +136,11 @@ from core.plan.steps import (
 )
 from core.plan.to_device import (
     BENCHMARK_CONFIGS,
-    DEVICE_PLAN_COLUMNS,
-    DevicePlan,
     config_for_benchmark,
     default_device_for,
-    plan_on_device,
     step_from_meta,
     systems_json_for,
+    transformer_from_logs,
 )
 from core.plan.transformer_speed import (
     TRANSFORMER_SPEED,
@@ -141,9 +151,10 @@ from core.plan.transformer_speed import (
 
 __all__ = [
     'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
-    'LogPlan', 'LogStepTime', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'fit_log_step_time', 'fastest_configuration',
-    'measured_configurations',
-    'plan_from_logs', 'samples_at_batch',
+    'LogPlan', 'LogSpeedChoice', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'SAMPLES_SOURCES', 'SCORE_COLUMNS',
+    'SamplesAtBatch', 'DEFAULT_LOG_SPEED', 'LOG_SPEED_FAMILIES', 'PerGpuBatchSpeed', 'choose_log_speed',
+    'counted_overhead', 'fastest_configuration', 'fit_per_gpu_batch', 'leave_one_size_out', 'log_speed_choices',
+    'measured_configurations', 'measured_speed_table', 'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'COST_LATEX', 'Configuration', 'DeadlineChoice', 'FORMULAS_LATEX',
     'FittedSpeed', 'GOODPUT_COLUMNS', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS',
     'SCALING_RULES', 'SOURCES', 'SPEED_FAMILIES', 'SPEED_MODEL_CHOICES', 'ScalingRule', 'SpeedFamily', 'SpeedFit',
@@ -157,7 +168,7 @@ __all__ = [
     'scale_to_step_time', 'speed_model_choices', 'speed_table_from_logs', 'steps_from_batch_scaling',
     'steps_from_calibration', 'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction',
     'suggest_deadline', 'time_to_target_s', 'typed_steps',
-    'BENCHMARK_CONFIGS', 'DEVICE_PLAN_COLUMNS', 'DevicePlan', 'config_for_benchmark', 'default_device_for',
+    'BENCHMARK_CONFIGS', 'config_for_benchmark', 'default_device_for', 'transformer_from_logs',
     'plan_on_device', 'step_from_meta',
     'systems_json_for', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
     'transformer_speed_model',

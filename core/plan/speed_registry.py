@@ -8,13 +8,15 @@ record below. The chooser, ``fit_speed``, the CLI's ``--model`` and the Plan pag
 from __future__ import annotations
 
 from core.errors import InputError
+from core.plan.log_speed import LOG_SPEED_FAMILIES
 from core.plan.pollux_fit import POLLUX_SPEED
 from core.plan.speed_family import SpeedFamily
 from core.plan.speed_fit import OPTIMUS_SPEED
 from core.plan.transformer_speed import TRANSFORMER_SPEED
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them
-SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED)}
+SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED,
+                                                               *LOG_SPEED_FAMILIES)}
 
 
 def get_speed_family(name: str) -> SpeedFamily:
@@ -25,8 +27,8 @@ def get_speed_family(name: str) -> SpeedFamily:
     >>> get_speed_family("paleo")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: speed model: expected one of optimus, pollux, transformer; got 'paleo'. Pick a \
-registered speed family.
+    core.errors.InputError: speed model: expected one of optimus, pollux, transformer, overhead, elastic, bracket; \
+got 'paleo'. Pick a registered speed family.
     """
     try:
         return SPEED_FAMILIES[name]

@@ -1,39 +1,25 @@
-"""Plan from training logs on another device: the logs' measured step transferred by the transformer model.
+"""The transformer model calibrated on training logs, on their device or another.
 
-``python -m core plan --from-logs LOG... --to-device NAME``: each log (an MLPerf MLLOG result of a
-language-model benchmark, or a NanoGPT speedrun log) gives a measured step on its own device
+``python -m core plan --from-logs LOG... --to-device NAME`` (or ``--model transformer``): each log (an MLPerf
+MLLOG result of a language-model benchmark, or a NanoGPT speedrun log) gives a measured step on its own device
 (:func:`core.transformer.read_log_step`: the MLPerf systems JSON beside the results wins over
-``submission_platform``; a speedrun log's ``nvidia-smi`` table).  Those steps calibrate the
-transformer step-time model (:mod:`core.plan.transformer_speed`), which predicts the step on ``w`` ×
-the target device at the asked global batch; the samples to target and the evaluations' share come
-from the logs as in :func:`core.plan.from_logs.plan_from_logs`:
-
-    time = samples_to_target(M) / M × t_device(w, M) × counted/training
-
-The interval multiplies the samples' range by the calibration's band (leave-one-out over the logs'
-configurations, ±15 % with one).  The model's shape comes from the logs' benchmark
-(:data:`BENCHMARK_CONFIGS`) unless one is given.
+``submission_platform``; a speedrun log's ``nvidia-smi`` table).  Those steps calibrate the transformer
+step-time model (:mod:`core.plan.transformer_speed`), which predicts the step on ``w`` × the target device at
+the asked global batch (:func:`transformer_from_logs`).  The plan itself (samples to target, the evaluations'
+share, the rows) is :func:`core.plan.log_plan.plan_from_logs`'s, as for every other speed family.  The model's
+shape comes from the logs' benchmark (:data:`BENCHMARK_CONFIGS`) unless one is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.plan.from_logs import (
-    PLAN_COLUMNS,
-    check_one_batch,
-    logs_global_batch,
-    measured_configurations,
-    samples_at_batch,
-)
-from core.plan.grid import configuration_cost
+from core.plan.from_logs import measured_configurations
 from core.plan.transformer_speed import TransformerSpeedModel, transformer_speed_model
 from core.targets import Target
 from core.transformer import (
@@ -54,8 +40,6 @@ BENCHMARK_CONFIGS: dict[str, tuple[str, int]] = {
     "llama31_405b": ("llama31_405b", 0),
     "llama2_70b_lora": ("llama2_70b", 16),
 }
-#: columns of the plan on another device: the ``--from-logs`` columns, then the device and the strategy
-DEVICE_PLAN_COLUMNS: tuple[str, ...] = (*PLAN_COLUMNS, "device", "strategy")
 
 
 def config_for_benchmark(benchmark: str | None, source: str = "logs") -> TransformerConfig:
@@ -90,17 +74,6 @@ def systems_json_for(log_path: str | Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-@dataclass(frozen=True)
-class DevicePlan:
-    """The plan on the target device, the calibrated model behind it, and what it assumed."""
-
-    table: pd.DataFrame
-    model: TransformerSpeedModel
-    measured: pd.DataFrame
-    overhead: float
-    flags: tuple[str, ...]
 
 
 def step_from_meta(log: RunLog, step_time: float) -> LogStep:
@@ -150,27 +123,20 @@ def default_device_for(logs: Sequence[RunLog], target: Target | None = None) -> 
     return max(dict.fromkeys(names), key=names.count)
 
 
-def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, device: str, workers: Sequence[int], *,
-                   global_batch: float | None = None, per_worker_batch: float | None = None,
-                   target: Target | None = None, price_worker: float = 1.0, gpus_per_node: int | None = None,
-                   strategy: Strategy | None = None, config: TransformerConfig | None = None,
-                   precision: str = "bf16") -> DevicePlan:
-    """Time and cost to target on ``workers`` × ``device`` from the logs (module text).
+def transformer_from_logs(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measured: pd.DataFrame,
+                          device: str, *, global_batch: float | None = None, gpus_per_node: int | None = None,
+                          strategy: Strategy | None = None, config: TransformerConfig | None = None,
+                          precision: str = "bf16") -> tuple[TransformerSpeedModel, list[str]]:
+    """The transformer model on ``device`` calibrated on the measured steps of the logs kept in ``measured``.
 
-    ``logs`` are the parsed logs (for samples to target and counted time), ``paths`` their files (for
-    the measured step and the source device: :func:`core.transformer.read_log_step`, with the systems JSON beside
-    an MLPerf result); None reads both from the logs' metadata (:func:`step_from_meta`).
-    ``strategy`` keeps tp/pp/cp with dp from each GPU count
-    (target and sources alike); None searches the fastest that fits, on each side.
+    ``logs`` are the parsed logs, ``paths`` their files (for the measured step and the source device:
+    :func:`core.transformer.read_log_step`, with the systems JSON beside an MLPerf result); None reads both from the
+    logs' metadata (:func:`step_from_meta`).  ``strategy`` keeps tp/pp/cp with dp from each GPU count (target and
+    sources alike); None searches the fastest that fits, on each side.  Returns the model and a note per log.
     """
-    check_one_batch(global_batch, per_worker_batch)
     target_device = get_accelerator(device)
-    measured, left_out = measured_configurations(logs, target)
-    if measured.empty:
-        raise InputError("plan --from-logs: expected at least one log with a GPU count, a global batch, a step "
-                         "time and its target reached; got none. " + " ".join(left_out))
     kept = set(measured["source"])
-    ms, seq_lens, benchmarks, flags = [], set(), set(), list(left_out)
+    ms, seq_lens, benchmarks, notes = [], set(), set(), []
     step_times = dict(zip(measured["source"], measured["step_time_s"]))
     for log, path in zip(logs, paths if paths is not None else [None] * len(logs)):
         if log.source not in kept:
@@ -187,7 +153,7 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, d
                               source=f"measured: {path or log.source}, {step.how}"))
         seq_lens.add(step.seq_len)
         benchmarks.add(log.meta.model)
-        flags.append(f"{path or log.source}: source {gpus}×{step.device.name}"
+        notes.append(f"{path or log.source}: source {gpus}×{step.device.name}"
                      + (f" (from {system.name})" if system else " (from the log)"))
     if len(seq_lens) != 1:
         raise InputError(f"plan --from-logs: expected one sequence length across the logs; got {sorted(seq_lens)}.")
@@ -196,32 +162,7 @@ def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, d
             raise InputError(f"plan --from-logs: expected logs of one benchmark; got {sorted(map(str, benchmarks))}. "
                              "Plan them separately.")
         config = config_for_benchmark(next(iter(benchmarks)))
-    global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
     model = transformer_speed_model(config, target_device, seq_len=seq_lens.pop(), measurements=tuple(ms),
                                     strategy=strategy, domain=gpus_per_node, precision=precision,
                                     global_batch=global_batch)
-    ratios = measured["counted_over_training"].dropna().to_numpy(dtype=float)
-    overhead = float(np.median(ratios)) if ratios.size else 1.0
-    flags.append(f"time counted as MLPerf counts it: training × {overhead:.3f} (evaluations, median of "
-                 f"{ratios.size} log(s))" if ratios.size else "no counted time in the logs: training only")
-    flags += list(model.notes)
-    band = model.time_band or (1.0, 1.0)
-    rows = []
-    for w in workers:
-        if int(w) < 1:
-            raise InputError(f"plan --from-logs: expected GPU counts >= 1; got {w}.")
-        m = float(global_batch) if global_batch is not None else float(per_worker_batch) * int(w)
-        pred = model.prediction(int(w), m)       # raises with the reason when nothing fits
-        s = samples_at_batch(measured, m)
-        step = pred.time * model.factor
-        time_s = s.samples / m * step * overhead
-        rows.append({"mode": "allreduce", "p": 0, "w": int(w), "steps_per_s": 1.0 / step, "time_s": time_s,
-                     "cost": float(configuration_cost(time_s, 0, int(w), price_worker=price_worker)),
-                     "time_h": time_s / 3600.0, "time_unit": "s", "global_batch": m, "samples_to_target": s.samples,
-                     "step_time_s": step, "time_low": s.low / m * step * band[0] * overhead,
-                     "time_high": s.high / m * step * band[1] * overhead, "device": target_device.name,
-                     "strategy": pred.estimate.strategy.text(), "samples_how": s.how})
-    table = pd.DataFrame(rows)
-    flags.extend(dict.fromkeys(table["samples_how"]))
-    return DevicePlan(table.drop(columns="samples_how")[list(DEVICE_PLAN_COLUMNS)], model, measured, overhead,
-                      tuple(flags))
+    return model, notes

@@ -148,6 +148,7 @@ def test_plan_from_logs_fits_two_gpu_counts_and_plans_the_third(capsys):
 
     import numpy as np
 
+    from core.batch import load_rcps
     from core.logs import read_log_file
     from core.plan import measured_configurations
 
@@ -155,24 +156,72 @@ def test_plan_from_logs_fits_two_gpu_counts_and_plans_the_third(capsys):
     train = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu*/result_*.txt") if "ngpu72" not in str(p))
     assert main(["plan", "--from-logs", *train, "--mode", "allreduce", "--workers", "72:72", "--batch", "36"]) == 0
     out = capsys.readouterr()
-    row = pd.read_csv(io.StringIO(out.out)).iloc[0]
-    assert list(pd.read_csv(io.StringIO(out.out)).columns[-5:]) == ["global_batch", "samples_to_target",
-                                                                     "step_time_s", "time_low", "time_high"]
-    # by hand: the two measured configurations (8 GPUs at M=16, 512 at M=64) give t = θ0·M/w + θ1 exactly
+    frame = pd.read_csv(io.StringIO(out.out), keep_default_na=False)
+    row = frame.iloc[0]
+    assert list(frame.columns[-10:]) == ["global_batch", "samples_to_target", "step_time_s", "time_low", "time_high",
+                                         "speed_model", "samples_source", "device", "strategy", "note"]
+    # two GPU counts: nothing to leave out, the bracket (the default) is used and stderr says so
+    assert row["speed_model"] == "bracket" and "too few to leave one out" in out.err
+    # by hand: the per-GPU batches 2 (8 GPUs at M=16) and 0.125 (512 at M=64), and 0.5 at 72
     table, _ = measured_configurations([read_log_file(p, source=p) for p in train])
-    g = table.groupby(["w", "global_batch"], as_index=False)["step_time_s"].median()
-    theta = np.linalg.solve(np.column_stack([g["global_batch"] / g["w"], np.ones(2)]), g["step_time_s"])
-    step = theta[0] * 36 / 72 + theta[1]
-    assert row["step_time_s"] == pytest.approx(step, rel=1e-5)
-    # samples at M=36: halfway-in-ln-M interpolation between the medians at 16 and 64
-    med = table.groupby("global_batch")["samples_to_target"].median()
-    f = (np.log(36) - np.log(16)) / (np.log(64) - np.log(16))
-    samples = np.exp((1 - f) * np.log(med[16.0]) + f * np.log(med[64.0]))
-    assert row["samples_to_target"] == pytest.approx(samples, rel=1e-5)   # CSV: 6 significant digits
+    g = table.assign(m=table["global_batch"] / table["w"]).groupby("m")["step_time_s"].median()
+    (m1, t1), (m2, t2) = sorted(g.items())
+    over = t1 + (t2 - t1) * (0.5 - m1) / (m2 - m1)                      # the line through both
+    slope = np.log(t2 / t1) / np.log(m2 / m1)
+    elastic = t1 * (0.5 / m1) ** slope                                   # the power law through both
+    assert row["step_time_s"] == pytest.approx(np.sqrt(over * elastic), rel=1e-5)
+    assert row["time_low"] < row["time_s"] < row["time_high"]
+    # samples at M=36: the logs have batches 16 and 64 only, so MLCommons' reference points, between 32 and 64
+    rcps = load_rcps("llama31_8b")
+    assert row["samples_source"] == "rcp"
+    assert row["samples_to_target"] == pytest.approx(np.interp(36, rcps.batches, rcps.means), rel=1e-5)
     overhead = np.median(table["counted_over_training"])
-    assert row["time_s"] == pytest.approx(samples / 36 * step * overhead, rel=1e-5)
-    assert row["time_low"] <= row["time_s"] <= row["time_high"]
-    assert "interpolated in ln M" in out.err
+    assert row["time_s"] == pytest.approx(row["samples_to_target"] / 36 * row["step_time_s"] * overhead, rel=1e-5)
+    assert "reference convergence points" in row["note"]
+
+
+def test_plan_from_logs_honours_or_refuses_model(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu*/result_*.txt") if "ngpu72" not in str(p))
+    base = ["plan", "--from-logs", *logs, "--mode", "allreduce", "--workers", "64,128", "--batch", "64"]
+    rows = {}
+    for model in ("overhead", "elastic", "transformer"):
+        assert main([*base, "--model", model]) == 0
+        rows[model] = _csv(capsys)[0].set_index("w")
+        assert set(rows[model]["speed_model"]) == {model}
+    # inside the measured per-GPU batches (0.5 lies in 0.125-2) the line lies below the power law (concave, slope < 1)
+    assert rows["overhead"].loc[128, "step_time_s"] < rows["elastic"].loc[128, "step_time_s"]
+    assert rows["transformer"]["strategy"].str.contains("tp=").all()
+    # pollux and optimus need three configurations; two are loaded: refused, with the reason, never ignored
+    for model in ("pollux", "optimus"):
+        assert main([*base, "--model", model]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and f"--model {model}: cannot be fitted to these logs" in out.err
+    # another device needs the transformer model
+    assert main([*base, "--model", "overhead", "--to-device", "B200"]) == 2
+    assert "--to-device: expected --model transformer or auto" in capsys.readouterr().err
+    # --model with the paper's θ is refused too
+    assert main(["plan", "--steps", "100", "--batch", "32", "--model", "pollux"]) == 2
+    assert "--model pollux: expected --theta fit:CSV" in capsys.readouterr().err
+
+
+def test_plan_from_logs_skips_gpu_counts_no_strategy_can_use(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu8_*/result_*.txt"))
+    assert main(["plan", "--from-logs", *logs, "--mode", "allreduce", "--workers", "64", "--batch", "32",
+                 "--to-device", "GB200"]) == 0
+    table, err = _csv(capsys)
+    planned = set(table["w"])
+    # 1 to 64 GPUs at a global batch of 32: 17 GPUs cannot split it (a prime above the 16 pipeline stages the
+    # search allows); 16, 32 and 64 can, and the plan keeps them
+    assert {1, 2, 8, 16, 32, 64} <= planned and 17 not in planned
+    skipped = sorted(set(range(1, 65)) - planned)
+    assert f"skipped {len(skipped)} GPU count(s) no strategy can use (17," in err
+    assert "divides into data × tensor × pipeline × context degrees" in err
 
 
 def test_plan_from_logs_refuses_a_log_it_cannot_use(capsys, tmp_path):
@@ -194,7 +243,8 @@ def test_plan_from_logs_to_another_device(capsys):
     assert main([*base, "--to-device", "GB200"]) == 0
     same, err = _csv(capsys)
     same = same.set_index("w")
-    assert list(same.columns) == [*own.columns, "device", "strategy"] and set(same["device"]) == {"GB200"}
+    assert list(same.columns) == list(own.columns) and set(same["device"]) == {"GB200"}
+    assert set(same["speed_model"]) == {"transformer"} and set(own["speed_model"]) == {"bracket"}
     assert "8×GB200 (from NVIDIA__tyche_ngpu8_ngc25.09_nemo.json)" in err
     # the source device at the source's GPU count reproduces the logs' own plan, inside the model's interval
     assert same.loc[8, "time_s"] == pytest.approx(own.loc[8, "time_s"], rel=0.02)

@@ -93,37 +93,44 @@ def _plan_table(at: AppTest):
     return [df.value for df in at.dataframe if "w" in df.value.columns][-1]
 
 
-def test_plan_page_plans_from_the_llama_logs_with_the_transformer_model_and_without():
-    from core.plan import plan_from_logs, plan_on_device
+def test_plan_page_gives_the_cli_answer_for_the_llama_logs(capsys):
+    """Page and CLI on the built-in Llama 3.1 8B logs: the same speed family and the same numbers (issue 33)."""
+    import io
+
+    import pandas as pd
+
+    from core.cli import main
+    from core.plan import plan_decisions, plan_from_logs
 
     at = open_on("pages/plan.py", ["mlperf_llama8b"])
     assert at.radio(key="plan_how").value == "logs"
     assert at.selectbox(key="plan_logs_batch").value == 64.0
-    logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mlperf_llama8b")]
-    # the headline's default: the transformer model calibrated on the logs, on their device (GB200)
-    assert at.selectbox(key="plan_logs_speed").value == "GB200"
+    assert at.selectbox(key="plan_logs_model").value == "auto"
     table = _plan_table(at)
-    expected = plan_on_device(logs, None, "GB200", table["w"].tolist(), global_batch=64.0).table
-    assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
-    assert set(table["device"]) == {"GB200"}
-    best = table.loc[table["time_s"].idxmin()]
-    assert at.metric[0].label == "Fastest GPU count planned" and at.metric[0].value == f"{int(best['w']):,}"
-    assert at.metric[1].value == f"{best['time_h']:.2f} h ({best['time_s']:,.0f} s)"
-    # another device: B200 (a GB200's peaks, NVLink in 8-GPU nodes)
-    at.selectbox(key="plan_logs_speed").set_value("B200").run()
+    files = builtin_log_files("mlperf_llama8b")
+    workers = ",".join(str(int(w)) for w in table["w"])
+    assert main(["plan", "--from-logs", *(str(p) for _, p in files), "--mode", "allreduce", "--workers", workers,
+                 "--batch", "64"]) == 0
+    cli = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
+    assert cli["speed_model"].tolist() == table["speed_model"].tolist()
+    assert cli["samples_source"].tolist() == table["samples_source"].tolist()
+    for column in ("time_s", "time_low", "time_high", "step_time_s", "samples_to_target"):
+        assert cli[column].to_numpy() == pytest.approx(table[column].to_numpy(), rel=1e-5), column
+    # the headline: the time at the count chosen (the largest measured, 512), the knee, no deadline yet
+    logs = [read_log_file(p, source=n) for n, p in files]
+    expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
+    decisions = plan_decisions(expected, w=512)
+    assert at.metric[0].label == "Time to target on 512 GPUs"
+    assert at.metric[0].value == f"{decisions.chosen.time_s / 3600:.3g} h"
+    assert at.metric[1].label == "Efficiency knee"
+    # 512 GPUs at batch 64: samples to target the median of the two built-in 512-GPU runs, from the logs
+    row = table.set_index("w").loc[512]
+    assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2) and row["samples_source"] == "logs"
+    # another device: the transformer model on B200, named in the table
+    at.selectbox(key="plan_logs_device").set_value("B200").run()
     assert not at.exception and not at.error
     on_b200 = _plan_table(at)
-    assert set(on_b200["device"]) == {"B200"}
-    # the logs' own step times, no model: plan_from_logs
-    at.selectbox(key="plan_logs_speed").set_value("measured").run()
-    assert not at.exception and not at.error
-    table = _plan_table(at)
-    expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
-    assert table["time_s"].to_numpy() == pytest.approx(expected["time_s"].to_numpy(), rel=1e-9)
-    # 512 GPUs at batch 64: the measured step 0.089 s; samples to target the median of the two 512-GPU runs
-    row = table.set_index("w").loc[512]
-    assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2)
-
+    assert set(on_b200["device"]) == {"B200"} and set(on_b200["speed_model"]) == {"transformer"}
 
 def test_library_page_with_a_loss_target_refuses_the_accuracy_column_and_draws_the_loss():
     from core.library import Library, add_paths

@@ -1,0 +1,390 @@
+"""The plan from training logs: time and cost to target at GPU counts and batches not yet run.
+
+``python -m core plan --from-logs LOG... --mode allreduce --workers ... (--batch M | --per-worker-batch m)
+[--model NAME] [--to-device NAME]`` and the Plan page's "from the logs" section both call
+:func:`plan_from_logs`; for each GPU count ``w`` (global batch ``M`` fixed, or ``M = w·m``):
+
+    time = samples_to_target(M) / M × t(w, M) × counted/training
+
+* ``samples_to_target(M)``: the best source that knows, named in ``samples_source``
+  (:func:`core.plan.from_logs.samples_at_batch`: the logs at that batch, a batch-scaling fit of the loaded runs,
+  MLCommons' reference convergence points);
+* ``t(w, M)``: a registered speed family (:mod:`core.plan.speed_registry`) fitted to the logs' measured
+  configurations, named in ``speed_model``.  ``auto`` (the default, page and CLI alike) chooses the family by
+  **leave-one-size-out** on the loaded logs when they measured three or more GPU counts: each family is fitted
+  with one size left out and predicts its step time; the smallest mean miss wins (:func:`choose_log_speed`).
+  With fewer sizes nothing can be left out and the ``bracket`` family (:mod:`core.plan.log_speed`) is used.  The
+  transformer model competes when the logs name a language-model benchmark and their device; it is the only
+  family that plans on another device (``--to-device``);
+* ``counted/training``: the median ratio of each log's counted time (MLPerf's ``run_stop − run_start``) to its
+  training time, the evaluations' share as logged (:func:`counted_overhead`).
+
+The interval multiplies the samples' interval by the step time's band: the family's leave-one-size-out misses
+(and, for ``bracket``, the bracket it spans; for the transformer model, its calibration's band).  A GPU count no
+strategy can use (the transformer model splits samples only in whole parallel degrees) is skipped and named.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError, PlannerError
+from core.logs import RunLog
+from core.plan.from_logs import (
+    MEASURED_COLUMNS,
+    PLAN_COLUMNS,
+    check_one_batch,
+    logs_global_batch,
+    measured_configurations,
+    samples_at_batch,
+)
+from core.plan.grid import configuration_cost
+from core.plan.log_speed import PerGpuBatchSpeed, bracket_band
+from core.plan.speed_family import FittedSpeed
+from core.plan.speed_registry import SPEED_FAMILIES, get_speed_family
+from core.plan.to_device import default_device_for, transformer_from_logs
+from core.plan.transformer_speed import TransformerSpeedModel
+from core.targets import Target
+from core.validation import check_option
+
+#: the family a plan from logs uses when fewer than three GPU counts leave nothing to leave out
+DEFAULT_LOG_SPEED = "bracket"
+#: GPU counts the logs must have measured before ``auto`` chooses by leave-one-size-out
+MIN_SIZES_TO_CHOOSE = 3
+#: the columns of :attr:`LogPlan.scores`
+SCORE_COLUMNS: tuple[str, ...] = ("family", "held_w", "global_batch", "predicted_s", "measured_s", "error_pct")
+
+
+def log_speed_choices() -> tuple[str, ...]:
+    """``--model`` values a plan from logs takes: ``auto`` and every registered family with an all-reduce mode.
+
+    >>> log_speed_choices()[0], "transformer" in log_speed_choices()
+    ('auto', True)
+    """
+    return ("auto", *(name for name, fam in SPEED_FAMILIES.items() if fam.fits_mode("allreduce")))
+
+
+def measured_speed_table(measured: pd.DataFrame) -> pd.DataFrame:
+    """The measured configurations as a speed table (``w``, ``nodes``, ``global_batch``, ``step_time_s``), one row per
+    configuration (the median step of its runs).
+
+    >>> t = pd.DataFrame({"w": [8, 8, 72], "nodes": [2, 2, 18], "global_batch": [16.0, 16.0, 36.0],
+    ...                   "step_time_s": [0.40, 0.42, 0.17]})
+    >>> measured_speed_table(t)["step_time_s"].round(6).tolist()
+    [0.41, 0.17]
+    """
+    frame = measured.assign(nodes=measured["nodes"].fillna(measured["w"]))
+    return frame.groupby(["w", "nodes", "global_batch"], as_index=False)["step_time_s"].median()
+
+
+def counted_overhead(measured: pd.DataFrame) -> tuple[float, str]:
+    """The evaluations' share as MLPerf counts it: the median of each log's counted time over its training time.
+
+    >>> counted_overhead(pd.DataFrame({"counted_over_training": [1.03, 1.05, None]}))
+    (1.04, 'time counted as MLPerf counts it: training × 1.040 (evaluations, median of 2 log(s))')
+    """
+    ratios = measured["counted_over_training"].dropna().to_numpy(dtype=float)
+    if not ratios.size:
+        return 1.0, "no counted time in the logs: training only"
+    overhead = float(np.median(ratios))
+    return overhead, (f"time counted as MLPerf counts it: training × {overhead:.3f} (evaluations, median of "
+                      f"{ratios.size} log(s))")
+
+
+#: a fitter: the measured configurations kept -> the fitted speed model
+Fitter = Callable[[pd.DataFrame], FittedSpeed]
+
+
+def _registry_fitter(name: str) -> Fitter:
+    family = get_speed_family(name)
+
+    def fit(measured: pd.DataFrame) -> FittedSpeed:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return family.fit(measured_speed_table(measured), mode="allreduce", global_batch=None,
+                              gpus_per_node=None, source="the logs")
+
+    return fit
+
+
+def _step_time(model: FittedSpeed, w, global_batch) -> np.ndarray:
+    return 1.0 / np.asarray(model.steps_per_s_at(0, np.asarray(w, dtype=float), np.asarray(global_batch, dtype=float)),
+                            dtype=float)
+
+
+def leave_one_size_out(measured: pd.DataFrame, name: str, fitter: Fitter) -> pd.DataFrame:
+    """Each GPU count's median step time predicted by ``fitter`` fitted on the other counts (``SCORE_COLUMNS``).
+
+    Raises the fitter's ``PlannerError`` when it cannot be fitted with a size left out.
+    """
+    table = measured_speed_table(measured)
+    rows = []
+    for held in sorted(table["w"].unique()):
+        model = fitter(measured[measured["w"] != held])
+        part = table[table["w"] == held]
+        pred = _step_time(model, part["w"], part["global_batch"])
+        for (_, row), p in zip(part.iterrows(), np.atleast_1d(pred)):
+            rows.append({"family": name, "held_w": int(held), "global_batch": float(row["global_batch"]),
+                         "predicted_s": float(p), "measured_s": float(row["step_time_s"]),
+                         "error_pct": 100.0 * (float(p) / float(row["step_time_s"]) - 1.0)})
+    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
+
+
+@dataclass(frozen=True)
+class LogSpeedChoice:
+    """The speed model a plan from logs uses, the family asked for, and the leave-one-size-out scores behind it."""
+
+    model: FittedSpeed
+    chosen: str
+    asked: str
+    scores: pd.DataFrame
+    notes: tuple[str, ...]
+
+    def log_errors(self) -> np.ndarray:
+        """The chosen family's leave-one-size-out misses, as ``ln(predicted/measured)`` (empty when not scored)."""
+        mine = self.scores[self.scores["family"] == self.chosen]
+        return np.log(mine["predicted_s"].to_numpy(dtype=float) / mine["measured_s"].to_numpy(dtype=float))
+
+
+def _mean_miss(scores: pd.DataFrame) -> float:
+    err = np.log(scores["predicted_s"].to_numpy(dtype=float) / scores["measured_s"].to_numpy(dtype=float))
+    return float(np.mean(np.abs(err))) if err.size and np.all(np.isfinite(err)) else math.inf
+
+
+def choose_log_speed(measured: pd.DataFrame, fitters: dict[str, Fitter], *, model: str = "auto") -> LogSpeedChoice:
+    """Fit the family asked for, or choose one by leave-one-size-out (``auto``; module text).
+
+    Parameters
+    ----------
+    measured : DataFrame
+        :func:`core.plan.from_logs.measured_configurations`.
+    fitters : dict of str to callable
+        The candidate families by name, each fitting the measured configurations it is given.
+    model : str, default="auto"
+        ``auto`` or one of ``fitters``.
+
+    Examples
+    --------
+    Steps of the overhead form ``t = 0.2·M/w + 0.05``, measured at four sizes: it is chosen, and misses nothing.
+
+    >>> w = [8, 16, 32, 64]
+    >>> t = pd.DataFrame({"source": list("abcd"), "w": w, "nodes": [1, 2, 4, 8], "global_batch": 32.0,
+    ...                   "step_time_s": [0.2 * 32 / k + 0.05 for k in w]})
+    >>> fitters = {n: _registry_fitter(n) for n in ("overhead", "elastic", "bracket")}
+    >>> c = choose_log_speed(t, fitters)
+    >>> c.chosen, round(float(np.abs(c.log_errors()).max()), 9)
+    ('overhead', 0.0)
+    """
+    sizes = measured["w"].nunique()
+    if model != "auto":
+        if model not in fitters:
+            raise InputError(f"--model: expected one of {', '.join(('auto', *fitters))} for a plan from logs; got "
+                             f"{model!r}.")
+        try:
+            fitted = fitters[model](measured)
+        except PlannerError as err:
+            raise InputError(f"--model {model}: cannot be fitted to these logs ({err}). Use --model auto.") from None
+        try:
+            scores = leave_one_size_out(measured, model, fitters[model]) if sizes >= MIN_SIZES_TO_CHOOSE else None
+        except PlannerError:
+            scores = None
+        return LogSpeedChoice(fitted, model, model, scores if scores is not None
+                              else pd.DataFrame(columns=list(SCORE_COLUMNS)), (f"step time: {model}, as asked",))
+    if sizes < MIN_SIZES_TO_CHOOSE:
+        fitted = fitters[DEFAULT_LOG_SPEED](measured)
+        return LogSpeedChoice(fitted, DEFAULT_LOG_SPEED, "auto", pd.DataFrame(columns=list(SCORE_COLUMNS)),
+                              (f"step time: {DEFAULT_LOG_SPEED} (the default: the logs measured {sizes} GPU "
+                               f"count(s), too few to leave one out and compare the families)",))
+    tables, left = [], []
+    for name, fitter in fitters.items():
+        try:
+            tables.append(leave_one_size_out(measured, name, fitter))
+        except PlannerError as err:
+            left.append(f"{name}: not scored ({err})")
+    scores = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(SCORE_COLUMNS))
+    misses = {name: _mean_miss(scores[scores["family"] == name]) for name in fitters}
+    best = min(misses, key=lambda n: misses[n])
+    if not math.isfinite(misses[best]):
+        best = DEFAULT_LOG_SPEED
+    ranked = ", ".join(f"{n} {100 * (math.exp(v) - 1):.1f} %" for n, v in sorted(misses.items(), key=lambda kv: kv[1])
+                       if math.isfinite(v))
+    notes = [f"step time: {best}, chosen by leave-one-size-out over {sizes} GPU counts (mean miss of the step time: "
+             f"{ranked})"] + [f"step time: {msg}" for msg in left]
+    return LogSpeedChoice(fitters[best](measured), best, "auto", scores, tuple(notes))
+
+
+@dataclass(frozen=True)
+class LogPlan:
+    """The plan over GPU counts, the measured configurations and the speed model it came from, and what it assumed.
+
+    ``skipped`` are the GPU counts asked for that no strategy can use, with the reason in ``flags``.
+    """
+
+    table: pd.DataFrame
+    measured: pd.DataFrame
+    speed: LogSpeedChoice
+    overhead: float
+    flags: tuple[str, ...]
+    skipped: tuple[int, ...] = ()
+
+    @property
+    def model(self) -> FittedSpeed:
+        """The fitted speed model the rows' step times come from."""
+        return self.speed.model
+
+
+def _band(choice: LogSpeedChoice, w: int, m: float) -> tuple[float, float]:
+    """Factors on the step time for its interval: the leave-one-size-out misses, the bracket, the calibration's."""
+    err = choice.log_errors()
+    low, high = (math.exp(min(float(err.min()), 0.0)), math.exp(max(float(err.max()), 0.0))) if err.size else (1, 1)
+    model = choice.model
+    if isinstance(model, PerGpuBatchSpeed) and model.family == "bracket":
+        b_low, b_high = bracket_band(model, w, m)
+        low, high = min(low, b_low), max(high, b_high)
+    elif not err.size and model.time_band:
+        low, high = model.time_band
+    return float(low), float(high)
+
+
+def _extrapolation(measured: pd.DataFrame, w: int, m: float) -> str:
+    per_gpu = measured["global_batch"].to_numpy(dtype=float) / measured["w"].to_numpy(dtype=float)
+    here = m / w
+    if per_gpu.min() <= here <= per_gpu.max() and measured["w"].min() <= w <= measured["w"].max():
+        return ""
+    return (f"step time extrapolated: {w:,} GPUs at {here:.3g} samples per GPU, the logs measured "
+            f"{measured['w'].min():,}–{measured['w'].max():,} GPUs at {per_gpu.min():.3g}–{per_gpu.max():.3g}")
+
+
+def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measured: pd.DataFrame,
+             device: str | None, target: Target | None, options: dict) -> tuple[dict[str, Fitter], list[str]]:
+    """Every registered all-reduce family as a fitter of measured configurations; the transformer model on
+    ``device`` (else the logs' own) when the logs let it be calibrated."""
+    fitters = {name: _registry_fitter(name) for name in log_speed_choices()[1:] if name != "transformer"}
+    notes = []
+    where = device or default_device_for(logs, target)
+    if where is None:
+        notes.append("step time: the transformer model is not a candidate (the logs name no language-model "
+                     "benchmark with a known model, or not their device)")
+    else:
+        def fit_transformer(part: pd.DataFrame) -> FittedSpeed:
+            return transformer_from_logs(logs, paths, part, where, **options)[0]
+
+        fitters["transformer"] = fit_transformer
+    return fitters, notes
+
+
+def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_batch: float | None = None,
+                   per_worker_batch: float | None = None, target: Target | None = None, price_worker: float = 1.0,
+                   model: str = "auto", device: str | None = None, paths: Sequence[str | Path] | None = None,
+                   gpus_per_node: int | None = None, strategy=None, config=None,
+                   precision: str = "bf16") -> LogPlan:
+    """Time and cost to target for each GPU count in ``workers`` from the logs (module docstring).
+
+    ``global_batch`` keeps ``M`` for every count; ``per_worker_batch`` plans ``M = w·m`` (``m`` may be a
+    fraction). With neither, the logs' own global batch when they share one.  ``model`` is ``auto`` or a family
+    of :func:`log_speed_choices`; ``device`` plans on another device with the transformer model (``auto``
+    then means the transformer model, and any other family is refused: none of them knows devices).  ``paths``,
+    ``gpus_per_node``, ``strategy``, ``config`` and ``precision`` are the transformer model's
+    (:func:`core.plan.to_device.transformer_from_logs`).
+    """
+    check_option(model, "--model", log_speed_choices(), fix="Pick auto or a registered speed family")
+    check_one_batch(global_batch, per_worker_batch)
+    if device is not None:
+        if model not in ("auto", "transformer"):
+            raise InputError(f"--to-device: expected --model transformer or auto (the transformer model is the one "
+                             f"that knows devices); got --model {model}. Leave --model out.")
+        model = "transformer"
+    measured, left_out = measured_configurations(logs, target)
+    if measured.empty:
+        raise InputError("plan --from-logs: expected at least one log with a GPU count, a global batch, a step "
+                         "time and its target reached; got none. " + " ".join(left_out))
+    global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
+    options = dict(gpus_per_node=gpus_per_node, strategy=strategy, config=config, precision=precision)
+    fitters, notes = _fitters(logs, paths, measured, device, target, options)
+    where = device or default_device_for(logs, target)
+    if model == "transformer" and "transformer" not in fitters:
+        raise InputError("--model transformer: expected logs of one language-model benchmark that name their device "
+                         "(MLLOG submission_platform or the systems JSON); got none. Use --model auto.")
+    if model == "auto":
+        choice = choose_log_speed(measured, fitters)
+    else:
+        choice = choose_log_speed(measured, {model: fitters[model]}, model=model)
+        notes = []
+    overhead, overhead_note = counted_overhead(measured)
+    benchmarks = {str(log.meta.model).lower() for log in logs if log.meta.model}
+    benchmark = benchmarks.pop() if len(benchmarks) == 1 else None
+    speed = choice.model
+    target_device = speed.device.name if isinstance(speed, TransformerSpeedModel) \
+        else (default_device_for(logs, target) or "")
+    rows, skipped, reasons = [], [], {}
+    for w in workers:
+        w = int(w)
+        if w < 1:
+            raise InputError(f"plan --from-logs: expected GPU counts >= 1; got {w}.")
+        m = float(global_batch) if global_batch is not None else float(per_worker_batch) * w
+        step = float(_step_time(speed, w, m))
+        if not math.isfinite(step):
+            skipped.append(w)
+            if isinstance(speed, TransformerSpeedModel):
+                try:
+                    speed.prediction(w, m)
+                except PlannerError as err:
+                    reasons.setdefault(str(err).split(";")[0], []).append(w)
+            continue
+        s = samples_at_batch(measured, m, benchmark=benchmark)
+        low_f, high_f = _band(choice, w, m)
+        time_s = s.samples / m * step * overhead
+        note = "; ".join(filter(None, [s.how, _extrapolation(measured, w, m)]))
+        strategy_text = speed.prediction(w, m).estimate.strategy.text() if isinstance(speed, TransformerSpeedModel) \
+            else ""
+        rows.append({"mode": "allreduce", "p": 0, "w": w, "steps_per_s": 1.0 / step, "time_s": time_s,
+                     "cost": float(configuration_cost(time_s, 0, w, price_worker=price_worker)),
+                     "time_h": time_s / 3600.0, "time_unit": "s", "global_batch": m, "samples_to_target": s.samples,
+                     "step_time_s": step, "time_low": s.low / m * step * low_f * overhead,
+                     "time_high": s.high / m * step * high_f * overhead, "speed_model": choice.chosen,
+                     "samples_source": s.source, "device": target_device, "strategy": strategy_text, "note": note})
+    if not rows:
+        raise InputError(f"plan --from-logs: expected a GPU count the {choice.chosen} model can plan; got none of "
+                         f"{', '.join(map(str, workers))}. " + " ".join(f"{k}." for k in reasons))
+    flags = list(left_out) + list(choice.notes) + notes + [overhead_note]
+    if isinstance(speed, TransformerSpeedModel):
+        flags += transformer_from_logs(logs, paths, measured, where, **options)[1] + list(speed.notes)
+    if skipped:
+        flags.append(f"skipped {len(skipped)} GPU count(s) no strategy can use ({_ranges(skipped)})"
+                     + "".join(f": {k}" for k in list(reasons)[:1]))
+    table = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    return LogPlan(table, measured[list(MEASURED_COLUMNS)], choice, overhead, tuple(flags), tuple(skipped))
+
+
+def _ranges(values: Sequence[int]) -> str:
+    """``1, 2, 3, 5`` -> ``1–3, 5``.
+
+    >>> _ranges([17, 18, 19, 21, 23, 24])
+    '17–19, 21, 23–24'
+    """
+    out, start, prev = [], None, None
+    for v in sorted(values):
+        if start is None:
+            start = prev = v
+        elif v == prev + 1:
+            prev = v
+        else:
+            out.append(f"{start}–{prev}" if prev != start else f"{start}")
+            start = prev = v
+    if start is not None:
+        out.append(f"{start}–{prev}" if prev != start else f"{start}")
+    return ", ".join(out)
+
+
+def plan_on_device(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, device: str, workers: Sequence[int],
+                   **options) -> LogPlan:
+    """The plan on ``workers`` × ``device`` with the transformer model calibrated on the logs: :func:`plan_from_logs`
+    with ``device`` (and ``paths`` for the measured steps and systems JSONs; None reads the logs' metadata)."""
+    return plan_from_logs(logs, workers, device=device, paths=paths, **options)
