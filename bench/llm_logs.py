@@ -32,7 +32,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.reference import SHARED
+from bench.reference import SHARED, require_shared
 from core.logs import benchmark_rule, read_log_file
 
 ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else SHARED / "mlperf_v5_llm"
@@ -62,6 +62,8 @@ def reference(path: Path, round_name: str) -> tuple[str, float | None]:
 
 
 def main() -> int:
+    if len(sys.argv) <= 1:
+        require_shared("mlperf_v5_llm", bench="bench/llm_logs.py")
     files = sorted(ROOT.glob("mlperf_v*/*/*/result_*.txt"))
     if not files:
         print(f"no MLPerf LLM logs under {ROOT}")

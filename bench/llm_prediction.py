@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.reference import SHARED
+from bench.reference import SHARED, require_shared
 from core.errors import LogFormatError
 from core.logs import read_log_file
 from core.prediction import ProgressCache, evaluation_points, predict_progress, progress_to_target
@@ -163,6 +163,7 @@ def speedrun(fractions=(0.25, 0.5)) -> None:
 
 
 def main() -> None:
+    require_shared("mlperf_v5_llm", bench="bench/llm_prediction.py")
     quick = "--quick" in sys.argv
     start = time.perf_counter()
     mlperf(SHARED / "mlperf_v5_llm" / "mlperf_v5.1" / "llama31_8b", "Llama 3.1 8B (v5.1)", (0.25,),

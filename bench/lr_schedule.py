@@ -38,7 +38,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.llm_prediction import read_groups
-from bench.reference import SHARED
+from bench.reference import SHARED, require_shared
 from core.logs import read_log_file
 from core.prediction import (
     ProgressCache,
@@ -290,6 +290,7 @@ def schedule_verb(family: str) -> None:
 
 
 def main(argv=None) -> int:
+    require_shared("lr_schedule_loss_curves", bench="bench/lr_schedule.py")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="1,2,3,4,5")
     parser.add_argument("--family", default="auto")

@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.reference import SHARED
+from bench.reference import SHARED, require_shared
 from core.errors import PlannerError
 from core.logs import read_log_file
 from core.plan import measured_configurations, plan_from_logs
@@ -114,10 +114,7 @@ def across_types(root: Path, benchmark: str) -> list[tuple[float, float]]:
 
 
 def main() -> None:
-    if not LLM.is_dir():
-        print(f"bench/plan_from_logs.py needs ../shared/reference/mlperf_v5_llm (MLPerf Training logs); not found "
-              f"at {LLM}. It is not part of a fresh clone: nothing measured.")
-        return
+    require_shared("mlperf_v5_llm", bench="bench/plan_from_logs.py")
     root8 = LLM / "mlperf_v5.1" / "llama31_8b"
     root405 = LLM / "mlperf_v5.0" / "llama31_405b"
     strong = strong_scaling("Llama 3.1 8B, GB200 (v5.1)",
