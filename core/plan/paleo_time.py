@@ -208,6 +208,30 @@ def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def paleo_calibration_point(model, measured: tuple[float, int, int] | None = None, *,
+                            p: int = 0) -> tuple[float, int, int]:
+    """``(step_s, p, w)``: the step Paleo is calibrated on beside a speed model (``calibrate_to`` of
+    :func:`paleo_time_to_target`).
+
+    The measured step the model was calibrated to (``measured``, the page's *step time at p, w*) where there is
+    one; else the model's own step at ``p`` servers and one worker (a model fitted on a table of measured
+    speeds, or θ typed in seconds).
+
+    >>> from core.plan.speed import paper_speed_model
+    >>> from core.plan.speed_family import scale_to_step_time
+    >>> model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
+    >>> paleo_calibration_point(model, (0.906, 2, 4))
+    (0.906, 2, 4)
+    >>> step, p, w = paleo_calibration_point(model, p=2)
+    >>> round(step, 4), p, w                     # the model's step at p = 2, w = 1
+    (2.7168, 2, 1)
+    """
+    if measured is not None:
+        step_s, at_p, at_w = measured
+        return float(step_s), int(at_p), int(at_w)
+    return float(model.step_time_s(int(p), 1)), int(p), 1
+
+
 def paleo_net_for(model: str | None, dataset: str = "cifar10", *, fallback: str = "torch:resnet50_cifar") -> str:
     """The Paleo net reference (``torch:<registry name>``) of a run's model, or ``fallback``.
 

@@ -16,11 +16,15 @@ from core.plan import (
     PAPER_GLOBAL_BATCH,
     SCALING_RULES,
     ScalingRule,
+    StepCalibration,
     StepsEstimate,
+    calibrate_paleo_step,
+    paleo_calibration_point,
     paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
 )
+from pages.plan_sections.speed import SPEED_IN_USE
 from pages.shared.common import (
     CACHE,
     KEPT,
@@ -97,10 +101,19 @@ def _paleo_net(ref: str):
 
 @st.cache_data(**{**CACHE, "show_spinner": "Paleo estimate …"})
 def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...], batch: int, device: str,
-                  network: str, ppp_comp: float, ppp_comm: float) -> pd.DataFrame:
+                  network: str, ppp_comp: float, ppp_comm: float,
+                  calibrate_to: tuple[float, int, int] | None) -> pd.DataFrame:
     return paleo_time_to_target(_paleo_net(ref), steps, workers=range(1, max_workers + 1), ps=ps,
                                 global_batch=batch, device=device, network=network, ppp_comp=ppp_comp,
-                                ppp_comm=ppp_comm)
+                                ppp_comm=ppp_comm, calibrate_to=calibrate_to)
+
+
+@st.cache_data(**CACHE)
+def _paleo_calibration(ref: str, point: tuple[float, int, int], batch: int, device: str, network: str,
+                       ppp_comm: float) -> StepCalibration:
+    step_s, p, w = point
+    return calibrate_paleo_step(_paleo_net(ref), step_s, p=p, w=w, global_batch=batch, device=device,
+                                network=network, ppp_comm=ppp_comm)
 
 
 def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int, global_batch: int,
@@ -135,20 +148,37 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
         networks = list(NETWORKS)
         network = c3.selectbox("Interconnect", networks, index=networks.index("ethernet"), key="plan_paleo_network",
                                **KEPT)
+        model, measured = st.session_state.get(SPEED_IN_USE, (None, None))
+        calibrated = model is not None and st.toggle(
+            "Calibrate Paleo on the measured step (off: Paleo's uncalibrated roofline at the PPP typed below)",
+            value=True, key="plan_paleo_calibrated", **KEPT,
+            help="On: Paleo's compute PPP is fitted so that its step takes the measured step the speed model is "
+                 "calibrated to; the two curves meet there and differ only in how they scale with w. Off: "
+                 "Paleo's peak-based estimate at the PPP typed in, often far from a real step.")
         c4, c5 = st.columns(2)
         ppp_comp = c4.number_input("PPP compute", min_value=0.01, max_value=1.0, value=PPP_PRESETS["tensorflow"][0],
-                                   step=0.01, key="plan_paleo_ppp_comp", **KEPT)
+                                   step=0.01, key="plan_paleo_ppp_comp", **KEPT, disabled=calibrated,
+                                   help="Fitted to the measured step while Paleo is calibrated." if calibrated
+                                   else None)
         ppp_comm = c5.number_input("PPP communication", min_value=0.01, max_value=1.0,
                                    value=PPP_PRESETS["tensorflow"][1], step=0.01, key="plan_paleo_ppp_comm", **KEPT)
+        point = paleo_calibration_point(model, measured, p=ps[0] if ps else 0) if calibrated else None
         st.caption(f"Paleo (Qi et al., ICLR 2017, modern mode): synchronous data parallelism at M = {global_batch} "
                    "split over the workers, Paleo's parameter-server scheme with p servers (ring all-reduce "
-                   "without servers), no overlap; PPP defaults are Paleo's TensorFlow values — calibrate them "
-                   "on the Throughput page from a measured step time. Paleo has no per-step latency term, so "
-                   "small networks come out optimistic.")
+                   "without servers), no overlap. "
+                   + ("Calibrated on the measured step the speed model uses." if calibrated else
+                      "Uncalibrated: PPP defaults are Paleo's TensorFlow values; Paleo has no per-step latency "
+                      "term, so small networks come out optimistic."))
         try:   # computed once for the slider's whole range, cut to the workers shown
+            if point is not None:
+                calibration = _paleo_calibration(ref, point, global_batch, device, network, float(ppp_comm))
+                st.caption(f":material/tune: {calibration.text}.")
+                for flag in calibration.flags:
+                    st.caption(f":material/info: {plain(flag)}")
             curves = _paleo_curves(ref, float(steps.steps), MAX_WORKERS, ps, global_batch, device, network,
-                                   float(ppp_comp), float(ppp_comm))
+                                   float(ppp_comp), float(ppp_comm), point)
             return curves[curves["w"] <= max_workers]
         except PlannerError as err:
-            st.error(plain(str(err)), icon=":material/error:")
+            st.error(plain(str(err)) + (" Turn calibration off to draw Paleo's uncalibrated estimate."
+                                        if point is not None else ""), icon=":material/error:")
             return None

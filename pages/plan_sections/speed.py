@@ -48,6 +48,9 @@ DEFAULT_SPEED_TABLE = "cifar10/scalability.csv"
 SPEED_TABLE_HELP = ("CSV with columns `p` (optional; absent = all-reduce), `w`, a batch (`global_batch` or "
                     "`local_bsz`) and one speed (`steps_per_s`, `step_time_s`, `step_time` or "
                     "`samples_per_s`); see docs/plan.md.")
+#: page state: ``(speed model, measured step (s, p, w) or None)`` of the last speed section run, read by the
+#: Paleo section to calibrate Paleo on the same step
+SPEED_IN_USE = "plan_speed_in_use"
 TRANSFER_HELP = ("the paper's θ scaled to the step time the Throughput page's transfer estimated for one GPU "
                  "(calibrated on your measured step), taken as the step time at the (p, w) given")
 
@@ -94,17 +97,21 @@ def speed_section(global_batch: float) -> SpeedModel | None:
     source = st.radio("θ from", list(THETA_LABELS), format_func=THETA_LABELS.get, key="plan_theta_source", **KEPT,
                       help="\n\n".join(f"**{THETA_LABELS[k]}**: {v}" for k, v in THETA_SOURCES.items())
                       + f"\n\n**{THETA_LABELS['transfer']}**: {TRANSFER_HELP}")
+    st.session_state[SPEED_IN_USE] = (None, None)
     try:
         if source == "paper":
-            return _paper_model(global_batch)
-        if source == "table":
-            return _table_model(global_batch)
-        if source == "transfer":
-            return _transfer_model(global_batch)
-        return _typed_model(global_batch)
+            model = _paper_model(global_batch)
+        elif source == "table":
+            model = _table_model(global_batch)
+        elif source == "transfer":
+            model = _transfer_model(global_batch)
+        else:
+            model = _typed_model(global_batch)
     except PlannerError as err:
         st.error(plain(str(err)), icon=":material/error:")
         return None
+    st.session_state[SPEED_IN_USE] = (model, st.session_state[SPEED_IN_USE][1])
+    return model
 
 
 def _paper_model(global_batch: float) -> SpeedModel:
@@ -123,6 +130,7 @@ def _paper_model(global_batch: float) -> SpeedModel:
         p = c2.number_input("at p", min_value=1, value=p0, step=1, key="plan_cal_p", **KEPT)
         w = c3.number_input("at w", min_value=1, value=w0, step=1, key="plan_cal_w", **KEPT)
         step_time = (float(step), int(p), int(w))
+        st.session_state[SPEED_IN_USE] = (None, step_time)
     return _model("paper", mode, global_batch, None, None, None, step_time)
 
 
@@ -142,6 +150,7 @@ def _transfer_model(global_batch: float) -> SpeedModel:
     step = comparison.step_time_s(device)
     st.caption(f"{comparison.workload} on {device}: {step:.4g} s per step (estimate of the Throughput page's "
                f"transfer; {TRANSFER_HELP}).")
+    st.session_state[SPEED_IN_USE] = (None, (float(step), int(p), int(w)))
     return _model("paper", mode, global_batch, None, None, None, (float(step), int(p), int(w)))
 
 

@@ -101,9 +101,12 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     assert not at.warning
     tta = figure(at, 0)
     assert [t["name"] for t in tta["data"]][:3] == ["p = 2", "p = 4", "best w"]
-    # Paleo on the device the run was measured on, as far as Paleo knows it: a Xeon, so its one processor
-    assert [t["name"] for t in tta["data"]][3:] == ["Paleo p = 2 (CPU_I7, ethernet)",
-                                                    "Paleo p = 4 (CPU_I7, ethernet)"]
+    # Paleo on the device the run was measured on, as far as Paleo knows it: a Xeon, so its one processor;
+    # calibrated on the step Optimus is calibrated to (0.906 s at p = 2, w = 4): the two curves meet there
+    assert [t["name"] for t in tta["data"]][3:] == ["Paleo p = 2 (CPU_I7, ethernet; calibrated)",
+                                                    "Paleo p = 4 (CPU_I7, ethernet; calibrated)"]
+    paleo_p2 = trace(tta, "Paleo p = 2 (CPU_I7, ethernet; calibrated)")
+    assert paleo_p2["y"][list(paleo_p2["x"]).index(4)] == pytest.approx(builtin_steps.steps * 0.906 / 3600, rel=1e-6)
     assert trace(tta, "best w")["x"] == best["w"].tolist() == [7, 10]   # sqrt(130.56·p/4.92): 7, 10
     assert trace(tta, "best w")["text"] == ["w = 7", "w = 10"]
     assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
@@ -214,7 +217,8 @@ def test_bad_speed_table_is_named_and_the_builtin_table_still_fits():
     assert any("MAPE 12.53 %" in shown(c.value) for c in at.caption)          # docs/plan.md, cifar10
     names = [t["name"] for t in figure(at)["data"]]
     assert names[:2] == ["all-reduce", "best w"]                    # measured steps: no interval, no range
-    assert names[2:] == ["Paleo ring all-reduce (CPU_I7, ethernet)"]   # seconds: Paleo is drawn too (Xeon run)
+    # seconds: Paleo is drawn too (Xeon run), calibrated on the fitted model's own step at w = 1
+    assert names[2:] == ["Paleo ring all-reduce (CPU_I7, ethernet; calibrated)"]
     assert "Best w (all-reduce)" in metrics(at)
 
 
@@ -335,7 +339,9 @@ def test_paleo_estimate_is_drawn_beside_optimus_with_core_numbers():
     assert not at.exception
     # the page's run was measured on a Xeon: Paleo's curve defaults to its one processor, not a V100
     assert at.selectbox(key="plan_paleo_device").value == "CPU_I7"
-    assert any(t["name"] == "Paleo p = 2 (CPU_I7, ethernet)" for t in figure(at, 0)["data"])
+    assert any(t["name"] == "Paleo p = 2 (CPU_I7, ethernet; calibrated)" for t in figure(at, 0)["data"])
+    # uncalibrated, one click away: Paleo's roofline at the TensorFlow PPP typed below
+    at.toggle(key="plan_paleo_calibrated").set_value(False).run()
     at.selectbox(key="plan_paleo_device").set_value("V100").run()
     tta = figure(at, 0)
     names = [t["name"] for t in tta["data"]]
