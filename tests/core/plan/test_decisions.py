@@ -52,7 +52,7 @@ def test_knee_moves_with_the_share(min_saving, knee):
 def test_knee_interpolates_the_double_log_linearly():
     # planned 10, 15, 40 only: T(20) read between 15 and 40 in ln T against ln w. For T = 100/w + 1:
     # ln T(20) = ln T(15) + ln(20/15)/ln(40/15) * (ln T(40) - ln T(15)), by hand
-    # ln 7.667 + 0.2933 * ln(3.5/7.667) = 1.807, T(20) = 6.09 (6 exactly) -> saving 1 - 6.09/11 = 44.6 %
+    # ln 7.667 + 0.2933 * ln(3.5/7.667) = 1.807, T(20) = 6.09 (100/20 + 1 = 6 exactly) -> saving 1 - 6.09/11 = 44.6 %
     table = _hundred_over_w_plus_one([10, 15, 40])
     t15, t40 = 100 / 15 + 1, 100 / 40 + 1
     t20 = np.exp(np.log(t15) + np.log(20 / 15) / np.log(40 / 15) * (np.log(t40) - np.log(t15)))
