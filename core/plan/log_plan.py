@@ -264,9 +264,10 @@ def _extrapolation(measured: pd.DataFrame, w: int, m: float) -> str:
 
 def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measured: pd.DataFrame,
              device: str | None, target: Target | None, options: dict) -> tuple[dict[str, Fitter], list[str]]:
-    """Every registered all-reduce family as a fitter of measured configurations; the transformer model on
-    ``device`` (else the logs' own) when the logs let it be calibrated."""
-    fitters = {name: _registry_fitter(name) for name in log_speed_choices()[1:] if name != "transformer"}
+    """Every registered all-reduce family that needs nothing beyond the speeds (``SpeedFamily.context``) as a
+    fitter of measured configurations; the transformer model on ``device`` (else the logs' own) when the logs let
+    it be calibrated (they name its model, device and sequence length)."""
+    fitters = {name: _registry_fitter(name) for name in log_speed_choices()[1:] if not SPEED_FAMILIES[name].context}
     notes = []
     where = device or default_device_for(logs, target)
     if where is None:
@@ -312,6 +313,10 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     if model == "transformer" and "transformer" not in fitters:
         raise InputError("--model transformer: expected logs of one language-model benchmark that name their device "
                          "(MLLOG submission_platform or the systems JSON); got none. Use --model auto.")
+    if model not in ("auto", *fitters):
+        needs = ", ".join(SPEED_FAMILIES[model].context)
+        raise InputError(f"--model {model}: cannot be fitted to these logs (it needs {needs} named beside the speeds, "
+                         "which training logs do not give). Use --model auto.")
     if model == "auto":
         choice = choose_log_speed(measured, fitters)
     else:

@@ -133,6 +133,10 @@ class SpeedFamily:
     in_auto : bool, default=True
         Whether ``auto`` fits it to every table; False for a family a speed table alone cannot
         describe (the transformer model needs the model, device and sequence length named).
+    context : tuple of str, default=()
+        Columns a speed table must have beside the speeds for this family (the transformer model's
+        ``config, device, seq_len``; Paleo's ``net, device``); a plan from logs offers such a family
+        only where it can supply them.
     """
 
     name: str
@@ -144,6 +148,7 @@ class SpeedFamily:
     loo: Callable[..., np.ndarray | None]
     scored_alone: bool = True
     in_auto: bool = True
+    context: tuple[str, ...] = ()
 
     @property
     def modes(self) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from core.errors import InputError
 from core.plan.log_speed import LOG_SPEED_FAMILIES
+from core.plan.paleo_speed import PALEO_SPEED
 from core.plan.pollux_fit import POLLUX_SPEED
 from core.plan.speed_family import SpeedFamily
 from core.plan.speed_fit import OPTIMUS_SPEED
@@ -16,7 +17,7 @@ from core.plan.transformer_speed import TRANSFORMER_SPEED
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them
 SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED,
-                                                               *LOG_SPEED_FAMILIES)}
+                                                               *LOG_SPEED_FAMILIES, PALEO_SPEED)}
 
 
 def get_speed_family(name: str) -> SpeedFamily:
@@ -24,11 +25,11 @@ def get_speed_family(name: str) -> SpeedFamily:
 
     >>> get_speed_family("pollux").modes
     ('allreduce',)
-    >>> get_speed_family("paleo")
+    >>> get_speed_family("roofline")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: speed model: expected one of optimus, pollux, transformer, overhead, elastic, bracket; \
-got 'paleo'. Pick a registered speed family.
+    core.errors.InputError: speed model: expected one of optimus, pollux, transformer, overhead, elastic, bracket, \
+paleo; got 'roofline'. Pick a registered speed family.
     """
     try:
         return SPEED_FAMILIES[name]

@@ -311,4 +311,4 @@ TRANSFORMER_SPEED = SpeedFamily(
     description="core.transformer: a language model's work per step on a device's datasheet peaks, data × tensor "
                 "× pipeline parallelism, calibrated on measured steps (the table names config, device, seq_len)",
     formulas={"allreduce": FORMULA}, formulas_latex={"allreduce": FORMULA_LATEX}, fit=fit_transformer_speed,
-    loo=transformer_loo, in_auto=False)
+    loo=transformer_loo, in_auto=False, context=CONTEXT_COLUMNS)

@@ -199,6 +199,9 @@ def test_plan_from_logs_honours_or_refuses_model(capsys):
         assert main([*base, "--model", model]) == 2
         out = capsys.readouterr()
         assert out.out == "" and f"--model {model}: cannot be fitted to these logs" in out.err
+    # Paleo needs the network named beside the speeds: refused with what it needs
+    assert main([*base, "--model", "paleo"]) == 2
+    assert "--model paleo: cannot be fitted to these logs (it needs net, device named" in capsys.readouterr().err
     # another device needs the transformer model
     assert main([*base, "--model", "overhead", "--to-device", "B200"]) == 2
     assert "--to-device: expected --model transformer or auto" in capsys.readouterr().err

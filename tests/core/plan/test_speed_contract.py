@@ -2,8 +2,8 @@
 registry itself, never a hand-typed list of families.
 
 Each family is fitted to one all-reduce table (Llama 3.1 8B on H100, 8 to 64 GPUs at a global batch of 32, step
-times of the form ``0.3·M/w + 0.05``; the transformer model reads the model, device and sequence length from the
-table's context columns, the others ignore them) and must answer: its name, modes and formulas (text and LaTeX for
+times of the form ``0.3·M/w + 0.05``; the transformer model and Paleo read the model or network, device and
+sequence length from the table's context columns (``SpeedFamily.context``), the others ignore them) and must answer: its name, modes and formulas (text and LaTeX for
 the same modes), a fitted model whose ``family`` is its name, finite step times at the measured counts, ``scaled``
 multiplying every step time, parameters by name, a report and a plain dict.
 """
@@ -18,7 +18,7 @@ from core.plan import SPEED_FAMILIES, FittedSpeed, log_speed_choices
 
 W = np.array([8, 16, 32, 64])
 TABLE = pd.DataFrame({"w": W, "global_batch": 32.0, "step_time_s": 0.3 * 32 / W + 0.05, "config": "llama31_8b",
-                      "device": "H100", "seq_len": 8192})
+                      "device": "H100", "seq_len": 8192, "net": "alex_v2"})
 
 
 @pytest.fixture(scope="module", params=list(SPEED_FAMILIES))
@@ -29,6 +29,7 @@ def fitted(request):
 
 def test_the_record_declares_its_name_modes_and_formulas(fitted):
     family, _ = fitted
+    assert set(family.context) <= set(TABLE.columns)
     assert SPEED_FAMILIES[family.name] is family
     assert family.label and family.description
     assert family.modes and set(family.formulas) == set(family.formulas_latex)

@@ -1,0 +1,195 @@
+"""Paleo's roofline as a speed family: a network's step from FLOPs, bytes and the network, calibrated by PPP.
+
+Paleo (Qi et al., ICLR 2017; :mod:`core.paleo`) prices one synchronous iteration of a network on ``w`` workers
+(strong scaling at global batch ``M``: ``ceil(M/w)`` samples each) and ``p`` parameter servers (ring
+all-reduce with none) from each layer's FLOPs and memory traffic against a device's peaks, plus the gradient
+exchange over the network.  Its compute runs at a "platform percent of peak" (PPP): this family fits that one
+number to a table of measured steps (least squares on ``ln t``; with one row, exactly), so the roofline meets
+the measurement and keeps Paleo's own shape across ``(p, w)``.
+
+A speed table alone does not describe a network, so the table names it: columns ``net`` (a built-in Paleo
+spec, ``torch:<model>`` or a course model name, :func:`core.paleo.load_net`), ``device`` (the one device
+table's name) and optionally ``network`` (default ``ethernet``); ``auto`` leaves the family out
+(``SpeedFamily.in_auto = False``), as it does the transformer model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize_scalar
+
+from core.errors import InputError
+from core.paleo import Net, load_net
+from core.plan.paleo_time import _paleo_step_ms, calibrate_paleo_step
+from core.plan.speed_family import FittedSpeed, SpeedFamily
+from core.plan.speed_table import normalise_speed_table
+
+FORMULAS = {
+    "sync": "t = Paleo(net, device, network; PPP)(p, w, M): compute at PPP × peak + parameter-server exchange",
+    "allreduce": "t = Paleo(net, device, network; PPP)(w, M): compute at PPP × peak + ring all-reduce",
+}
+FORMULAS_LATEX = {
+    "sync": r"t = t_{\mathrm{comp}}(M/w)/\mathrm{PPP} + t_{\mathrm{PS}}(p, w)",
+    "allreduce": r"t = t_{\mathrm{comp}}(M/w)/\mathrm{PPP} + t_{\mathrm{ring}}(w)",
+}
+#: the columns a speed table needs for this family (beside w, the batch and the speed)
+CONTEXT_COLUMNS = ("net", "device")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaleoSpeedModel(FittedSpeed):
+    """Paleo's step of ``net`` on ``device`` over ``network`` at compute PPP ``ppp_comp``, times ``factor``."""
+
+    net: Net
+    device: str
+    network: str = "ethernet"
+    ppp_comp: float = 1.0
+    ppp_comm: float = 1.0
+    mode: str = "allreduce"
+    factor: float = 1.0
+
+    family: ClassVar[str] = "paleo"
+    time_unit: ClassVar[str] = "s"
+
+    @property
+    def formula(self) -> str:
+        return FORMULAS[self.mode]
+
+    def step_s(self, p: int, w: int, global_batch: float) -> float:
+        """Seconds per step at ``(p, w)`` and global batch ``M`` (``p = 0``: ring all-reduce)."""
+        ms = _paleo_step_ms(self.net, p=int(p) if self.mode == "sync" else 0, w=int(w),
+                            global_batch=int(round(float(global_batch))), device=self.device, network=self.network,
+                            ppp_comp=self.ppp_comp, ppp_comm=self.ppp_comm, overlap=False)
+        return self.factor * ms / 1000.0
+
+    def steps_per_s_at(self, p, w, global_batch):
+        w_arr = np.asarray(w, dtype=float)
+        if not np.all(np.isfinite(w_arr)) or np.any(w_arr < 1):
+            raise InputError(f"PaleoSpeedModel.steps_per_s: expected w >= 1 workers; got {w!r}.")
+        shape = np.broadcast_shapes(np.shape(p), w_arr.shape, np.shape(global_batch))
+        p_b = np.broadcast_to(np.asarray(p, dtype=float), shape).ravel()
+        w_b = np.broadcast_to(w_arr, shape).ravel()
+        m_b = np.broadcast_to(np.asarray(global_batch, dtype=float), shape).ravel()
+        out = np.array([1.0 / self.step_s(pi, wi, mi) for pi, wi, mi in zip(p_b, w_b, m_b)]).reshape(shape)
+        return float(out) if out.ndim == 0 else out
+
+    def steps_per_s(self, p, w):
+        if self.global_batch is None:
+            raise InputError("PaleoSpeedModel: expected a global batch M; got None. Call "
+                             "model.with_global_batch(M) first.")
+        return self.steps_per_s_at(p, w, self.global_batch)
+
+    def samples_per_s(self, p, w):
+        out = float(self.global_batch or 0.0) * np.asarray(self.steps_per_s(p, w))
+        return float(out) if out.ndim == 0 else out
+
+    def scaled(self, factor: float) -> PaleoSpeedModel:
+        return dataclasses.replace(self, factor=self.factor * float(factor))
+
+    @property
+    def named_params(self) -> dict[str, float]:
+        return {"ppp_comp": float(self.ppp_comp), "ppp_comm": float(self.ppp_comm), "time_factor": float(self.factor)}
+
+    @property
+    def theta(self) -> tuple[float, ...]:
+        return tuple(self.named_params.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "mode": self.mode, "formula": self.formula, **self.named_params,
+                "net": self.net.name, "device": self.device, "network": self.network,
+                "global_batch": self.global_batch, "time_unit": "s", "source": self.source,
+                "mape_pct": self.mape_pct, "loo_mape_pct": self.loo_mape_pct, "n_points": self.n_points,
+                "flags": list(self.flags)}
+
+    def report(self) -> str:
+        lines = ["[[Model]]", f"    family: paleo ({self.formula})", f"    net: {self.net.name}",
+                 f"    device: {self.device}, network: {self.network}", f"    mode: {self.mode}", "[[Parameters]]"]
+        lines += [f"    {k} = {v:.6g}" for k, v in self.named_params.items()]
+        return "\n".join(lines + self.report_tail())
+
+
+def _context(table: pd.DataFrame, source: str) -> dict[str, str]:
+    columns = {str(c).strip().lower(): c for c in table.columns}
+    missing = [c for c in CONTEXT_COLUMNS if c not in columns]
+    if missing:
+        raise InputError(f"{source}: expected columns {', '.join(CONTEXT_COLUMNS)} for Paleo's speed model (the "
+                         f"network and the device); got none for {', '.join(missing)}. Add them, or use python -m "
+                         "core paleo.")
+    out = {}
+    for name in (*CONTEXT_COLUMNS, "network"):
+        if name not in columns:
+            continue
+        distinct = table[columns[name]].dropna().astype(str).str.strip().unique()
+        if len(distinct) != 1:
+            raise InputError(f"{source}: expected one {name} for every row; got {', '.join(map(str, distinct))}. "
+                             "Split the table.")
+        out[name] = distinct[0]
+    return out
+
+
+def fit_paleo_speed(table: pd.DataFrame, *, mode: str = "allreduce", global_batch: float | None = None,
+                    gpus_per_node: int | None = None, source: str = "table") -> PaleoSpeedModel:
+    """Paleo's compute PPP fitted to a speed table that names its network and device (module text).
+
+    >>> tab = pd.DataFrame({"w": [1, 4], "p": [0, 0], "global_batch": 128, "step_time_s": [2.0, 0.8],
+    ...                     "net": "alex_v2", "device": "K80"})
+    >>> m = fit_paleo_speed(tab)
+    >>> m.family, 0 < m.ppp_comp < 1, round(m.mape_pct, 1) < 50
+    ('paleo', True, True)
+    """
+    if mode not in FORMULAS:
+        raise InputError(f"{source}: Paleo's speed model fits modes {', '.join(FORMULAS)}; got {mode!r}.")
+    ctx = _context(table, source)
+    net = load_net(ctx["net"])
+    tab = normalise_speed_table(table, global_batch=global_batch, source=source)
+    if tab["global_batch"].isna().any():
+        raise InputError(f"{source}: expected the global batch of every row for Paleo's speed model; got none. Add "
+                         "a global_batch column or pass --batch M.")
+    measured = 1.0 / tab["steps_per_s"].to_numpy(dtype=float)
+    base = PaleoSpeedModel(net=net, device=ctx["device"], network=ctx.get("network", "ethernet"), mode=mode,
+                           global_batch=global_batch, source=f"Paleo PPP fitted on {source}", n_points=len(tab))
+    rows = list(zip(tab["p"].astype(int), tab["w"].astype(int), tab["global_batch"].astype(float)))
+    if len(rows) == 1:
+        (p, w, m), = rows
+        cal = calibrate_paleo_step(net, float(measured[0]), p=p if mode == "sync" else 0, w=w,
+                                   global_batch=int(round(m)), device=base.device, network=base.network)
+        model = dataclasses.replace(base, ppp_comp=cal.ppp_comp, flags=cal.flags)
+    else:
+        def loss(log_ppp: float) -> float:
+            trial = dataclasses.replace(base, ppp_comp=math.exp(log_ppp))
+            pred = np.array([trial.step_s(p, w, m) for p, w, m in rows])
+            return float(np.sum(np.log(pred / measured) ** 2))
+
+        best = minimize_scalar(loss, bounds=(math.log(1e-6), math.log(1e3)), method="bounded",
+                               options={"xatol": 1e-6})
+        model = dataclasses.replace(base, ppp_comp=float(math.exp(best.x)))
+    pred = np.array([model.step_s(p, w, m) for p, w, m in rows])
+    return dataclasses.replace(model, mape_pct=float(100 * np.mean(np.abs(pred / measured - 1))))
+
+
+def paleo_loo(table: pd.DataFrame, model: PaleoSpeedModel, *, mode: str = "allreduce",
+              global_batch: float | None = None, gpus_per_node: int | None = None,
+              source: str = "table") -> np.ndarray | None:
+    """Each row's speed predicted by a PPP fitted without it (None with fewer than three rows)."""
+    tab = normalise_speed_table(table, global_batch=global_batch, source=source)
+    if len(tab) < 3:
+        return None
+    out = np.empty(len(tab))
+    for i in range(len(tab)):
+        refit = fit_paleo_speed(table.drop(table.index[i]), mode=mode, global_batch=global_batch, source=source)
+        row = tab.iloc[i]
+        out[i] = 1.0 / refit.step_s(int(row["p"]), int(row["w"]), float(row["global_batch"]))
+    return out
+
+
+PALEO_SPEED = SpeedFamily("paleo", "Paleo (roofline, PPP)",
+                          "Paleo (Qi et al., ICLR 2017): FLOPs and bytes per layer against the device's peaks plus "
+                          "the gradient exchange; compute PPP fitted to the measured steps",
+                          FORMULAS, FORMULAS_LATEX, fit_paleo_speed, paleo_loo, in_auto=False,
+                          context=CONTEXT_COLUMNS)
