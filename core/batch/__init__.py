@@ -26,7 +26,14 @@ from core.batch.formulas import (
     statistical_efficiency,
     steps_to_target,
 )
-from core.batch.measured_runs import BatchRun, measure_batch_run, measure_batch_runs, run_batch, samples_at_step
+from core.batch.measured_runs import (
+    BatchRun,
+    evaluation_resolution,
+    measure_batch_run,
+    measure_batch_runs,
+    run_batch,
+    samples_at_step,
+)
 from core.batch.rcp import (
     LR_TOLERANCE,
     RCP_COLUMNS,
@@ -42,7 +49,8 @@ from core.batch.study import BatchStudy, batch_study, crossing_row
 
 __all__ = [
     'EXTRAPOLATION_SIGMA', 'LR_TOLERANCE', 'RCP_COLUMNS', 'latest_round', 'learning_rate_cap', 'load_rcps',
-    'lr_deviation', 'mccandlish_prediction', 'parse_rcp_spec', 'predict_from_points', 'rcp_benchmarks', 'rcp_fit',
+    'evaluation_resolution', 'lr_deviation', 'mccandlish_prediction', 'parse_rcp_spec', 'predict_from_points',
+    'rcp_benchmarks', 'rcp_fit',
     'rcp_leave_one_out', 'rcp_rounds', 'rcp_unit',
     'BATCH_SCALING_METHODS', 'EFFICIENCY_LATEX',
     'SAMPLES_LATEX', 'STEPS_LATEX', 'TUNED_NOTE', 'BatchRun', 'BatchScaling',

@@ -30,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.batch.measured_runs import evaluation_resolution
-from core.batch.rcp import predict_from_points
+from core.batch import evaluation_resolution, load_rcps, predict_from_points, rcp_benchmarks
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, PlannerError
 from core.logs import RunLog
@@ -109,8 +108,6 @@ def _rcp_points(benchmark: str | None):
     """The benchmark's RCPs, or None (no benchmark, none installed, or none for it)."""
     if not benchmark:
         return None
-    from core.batch import load_rcps, rcp_benchmarks
-
     key = str(benchmark).lower()
     try:
         if key not in rcp_benchmarks(None):

@@ -26,7 +26,7 @@ from scipy.optimize import minimize_scalar
 
 from core.errors import InputError
 from core.paleo import Net, load_net
-from core.plan.paleo_time import _paleo_step_ms, calibrate_paleo_step
+from core.plan.paleo_time import calibrate_paleo_step, paleo_step_ms
 from core.plan.speed_family import FittedSpeed, SpeedFamily
 from core.plan.speed_table import normalise_speed_table
 
@@ -63,7 +63,7 @@ class PaleoSpeedModel(FittedSpeed):
 
     def step_s(self, p: int, w: int, global_batch: float) -> float:
         """Seconds per step at ``(p, w)`` and global batch ``M`` (``p = 0``: ring all-reduce)."""
-        ms = _paleo_step_ms(self.net, p=int(p) if self.mode == "sync" else 0, w=int(w),
+        ms = paleo_step_ms(self.net, p=int(p) if self.mode == "sync" else 0, w=int(w),
                             global_batch=int(round(float(global_batch))), device=self.device, network=self.network,
                             ppp_comp=self.ppp_comp, ppp_comm=self.ppp_comm, overlap=False)
         return self.factor * ms / 1000.0

@@ -67,7 +67,7 @@ def _scheme(p: int) -> str:
     return f"ParameterServer_p{p}" if p else "RingAllReduce"
 
 
-def _paleo_step_ms(net: Net, *, p: int, w: int, global_batch: int, device: str, network: str, ppp_comp: float,
+def paleo_step_ms(net: Net, *, p: int, w: int, global_batch: int, device: str, network: str, ppp_comp: float,
                    ppp_comm: float, overlap: bool) -> float:
     result = simulate(net, device=device, network=network, batch_size=int(global_batch), workers=(int(w),),
                       scaling="strong", ppp_comp=ppp_comp, ppp_comm=ppp_comm, overlap=overlap,
@@ -94,7 +94,7 @@ def calibrate_paleo_step(net: Net, step_s: float, *, p: int, w: int, global_batc
     >>> from core.paleo import load_net
     >>> net = load_net("alex_v2")
     >>> cal = calibrate_paleo_step(net, 1.5, p=2, w=4, global_batch=128, device="K80")
-    >>> ms = _paleo_step_ms(net, p=2, w=4, global_batch=128, device="K80", network="ethernet",
+    >>> ms = paleo_step_ms(net, p=2, w=4, global_batch=128, device="K80", network="ethernet",
     ...                     ppp_comp=cal.ppp_comp, ppp_comm=1.0, overlap=False)
     >>> round(ms, 6)
     1500.0
@@ -112,7 +112,7 @@ def calibrate_paleo_step(net: Net, step_s: float, *, p: int, w: int, global_batc
     target_ms = float(step_s) * 1000.0
 
     def step(ppp: float) -> float:
-        return _paleo_step_ms(net, p=p, w=w, global_batch=global_batch, device=device, network=network,
+        return paleo_step_ms(net, p=p, w=w, global_batch=global_batch, device=device, network=network,
                               ppp_comp=ppp, ppp_comm=ppp_comm, overlap=overlap)
 
     guess = step(1.0) / target_ms

@@ -100,13 +100,17 @@ def _scored(model: FittedSpeed, pred: np.ndarray, measured: np.ndarray, level: f
 
 
 def speed_model_choices(has_ps: bool) -> tuple[str, ...]:
-    """The speed families that can fit a table with (or without) parameter servers, and ``auto`` when several can.
+    """The speed families that can fit a table with (or without) parameter servers, and ``auto`` when several of
+    those ``auto`` fits can (``SpeedFamily.in_auto``).
 
-    >>> speed_model_choices(True), speed_model_choices(False)
-    (('optimus',), ('optimus', 'pollux', 'transformer', 'auto'))
+    >>> speed_model_choices(True)
+    ('optimus', 'paleo')
+    >>> speed_model_choices(False)[:2], speed_model_choices(False)[-1]
+    (('optimus', 'pollux'), 'auto')
     """
-    names = tuple(n for n, f in SPEED_FAMILIES.items() if any(f.fits_mode(m) for m in _modes(has_ps)))
-    return names + ("auto",) if len(names) > 1 else names
+    fitting = [f for f in SPEED_FAMILIES.values() if any(f.fits_mode(m) for m in _modes(has_ps))]
+    names = tuple(f.name for f in fitting)
+    return names + ("auto",) if sum(f.in_auto for f in fitting) > 1 else names
 
 
 def _modes(has_ps: bool) -> tuple[str, ...]:

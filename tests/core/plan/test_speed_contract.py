@@ -3,9 +3,10 @@ registry itself, never a hand-typed list of families.
 
 Each family is fitted to one all-reduce table (Llama 3.1 8B on H100, 8 to 64 GPUs at a global batch of 32, step
 times of the form ``0.3·M/w + 0.05``; the transformer model and Paleo read the model or network, device and
-sequence length from the table's context columns (``SpeedFamily.context``), the others ignore them) and must answer: its name, modes and formulas (text and LaTeX for
-the same modes), a fitted model whose ``family`` is its name, finite step times at the measured counts, ``scaled``
-multiplying every step time, parameters by name, a report and a plain dict.
+sequence length from the table's context columns (``SpeedFamily.context``), the others ignore them) and must
+answer: its name, modes and formulas (text and LaTeX for the same modes), a fitted model whose ``family`` is its
+name, finite step times at the measured counts, ``scaled`` multiplying every step time, parameters by name, a
+report and a plain dict.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ def test_the_registry_lists_optimus_and_pollux_by_name():
     assert get_speed_family("pollux").modes == ("allreduce",)
     assert SpeedModel.family == "optimus" and PolluxSpeedModel.family == "pollux"
     names = ", ".join(SPEED_FAMILIES)
-    with pytest.raises(InputError, match=rf"speed model: expected one of {names}; got 'paleo'"):
-        get_speed_family("paleo")
+    with pytest.raises(InputError, match=rf"speed model: expected one of {names}; got 'roofline'"):
+        get_speed_family("roofline")
 
 
 def test_both_models_share_one_base_with_the_eight_fields():
@@ -46,7 +46,8 @@ def test_both_models_share_one_base_with_the_eight_fields():
 
 
 def test_the_families_a_table_offers():
-    assert speed_model_choices(True) == ("optimus",)            # Pollux has no parameter servers
+    with_ps = speed_model_choices(True)                           # Pollux has no parameter servers
+    assert with_ps == tuple(n for n, f in SPEED_FAMILIES.items() if f.fits_mode("sync")) and "pollux" not in with_ps
     assert speed_model_choices(False) == (*(n for n, f in SPEED_FAMILIES.items() if f.fits_mode("allreduce")), "auto")
 
 
@@ -71,8 +72,8 @@ def test_an_unscored_fit_is_the_familys_plain_fit():
     assert scored.scored and scored.model.loo_mape_pct == pytest.approx(0.0, abs=1e-9)
     assert "[[Choice]]" in scored.report()
     names = ", ".join(SPEED_FAMILIES)
-    with pytest.raises(InputError, match=rf"speed model: expected one of {names}, auto; got 'paleo'"):
-        fit_speed(tab, family="paleo")
+    with pytest.raises(InputError, match=rf"speed model: expected one of {names}, auto; got 'roofline'"):
+        fit_speed(tab, family="roofline")
 
 
 # --- a third family, registered the way a new module would be -----------------------------------------
