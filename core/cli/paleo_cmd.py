@@ -69,8 +69,9 @@ def _workers(text: str) -> tuple[int, ...]:
 
 
 def _print_list() -> None:
+    from core.devices import DEVICES as TABLE
     from core.models import model_info
-    from core.paleo import DEVICES, GPUS, NETWORKS, TORCH_PREFIX, list_nets
+    from core.paleo import DEVICES, NETWORKS, TORCH_PREFIX, list_nets
 
     print("kind,name,description")
     nets = list_nets()
@@ -83,10 +84,12 @@ def _print_list() -> None:
     for d in DEVICES.values():
         print(f"device,{d.name},\"{d.peak_gflops:g} GFLOP/s {d.precision}; "
               f"{d.mem_bandwidth_gbs:g} GB/s; {d.source}\"")
-    for g in GPUS.values():
-        peaks = " / ".join(f"{p} {f.value:g}" for p, f in g.peaks.items())
-        print(f"gpu,{g.name},\"{g.label}: {peaks} TFLOP/s dense (FLOPs: 2 per multiply-add); "
-              f"{g.mem_bandwidth.value:g} GB/s; link {g.link}; {g.peaks['fp32'].source}\"")
+    for g in TABLE.values():     # the one device table: every key (and its aliases) --device and --to-device take
+        peaks = " / ".join(f"{p} {f.tflops:g}" for p, f in g.peaks.items())
+        aka = f" (also {', '.join(g.aliases)})" if g.aliases else ""
+        print(f"gpu,{g.name},\"{g.label}{aka}: {peaks} TFLOP/s dense (FLOPs: 2 per multiply-add); "
+              f"{g.mem_bandwidth.value:g} GB/s; link {g.link or 'not in the table'}; "
+              f"{next(iter(g.peaks.values())).source}\"")
     for n in NETWORKS.values():
         print(f"network,{n.name},\"{n.gbps:g} Gbit/s; {n.source}\"")
 

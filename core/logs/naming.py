@@ -14,27 +14,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 
-#: short names of GPU types, by a pattern found in the full device name
-_GPU_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"RTX\s*8000", "RTX 8000"),
-    (r"RTX\s*6000", "RTX 6000"),
-    (r"GB300", "GB300"),
-    (r"GB200", "GB200"),
-    (r"(?<![A-Z])B300", "B300"),
-    (r"(?<![A-Z])B200", "B200"),
-    (r"MI355X", "MI355X"),
-    (r"MI325X", "MI325X"),
-    (r"MI300X", "MI300X"),
-    (r"H200", "H200"),
-    (r"H100", "H100"),
-    (r"A100", "A100"),
-    (r"A10G", "A10G"),
-    (r"V100", "V100"),
-    (r"P100", "P100"),
-    (r"T4\b", "T4"),
-    (r"K80", "K80"),
-    (r"L4\b", "L4"),
-)
+from core.devices import device_from_text
 
 #: words that make the part after the first "_" a device name
 _DEVICE_WORDS = r"(gpu|cpu|tesla|nvidia|quadro|geforce|rtx|radeon|amd|intel|xeon|epyc|processor|apple|tpu|cuda)"
@@ -107,19 +87,18 @@ def depth_of(model: str | None) -> int | None:
 
 
 def gpu_short_name(gpu: str | None) -> str | None:
-    """The GPU type in a full device name (``Tesla V100-PCIE-32GB`` → ``V100``).
+    """The GPU type in a full device name (``Tesla V100-PCIE-32GB`` → ``V100``): the family of the device
+    :func:`core.devices.device_from_text` recognises in it.
 
-    Names with no known GPU type are returned unchanged.
+    Names with no device of the table are returned unchanged.
 
-    >>> gpu_short_name("NVIDIA A100-PCIE-40GB"), gpu_short_name("Quadro RTX 8000")
-    ('A100', 'RTX 8000')
+    >>> gpu_short_name("NVIDIA A100-PCIE-40GB"), gpu_short_name("Quadro RTX 8000"), gpu_short_name("Tesla T4")
+    ('A100', 'RTX 8000', 'Tesla T4')
     """
     if not isinstance(gpu, str):
         return None
-    for pattern, short in _GPU_PATTERNS:
-        if re.search(pattern, gpu, flags=re.IGNORECASE):
-            return short
-    return gpu
+    device = device_from_text(gpu)
+    return device.type_name if device is not None else gpu
 
 
 def parse_run_name(name: str) -> RunMeta:
@@ -180,10 +159,10 @@ def parse_run_name(name: str) -> RunMeta:
 
 
 def is_device_name(text: str) -> bool:
-    """Whether ``text`` names a device (a known GPU type, or words such as GPU, Tesla, Xeon, CPU).
+    """Whether ``text`` names a device (one of the device table's, or words such as GPU, Tesla, Xeon, CPU).
 
     >>> is_device_name("Quadro RTX 8000"), is_device_name("Intel Xeon Processor"), is_device_name("0-tag-train_loss")
     (True, True, False)
     """
-    return (any(re.search(pattern, text, flags=re.IGNORECASE) for pattern, _ in _GPU_PATTERNS)
+    return (device_from_text(text) is not None
             or re.search(rf"\b{_DEVICE_WORDS}", text, flags=re.IGNORECASE) is not None)

@@ -22,11 +22,12 @@ Typical use::
                    workers=(1, 2, 4, 8), paleo_compatible=True)
     res.to_frame()          # the columns of Paleo's validation table
 
-Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices``, ``cost`` (per-layer
-model), ``comm`` (schemes), ``simulate`` (scaling, per-layer table), ``ppp`` (PPP presets; PPP from a
-measured step), ``results`` (``PaleoScaling`` and its rows), ``gpus`` (training GPUs: peaks per
-precision with sources), ``workload``, ``roofline``, ``transfer`` (the fit), ``transfer_records`` (its
-inputs and results), ``compare``, ``profile``, ``mlperf`` (per-GPU throughput of an MLPerf log);
+Modules: ``layers`` (Layer, Net, shape rules), ``spec`` (JSON specs), ``devices`` (Paleo's view of the one
+device table, :mod:`core.devices`), ``cost`` (per-layer model), ``comm`` (schemes), ``simulate`` (scaling,
+per-layer table), ``ppp`` (PPP presets; PPP from a measured step), ``results`` (``PaleoScaling`` and its rows),
+``gpus`` (the precisions a step runs in; the training GPUs, a view of the device table), ``workload``,
+``roofline``, ``transfer`` (the fit), ``transfer_records`` (its inputs and results), ``compare``, ``profile``,
+``mlperf`` (per-GPU throughput of an MLPerf log);
 ``torch_bridge``, ``torch_work`` and ``torch_profile`` import torch and are imported only when used, so
 ``import core.paleo`` does not import torch.
 """
@@ -65,7 +66,7 @@ from core.paleo.devices import (
     networks_for,
     settings_for_mode,
 )
-from core.paleo.gpus import GPUS, HALF_SPARSE, PRECISION_TEXT, PRECISIONS, Figure, GpuSpec, get_gpu
+from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS
 from core.paleo.layers import Layer, Net
 from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
 from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
@@ -107,17 +108,17 @@ TORCH_PREFIX = "torch:"
 
 __all__ = [
     "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
-    "DEVICES", "FITS", "FORMS", "GPUS", "HALF_SPARSE", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
+    "DEVICES", "FITS", "FORMS", "GPUS", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
     "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "PRECISIONS",
-    "PRECISION_TEXT", "RING", "TORCH_PREFIX", "Device", "DeviceComparison", "DeviceRow", "Efficiencies", "Figure",
-    "GpuSpec", "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
+    "PRECISION_TEXT", "RING", "TORCH_PREFIX", "Device", "DeviceComparison", "DeviceRow", "Efficiencies",
+    "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
     "Network", "Op", "PPPCalibration", "PaleoHeadline", "PaleoScaling", "ProfileComparison", "Roof",
     "RooflineStep", "StepTimePrediction", "UNATTRIBUTED",
     "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
     "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
     "calibrate_transfer", "check_transfer", "TransferCheck",
     "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",
-    "get_gpu", "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",
+    "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",
     "load_workload", "measure_profile", "net_from_model", "networks_for", "parse_spec", "predict_step",
     "profile_report", "ps_scheme", "read_mlperf_throughput", "read_profile", "read_spec_file", "roof_for",
     "roofline_layers", "roofline_step", "settings_for_mode", "simulate", "step_time_ms", "transfer_scaling",

@@ -21,8 +21,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.devices import get_device
 from core.errors import InputError, LogFormatError
-from core.paleo.gpus import get_gpu
 from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, roofline_step
 from core.paleo.transfer import calibrate_transfer, predict_step
 from core.paleo.transfer_records import Measurement, TransferCalibration
@@ -199,7 +199,7 @@ def check_transfer(source_runs: Sequence[MlperfThroughput], target_runs: Sequenc
         Paleo's layer list of it without the free layers (``workload_from_net(net, free_layers=False)``),
         for the one-PPP comparison.
     source, target : str
-        Training GPU names (:data:`core.paleo.gpus.GPUS`).
+        Device names of the table (:data:`core.devices.DEVICES`, keys or aliases).
     precision : str, default="fp16"
         MLPerf's ResNet-50 submissions train in FP16 (``--dtype float16``).
     prior, form
@@ -217,7 +217,7 @@ def check_transfer(source_runs: Sequence[MlperfThroughput], target_runs: Sequenc
                                                   source_batch / source_img_s, label=f"{source} (MLPerf)")],
                                      prior=prior, form=form)
     p = predict_step(calibration, workload, target, precision=precision, batch_size=target_batch)
-    a, b = get_gpu(source), get_gpu(target)
+    a, b = get_device(source), get_device(target)
     one_ppp = Efficiencies((1.0,) * len(KINDS), (1.0,) * len(KINDS))
 
     def paleo_img_s(gpu: str, batch: int) -> float:

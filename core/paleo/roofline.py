@@ -28,9 +28,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from core.devices import NAMES, DeviceSpec, normalise
+from core.devices import get_device as table_device
 from core.errors import InputError
-from core.paleo.devices import DEVICES, Device
-from core.paleo.gpus import GpuSpec, check_precision, get_gpu
+from core.paleo.devices import Device, get_device
+from core.paleo.gpus import check_precision
 from core.paleo.workload import KINDS, MATRIX_KINDS, PHASES, Workload
 from core.validation import check_scalar
 
@@ -68,21 +70,24 @@ class Roof:
         return (self.matrix_tflops if kind in MATRIX_KINDS else self.vector_tflops) * 1e12
 
 
-def roof_for(device: str | GpuSpec | Device | Roof, precision: str) -> Roof:
-    """The roof of a training GPU (:data:`core.paleo.gpus.GPUS`) or of a Paleo device at ``precision``.
+def roof_for(device: str | DeviceSpec | Device | Roof, precision: str) -> Roof:
+    """The roof of a device of the table (:data:`core.devices.DEVICES`, by key or alias) at ``precision``.
 
-    A Paleo/modern single-precision device (``V100``, ``A100_TF32``, ``K80`` ...) has one
-    peak and is accepted only at its own precision.
+    A table device's roof takes the ``precision`` peak for matrix ops and the FP32 CUDA-core peak for
+    the rest; a Paleo :class:`~core.paleo.devices.Device` (``"A100_TF32"``, or one passed as such) has
+    one peak and is accepted only at its own precision.
 
     Examples
     --------
     >>> r = roof_for("H100_SXM", "bf16")
     >>> r.matrix_tflops, r.vector_tflops, r.mem_bandwidth_gbs
     (989.4, 67.0, 3350.0)
-    >>> roof_for("A100", "fp16")
+    >>> roof_for("A100", "fp16").name, roof_for("A100_TF32", "tf32").matrix_tflops
+    ('A100_SXM4_40GB', 156.0)
+    >>> roof_for("V100", "bf16")
     Traceback (most recent call last):
     ...
-    core.errors.InputError: device: expected fp32 for A100 (one peak, FP32); got 'fp16'. For other precisions ...
+    core.errors.InputError: precision: expected one of fp32, fp16 for V100_SXM2; got 'bf16'. ...
     """
     check_precision(precision)
     if isinstance(device, Roof):
@@ -90,18 +95,20 @@ def roof_for(device: str | GpuSpec | Device | Roof, precision: str) -> Roof:
             raise InputError(f"device: expected {device.precision} for {device.name}; got {precision!r}. "
                              "A measured device has one precision.")
         return device
-    if isinstance(device, str) and device not in DEVICES:
-        device = get_gpu(device)
-    if isinstance(device, GpuSpec):
-        return Roof(device.name, precision, float(device.peak_tflops(precision)), float(device.peaks["fp32"].value),
+    if isinstance(device, str):   # a key or alias of the table; else Paleo's spelling (A100_TF32) or an error
+        device = table_device(device) if normalise(device) in NAMES else get_device(device)
+    if isinstance(device, DeviceSpec):
+        peak = device.peak_tflops(precision)
+        if "fp32" not in device.peaks:
+            raise InputError(f"device: expected an FP32 peak for {device.name} (the roofline's rate for "
+                             "non-matrix ops); the device table has none. Use the transformer model for it.")
+        return Roof(device.name, precision, float(peak), float(device.peak_tflops("fp32")),
                     float(device.mem_bandwidth.value), device.peaks[precision].source)
-    if isinstance(device, str):
-        device = DEVICES[device]
     own = _DEVICE_PRECISION.get(device.precision, "fp32")
     if own != precision:
         raise InputError(f"device: expected {own} for {device.name} (one peak, {own.upper()}); got {precision!r}. "
-                         "For other precisions pick a training GPU (A100_PCIE_80GB, H100_SXM, ...; "
-                         "python -m core paleo --list).")
+                         "For other precisions pick a device of the table by its name (A100_PCIE_80GB, "
+                         "H100_SXM, ...; python -m core paleo --list).")
     peak = device.peak_gflops / 1e3
     return Roof(device.name, precision, peak, peak, float(device.mem_bandwidth_gbs), device.source)
 
@@ -221,14 +228,14 @@ def check_form(form: str) -> str:
     return form
 
 
-def roofline_step(workload: Workload, device: str | GpuSpec | Device | Roof, *, precision: str, batch_size: int,
+def roofline_step(workload: Workload, device: str | DeviceSpec | Device | Roof, *, precision: str, batch_size: int,
                   efficiencies: Efficiencies = DEFAULT_EFFICIENCIES, form: str = "max") -> RooflineStep:
     """Time of one training step of ``workload`` at ``batch_size`` on ``device`` in ``precision``.
 
     Parameters
     ----------
     workload : Workload
-    device : str, GpuSpec, Device or Roof
+    device : str, DeviceSpec, Device or Roof
         A training GPU (``"H100_SXM"``), a single-precision device at its precision, or a roof.
     precision : {"fp32", "tf32", "fp16", "bf16"}
     batch_size : int
@@ -269,7 +276,7 @@ def roofline_step(workload: Workload, device: str | GpuSpec | Device | Roof, *, 
 LAYER_COLUMNS = ("layer", "kind", "forward_ms", "backward_ms", "total_ms", "flops", "bytes", "bound")
 
 
-def roofline_layers(workload: Workload, device: str | GpuSpec | Device | Roof, *, precision: str, batch_size: int,
+def roofline_layers(workload: Workload, device: str | DeviceSpec | Device | Roof, *, precision: str, batch_size: int,
                     efficiencies: Efficiencies = DEFAULT_EFFICIENCIES, form: str = "max") -> pd.DataFrame:
     """Per-layer time of one step: forward and backward ms, FLOPs, bytes, and what bounds it.
 

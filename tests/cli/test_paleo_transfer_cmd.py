@@ -61,8 +61,9 @@ def test_list_has_the_training_gpus_with_flops_labelled(capsys):
 @pytest.mark.parametrize("argv, pattern", [
     (("paleo", "--net", "alex_v2", "--to-device", "H100_SXM"), r"^--to-device/--precision: expected --measured-step"),
     ((*ARGS[:-1], "fast"), r"^--measured-step: expected a number; got 'fast'"),
-    ((*ARGS, "--to-device", "H300"), r"^gpu: expected one of V100_SXM2"),
-    ((*ARGS, "--to-device", "H100"), r"^device: expected fp32 for H100 \(one peak, FP32\); got 'fp16'"),
+    ((*ARGS, "--to-device", "H300"), r"^device: expected one of P100, V100_SXM2"),
+    ((*ARGS, "--to-device", "A100_TF32"), r"^device: expected tf32 for A100_TF32 \(one peak, TF32\); got 'fp16'"),
+    ((*ARGS, "--to-device", "MI300X"), r"^precision: expected one of bf16, fp8 for MI300X; got 'fp16'"),
     ((*ARGS, "--paleo-compatible"), r"^--measured-step: expected the modern model"),
     (("paleo", "--net", "torch:resnet20", "--device", "V100_SXM2", "--precision", "bf16", "--measured-step", "0.1"),
      r"^precision: expected one of fp32, fp16 for V100_SXM2; got 'bf16'"),

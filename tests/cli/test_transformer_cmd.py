@@ -12,7 +12,7 @@ BASE = ["transformer", "--config", "llama31_8b", "--seq-len", "8192", "--global-
 
 
 @pytest.mark.parametrize("extra,pattern", [
-    (["--device", "TPUv5", "--gpus", "8"], r"^--device: expected one of A100_SXM4_80GB, .*H100_SXM"),
+    (["--device", "TPUv5", "--gpus", "8"], r"^device: expected one of P100, .*H100_SXM"),
     (["--device", "H100", "--gpus", "8", "--parallel", "dp=8,ep=2"], r"^--parallel: expected keys among"),
     (["--device", "H100", "--gpus", "8", "--parallel", "tp=3"], r"^--gpus: expected multiples of tp×pp×cp = 3"),
     (["--device", "H100", "--gpus", "eight"], r"^--gpus: expected whole numbers"),

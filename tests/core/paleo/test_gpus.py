@@ -1,12 +1,13 @@
-"""Training GPUs (core.paleo.gpus): every figure carries a source and says what it is."""
+"""Training GPUs (core.paleo.GPUS, a view of core.devices): every figure carries a source and says what it is."""
 
 from __future__ import annotations
 
 import pytest
 
+from core.devices import DENSE, HALF_SPARSE, NO_SPARSITY, NOT_TENSOR, PEAK_PRECISIONS
+from core.devices import get_device as get_gpu
 from core.errors import InputError
-from core.paleo import GPUS, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS, PRECISIONS, get_gpu, get_network
-from core.paleo.gpus import DENSE, HALF_SPARSE, NO_SPARSITY, NOT_TENSOR
+from core.paleo import GPUS, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS, get_network
 
 REQUIRED = ("V100_SXM2", "V100_PCIE", "A100_PCIE_40GB", "A100_PCIE_80GB", "A100_SXM4_40GB", "A100_SXM4_80GB",
             "H100_PCIE", "H100_SXM", "H200_SXM", "L4", "L40S", "A10", "RTX_6000_ADA", "B200")
@@ -14,9 +15,10 @@ REQUIRED = ("V100_SXM2", "V100_PCIE", "A100_PCIE_40GB", "A100_PCIE_80GB", "A100_
 
 def test_the_issue_s_gpus_are_all_there():
     assert set(REQUIRED) <= set(GPUS)
-    # the existing single-precision entries are untouched and distinct
+    # Paleo's single-precision entries are views of the same records, under their short names
     assert {"V100", "A100", "A100_TF32", "H100", "H100_TF32"} <= set(MODERN_DEVICES)
-    assert not set(GPUS) & set(MODERN_DEVICES)
+    assert get_gpu("V100") is GPUS["V100_SXM2"] and get_gpu("A100") is GPUS["A100_SXM4_40GB"]
+    assert get_gpu("H100") is GPUS["H100_SXM"]
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -24,16 +26,16 @@ def test_every_figure_carries_a_source_a_unit_and_its_basis(name):
     gpu = GPUS[name]
     for what, figure in gpu.figures:
         assert figure.source.strip(), f"{name} {what} has no source"
-        assert figure.unit in ("TFLOP/s", "GB/s", "GB", "MHz"), (name, what)
+        assert figure.unit in ("TFLOP/s", "GB/s", "Gb/s", "GB", "MHz"), (name, what)
         assert figure.value > 0, (name, what)
     for precision, figure in gpu.peaks.items():
-        assert precision in PRECISIONS
+        assert precision in PEAK_PRECISIONS
         assert "boost clock" in figure.basis                     # NVIDIA's peaks are at boost
         if precision == "fp32":
             assert figure.basis.startswith(NOT_TENSOR)
         else:                                                    # dense, said how
             assert figure.basis.startswith((DENSE, HALF_SPARSE, NO_SPARSITY, "dense = spec sheet"))
-    assert "bidirectional" in gpu.link_gbs.basis and gpu.link in NETWORKS
+    assert "bidirectional" in gpu.scale_up_gbs.basis and gpu.link in NETWORKS
 
 
 @pytest.mark.parametrize("name, precision, dense", [
@@ -54,7 +56,7 @@ def test_the_mlperf_systems_figures():
     # Dell R750xa: A100-PCIe-80GB at 1410 MHz, PCIe 4.0 x16; DGX H100: H100-SXM5-80GB, NVLink 4 900 GB/s
     a, h = GPUS["A100_PCIE_80GB"], GPUS["H100_SXM"]
     assert (a.mem_bandwidth.value, a.boost_clock.value, a.link) == (1935, 1410, "pcie4")
-    assert (h.mem_bandwidth.value, h.link, h.link_gbs.value) == (3350, "nvlink4", 900)
+    assert (h.mem_bandwidth.value, h.link, h.scale_up_gbs.value) == (3350, "nvlink4", 900)
     # the issue's ratios: tensor peaks 3.2, memory bandwidths 1.7
     assert h.peak_tflops("bf16") / a.peak_tflops("bf16") == pytest.approx(3.17, abs=0.01)
     assert h.mem_bandwidth.value / a.mem_bandwidth.value == pytest.approx(1.73, abs=0.01)
@@ -63,7 +65,7 @@ def test_the_mlperf_systems_figures():
 def test_nvlink_networks_are_half_the_gpus_bidirectional_link():
     for gpu in GPUS.values():
         if gpu.link.startswith("nvlink"):
-            assert get_network(gpu.link).gbps / 8 == gpu.link_gbs.value / 2, gpu.name
+            assert get_network(gpu.link).gbps / 8 == gpu.scale_up_gbs.value / 2, gpu.name
 
 
 def test_networks_reach_ib_xdr_and_nvlink5_with_sources():
@@ -77,8 +79,8 @@ def test_lookup_and_missing_units():
     assert "bf16" not in GPUS["V100_SXM2"].peaks and "tf32" not in GPUS["V100_SXM2"].peaks
     with pytest.raises(InputError, match=r"precision: expected one of fp32, fp16 for V100_SXM2; got 'bf16'"):
         GPUS["V100_SXM2"].peak_tflops("bf16")
-    with pytest.raises(InputError, match=r"gpu: expected one of V100_SXM2.*got 'K80'"):
-        get_gpu("K80")
+    with pytest.raises(InputError, match=r"device: expected one of P100, V100_SXM2.*got 'K81'"):
+        get_gpu("K81")
 
 
 def test_unverified_figures_are_marked():

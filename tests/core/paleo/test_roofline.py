@@ -69,11 +69,14 @@ def test_efficiencies_per_kind_change_only_their_kind():
 def test_roofs_of_gpus_and_of_single_precision_devices():
     h = roof_for("H100_SXM", "fp16")
     assert (h.matrix_tflops, h.vector_tflops, h.mem_bandwidth_gbs) == (989.4, 67.0, 3350.0)
-    v = roof_for("V100", "fp32")                                    # Paleo-era entry: one FP32 peak
-    assert v.matrix_tflops == v.vector_tflops == 15.7
-    assert roof_for("A100_TF32", "tf32").matrix_tflops == 156
-    with pytest.raises(InputError, match=r"device: expected fp32 for V100 .*got 'fp16'"):
-        roof_for("V100", "fp16")
+    v = roof_for("V100", "fp32")                                    # the alias of V100_SXM2, at FP32
+    assert v.matrix_tflops == v.vector_tflops == 15.7 and v.name == "V100_SXM2"
+    assert roof_for("V100", "fp16").matrix_tflops == 125           # one record: its tensor peak too
+    assert roof_for("A100_TF32", "tf32").matrix_tflops == 156       # Paleo's TF32 view: one peak
+    with pytest.raises(InputError, match=r"device: expected tf32 for A100_TF32 .*got 'fp16'"):
+        roof_for("A100_TF32", "fp16")
+    with pytest.raises(InputError, match=r"device: expected an FP32 peak for MI300X"):
+        roof_for("MI300X", "bf16")
     with pytest.raises(InputError, match=r"expected one of fp32, fp16 for V100_SXM2; got 'bf16'"):
         roof_for("V100_SXM2", "bf16")
 

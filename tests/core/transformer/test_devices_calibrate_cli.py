@@ -58,7 +58,7 @@ def test_every_device_number_names_its_source():
             assert fig.value > 0
         if acc.fp8 is not None:  # FP8 doubles BF16 on all that have it
             assert acc.fp8.value == pytest.approx(2 * acc.bf16.value, rel=0.01)
-    with pytest.raises(InputError, match="no FP8 tensor cores"):
+    with pytest.raises(InputError, match="has no FP8 unit"):
         get_accelerator("A100").peak_flops("fp8")
 
 
