@@ -27,7 +27,7 @@ from pages.plan_sections.from_logs import can_plan_from_logs, from_logs_section
 from pages.plan_sections.results import cost_section, headline_section, table_section
 from pages.plan_sections.schedule import schedule_section
 from pages.plan_sections.speed import speed_section
-from pages.plan_sections.steps import steps_section
+from pages.plan_sections.steps import chosen_run_step, steps_section
 from pages.shared.common import (
     CACHE,
     applied,
@@ -80,16 +80,17 @@ def _plan_body(logs, target, answer) -> None:
     steps_col, speed_col, cluster_col = st.columns(3, gap="large")
     with cluster_col:
         max_workers, global_batch = cluster_section()
+    runs = load_runs(target_acc=applied(target))
+    with steps_col:                  # first: the run chosen there lends its measured step to the speed model
+        st.markdown("#### Steps to target")
+        st.caption(plain(f"Target: {target_text(target)}"))
+        estimate, fitted_batch = steps_section(runs, float(global_batch))
     with speed_col:
         st.markdown("#### Speed model θ")
-        model = speed_section(float(global_batch))
+        model = speed_section(float(global_batch), measured_step=chosen_run_step(runs))
     allreduce = model is not None and model.mode == "allreduce"
     with cluster_col:
         ps, price_worker, price_ps = prices_section(allreduce)
-    with steps_col:
-        st.markdown("#### Steps to target")
-        st.caption(plain(f"Target: {target_text(target)}"))
-        estimate, fitted_batch = steps_section(load_runs(target_acc=applied(target)), float(global_batch))
     with cluster_col:
         rule, b_noise = rule_section(global_batch, fitted=fitted_batch is not None)
 

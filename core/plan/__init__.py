@@ -32,6 +32,7 @@ from core.plan.from_logs import (
     SamplesAtBatch,
     fastest_configuration,
     measured_configurations,
+    measured_step_time,
     samples_at_batch,
 )
 from core.plan.goodput import (
@@ -154,7 +155,7 @@ __all__ = [
     'LogPlan', 'LogSpeedChoice', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'SAMPLES_SOURCES', 'SCORE_COLUMNS',
     'SamplesAtBatch', 'DEFAULT_LOG_SPEED', 'LOG_SPEED_FAMILIES', 'PerGpuBatchSpeed', 'choose_log_speed',
     'counted_overhead', 'fastest_configuration', 'fit_per_gpu_batch', 'leave_one_size_out', 'log_speed_choices',
-    'measured_configurations', 'measured_speed_table', 'plan_from_logs', 'samples_at_batch',
+    'measured_configurations', 'measured_speed_table', 'measured_step_time', 'plan_from_logs', 'samples_at_batch',
     'Allocation', 'AllocationStep', 'COST_LATEX', 'Configuration', 'DeadlineChoice', 'FORMULAS_LATEX',
     'FittedSpeed', 'GOODPUT_COLUMNS', 'MODES', 'PAPER_GLOBAL_BATCH', 'PolluxSpeedModel', 'RUN_METHODS',
     'SCALING_RULES', 'SOURCES', 'SPEED_FAMILIES', 'SPEED_MODEL_CHOICES', 'ScalingRule', 'SpeedFamily', 'SpeedFit',

@@ -55,6 +55,27 @@ def _step_time(log: RunLog) -> float | None:
     return None
 
 
+def measured_step_time(log: RunLog) -> float | None:
+    """Seconds per optimiser step the log measured: its own step time or batch / throughput (MLLOG), else the
+    median wall-clock time between consecutive logged steps (a ``time_s`` column); None when it has neither.
+
+    >>> from core.datasets import builtin_log_files
+    >>> from core.logs import read_log_file
+    >>> name, path = builtin_log_files("mnist1d")[0]
+    >>> name, round(measured_step_time(read_log_file(path, source=name)), 4)
+    ('resnet14_Intel Xeon Processor.csv', 0.012)
+    """
+    own = _step_time(log)
+    if own:
+        return own
+    frame = log.frame.dropna(subset=["time_s"]).drop_duplicates("global_step").sort_values("global_step")
+    if len(frame) < 2:
+        return None
+    dt = np.diff(frame["time_s"].to_numpy(dtype=float)) / np.diff(frame["global_step"].to_numpy(dtype=float))
+    dt = dt[np.isfinite(dt) & (dt > 0)]
+    return float(np.median(dt)) if dt.size else None
+
+
 def measured_configurations(logs: Sequence[RunLog], target: Target | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One row per log that can be planned from (``MEASURED_COLUMNS``), and a sentence per log left out."""
     rows, left_out = [], []

@@ -171,10 +171,16 @@ def paleo_section(*, steps: StepsEstimate, ps: tuple[int, ...], max_workers: int
                       "term, so small networks come out optimistic."))
         try:   # computed once for the slider's whole range, cut to the workers shown
             if point is not None:
-                calibration = _paleo_calibration(ref, point, global_batch, device, network, float(ppp_comm))
-                st.caption(f":material/tune: {calibration.text}.")
-                for flag in calibration.flags:
-                    st.caption(f":material/info: {plain(flag)}")
+                try:
+                    calibration = _paleo_calibration(ref, point, global_batch, device, network, float(ppp_comm))
+                except PlannerError as err:     # no PPP reaches the step: say why, draw the roofline as it is
+                    st.info(plain(f"Paleo drawn uncalibrated, at compute PPP {float(ppp_comp):g}: {err}"),
+                            icon=":material/info:")
+                    point = None
+                else:
+                    st.caption(f":material/tune: {calibration.text}.")
+                    for flag in calibration.flags:
+                        st.caption(f":material/info: {plain(flag)}")
             curves = _paleo_curves(ref, float(steps.steps), MAX_WORKERS, ps, global_batch, device, network,
                                    float(ppp_comp), float(ppp_comm), point)
             return curves[curves["w"] <= max_workers]

@@ -92,15 +92,18 @@ def _mode_radio(modes: tuple[str, ...]) -> str:
     return st.radio("Training", modes, format_func=MODE_LABELS.get, key="plan_mode", **KEPT, horizontal=True)
 
 
-def speed_section(global_batch: float) -> SpeedModel | None:
-    """The speed model from the chosen θ source; None (with the reason shown) when there is none."""
+def speed_section(global_batch: float, measured_step: tuple[float, str] | None = None) -> SpeedModel | None:
+    """The speed model from the chosen θ source; None (with the reason shown) when there is none.
+
+    ``measured_step``: the seconds per step the run chosen for the steps measured, and its name; the
+    calibration to seconds opens on it (one worker), else on the course's example step."""
     source = st.radio("θ from", list(THETA_LABELS), format_func=THETA_LABELS.get, key="plan_theta_source", **KEPT,
                       help="\n\n".join(f"**{THETA_LABELS[k]}**: {v}" for k, v in THETA_SOURCES.items())
                       + f"\n\n**{THETA_LABELS['transfer']}**: {TRANSFER_HELP}")
     st.session_state[SPEED_IN_USE] = (None, None)
     try:
         if source == "paper":
-            model = _paper_model(global_batch)
+            model = _paper_model(global_batch, measured_step)
         elif source == "table":
             model = _table_model(global_batch)
         elif source == "transfer":
@@ -114,7 +117,7 @@ def speed_section(global_batch: float) -> SpeedModel | None:
     return model
 
 
-def _paper_model(global_batch: float) -> SpeedModel:
+def _paper_model(global_batch: float, measured_step: tuple[float, str] | None = None) -> SpeedModel:
     mode = _mode_radio(("sync", "async"))
     st.session_state.setdefault("plan_calibrate", True)
     step_time = None
@@ -123,12 +126,17 @@ def _paper_model(global_batch: float) -> SpeedModel:
                       "there equals the measurement, and times become hours. Without it the paper's θ have no "
                       "unit: no hours, no cost."):
         c1, c2, c3 = st.columns(3)
-        seconds, p0, w0 = EXAMPLE_STEP_TIME
+        seconds, p0, w0 = EXAMPLE_STEP_TIME if measured_step is None else (measured_step[0], 1, 1)
         step = c1.number_input("step time (s)", min_value=1e-6, value=seconds, format="%.4g",
                                key="plan_cal_step_time", **KEPT,
-                               help="The page opens on an example; type your measurement.")
+                               help="The page opens on the chosen run's measured step (the median wall-clock "
+                                    "time per step in its log, one worker) where it has one, else on the course's "
+                                    "example; type your measurement.")
         p = c2.number_input("at p", min_value=1, value=p0, step=1, key="plan_cal_p", **KEPT)
         w = c3.number_input("at w", min_value=1, value=w0, step=1, key="plan_cal_w", **KEPT)
+        if measured_step is not None and (float(step), int(p), int(w)) == (float(measured_step[0]), 1, 1):
+            st.caption(plain(f"{measured_step[1]}'s measured step: {measured_step[0]:.4g} s at p = 1, w = 1 "
+                             "(median wall-clock time per step in its log)."))
         step_time = (float(step), int(p), int(w))
         st.session_state[SPEED_IN_USE] = (None, step_time)
     return _model("paper", mode, global_batch, None, None, None, step_time)

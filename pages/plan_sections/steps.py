@@ -14,6 +14,7 @@ from core.errors import InputError, PlannerError
 from core.plan import (
     StepsEstimate,
     default_run,
+    measured_step_time,
     run_methods,
     steps_from_batch_scaling,
     steps_from_run,
@@ -84,6 +85,16 @@ def steps_section(runs: LoadedRuns, global_batch: float) -> tuple[StepsEstimate 
     for flag in estimate.flags:
         st.caption(f":material/info: {plain(flag)}")
     return estimate, batch
+
+
+def chosen_run_step(runs: LoadedRuns) -> tuple[float, str] | None:
+    """The measured seconds per step of the run chosen as the steps' source (``core.plan.measured_step_time``)
+    and its name; None when steps come from elsewhere or the run measured none."""
+    if st.session_state.get("plan_steps_source") != "run" or st.session_state.get("plan_run") is None:
+        return None
+    chosen = runs.get(st.session_state["plan_run"])
+    step = measured_step_time(chosen.log) if chosen is not None else None
+    return (step, chosen.log.source) if step else None
 
 
 def _steps_from_run(runs: LoadedRuns) -> StepsEstimate:

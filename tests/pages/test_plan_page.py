@@ -18,6 +18,7 @@ from core.plan import (
     cheapest_config,
     default_run,
     greedy_allocation,
+    measured_step_time,
     paper_speed_model,
     plan_grid,
     scale_to_step_time,
@@ -29,8 +30,13 @@ from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"
 UNFINISHED_RUN = "resnet8_Intel Xeon Processor.csv"   # the first built-in run; never reaches 92 %
-#: the page opens on the paper's θ scaled to 0.906 s per step at p = 2, w = 4 (0.02 s per paper unit)
-CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
+DEFAULT_RUN = "resnet14_Intel Xeon Processor.csv"      # the first built-in run that reaches 92 %
+#: the page opens on the paper's θ scaled to the default run's measured step (median wall-clock time per step in its
+#: log, 0.012 s) at p = 1, w = 1 (issue 33: the speed model and Paleo calibrated on the run's measured step)
+RUN_STEP = measured_step_time(read_log_file(dict(builtin_log_files("mnist1d"))[DEFAULT_RUN], source=DEFAULT_RUN))
+CALIBRATED = scale_to_step_time(paper_speed_model("sync"), RUN_STEP, 1, 1)
+#: the course's example step, where the steps do not come from a run: 0.906 s at p = 2, w = 4
+EXAMPLE = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +86,14 @@ def shown_grid(at) -> pd.DataFrame:
     return at.dataframe[0].value
 
 
+def example_step(at) -> None:
+    """Calibrate the speed model on the course's example step, 0.906 s at p = 2, w = 4 (the page opens on the
+    default run's measured step)."""
+    at.number_input(key="plan_cal_step_time").set_value(0.906)
+    at.number_input(key="plan_cal_p").set_value(2)
+    at.number_input(key="plan_cal_w").set_value(4).run()
+
+
 def typed_steps(at, steps: float, low: float | None = None, high: float | None = None) -> None:
     at.radio(key="plan_steps_source").set_value("typed").run()
     at.number_input(key="plan_steps").set_value(steps)
@@ -102,11 +116,13 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     tta = figure(at, 0)
     assert [t["name"] for t in tta["data"]][:3] == ["p = 2", "p = 4", "best w"]
     # Paleo on the device the run was measured on, as far as Paleo knows it: a Xeon, so its one processor;
-    # calibrated on the step Optimus is calibrated to (0.906 s at p = 2, w = 4): the two curves meet there
+    # calibrated on the run's measured step, the one Optimus is calibrated to (0.012 s at p = 1, w = 1)
+    assert RUN_STEP == pytest.approx(0.012)
     assert [t["name"] for t in tta["data"]][3:] == ["Paleo p = 2 (CPU_I7, ethernet; calibrated)",
                                                     "Paleo p = 4 (CPU_I7, ethernet; calibrated)"]
-    paleo_p2 = trace(tta, "Paleo p = 2 (CPU_I7, ethernet; calibrated)")
-    assert paleo_p2["y"][list(paleo_p2["x"]).index(4)] == pytest.approx(builtin_steps.steps * 0.906 / 3600, rel=1e-6)
+    assert any("resnet14" in shown(c.value) and "measured step: 0.012 s at p = 1, w = 1" in shown(c.value)
+               for c in at.caption)
+    assert any("makes Paleo's step at w = 1, p = 1 take the measured 0.012 s" in shown(c.value) for c in at.caption)
     assert trace(tta, "best w")["x"] == best["w"].tolist() == [7, 10]   # sqrt(130.56·p/4.92): 7, 10
     assert trace(tta, "best w")["text"] == ["w = 7", "w = 10"]
     assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
@@ -194,7 +210,9 @@ def test_paper_theta_warns_of_paper_units_and_calibration_switches_to_hours(buil
     assert shown_grid(at)["time_h"].isna().all() and shown_grid(at)["cost"].isna().all()
     assert any("Cost needs time in hours" in shown(i.value) for i in at.info) and len(chart_specs(at)) == 1
     at.toggle(key="plan_calibrate").set_value(True).run()
-    at.number_input(key="plan_cal_step_time").set_value(0.906).run()
+    at.number_input(key="plan_cal_step_time").set_value(0.906)
+    at.number_input(key="plan_cal_p").set_value(2)
+    at.number_input(key="plan_cal_w").set_value(4).run()
     assert not at.warning
     assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"
     grid = shown_grid(at).set_index(["p", "w"])
@@ -252,6 +270,7 @@ def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
     source = at.radio(key="plan_steps_source")
     assert "the Calibrate page's prediction" in source.options
     source.set_value("calibrate").run()
+    example_step(at)
     assert metrics(at)["Steps to target"] == "60,000"
     names = [t["name"] for t in figure(at)["data"]]
     assert names[:5] == ["p = 2 range", "p = 2", "p = 4 range", "p = 4", "best w"]
@@ -262,6 +281,7 @@ def test_calibrate_prediction_is_offered_only_when_the_session_has_it():
 def test_deadline_and_budget_choices_equal_core():
     at = open_page(PAGE)
     typed_steps(at, 10_000)
+    example_step(at)
     at.number_input(key="plan_deadline_hours").set_value(2.0)
     at.number_input(key="plan_budget").set_value(12).run()
     model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
@@ -400,6 +420,7 @@ def test_step_time_from_a_gpu_transfer_scales_the_paper_theta(builtin_steps):
 def test_the_scaling_rule_changes_the_plotted_times_as_the_formula_says():
     at = open_page(PAGE)
     typed_steps(at, 50_000)                                          # measured at the page's M = 128
+    example_step(at)
     fixed = trace(figure(at), "p = 2")
     at.radio(key="plan_scaling_rule").set_value("per-worker").run()
     at.number_input(key="plan_per_worker_batch").set_value(32)
