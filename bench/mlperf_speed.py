@@ -3,7 +3,7 @@
 The Dell ``R750xax4A100-PCIE-80GB`` submissions of MLPerf Training v3.0 (1, 2, 4 and 8 nodes of
 4 A100 PCIe, two seeds each; data/mlperf_v3.0_resnet50) log their throughput. The speed
 table is one row per run (GPUs, nodes, global batch, median logged throughput); both speed
-families are fitted to the 4-, 8- and 16-GPU runs (``core.plan.fit_speed``, auto keeps the
+families are fitted to the 4-, 8- and 16-GPU runs (``core.speed.fit_speed``, auto keeps the
 smaller leave-one-out error), the steps to 75.9 % come from the batch-scaling model of the
 same runs, and the plan for 32 GPUs at their global batch (3,264) is compared with the two
 measured 32-GPU runs: throughput, and time from run_start to the evaluation that passed the
@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.batch import batch_study
 from core.datasets import DATA_DIR
 from core.logs import read_log_file
-from core.plan import fit_speed, speed_table_from_logs
 from core.runs import find_target_crossing
+from core.speed import fit_speed, speed_table_from_logs
 
 SERIES = ("R750xax4A100-PCIE-80GB", "2xR750xax4A100-PCIE-80GB", "4xR750xax4A100-PCIE-80GB",
           "8xR750xax4A100-PCIE-80GB")

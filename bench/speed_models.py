@@ -1,7 +1,7 @@
 """Print the speed-model MAPE on every Pollux scalability.csv: Optimus, Pollux, auto (issue 11, measure 3).
 
 For each of the six traces in data/pollux_traces/*/scalability.csv: the Optimus all-reduce
-model (NNLS) and the planner's Pollux model (core.plan.pollux_speed: Pollux's equations plus
+model (NNLS) and the planner's Pollux model (core.speed.pollux: Pollux's equations plus
 a node term, fitted on the step time), each with its in-sample MAPE and its leave-one-out
 MAPE (every point predicted by a fit without it), the family ``auto`` keeps, and, for
 reference, Pollux's model exactly as petuum/adaptdl fits it (no node term; RMSE of log step
@@ -21,7 +21,7 @@ from scipy.optimize import minimize
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.datasets import builtin_speed_tables
-from core.plan import fit_speed
+from core.speed import fit_speed
 
 
 def adaptdl_exact_mape(table: pd.DataFrame) -> float:

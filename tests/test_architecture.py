@@ -183,7 +183,7 @@ def module_cycles() -> list[frozenset[str]]:
 
 
 def _area(module: str) -> str | None:
-    """``core.plan.speed`` -> ``core.plan``; a top-level module (``core.errors``) and ``core`` itself: None."""
+    """``core.speed.optimus`` -> ``core.plan``; a top-level module (``core.errors``) and ``core`` itself: None."""
     parts = module.split(".")
     if parts[0] != "core" or len(parts) < 2:
         return None
@@ -195,7 +195,7 @@ def _where(imp: Import) -> str:
 
 
 def test_the_graph_sees_imports_inside_functions():
-    # core.plan.speed imports nothing of pages; core/__main__ runs the CLI inside main()
+    # core.speed.optimus imports nothing of pages; core/__main__ runs the CLI inside main()
     assert "core.cli" in _graph()["core.__main__"]
     assert len(SOURCES) > 100 and len(IMPORTS) > 500
 

@@ -6,11 +6,11 @@ Examples::
     python -m core fit-speed speeds.csv --mode sync --batch 128
     python -m core fit-speed data/pollux_traces/ncf/scalability.csv --model auto
 
-``--model`` names a registered speed family (``core.plan.SPEED_FAMILIES``): ``optimus`` (default)
+``--model`` names a registered speed family (``core.speed.SPEED_FAMILIES``): ``optimus`` (default)
 fits the Optimus θ by NNLS; ``pollux`` fits Pollux's throughput model (and scores it by
 leave-one-out); ``auto`` fits every family, prints their reports and keeps the one with the
-smallest leave-one-out MAPE (``core.plan.speed_select``). The table's columns are documented in
-``core.plan.speed_table`` and docs/plan.md. Without ``--mode``, a table with no parameter
+smallest leave-one-out MAPE (``core.speed.select``). The table's columns are documented in
+``core.speed.table`` and docs/plan.md. Without ``--mode``, a table with no parameter
 servers (no p column, or p = 0) is fitted as all-reduce and any other as synchronous.
 """
 
@@ -21,7 +21,7 @@ import sys
 
 from core.cli.common import positive_int
 from core.errors import PlannerError
-from core.plan import MODES, SPEED_MODEL_CHOICES, default_speed_mode, fit_speed, read_speed_csv
+from core.speed import MODES, SPEED_MODEL_CHOICES, default_speed_mode, fit_speed, read_speed_csv
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

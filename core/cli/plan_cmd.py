@@ -62,16 +62,8 @@ from core.cli.common import (
 )
 from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
-from core.plan import (
-    MODES,
-    SPEED_MODEL_CHOICES,
-    FittedSpeed,
-    ScalingRule,
-    batch_plan_grid,
-    build_speed_model,
-    plan_grid,
-    read_speed_csv,
-)
+from core.plan import ScalingRule, batch_plan_grid, plan_grid
+from core.speed import MODES, SPEED_MODEL_CHOICES, FittedSpeed, build_speed_model, read_speed_csv
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
@@ -157,7 +149,7 @@ def _floats(text: str, option: str) -> list[float]:
 
 
 def build_model(args: argparse.Namespace) -> FittedSpeed:
-    """The speed model the options describe (``core.plan.build_speed_model``)."""
+    """The speed model the options describe (``core.speed.build_speed_model``)."""
     spec = args.theta.strip()
     step_time = None
     if args.calibrate_step_time:

@@ -79,7 +79,7 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     Examples
     --------
     >>> from core.plan.grid import best_workers, plan_grid
-    >>> from core.plan.speed import paper_speed_model
+    >>> from core.speed.optimus import paper_speed_model
     >>> g = plan_grid(paper_speed_model("sync"), 1000, workers=range(1, 17))
     >>> fig = tta_vs_workers_figure(g, best=best_workers(g))
     >>> [t.name for t in fig.data]
@@ -202,7 +202,7 @@ def time_cost_figure(grid: pd.DataFrame, *, frontier: pd.DataFrame | None = None
     Examples
     --------
     >>> from core.plan.grid import cheapest_config, pareto_frontier, plan_grid
-    >>> from core.plan import paper_speed_model, scale_to_step_time
+    >>> from core.speed import paper_speed_model, scale_to_step_time
     >>> model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)   # 0.906 s per step at (2, 4)
     >>> g = plan_grid(model, 10_000, workers=range(1, 17))
     >>> fig = time_cost_figure(g, frontier=pareto_frontier(g), choice=cheapest_config(g, deadline=2.0))

@@ -1,7 +1,7 @@
 """Measured-speed tables in the library: stored as given (checked first), found by name.
 
 A speed table is the CSV ``python -m core fit-speed`` and the Plan page read (``p, w, speed``
-or Pollux's ``scalability.csv``).  It is checked with ``core.plan.read_speed_csv`` before it
+or Pollux's ``scalability.csv``).  It is checked with ``core.speed.read_speed_csv`` before it
 is stored, stored byte for byte under its content hash, and read back through the same
 function, so a table from the library is exactly the file that was added.
 """
@@ -19,7 +19,7 @@ SPEED_COLUMNS = ("table_id", "name", "n_rows", "content_hash", "added_at")
 
 def add_speed_table(library: Library, name: str, data: bytes) -> tuple[int, bool]:
     """Store a speed CSV (``LogFormatError`` when ``core.plan`` cannot read it): ``(table_id, added)``."""
-    from core.plan import read_speed_csv
+    from core.speed import read_speed_csv
 
     table = read_speed_csv(bytes(data), source=name)
     digest = content_hash(data)

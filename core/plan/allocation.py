@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.defaults import SECONDS_PER_HOUR
 from core.plan.grid import configuration_cost, positive_number, time_to_target_s
-from core.plan.speed_family import FittedSpeed
+from core.speed import FittedSpeed
 from core.validation import check_scalar
 
 #: the largest budget of tasks :func:`greedy_allocation` takes
@@ -122,7 +122,7 @@ def greedy_allocation(model: FittedSpeed, steps_to_target: float, *, budget: int
     then (2, 4) 45.30 beats (3, 3) 51.28, and the budget is spent. No (p, w) with
     ``p + w <= 6`` is faster than (2, 4), so the gap is 0.
 
-    >>> from core.plan.speed import paper_speed_model
+    >>> from core.speed.optimus import paper_speed_model
     >>> a = greedy_allocation(paper_speed_model("sync"), 1, budget=6)
     >>> [(s.added, s.p, s.w) for s in a.path]
     [('start', 1, 1), ('worker', 1, 2), ('worker', 1, 3), ('ps', 2, 3), ('worker', 2, 4)]

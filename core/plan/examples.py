@@ -7,7 +7,7 @@ the paper's batch, rounded to three digits (``tests/core/plan/test_examples.py``
 
 from __future__ import annotations
 
-from core.plan.speed import PAPER_GLOBAL_BATCH, PAPER_THETA, paper_speed_model
+from core.speed import PAPER_GLOBAL_BATCH, PAPER_THETA, paper_speed_model
 
 #: seconds per paper unit the examples assume (docs/plan.md)
 SECONDS_PER_PAPER_UNIT = 0.02

@@ -61,9 +61,9 @@ def measured_step_time(log: RunLog) -> float | None:
 
     >>> from core.datasets import builtin_log_files
     >>> from core.logs import read_log_file
-    >>> name, path = builtin_log_files("mnist1d")[0]
-    >>> name, round(measured_step_time(read_log_file(path, source=name)), 4)
-    ('resnet14_Intel Xeon Processor.csv', 0.012)
+    >>> path = dict(builtin_log_files("mnist1d"))["resnet14_Intel Xeon Processor.csv"]
+    >>> round(measured_step_time(read_log_file(path)), 4)
+    0.012
     """
     own = _step_time(log)
     if own:

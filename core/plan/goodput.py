@@ -18,7 +18,7 @@ under a **scaling rule** for ``M(w)``:
   (throughput × statistical efficiency, Pollux's objective: ``T = E_min / goodput``).
 
 Intervals carry both fits: the steps' interval of the batch model (``S_low, S_high``) and
-the speed model's time band (leave-one-out misses, :mod:`core.plan.speed_select`), their
+the speed model's time band (leave-one-out misses, :mod:`core.speed.select`), their
 half-widths added in quadrature in log space (the two errors taken as independent).
 """
 
@@ -184,7 +184,7 @@ def batch_plan_grid(speed, batch: BatchScaling, rule: ScalingRule, *, ps: Sequen
     ``T = 59.86`` s.
 
     >>> from core.batch import typed_batch_scaling
-    >>> from core.plan.speed import SpeedModel
+    >>> from core.speed.optimus import SpeedModel
     >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002))
     >>> g = batch_plan_grid(speed, typed_batch_scaling(1e5, 1000), ScalingRule("per-worker", per_worker_batch=64),
     ...                     workers=[1, 4])
@@ -276,7 +276,7 @@ def goodput_curves(batch: BatchScaling, *, speed=None, workers: Sequence[int] = 
     Examples
     --------
     >>> from core.batch import typed_batch_scaling
-    >>> from core.plan.speed import SpeedModel
+    >>> from core.speed.optimus import SpeedModel
     >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002))
     >>> c = goodput_curves(typed_batch_scaling(1e5, 1000), speed=speed, workers=[4], batches=[256])
     >>> c[["label", "samples_per_s", "goodput"]].round(2).values.tolist()     # 256 / 0.122 s; × 1/1.256
@@ -320,7 +320,7 @@ def anchor_batch_of(rule: ScalingRule, speed) -> float:
 
     Examples
     --------
-    >>> from core.plan.speed import SpeedModel
+    >>> from core.speed.optimus import SpeedModel
     >>> anchor_batch_of(ScalingRule("per-worker", per_worker_batch=64), SpeedModel("allreduce", (0.001, 0.05, 0.002),
     ...                                                                         global_batch=256))
     256.0
@@ -356,7 +356,7 @@ def plan_with_rule(speed, steps: StepsEstimate, rule: ScalingRule, *, anchor_bat
 
     Examples
     --------
-    >>> from core.plan.speed import SpeedModel
+    >>> from core.speed.optimus import SpeedModel
     >>> from core.plan.steps import typed_steps
     >>> speed = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
     >>> grid, model = plan_with_rule(speed, typed_steps(490.625), ScalingRule("per-worker", per_worker_batch=64),

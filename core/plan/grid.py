@@ -22,7 +22,7 @@ import pandas as pd
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.plan.speed_family import FittedSpeed
+from core.speed import FittedSpeed
 from core.validation import check_scalar
 
 DEFAULT_PS: tuple[int, ...] = (2, 4)
@@ -83,7 +83,7 @@ def time_to_target_s(steps_to_target: float, model: FittedSpeed, p, w):
     An all-reduce model with ``1/f = 0.001·256/8 + 0.05 + 0.002·8 = 0.098`` s per step at
     w = 8: 10 000 steps take ``10000 · 0.098 = 980`` s.
 
-    >>> from core.plan import SpeedModel
+    >>> from core.speed import SpeedModel
     >>> m = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)
     >>> round(time_to_target_s(10_000, m, 0, 8), 6)
     980.0
@@ -126,7 +126,7 @@ def plan_grid(model: FittedSpeed, steps_to_target: float, *, ps: Sequence[int] |
 
     Examples
     --------
-    >>> from core.plan.speed import paper_speed_model
+    >>> from core.speed.optimus import paper_speed_model
     >>> g = plan_grid(paper_speed_model("sync"), 1000, ps=[2], workers=[4])
     >>> float(g.loc[0, "time_s"]), g.loc[0, "time_unit"]    # 1000 · 45.3 paper units
     (45300.0, 'paper units')

@@ -9,11 +9,11 @@
 * ``samples_to_target(M)``: the best source that knows, named in ``samples_source``
   (:func:`core.plan.from_logs.samples_at_batch`: the logs at that batch, a batch-scaling fit of the loaded runs,
   MLCommons' reference convergence points);
-* ``t(w, M)``: a registered speed family (:mod:`core.plan.speed_registry`) fitted to the logs' measured
+* ``t(w, M)``: a registered speed family (:mod:`core.speed.registry`) fitted to the logs' measured
   configurations, named in ``speed_model``.  ``auto`` (the default, page and CLI alike) chooses the family by
   **leave-one-size-out** on the loaded logs when they measured three or more GPU counts: each family is fitted
   with one size left out and predicts its step time; the smallest mean miss wins (:func:`choose_log_speed`).
-  With fewer sizes nothing can be left out and the ``bracket`` family (:mod:`core.plan.log_speed`) is used.  The
+  With fewer sizes nothing can be left out and the ``bracket`` family (:mod:`core.speed.per_gpu_batch`) is used.  The
   transformer model competes when the logs name a language-model benchmark and their device; it is the only
   family that plans on another device (``--to-device``);
 * ``counted/training``: the median ratio of each log's counted time (MLPerf's ``run_stop − run_start``) to its
@@ -46,11 +46,15 @@ from core.plan.from_logs import (
     samples_at_batch,
 )
 from core.plan.grid import configuration_cost
-from core.plan.log_speed import PerGpuBatchSpeed, bracket_band
-from core.plan.speed_family import FittedSpeed
-from core.plan.speed_registry import SPEED_FAMILIES, get_speed_family
 from core.plan.to_device import default_device_for, transformer_from_logs
-from core.plan.transformer_speed import TransformerSpeedModel
+from core.speed import (
+    SPEED_FAMILIES,
+    FittedSpeed,
+    PerGpuBatchSpeed,
+    TransformerSpeedModel,
+    bracket_band,
+    get_speed_family,
+)
 from core.targets import Target
 from core.validation import check_option
 

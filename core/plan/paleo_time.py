@@ -11,7 +11,7 @@ are none), no compute/communication overlap unless asked for.
 **Calibrated on the measured step** (``calibrate_to``, :func:`calibrate_paleo_step`): the compute PPP
 (Paleo's "platform percent of peak", :mod:`core.paleo.ppp`) is solved so that Paleo's whole step at the
 measured ``(p, w)``, compute and communication, takes the measured seconds, the step the Optimus model
-is calibrated to (:func:`core.plan.scale_to_step_time`).  The two curves then meet at the measurement
+is calibrated to (:func:`core.speed.scale_to_step_time`).  The two curves then meet at the measurement
 and differ only in how they scale with ``w``.  Uncalibrated, Paleo's time is its roofline at the PPP
 given, often far from a real step (a small network on a CPU: microseconds at peak).
 """
@@ -19,124 +19,16 @@ given, often far from a real step (a small network on a CPU: microseconds at pea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
 from core.paleo import Net, simulate
+from core.speed import calibrate_paleo_step
 
 COLUMNS = ("p", "w", "time_s", "time_h", "step_ms", "ppp_comp", "label")
-#: the largest compute PPP the calibration looks for (a step a million times faster than the peak allows)
-_MAX_PPP = 1e6
-
-
-@dataclass(frozen=True)
-class StepCalibration:
-    """Paleo's compute PPP fitted to one measured step (:func:`calibrate_paleo_step`).
-
-    Attributes
-    ----------
-    ppp_comp : float
-        The compute PPP at which Paleo's step at ``(p, w)`` takes ``step_s``.
-    step_s : float
-        The measured step, seconds.
-    p, w : int
-        Where it was measured (``p = 0``: all-reduce).
-    flags : tuple of str
-        Caveats (a PPP above 1: faster than the device's peak; below 0.01).
-    """
-
-    ppp_comp: float
-    step_s: float
-    p: int
-    w: int
-    flags: tuple[str, ...] = ()
-
-    @property
-    def text(self) -> str:
-        """One line for a page: what was fitted to what."""
-        at = f"w = {self.w}" + (f", p = {self.p}" if self.p else "")
-        return f"compute PPP {self.ppp_comp:.4g} makes Paleo's step at {at} take the measured {self.step_s:.4g} s"
-
-
-def _scheme(p: int) -> str:
-    return f"ParameterServer_p{p}" if p else "RingAllReduce"
-
-
-def paleo_step_ms(net: Net, *, p: int, w: int, global_batch: int, device: str, network: str, ppp_comp: float,
-                   ppp_comm: float, overlap: bool) -> float:
-    result = simulate(net, device=device, network=network, batch_size=int(global_batch), workers=(int(w),),
-                      scaling="strong", ppp_comp=ppp_comp, ppp_comm=ppp_comm, overlap=overlap,
-                      n_ps=(int(p),) if p else (2,))
-    return float(result.total_ms(_scheme(p))[0])
-
-
-def calibrate_paleo_step(net: Net, step_s: float, *, p: int, w: int, global_batch: int, device: str = "V100",
-                         network: str = "ethernet", ppp_comm: float = 1.0, overlap: bool = False) -> StepCalibration:
-    """The compute PPP at which Paleo's step with ``w`` workers and ``p`` servers takes ``step_s`` seconds.
-
-    Paleo's step (strong scaling at global batch ``M``, its parameter-server scheme with ``p`` servers or
-    ring all-reduce for ``p = 0``) falls as the compute PPP grows; the root is found with
-    ``scipy.optimize.brentq`` on a bracket grown around ``PPP 1 × (step at PPP 1) / step_s``.
-
-    Raises
-    ------
-    InputError
-        If ``step_s`` is not positive, or is below the step's part no PPP shortens (its communication at
-        ``ppp_comm``, the one-cycle floors).
-
-    Examples
-    --------
-    >>> from core.paleo import load_net
-    >>> net = load_net("alex_v2")
-    >>> cal = calibrate_paleo_step(net, 1.5, p=2, w=4, global_batch=128, device="K80")
-    >>> ms = paleo_step_ms(net, p=2, w=4, global_batch=128, device="K80", network="ethernet",
-    ...                     ppp_comp=cal.ppp_comp, ppp_comm=1.0, overlap=False)
-    >>> round(ms, 6)
-    1500.0
-
-    Its communication alone (0.64 s over ethernet) is longer than a 0.5 s step: no PPP makes it.
-
-    >>> calibrate_paleo_step(net, 0.5, p=2, w=4, global_batch=128, device="K80")
-    Traceback (most recent call last):
-    ...
-    core.errors.InputError: calibrate_paleo_step: expected a measured step above ... (0.6439 s at w = 4, p = 2 ...
-    """
-    if not np.isfinite(step_s) or step_s <= 0:
-        raise InputError(f"calibrate_paleo_step: step_s must be a positive number of seconds; got {step_s!r}.")
-    p, w = int(p), int(w)
-    target_ms = float(step_s) * 1000.0
-
-    def step(ppp: float) -> float:
-        return paleo_step_ms(net, p=p, w=w, global_batch=global_batch, device=device, network=network,
-                              ppp_comp=ppp, ppp_comm=ppp_comm, overlap=overlap)
-
-    guess = step(1.0) / target_ms
-    lo, hi = guess / 2, guess * 2
-    while step(lo) < target_ms:
-        lo /= 4
-    while step(hi) > target_ms:
-        hi *= 4
-        if hi > _MAX_PPP:
-            raise InputError(
-                f"calibrate_paleo_step: expected a measured step above the part of Paleo's step no compute PPP "
-                f"shortens ({step(_MAX_PPP) / 1000:.4g} s at w = {w}{f', p = {p}' if p else ''} on {device}, "
-                f"{network}: its communication); got {step_s:.4g} s. Check the step's units (seconds), the "
-                "interconnect and the batch.")
-    ppp = float(brentq(lambda x: step(x) - target_ms, lo, hi, xtol=1e-14, rtol=1e-12))
-    flags = []
-    if ppp > 1:
-        flags.append(f"compute PPP {ppp:.3g} is above 1: the measured step is faster than {device}'s peak allows; "
-                     "check the device, the batch and the network.")
-    elif ppp < 0.01:
-        flags.append(f"compute PPP {ppp:.3g} is below 0.01: the measured step is over 100 times Paleo's step at "
-                     f"{device}'s peak; check the device, the batch and the network (a small network's per-step "
-                     "overheads are not in Paleo).")
-    return StepCalibration(ppp_comp=ppp, step_s=float(step_s), p=p, w=w, flags=tuple(flags))
 
 
 def paleo_time_to_target(net: Net, steps_to_target: float, *, workers: Sequence[int], ps: Sequence[int],
@@ -217,8 +109,8 @@ def paleo_calibration_point(model, measured: tuple[float, int, int] | None = Non
     one; else the model's own step at ``p`` servers and one worker (a model fitted on a table of measured
     speeds, or θ typed in seconds).
 
-    >>> from core.plan.speed import paper_speed_model
-    >>> from core.plan.speed_family import scale_to_step_time
+    >>> from core.speed.optimus import paper_speed_model
+    >>> from core.speed.family import scale_to_step_time
     >>> model = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
     >>> paleo_calibration_point(model, (0.906, 2, 4))
     (0.906, 2, 4)

@@ -4,7 +4,7 @@
 MLLOG result of a language-model benchmark, or a NanoGPT speedrun log) gives a measured step on its own device
 (:func:`core.transformer.read_log_step`: the MLPerf systems JSON beside the results wins over
 ``submission_platform``; a speedrun log's ``nvidia-smi`` table).  Those steps calibrate the transformer
-step-time model (:mod:`core.plan.transformer_speed`), which predicts the step on ``w`` × the target device at
+step-time model (:mod:`core.speed.transformer`), which predicts the step on ``w`` × the target device at
 the asked global batch (:func:`transformer_from_logs`).  The plan itself (samples to target, the evaluations'
 share, the rows) is :func:`core.plan.log_plan.plan_from_logs`'s, as for every other speed family.  The model's
 shape comes from the logs' benchmark (:data:`BENCHMARK_CONFIGS`) unless one is given.
@@ -20,7 +20,7 @@ import pandas as pd
 from core.errors import InputError
 from core.logs import RunLog
 from core.plan.from_logs import measured_configurations
-from core.plan.transformer_speed import TransformerSpeedModel, transformer_speed_model
+from core.speed import TransformerSpeedModel, transformer_speed_model
 from core.targets import Target
 from core.transformer import (
     LogStep,

@@ -13,17 +13,15 @@ from core.errors import PlannerError
 from core.logs import parse_run_name
 from core.paleo import DEVICES, NETWORKS, PPP_PRESETS, list_nets, load_net
 from core.plan import (
-    PAPER_GLOBAL_BATCH,
     SCALING_RULES,
     ScalingRule,
-    StepCalibration,
     StepsEstimate,
-    calibrate_paleo_step,
     paleo_calibration_point,
     paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
 )
+from core.speed import PAPER_GLOBAL_BATCH, StepCalibration, calibrate_paleo_step
 from pages.plan_sections.speed import SPEED_IN_USE
 from pages.shared.common import (
     CACHE,

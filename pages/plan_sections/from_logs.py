@@ -17,7 +17,6 @@ from core.errors import PlannerError
 from core.figures.plan import tta_vs_workers_figure
 from core.logs import RunLog
 from core.plan import (
-    SPEED_FAMILIES,
     LogPlan,
     default_device_for,
     log_speed_choices,
@@ -25,6 +24,7 @@ from core.plan import (
     plan_decisions,
     plan_from_logs,
 )
+from core.speed import SPEED_FAMILIES
 from core.targets import Target
 from core.transformer import ACCELERATORS
 from pages.shared.common import CACHE, SHARED, chart, plain, table_download

@@ -19,7 +19,6 @@ from core.plan import (
     Allocation,
     DeadlineChoice,
     ScalingRule,
-    SpeedModel,
     StepsEstimate,
     cheapest_config,
     display_time,
@@ -27,6 +26,7 @@ from core.plan import (
     pareto_frontier,
     suggest_deadline,
 )
+from core.speed import SpeedModel
 from pages.plan_sections.speed import MODE_LABELS
 from pages.shared.common import (
     CACHE,

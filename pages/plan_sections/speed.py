@@ -13,9 +13,8 @@ import streamlit as st
 
 from core.datasets import builtin_speed_tables
 from core.errors import FitWarning, InputError, LogFormatError, PlannerError
-from core.plan import (
-    EXAMPLE_STEP_TIME,
-    EXAMPLE_THETA_S,
+from core.plan import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
+from core.speed import (
     SPEED_FAMILIES,
     THETA_NAMES,
     THETA_SOURCES,

@@ -16,17 +16,13 @@ from core.figures.batch import batch_samples_figure, efficiency_goodput_figure
 from core.figures.scaling import (
     lr_schedule_figure,
 )
-from core.plan import (
-    PolluxSpeedModel,
-    fit_pollux_speed,
-    goodput_curves,
-    read_speed_csv,
-)
+from core.plan import goodput_curves
 from core.scaling import (
     LARGE_BATCH_TEXT,
     BatchSizePlan,
     batch_size_plan,
 )
+from core.speed import PolluxSpeedModel, fit_pollux_speed, read_speed_csv
 from core.targets import accuracy_target
 from pages.shared.common import (
     BATCH_SOURCES,

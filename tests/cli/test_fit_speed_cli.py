@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.plan.speed import SpeedModel
+from core.speed.optimus import SpeedModel
 
 POLLUX = Path(__file__).resolve().parents[2] / "data" / "pollux_traces"
 

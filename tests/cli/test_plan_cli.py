@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.plan.speed import SpeedModel
+from core.speed.optimus import SpeedModel
 
 
 def _csv(capsys):

@@ -9,8 +9,8 @@ import pytest
 
 from core.datasets import BATCH_RUN_SETS, DATA_DIR, batch_run_files, builtin_log_files, builtin_speed_tables
 from core.logs import read_log_file
-from core.plan import fit_speed_model
-from core.plan.speed_table import read_speed_table
+from core.speed import fit_speed_model
+from core.speed.table import read_speed_table
 from data.extract_mllog import extract
 from tests.conftest import ROOT, TEST_DATA
 

@@ -13,19 +13,17 @@ from core.datasets import builtin_log_files
 from core.defaults import DEFAULT_TARGET_ACC
 from core.logs.reader import read_log_file
 from core.plan import (
-    SpeedModel,
     best_workers,
     cheapest_config,
     default_run,
     greedy_allocation,
     measured_step_time,
-    paper_speed_model,
     plan_grid,
-    scale_to_step_time,
     steps_from_run,
 )
 from core.plan import typed_steps as core_typed_steps
 from core.runs import analyse_run
+from core.speed import SpeedModel, paper_speed_model, scale_to_step_time
 from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"

@@ -8,7 +8,8 @@ import pytest
 from core.batch import BatchRun, BatchScaling, fit_batch_scaling, typed_batch_scaling
 from core.figures.batch import SAMPLES_TRACES, batch_samples_figure, efficiency_goodput_figure
 from core.figures.plan import tta_vs_workers_figure
-from core.plan import ScalingRule, SpeedModel, batch_plan_grid, best_workers, goodput_curves
+from core.plan import ScalingRule, batch_plan_grid, best_workers, goodput_curves
+from core.speed import SpeedModel
 
 RUNS = [BatchRun(f"r-{b}.csv", float(b), True, 1e6 * (1 + b / 2000) * (1 + d), 1e6 * (1 + b / 2000) * (1 + d) / b,
                  samples_per_s=100.0 * b ** 0.5)

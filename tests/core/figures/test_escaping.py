@@ -12,8 +12,8 @@ from core.figures.plan import tta_vs_workers_figure
 from core.figures.style import esc, escape_text
 from core.logs.reader import read_log
 from core.plan.grid import best_workers, plan_grid
-from core.plan.speed import paper_speed_model
 from core.runs.analysis import analyse_run
+from core.speed.optimus import paper_speed_model
 from tests.core.runs.test_runs import synthetic_log
 
 LINK = '<a href="x">re-authenticate</a>.csv'

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from core.figures.plan import time_cost_figure, tta_vs_workers_figure
-from core.plan import scale_to_step_time
 from core.plan.allocation import greedy_allocation
 from core.plan.grid import best_workers, cheapest_config, pareto_frontier, plan_grid
-from core.plan.speed import paper_speed_model
+from core.speed import scale_to_step_time
+from core.speed.optimus import paper_speed_model
 
 CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)   # 0.02 s per paper unit
 STEPS = 50_000

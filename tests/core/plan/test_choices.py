@@ -7,8 +7,8 @@ import pytest
 from core.errors import InputError
 from core.logs import read_log
 from core.plan import ScalingRule, anchor_batch_of, default_run, steps_sources
-from core.plan.speed import SpeedModel
 from core.runs import analyse_run
+from core.speed.optimus import SpeedModel
 
 
 def _run(name: str, final_acc: float):

@@ -8,13 +8,13 @@ import pytest
 
 from core.datasets import builtin_speed_tables
 from core.errors import FitWarning
-from core.plan import fit_speed, read_speed_csv
 from core.plan.examples import (
     CIFAR10_ALLREDUCE_THETA_S,
     EXAMPLE_GLOBAL_BATCH,
     EXAMPLE_STEP_TIME,
     EXAMPLE_THETA_S,
 )
+from core.speed import fit_speed, read_speed_csv
 
 
 def test_the_paper_examples_are_the_paper_s_theta_at_0_02_s_per_unit():

@@ -9,11 +9,11 @@ import pytest
 
 from core.batch import BatchRun, fit_batch_scaling, typed_batch_scaling
 from core.errors import InputError
-from core.plan import scale_to_step_time
 from core.plan.goodput import ScalingRule, batch_plan_grid, best_configuration
 from core.plan.grid import pareto_frontier, plan_grid
-from core.plan.pollux_speed import PolluxSpeedModel
-from core.plan.speed import SpeedModel, paper_speed_model
+from core.speed import scale_to_step_time
+from core.speed.optimus import SpeedModel, paper_speed_model
+from core.speed.pollux import PolluxSpeedModel
 
 ALLREDUCE = SpeedModel("allreduce", (0.001, 0.05, 0.002))          # 1/f = 0.001·M/w + 0.05 + 0.002·w
 BATCH = typed_batch_scaling(1e5, 1000)                              # E(M) = 1e5·(1 + M/1000)

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.plan import scale_to_step_time
 from core.plan.allocation import greedy_allocation
 from core.plan.grid import (
     best_workers,
@@ -22,7 +21,8 @@ from core.plan.grid import (
     suggest_deadline,
     time_to_target_s,
 )
-from core.plan.speed import FORMULAS_LATEX, THETA_NAMES, SpeedModel, paper_speed_model
+from core.speed import scale_to_step_time
+from core.speed.optimus import FORMULAS_LATEX, THETA_NAMES, SpeedModel, paper_speed_model
 
 ALLREDUCE = SpeedModel("allreduce", (0.001, 0.05, 0.002), global_batch=256)   # 0.098 s/step at w=8
 CALIBRATED = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)       # 1 paper unit = 0.02 s

@@ -88,7 +88,8 @@ def test_paleo_and_optimus_meet_at_the_measured_step_on_the_builtin_runs(at):
     """Both curves within 1 % of the run's measured step where it was measured (w = 1: the runs ran on one CPU;
     and the page's example point, p = 2, w = 4), Paleo calibrated by PPP, Optimus by scale_to_step_time."""
     from core.logs import parse_run_name
-    from core.plan import PAPER_GLOBAL_BATCH, paleo_device_for, paper_speed_model, plan_grid, scale_to_step_time
+    from core.plan import paleo_device_for, plan_grid
+    from core.speed import PAPER_GLOBAL_BATCH, paper_speed_model, scale_to_step_time
 
     p, w = at
     steps = 1000.0

@@ -1,4 +1,4 @@
-"""Pollux's throughput model and the choice between speed families (core.plan.pollux_speed, speed_select)."""
+"""Pollux's throughput model and the choice between speed families (core.speed.pollux, speed_select)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from scipy.optimize import nnls
 
 from core.datasets import DATA_DIR
 from core.errors import InputError
-from core.plan import build_speed_model, fit_speed, scale_to_step_time
-from core.plan.pollux_fit import _objective, fit_pollux_speed, pollux_data
-from core.plan.pollux_speed import PolluxSpeedModel, pollux_step_time
-from core.plan.speed import SpeedModel, speed_features
+from core.speed import build_speed_model, fit_speed, scale_to_step_time
+from core.speed.optimus import SpeedModel, speed_features
+from core.speed.pollux import PolluxSpeedModel, pollux_step_time
+from core.speed.pollux_fit import _objective, fit_pollux_speed, pollux_data
 
 POLLUX = DATA_DIR / "pollux_traces"
 TRUE = (0.02, 0.001, 0.03, 0.004, 0.0, 0.01, 0.002, 2.0)

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import FitWarning, InputError
-from core.plan import default_speed_mode, scale_to_step_time
-from core.plan.speed import MIN_POINTS, PAPER_THETA, SpeedModel, optimus_speed, paper_speed_model
-from core.plan.speed_fit import fit_speed_model
-from core.plan.speed_table import read_speed_table
+from core.speed import default_speed_mode, scale_to_step_time
+from core.speed.optimus import MIN_POINTS, PAPER_THETA, SpeedModel, optimus_speed, paper_speed_model
+from core.speed.optimus_fit import fit_speed_model
+from core.speed.table import read_speed_table
 
 POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.plan import SPEED_FAMILIES, FittedSpeed, log_speed_choices
+from core.plan import log_speed_choices
+from core.speed import SPEED_FAMILIES, FittedSpeed
 
 W = np.array([8, 16, 32, 64])
 TABLE = pd.DataFrame({"w": W, "global_batch": 32.0, "step_time_s": 0.3 * 32 / W + 0.05, "config": "llama31_8b",

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.plan import (
+from core.speed import (
     SPEED_FAMILIES,
     FittedSpeed,
     PolluxSpeedModel,
@@ -21,7 +21,7 @@ from core.plan import (
     scale_to_step_time,
     speed_model_choices,
 )
-from core.plan.speed_table import normalise_speed_table
+from core.speed.table import normalise_speed_table
 
 
 def test_the_registry_lists_optimus_and_pollux_by_name():

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
-from core.plan.speed_table import has_parameter_servers, normalise_speed_table, read_speed_table
+from core.speed.table import has_parameter_servers, normalise_speed_table, read_speed_table
 
 POLLUX = Path(__file__).resolve().parents[3] / "data" / "pollux_traces"
 

@@ -14,9 +14,9 @@ from core.errors import InputError
 from core.logs import read_log, read_log_file
 from core.plan.grid import plan_grid
 from core.plan.run_steps import loss_threshold_from_runs, run_methods, steps_from_run
-from core.plan.speed import paper_speed_model
 from core.plan.steps import steps_from_calibration, typed_steps
 from core.runs import RunAnalysis, TargetCrossing, analyse_run
+from core.speed.optimus import paper_speed_model
 
 NAN = float("nan")
 

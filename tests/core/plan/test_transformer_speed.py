@@ -1,4 +1,4 @@
-"""The transformer step-time model as a registered speed family (core.plan.transformer_speed)."""
+"""The transformer step-time model as a registered speed family (core.speed.transformer)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,8 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.plan import (
-    SPEED_FAMILIES,
-    TransformerSpeedModel,
-    fit_speed,
-    plan_grid,
-    scale_to_step_time,
-    transformer_speed_model,
-)
+from core.plan import plan_grid
+from core.speed import SPEED_FAMILIES, TransformerSpeedModel, fit_speed, scale_to_step_time, transformer_speed_model
 from core.transformer import Measurement, get_accelerator, load_config
 
 CFG, H100 = load_config("nanogpt_speedrun"), get_accelerator("H100")

@@ -1,7 +1,7 @@
 """Choose a speed model per table, by leave-one-out error, and build the speed model a plan uses.
 
 The chooser sits above every speed family: it knows them only through the registry
-(:mod:`core.plan.speed_registry`).  Each family asked for is fitted to the same table of measured
+(:mod:`core.speed.registry`).  Each family asked for is fitted to the same table of measured
 speeds (``SpeedFamily.fit``), then refitted once per point with that point left out and asked
 for its speed (``SpeedFamily.loo``).  The **leave-one-out MAPE** ``100 · mean |f̂₋ᵢ − fᵢ| / fᵢ``
 scores each family on points it did not see; ``auto`` fits every family that can fit the
@@ -23,10 +23,10 @@ import pandas as pd
 
 from core.defaults import DEFAULT_LEVEL
 from core.errors import FitWarning, InputError, PlannerError
-from core.plan.speed import PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedModel, paper_speed_model
-from core.plan.speed_family import FittedSpeed, scale_to_step_time
-from core.plan.speed_registry import SPEED_FAMILIES, get_speed_family
-from core.plan.speed_table import default_speed_mode, normalise_speed_table
+from core.speed.family import FittedSpeed, scale_to_step_time
+from core.speed.optimus import PAPER_GLOBAL_BATCH, THETA_NAMES, SpeedModel, paper_speed_model
+from core.speed.registry import SPEED_FAMILIES, get_speed_family
+from core.speed.table import default_speed_mode, normalise_speed_table
 from core.validation import check_option, check_scalar
 
 #: what ``--model`` (and the Plan page's speed-model choice) accepts: a registered family, or all of them
@@ -125,7 +125,7 @@ def fit_speed(table: pd.DataFrame, *, family: str = "auto", mode: str | None = N
     Parameters
     ----------
     table : DataFrame
-        Measured speeds (:mod:`core.plan.speed_table`).
+        Measured speeds (:mod:`core.speed.table`).
     family : str, default="auto"
         A key of ``SPEED_FAMILIES``, or ``auto``: every family that can fit the table's mode
         (Pollux only all-reduce tables: it has no parameter servers), the one with the smallest

@@ -1,6 +1,6 @@
 """Fitting the Optimus speed model to measured speeds: non-negative least squares on the linear form,
 its flags, the leave-one-out refits, and the family's record OPTIMUS_SPEED (registered in
-core.plan.speed_registry).
+core.speed.registry).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from core.errors import FitError, FitWarning, InputError
-from core.plan.speed import FORMULAS, FORMULAS_LATEX, MIN_POINTS, THETA_NAMES, SpeedModel, check_mode, speed_features
-from core.plan.speed_family import SpeedFamily
-from core.plan.speed_table import normalise_speed_table
+from core.speed.family import SpeedFamily
+from core.speed.optimus import FORMULAS, FORMULAS_LATEX, MIN_POINTS, THETA_NAMES, SpeedModel, check_mode, speed_features
+from core.speed.table import normalise_speed_table
 
 
 def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | None = None,
@@ -29,7 +29,7 @@ def fit_speed_model(table: pd.DataFrame, *, mode: str, global_batch: float | Non
     Parameters
     ----------
     table : DataFrame
-        Measured points; any table :func:`core.plan.speed_table.normalise_speed_table` accepts
+        Measured points; any table :func:`core.speed.table.normalise_speed_table` accepts
         (columns ``p, w`` and one of ``steps_per_s``, ``samples_per_s``, ``step_time_s``,
         optional ``global_batch``; or a Pollux ``scalability.csv``).
     mode : {"sync", "async", "allreduce"}
@@ -154,7 +154,7 @@ def _fit(table: pd.DataFrame, *, mode: str, global_batch: float | None = None, g
     return fit_speed_model(table, mode=mode, global_batch=global_batch, source=source)
 
 
-#: the Optimus speed family, as registered (:mod:`core.plan.speed_registry`)
+#: the Optimus speed family, as registered (:mod:`core.speed.registry`)
 OPTIMUS_SPEED = SpeedFamily(
     name="optimus", label="Optimus",
     description="Optimus (Peng et al., EuroSys 2018): 1/f linear in θ, NNLS",

@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError, PlannerError
-from core.plan.speed_family import FittedSpeed, SpeedFamily
-from core.plan.speed_table import normalise_speed_table
+from core.speed.family import FittedSpeed, SpeedFamily
+from core.speed.table import normalise_speed_table
 from core.transformer import (
     Accelerator,
     Calibration,
@@ -305,7 +305,7 @@ def transformer_loo(table: pd.DataFrame, model: TransformerSpeedModel, *, mode: 
     return out
 
 
-#: the transformer speed family, as registered (:mod:`core.plan.speed_registry`)
+#: the transformer speed family, as registered (:mod:`core.speed.registry`)
 TRANSFORMER_SPEED = SpeedFamily(
     name="transformer", label="Transformer (FLOPs and datasheets)",
     description="core.transformer: a language model's work per step on a device's datasheet peaks, data × tensor "

@@ -4,7 +4,7 @@ Each log of a language-model benchmark (MLPerf, a speedrun) is one measured conf
 global batch ``M`` and seconds per step ``t``.  Across sizes the batch changes with the GPUs, and a step's
 time is mostly a function of the work each GPU does, ``m = M/w`` samples per GPU (below one where tensor,
 context or pipeline parallelism splits a sample).  Three families model it, each a registered speed family
-(:mod:`core.plan.speed_registry`):
+(:mod:`core.speed.registry`):
 
 * ``overhead``: ``t = θ0·m + θ1`` (Amdahl: compute proportional to the per-GPU batch plus a fixed cost per step;
   NNLS).  It over-predicts where sharding also shrinks the fixed cost (the optimiser step and the gradient
@@ -15,8 +15,8 @@ context or pipeline parallelism splits a sample).  Three families model it, each
   bracket itself (each side's prediction), widened to the leave-one-size-out misses when they are larger.
 
 With one configuration every family is perfect scaling ``t ∝ m`` (flagged); with two the fits are exact.
-The Optimus all-reduce row (``θ0·M/w + θ1 + θ3·w``, :mod:`core.plan.speed`) and the transformer model
-(:mod:`core.plan.transformer_speed`) are the other candidates a plan from logs considers
+The Optimus all-reduce row (``θ0·M/w + θ1 + θ3·w``, :mod:`core.speed.optimus`) and the transformer model
+(:mod:`core.speed.transformer`) are the other candidates a plan from logs considers
 (:func:`core.plan.from_logs.choose_log_speed`).
 """
 
@@ -32,8 +32,8 @@ import pandas as pd
 from scipy.optimize import nnls
 
 from core.errors import InputError
-from core.plan.speed_family import FittedSpeed, SpeedFamily
-from core.plan.speed_table import normalise_speed_table
+from core.speed.family import FittedSpeed, SpeedFamily
+from core.speed.table import normalise_speed_table
 
 #: the families of this module, by name: their formula as text and in LaTeX
 FORMULAS: dict[str, tuple[str, str]] = {

@@ -22,7 +22,7 @@ whether ``N > 1``), fitted only when the table has three or more node counts abo
 the quantity a plan uses, where Pollux also fits the compute time AdaptDL measures.
 ``bench/speed_models.py`` prints the MAPE of Pollux's exact model beside this one.
 
-The fit (:mod:`core.plan.pollux_fit`) follows Pollux's ``fit_perf_params``.
+The fit (:mod:`core.speed.pollux_fit`) follows Pollux's ``fit_perf_params``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import InputError
-from core.plan.speed_family import FittedSpeed
+from core.speed.family import FittedSpeed
 
 PARAM_NAMES: tuple[str, ...] = ("alpha_c", "beta_c", "alpha_n", "beta_n", "delta_n", "alpha_r", "beta_r", "gamma")
 FORMULA = ("T = (T_c^γ + T_n^γ)^(1/γ), T_c = α_c + β_c·M/w, T_n = α_n + β_n·(w − 2) + δ_n·(nodes − 2) "
@@ -94,7 +94,7 @@ class PolluxSpeedModel(FittedSpeed):
         GPUs per node when planning ``w`` workers: ``ceil(w / gpus_per_node)`` nodes; None
         plans one GPU per node (every ``w > 1`` across ``w`` nodes).
     global_batch, source, mape_pct, n_points, flags, loo_mape_pct, time_band, level :
-        Keyword only, as on :class:`core.plan.speed_family.FittedSpeed` (``global_batch``: the
+        Keyword only, as on :class:`core.speed.family.FittedSpeed` (``global_batch``: the
         ``M`` to plan with, ``with_global_batch``).
     """
 

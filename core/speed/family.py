@@ -3,8 +3,8 @@
 A **speed family** (Optimus, Pollux, …) turns a table of measured speeds into a model of the
 steps per second ``f(p, w)`` of ``p`` parameter servers and ``w`` workers at a global batch
 ``M``.  Like a curve family (:class:`core.curves.family.CurveFamily`) it is one record, built in
-its own module and listed in :mod:`core.plan.speed_registry`; the chooser
-(:mod:`core.plan.speed_select`), the CLI and the pages know no family by name.
+its own module and listed in :mod:`core.speed.registry`; the chooser
+(:mod:`core.speed.select`), the CLI and the pages know no family by name.
 
 - :class:`SpeedFamily`: name, label, description, the formula of each mode it supports (text
   and LaTeX, for pages and docs), ``fit`` and ``loo`` (leave-one-out predicted speeds).
@@ -44,7 +44,7 @@ class FittedSpeed:
     flags : tuple of str, default=()
         Caveats a page can show as they are.
     loo_mape_pct : float or None, default=None
-        Leave-one-out MAPE of the speeds (:func:`core.plan.speed_select.fit_speed`).
+        Leave-one-out MAPE of the speeds (:func:`core.speed.select.fit_speed`).
     time_band : (float, float) or None, default=None
         Factors on a step's time that cover the leave-one-out misses at ``level``.
     level : float or None, default=None
@@ -187,7 +187,7 @@ def scale_to_step_time(model: FittedSpeed, step_time_s: float, p: int, w: int) -
     The paper's sync model takes 45.3 paper units per step at p = 2, w = 4; if a real step
     there takes 0.906 s, one paper unit is 0.02 s and every θ is multiplied by 0.02:
 
-    >>> from core.plan.speed import paper_speed_model
+    >>> from core.speed.optimus import paper_speed_model
     >>> cal = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
     >>> cal.time_unit, [round(t, 6) for t in cal.theta]
     ('s', [0.0204, 0.0556, 0.0984, 0.0, 0.0004])

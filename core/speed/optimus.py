@@ -16,10 +16,10 @@ number of parameter servers and ``w`` the number of workers.  The all-reduce θ 
 indices of Eq. 4 (``theta0, theta1, theta3``) so that each one can be read against the
 synchronous θ term by term; ``p`` is ignored in that mode.
 
-The measured-speed table and its reader live in :mod:`core.plan.speed_table`; this module
-holds the model and the paper presets; :mod:`core.plan.speed_fit` the NNLS fit, its
+The measured-speed table and its reader live in :mod:`core.speed.table`; this module
+holds the model and the paper presets; :mod:`core.speed.optimus_fit` the NNLS fit, its
 leave-one-out refits and the family's record ``OPTIMUS_SPEED`` (registered in
-:mod:`core.plan.speed_registry`).
+:mod:`core.speed.registry`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import InputError
-from core.plan.speed_family import FittedSpeed
+from core.speed.family import FittedSpeed
 from core.validation import check_option
 
 MODES: tuple[str, ...] = ("sync", "async", "allreduce")
@@ -146,7 +146,7 @@ class SpeedModel(FittedSpeed):
     time_unit : {"s", "paper units"}, default="s"
         The unit of ``1/f``. The paper's θ are in "paper units" (unpublished unit).
     global_batch, source, mape_pct, n_points, flags, loo_mape_pct, time_band, level :
-        Keyword only, as on :class:`core.plan.speed_family.FittedSpeed`; ``global_batch`` (``M``)
+        Keyword only, as on :class:`core.speed.family.FittedSpeed`; ``global_batch`` (``M``)
         is needed by "sync" and "allreduce" (and by ``samples_per_s``).
 
     Examples

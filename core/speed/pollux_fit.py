@@ -1,6 +1,6 @@
 """Fitting Pollux's throughput model to measured speeds: the data as arrays, Pollux's objective and
 pinned parameters, L-BFGS-B from several starts, the leave-one-out refits, and the family's record
-POLLUX_SPEED (registered in core.plan.speed_registry).
+POLLUX_SPEED (registered in core.speed.registry).
 
 The fit follows ``fit_perf_params``: it minimises the RMSE of log step time plus
 Pollux's penalties ``1e-3·(γ − 1)² + 1e-2·((β_n/α_n)² + (β_r/α_r)² + (δ_n/α_n)²)`` by L-BFGS-B
@@ -24,7 +24,8 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from core.errors import FitError, InputError
-from core.plan.pollux_speed import (
+from core.speed.family import SpeedFamily
+from core.speed.pollux import (
     A_C,
     A_N,
     A_R,
@@ -41,8 +42,7 @@ from core.plan.pollux_speed import (
     network_time,
     pollux_step_time,
 )
-from core.plan.speed_family import SpeedFamily
-from core.plan.speed_table import normalise_speed_table
+from core.speed.table import normalise_speed_table
 
 _START = (0.1, 0.01, 0.1, 0.01, 0.01, 0.1, 0.01, 1.001)
 _LOWER = (1e-8,) * 7 + (1.0,)
@@ -213,7 +213,7 @@ def fit_pollux_speed(table: pd.DataFrame, *, global_batch: float | None = None, 
     Parameters
     ----------
     table : DataFrame
-        As for :func:`core.plan.speed_fit.fit_speed_model` (a Pollux ``scalability.csv`` reads
+        As for :func:`core.speed.optimus_fit.fit_speed_model` (a Pollux ``scalability.csv`` reads
         as is), all-reduce only.
     global_batch : float or None
         ``M`` for rows without one, and the planning batch; None keeps the table's M when
@@ -286,7 +286,7 @@ def _fit(table: pd.DataFrame, *, mode: str = "allreduce", global_batch: float | 
     return fit_pollux_speed(table, global_batch=global_batch, gpus_per_node=gpus_per_node, source=source)
 
 
-#: Pollux's speed family, as registered (:mod:`core.plan.speed_registry`)
+#: Pollux's speed family, as registered (:mod:`core.speed.registry`)
 POLLUX_SPEED = SpeedFamily(
     name="pollux", label="Pollux",
     description="Pollux (Qiao et al., OSDI 2021): compute linear in the local batch, overlapped all-reduce",

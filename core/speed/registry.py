@@ -1,19 +1,19 @@
 """Every speed family by name: one explicit registry, filled here and nowhere else.
 
-Adding a speed model: write its module (a :class:`core.plan.speed_family.FittedSpeed` subclass,
-its fit and leave-one-out, and its :class:`core.plan.speed_family.SpeedFamily` record), and list the
+Adding a speed model: write its module (a :class:`core.speed.family.FittedSpeed` subclass,
+its fit and leave-one-out, and its :class:`core.speed.family.SpeedFamily` record), and list the
 record below. The chooser, ``fit_speed``, the CLI's ``--model`` and the Plan page take it from here.
 """
 
 from __future__ import annotations
 
 from core.errors import InputError
-from core.plan.log_speed import LOG_SPEED_FAMILIES
-from core.plan.paleo_speed import PALEO_SPEED
-from core.plan.pollux_fit import POLLUX_SPEED
-from core.plan.speed_family import SpeedFamily
-from core.plan.speed_fit import OPTIMUS_SPEED
-from core.plan.transformer_speed import TRANSFORMER_SPEED
+from core.speed.family import SpeedFamily
+from core.speed.optimus_fit import OPTIMUS_SPEED
+from core.speed.paleo import PALEO_SPEED
+from core.speed.per_gpu_batch import LOG_SPEED_FAMILIES
+from core.speed.pollux_fit import POLLUX_SPEED
+from core.speed.transformer import TRANSFORMER_SPEED
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them
 SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED,
