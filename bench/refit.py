@@ -37,14 +37,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.reference import SHARED  # noqa: E402
 from core.datasets import BUILTIN_LOG_SETS, builtin_log_files  # noqa: E402
 from core.errors import LogFormatError  # noqa: E402
 from core.library import Library, PendingRun  # noqa: E402
 from core.library.refit import DEFAULT_CHUNK, fit_runs_batched, max_relative_difference, refit_library  # noqa: E402
 from core.logs import read_log_file  # noqa: E402
 from core.runs.analysis import fit_run  # noqa: E402
-
-SHARED = ROOT.parent.parent / "shared" / "reference"
 
 
 def base_logs() -> list:

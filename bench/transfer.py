@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.reference import SHARED
 from core.paleo import (
     DEFAULT_EFFICIENCIES,
     Efficiencies,
@@ -45,14 +46,6 @@ from core.paleo import (
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {"A100_PCIE_80GB": "Dell/R750xax4A100-PCIE-80GB", "H100_SXM": "NVIDIA/dgxh100_ngc23.04_mxnet"}
-
-
-def _shared_mlperf() -> Path:
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "reference" / "mlperf_v3.0_resnet50"
-        if candidate.is_dir():
-            return candidate
-    return ROOT.parent / "shared" / "reference" / "mlperf_v3.0_resnet50"
 
 
 def _runs(folder: Path):
@@ -144,10 +137,15 @@ def profile_section(steps: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mlperf", type=Path, default=_shared_mlperf(), help="the MLPerf v3.0 ResNet-50 logs")
+    parser.add_argument("--mlperf", type=Path, default=SHARED / "mlperf_v3.0_resnet50",
+                        help="the MLPerf v3.0 ResNet-50 logs (default: ../shared/reference)")
     parser.add_argument("--steps", type=int, default=10, help="profiled steps on the CPU")
     parser.add_argument("--skip-profile", action="store_true")
     args = parser.parse_args()
+    if not args.mlperf.is_dir():
+        raise SystemExit(f"bench/transfer.py needs the MLPerf v3.0 ResNet-50 logs (../shared/reference/"
+                         f"mlperf_v3.0_resnet50, not part of a clone, or --mlperf DIR); not found at {args.mlperf}. "
+                         "Nothing measured.")
     start = time.perf_counter()
     workload = load_workload("torch:resnet50")
     paleo_workload = workload_from_net(load_net("torch:resnet50"), free_layers=False)

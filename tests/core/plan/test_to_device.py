@@ -33,3 +33,27 @@ def test_a_log_without_its_device_is_refused_with_its_name(gb200_8):
     nameless = [log.with_meta(accelerator=None, gpu=None) for log in logs]
     with pytest.raises(InputError, match=r"ngpu8_ngc25.09_nemo/result_0.txt: expected the source device"):
         plan_on_device(nameless, None, "B200", [8])
+
+
+def test_the_plan_on_a_device_is_the_pieces_composed(gb200_8):
+    """One plan for every family: on another device the row is the calibrated transformer model's step × the
+    samples at that batch / M × the logs' evaluation overhead, its interval the samples' × the model's band (what
+    the separate --to-device path computed before issue 33)."""
+    from core.plan import counted_overhead, measured_configurations, samples_at_batch, transformer_from_logs
+
+    logs, paths = gb200_8
+    plan = plan_on_device(logs, paths, "B200", [8, 64], global_batch=32.0)
+    measured, _ = measured_configurations(logs)
+    model, _ = transformer_from_logs(logs, paths, measured, "B200", global_batch=32.0)
+    overhead, _ = counted_overhead(measured)
+    samples = samples_at_batch(measured, 32.0, benchmark="llama31_8b")
+    low, high = model.time_band
+    for w in (8, 64):
+        row = plan.table.set_index("w").loc[w]
+        step = model.prediction(w, 32.0).time * model.factor
+        assert row["step_time_s"] == pytest.approx(step, rel=1e-12)
+        assert row["time_s"] == pytest.approx(samples.samples / 32 * step * overhead, rel=1e-12)
+        assert row["time_low"] == pytest.approx(samples.low / 32 * step * low * overhead, rel=1e-12)
+        assert row["time_high"] == pytest.approx(samples.high / 32 * step * high * overhead, rel=1e-12)
+        assert row["speed_model"] == "transformer" and row["device"] == "B200"
+        assert row["samples_source"] == samples.source == "rcp"
