@@ -46,7 +46,7 @@ from core.plan.from_logs import (
     samples_at_batch,
 )
 from core.plan.grid import configuration_cost
-from core.plan.to_device import default_device_for, transformer_from_logs
+from core.plan.to_device import default_device_for, log_device, transformer_from_logs
 from core.speed import (
     SPEED_FAMILIES,
     FittedSpeed,
@@ -266,6 +266,22 @@ def _extrapolation(measured: pd.DataFrame, w: int, m: float) -> str:
             f"{measured['w'].min():,}–{measured['w'].max():,} GPUs at {per_gpu.min():.3g}–{per_gpu.max():.3g}")
 
 
+def _one_device(logs: Sequence[RunLog], measured: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The configurations whose step times describe one device: those of the device most logs ran on, when the logs
+    span several (a step's time is the device's; samples to target are not, and keep every log), with a note."""
+    devices = {log.source: log_device(log) for log in logs}
+    named = [devices.get(src) for src in measured["source"]]
+    kinds = [d for d in dict.fromkeys(named) if d is not None]
+    if len(kinds) <= 1:
+        return measured, ""
+    main = max(kinds, key=named.count)
+    keep = measured[[d == main for d in named]]
+    others = ", ".join(f"{d}: {named.count(d)}" for d in kinds if d != main)
+    return keep, (f"step time from the {len(keep)} log(s) on {main}, the device most logs ran on; the logs on other "
+                  f"devices ({others}) are left out of the step-time fit (their samples to target are kept). Plan "
+                  "on another device with --to-device (the transformer model transfers steps across devices)")
+
+
 def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measured: pd.DataFrame,
              device: str | None, target: Target | None, options: dict) -> tuple[dict[str, Fitter], list[str]]:
     """Every registered all-reduce family that needs nothing beyond the speeds (``SpeedFamily.context``) as a
@@ -312,7 +328,9 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
                          "time and its target reached; got none. " + " ".join(left_out))
     global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
     options = dict(gpus_per_node=gpus_per_node, strategy=strategy, config=config, precision=precision)
-    fitters, notes = _fitters(logs, paths, measured, device, target, options)
+    timed, device_note = _one_device(logs, measured) if device is None else (measured, "")
+    fitters, notes = _fitters(logs, paths, timed, device, target, options)
+    notes = ([device_note] if device_note else []) + notes
     where = device or default_device_for(logs, target)
     if model == "transformer" and "transformer" not in fitters:
         raise InputError("--model transformer: expected logs of one language-model benchmark that name their device "
@@ -322,10 +340,10 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
         raise InputError(f"--model {model}: cannot be fitted to these logs (it needs {needs} named beside the speeds, "
                          "which training logs do not give). Use --model auto.")
     if model == "auto":
-        choice = choose_log_speed(measured, fitters)
+        choice = choose_log_speed(timed, fitters)
     else:
-        choice = choose_log_speed(measured, {model: fitters[model]}, model=model)
-        notes = []
+        choice = choose_log_speed(timed, {model: fitters[model]}, model=model)
+        notes = notes[:1] if device_note else []
     overhead, overhead_note = counted_overhead(measured)
     benchmarks = {str(log.meta.model).lower() for log in logs if log.meta.model}
     benchmark = benchmarks.pop() if len(benchmarks) == 1 else None
@@ -350,7 +368,7 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
         s = samples_at_batch(measured, m, benchmark=benchmark)
         low_f, high_f = _band(choice, w, m)
         time_s = s.samples / m * step * overhead
-        note = "; ".join(filter(None, [s.how, _extrapolation(measured, w, m)]))
+        note = "; ".join(filter(None, [s.how, _extrapolation(timed, w, m)]))
         strategy_text = speed.prediction(w, m).estimate.strategy.text() if isinstance(speed, TransformerSpeedModel) \
             else ""
         rows.append({"mode": "allreduce", "p": 0, "w": w, "steps_per_s": 1.0 / step, "time_s": time_s,
@@ -364,7 +382,7 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
                          f"{', '.join(map(str, workers))}. " + " ".join(f"{k}." for k in reasons))
     flags = list(left_out) + list(choice.notes) + notes + [overhead_note]
     if isinstance(speed, TransformerSpeedModel):
-        flags += transformer_from_logs(logs, paths, measured, where, **options)[1] + list(speed.notes)
+        flags += transformer_from_logs(logs, paths, timed, where, **options)[1] + list(speed.notes)
     if skipped:
         flags.append(f"skipped {len(skipped)} GPU count(s) no strategy can use ({_ranges(skipped)})"
                      + "".join(f": {k}" for k in list(reasons)[:1]))

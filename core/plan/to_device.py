@@ -101,6 +101,18 @@ def step_from_meta(log: RunLog, step_time: float) -> LogStep:
                    int(meta.global_batch or 0), int(meta.seq_len or 0), device, gpus, domain, log.source)
 
 
+def log_device(log: RunLog) -> str | None:
+    """The device a log ran on, by the one device table's name (``meta.accelerator``, else ``meta.gpu``), or None.
+
+    >>> from core.datasets import builtin_log_files
+    >>> from core.logs import read_log_file
+    >>> sorted({log_device(read_log_file(p, source=n)) for n, p in builtin_log_files("mlperf_llama8b")})
+    ['B200', 'GB200']
+    """
+    device = accelerator_from_text(log.meta.accelerator or log.meta.gpu or "")
+    return device.name if device is not None else None
+
+
 def default_device_for(logs: Sequence[RunLog], target: Target | None = None) -> str | None:
     """The device to plan the logs on with the transformer model by default: the one most of the plannable logs
     ran on, when they are runs of one language-model benchmark with a known model (:data:`BENCHMARK_CONFIGS`)

@@ -103,7 +103,8 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
                   help=plain(c.text))
         m1.caption(plain(f"80 % interval {c.time_low / 3600:.3g}–{c.time_high / 3600:.3g} h"))
         k = decisions.knee
-        m2.metric("Efficiency knee", f"{k.w:,} GPUs" if k.found else "beyond the range", help=plain(k.text))
+        m2.metric("Efficiency knee", f"{k.w:,} GPUs" if k.found else f"> {int(table['w'].max()):,} GPUs",
+                  help=plain(k.text))
         m2.caption(plain(k.text))
         if decisions.deadline is None:
             m3.metric("Cheapest count meeting a deadline", "no deadline set")

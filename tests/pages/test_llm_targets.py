@@ -123,6 +123,15 @@ def test_plan_page_gives_the_cli_answer_for_the_llama_logs(capsys):
     assert at.metric[0].label == "Time to target on 512 GPUs"
     assert at.metric[0].value == f"{decisions.chosen.time_s / 3600:.3g} h"
     assert at.metric[1].label == "Efficiency knee"
+    assert at.metric[1].value == (f"{decisions.knee.w:,} GPUs" if decisions.knee.found
+                                  else f"> {int(table['w'].max()):,} GPUs")
+    # the built-in set mixes one B200 log with the GB200 ones: a step's time is the device's, so the step-time
+    # fit keeps the GB200 logs (the samples keep all) and says so
+    plan = plan_from_logs(logs, [512], global_batch=64.0)
+    assert any("left out of the step-time fit" in f and "B200: 1" in f for f in plan.flags)
+    b200_step = 0.4506                        # the B200 log's measured step at 8 GPUs, batch 16
+    assert not any(abs(v - b200_step) < 1e-3 for v in plan.speed.scores["measured_s"])
+    assert len(plan.speed.scores) == 3 * plan.speed.scores["family"].nunique()     # one row per GB200 size
     # 512 GPUs at batch 64: samples to target the median of the two built-in 512-GPU runs, from the logs
     row = table.set_index("w").loc[512]
     assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2) and row["samples_source"] == "logs"
