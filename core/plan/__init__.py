@@ -55,18 +55,15 @@ from core.plan.grid import (
     suggest_deadline,
     time_to_target_s,
 )
-from core.plan.log_plan import (
+from core.plan.log_plan import LogPlan, counted_overhead, plan_from_logs, plan_on_device
+from core.plan.log_speed_choice import (
     DEFAULT_LOG_SPEED,
     SCORE_COLUMNS,
-    LogPlan,
     LogSpeedChoice,
     choose_log_speed,
-    counted_overhead,
     leave_one_size_out,
     log_speed_choices,
     measured_speed_table,
-    plan_from_logs,
-    plan_on_device,
 )
 from core.plan.paleo_time import (
     paleo_calibration_point,

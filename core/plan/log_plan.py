@@ -27,8 +27,7 @@ strategy can use (the transformer model splits samples only in whole parallel de
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +45,14 @@ from core.plan.from_logs import (
     samples_at_batch,
 )
 from core.plan.grid import configuration_cost
+from core.plan.log_speed_choice import (
+    Fitter,
+    LogSpeedChoice,
+    choose_log_speed,
+    log_speed_choices,
+    registry_fitter,
+    step_time_of,
+)
 from core.plan.to_device import default_device_for, log_device, transformer_from_logs
 from core.speed import (
     SPEED_FAMILIES,
@@ -53,39 +60,9 @@ from core.speed import (
     PerGpuBatchSpeed,
     TransformerSpeedModel,
     bracket_band,
-    get_speed_family,
 )
 from core.targets import Target
 from core.validation import check_option
-
-#: the family a plan from logs uses when fewer than three GPU counts leave nothing to leave out
-DEFAULT_LOG_SPEED = "bracket"
-#: GPU counts the logs must have measured before ``auto`` chooses by leave-one-size-out
-MIN_SIZES_TO_CHOOSE = 3
-#: the columns of :attr:`LogPlan.scores`
-SCORE_COLUMNS: tuple[str, ...] = ("family", "held_w", "global_batch", "predicted_s", "measured_s", "error_pct")
-
-
-def log_speed_choices() -> tuple[str, ...]:
-    """``--model`` values a plan from logs takes: ``auto`` and every registered family with an all-reduce mode.
-
-    >>> log_speed_choices()[0], "transformer" in log_speed_choices()
-    ('auto', True)
-    """
-    return ("auto", *(name for name, fam in SPEED_FAMILIES.items() if fam.fits_mode("allreduce")))
-
-
-def measured_speed_table(measured: pd.DataFrame) -> pd.DataFrame:
-    """The measured configurations as a speed table (``w``, ``nodes``, ``global_batch``, ``step_time_s``), one row per
-    configuration (the median step of its runs).
-
-    >>> t = pd.DataFrame({"w": [8, 8, 72], "nodes": [2, 2, 18], "global_batch": [16.0, 16.0, 36.0],
-    ...                   "step_time_s": [0.40, 0.42, 0.17]})
-    >>> measured_speed_table(t)["step_time_s"].round(6).tolist()
-    [0.41, 0.17]
-    """
-    frame = measured.assign(nodes=measured["nodes"].fillna(measured["w"]))
-    return frame.groupby(["w", "nodes", "global_batch"], as_index=False)["step_time_s"].median()
 
 
 def counted_overhead(measured: pd.DataFrame) -> tuple[float, str]:
@@ -100,128 +77,6 @@ def counted_overhead(measured: pd.DataFrame) -> tuple[float, str]:
     overhead = float(np.median(ratios))
     return overhead, (f"time counted as MLPerf counts it: training × {overhead:.3f} (evaluations, median of "
                       f"{ratios.size} log(s))")
-
-
-#: a fitter: the measured configurations kept -> the fitted speed model
-Fitter = Callable[[pd.DataFrame], FittedSpeed]
-
-
-def _registry_fitter(name: str) -> Fitter:
-    family = get_speed_family(name)
-
-    def fit(measured: pd.DataFrame) -> FittedSpeed:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return family.fit(measured_speed_table(measured), mode="allreduce", global_batch=None,
-                              gpus_per_node=None, source="the logs")
-
-    return fit
-
-
-def _step_time(model: FittedSpeed, w, global_batch) -> np.ndarray:
-    return 1.0 / np.asarray(model.steps_per_s_at(0, np.asarray(w, dtype=float), np.asarray(global_batch, dtype=float)),
-                            dtype=float)
-
-
-def leave_one_size_out(measured: pd.DataFrame, name: str, fitter: Fitter) -> pd.DataFrame:
-    """Each GPU count's median step time predicted by ``fitter`` fitted on the other counts (``SCORE_COLUMNS``).
-
-    Raises the fitter's ``PlannerError`` when it cannot be fitted with a size left out.
-    """
-    table = measured_speed_table(measured)
-    rows = []
-    for held in sorted(table["w"].unique()):
-        model = fitter(measured[measured["w"] != held])
-        part = table[table["w"] == held]
-        pred = _step_time(model, part["w"], part["global_batch"])
-        for (_, row), p in zip(part.iterrows(), np.atleast_1d(pred)):
-            rows.append({"family": name, "held_w": int(held), "global_batch": float(row["global_batch"]),
-                         "predicted_s": float(p), "measured_s": float(row["step_time_s"]),
-                         "error_pct": 100.0 * (float(p) / float(row["step_time_s"]) - 1.0)})
-    return pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
-
-
-@dataclass(frozen=True)
-class LogSpeedChoice:
-    """The speed model a plan from logs uses, the family asked for, and the leave-one-size-out scores behind it."""
-
-    model: FittedSpeed
-    chosen: str
-    asked: str
-    scores: pd.DataFrame
-    notes: tuple[str, ...]
-
-    def log_errors(self) -> np.ndarray:
-        """The chosen family's leave-one-size-out misses, as ``ln(predicted/measured)`` (empty when not scored)."""
-        mine = self.scores[self.scores["family"] == self.chosen]
-        return np.log(mine["predicted_s"].to_numpy(dtype=float) / mine["measured_s"].to_numpy(dtype=float))
-
-
-def _mean_miss(scores: pd.DataFrame) -> float:
-    err = np.log(scores["predicted_s"].to_numpy(dtype=float) / scores["measured_s"].to_numpy(dtype=float))
-    return float(np.mean(np.abs(err))) if err.size and np.all(np.isfinite(err)) else math.inf
-
-
-def choose_log_speed(measured: pd.DataFrame, fitters: dict[str, Fitter], *, model: str = "auto") -> LogSpeedChoice:
-    """Fit the family asked for, or choose one by leave-one-size-out (``auto``; module text).
-
-    Parameters
-    ----------
-    measured : DataFrame
-        :func:`core.plan.from_logs.measured_configurations`.
-    fitters : dict of str to callable
-        The candidate families by name, each fitting the measured configurations it is given.
-    model : str, default="auto"
-        ``auto`` or one of ``fitters``.
-
-    Examples
-    --------
-    Steps of the overhead form ``t = 0.2·M/w + 0.05``, measured at four sizes: it is chosen, and misses nothing.
-
-    >>> w = [8, 16, 32, 64]
-    >>> t = pd.DataFrame({"source": list("abcd"), "w": w, "nodes": [1, 2, 4, 8], "global_batch": 32.0,
-    ...                   "step_time_s": [0.2 * 32 / k + 0.05 for k in w]})
-    >>> fitters = {n: _registry_fitter(n) for n in ("overhead", "elastic", "bracket")}
-    >>> c = choose_log_speed(t, fitters)
-    >>> c.chosen, round(float(np.abs(c.log_errors()).max()), 9)
-    ('overhead', 0.0)
-    """
-    sizes = measured["w"].nunique()
-    if model != "auto":
-        if model not in fitters:
-            raise InputError(f"--model: expected one of {', '.join(('auto', *fitters))} for a plan from logs; got "
-                             f"{model!r}.")
-        try:
-            fitted = fitters[model](measured)
-        except PlannerError as err:
-            raise InputError(f"--model {model}: cannot be fitted to these logs ({err}). Use --model auto.") from None
-        try:
-            scores = leave_one_size_out(measured, model, fitters[model]) if sizes >= MIN_SIZES_TO_CHOOSE else None
-        except PlannerError:
-            scores = None
-        return LogSpeedChoice(fitted, model, model, scores if scores is not None
-                              else pd.DataFrame(columns=list(SCORE_COLUMNS)), (f"step time: {model}, as asked",))
-    if sizes < MIN_SIZES_TO_CHOOSE:
-        fitted = fitters[DEFAULT_LOG_SPEED](measured)
-        return LogSpeedChoice(fitted, DEFAULT_LOG_SPEED, "auto", pd.DataFrame(columns=list(SCORE_COLUMNS)),
-                              (f"step time: {DEFAULT_LOG_SPEED} (the default: the logs measured {sizes} GPU "
-                               f"count(s), too few to leave one out and compare the families)",))
-    tables, left = [], []
-    for name, fitter in fitters.items():
-        try:
-            tables.append(leave_one_size_out(measured, name, fitter))
-        except PlannerError as err:
-            left.append(f"{name}: not scored ({err})")
-    scores = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(SCORE_COLUMNS))
-    misses = {name: _mean_miss(scores[scores["family"] == name]) for name in fitters}
-    best = min(misses, key=lambda n: misses[n])
-    if not math.isfinite(misses[best]):
-        best = DEFAULT_LOG_SPEED
-    ranked = ", ".join(f"{n} {100 * (math.exp(v) - 1):.1f} %" for n, v in sorted(misses.items(), key=lambda kv: kv[1])
-                       if math.isfinite(v))
-    notes = [f"step time: {best}, chosen by leave-one-size-out over {sizes} GPU counts (mean miss of the step time: "
-             f"{ranked})"] + [f"step time: {msg}" for msg in left]
-    return LogSpeedChoice(fitters[best](measured), best, "auto", scores, tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -287,7 +142,7 @@ def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measure
     """Every registered all-reduce family that needs nothing beyond the speeds (``SpeedFamily.context``) as a
     fitter of measured configurations; the transformer model on ``device`` (else the logs' own) when the logs let
     it be calibrated (they name its model, device and sequence length)."""
-    fitters = {name: _registry_fitter(name) for name in log_speed_choices()[1:] if not SPEED_FAMILIES[name].context}
+    fitters = {name: registry_fitter(name) for name in log_speed_choices()[1:] if not SPEED_FAMILIES[name].context}
     notes = []
     where = device or default_device_for(logs, target)
     if where is None:
@@ -356,7 +211,7 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
         if w < 1:
             raise InputError(f"plan --from-logs: expected GPU counts >= 1; got {w}.")
         m = float(global_batch) if global_batch is not None else float(per_worker_batch) * w
-        step = float(_step_time(speed, w, m))
+        step = float(step_time_of(speed, w, m))
         if not math.isfinite(step):
             skipped.append(w)
             if isinstance(speed, TransformerSpeedModel):
