@@ -187,6 +187,20 @@ def display_time(grid: pd.DataFrame) -> tuple[str, str]:
     return "time_h", "hours"
 
 
+def duration_text(seconds: float) -> str:
+    """A duration in the unit that reads best: seconds below two minutes, minutes below two hours, else hours.
+
+    >>> duration_text(3.6), duration_text(754.0), duration_text(9000.0)
+    ('3.6 s', '12.6 min', '2.5 h')
+    """
+    seconds = float(seconds)
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
 def best_workers(grid: pd.DataFrame) -> pd.DataFrame:
     """The fastest configuration for each p (ties: the fewest workers); one row per p.
 
