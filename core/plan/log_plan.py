@@ -170,12 +170,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     ``gpus_per_node``, ``strategy``, ``config`` and ``precision`` are the transformer model's
     (:func:`core.plan.to_device.transformer_from_logs`).
     """
-    check_option(model, "--model", log_speed_choices(), fix="Pick auto or a registered speed family")
+    check_option(model, "speed model", log_speed_choices(), fix="Pick auto or a registered speed family")
     check_one_batch(global_batch, per_worker_batch)
     if device is not None:
         if model not in ("auto", "transformer"):
-            raise InputError(f"--to-device: expected --model transformer or auto (the transformer model is the one "
-                             f"that knows devices); got --model {model}. Leave --model out.")
+            raise InputError(f"device {device}: expected the speed model transformer or auto (the transformer model "
+                             f"is the one that knows devices); got {model}. Pick auto.")
         model = "transformer"
     measured, left_out = measured_configurations(logs, target)
     if measured.empty:
@@ -188,12 +188,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     notes = ([device_note] if device_note else []) + notes
     where = device or default_device_for(logs, target)
     if model == "transformer" and "transformer" not in fitters:
-        raise InputError("--model transformer: expected logs of one language-model benchmark that name their device "
-                         "(MLLOG submission_platform or the systems JSON); got none. Use --model auto.")
+        raise InputError("speed model transformer: expected logs of one language-model benchmark that name their "
+                         "device (MLLOG submission_platform or the systems JSON); got none. Pick auto.")
     if model not in ("auto", *fitters):
         needs = ", ".join(SPEED_FAMILIES[model].context)
-        raise InputError(f"--model {model}: cannot be fitted to these logs (it needs {needs} named beside the speeds, "
-                         "which training logs do not give). Use --model auto.")
+        raise InputError(f"speed model {model}: cannot be fitted to these logs (it needs {needs} named beside the "
+                         "speeds, which training logs do not give). Pick auto.")
     if model == "auto":
         choice = choose_log_speed(timed, fitters)
     else:

@@ -137,12 +137,12 @@ def choose_log_speed(measured: pd.DataFrame, fitters: dict[str, Fitter], *, mode
     sizes = measured["w"].nunique()
     if model != "auto":
         if model not in fitters:
-            raise InputError(f"--model: expected one of {', '.join(('auto', *fitters))} for a plan from logs; got "
+            raise InputError(f"speed model: expected one of {', '.join(('auto', *fitters))} for a plan from logs; got "
                              f"{model!r}.")
         try:
             fitted = fitters[model](measured)
         except PlannerError as err:
-            raise InputError(f"--model {model}: cannot be fitted to these logs ({err}). Use --model auto.") from None
+            raise InputError(f"speed model {model}: cannot be fitted to these logs ({err}). Pick auto.") from None
         try:
             scores = leave_one_size_out(measured, model, fitters[model]) if sizes >= MIN_SIZES_TO_CHOOSE else None
         except PlannerError:

@@ -74,14 +74,17 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
     c1, c2, c3 = st.columns(3)
     batch = c1.selectbox("Global batch M (kept for every GPU count)", batches, index=len(batches) - 1,
                          key="plan_logs_batch", format_func=lambda b: f"{b:g}")
-    model = c2.selectbox("Step time on w GPUs", log_speed_choices(), key="plan_logs_model",
-                         format_func=_model_label,
-                         help="A speed family fitted to the logs' measured steps. auto compares them by leaving "
-                              "one GPU count out and predicting it, when the logs measured three or more.")
     devices = [SAME_DEVICE, *(d for d in ACCELERATORS if d != own)]
     device = c3.selectbox("Device", devices, key="plan_logs_device",
                           format_func=lambda d: f"the logs' own ({own or 'unknown'})" if d == SAME_DEVICE
                           else f"{d} (the transformer model transfers the logs' step)")
+    model = c2.selectbox("Step time on w GPUs", log_speed_choices(), key="plan_logs_model",
+                         format_func=_model_label, disabled=bool(device),
+                         help="On another device the transformer model plans (the one family that knows devices). "
+                              if device else "A speed family fitted to the logs' measured steps. auto compares them "
+                              "by leaving one GPU count out and predicting it, when the logs measured three or more.")
+    if device:
+        model = "transformer"
     d1, d2, d3 = st.columns(3)
     chosen_w = d1.selectbox("GPU count you plan on", workers, index=workers.index(int(measured["w"].max())),
                             key="plan_logs_w", format_func=lambda w: f"{w:,}")

@@ -198,13 +198,13 @@ def test_plan_from_logs_honours_or_refuses_model(capsys):
     for model in ("pollux", "optimus"):
         assert main([*base, "--model", model]) == 2
         out = capsys.readouterr()
-        assert out.out == "" and f"--model {model}: cannot be fitted to these logs" in out.err
+        assert out.out == "" and f"speed model {model}: cannot be fitted to these logs" in out.err
     # Paleo needs the network named beside the speeds: refused with what it needs
     assert main([*base, "--model", "paleo"]) == 2
-    assert "--model paleo: cannot be fitted to these logs (it needs net, device named" in capsys.readouterr().err
+    assert "speed model paleo: cannot be fitted to these logs (it needs net, device named" in capsys.readouterr().err
     # another device needs the transformer model
     assert main([*base, "--model", "overhead", "--to-device", "B200"]) == 2
-    assert "--to-device: expected --model transformer or auto" in capsys.readouterr().err
+    assert "device B200: expected the speed model transformer or auto" in capsys.readouterr().err
     # --model with the paper's θ is refused too
     assert main(["plan", "--steps", "100", "--batch", "32", "--model", "pollux"]) == 2
     assert "--model pollux: expected --theta fit:CSV" in capsys.readouterr().err
