@@ -117,8 +117,12 @@ def _extrapolation(measured: pd.DataFrame, w: int, m: float) -> str:
     here = m / w
     if per_gpu.min() <= here <= per_gpu.max() and measured["w"].min() <= w <= measured["w"].max():
         return ""
+    def span(low, high, fmt):
+        return format(low, fmt) if low == high else f"{format(low, fmt)}–{format(high, fmt)}"
+
     return (f"step time extrapolated: {w:,} GPUs at {here:.3g} samples per GPU, the logs measured "
-            f"{measured['w'].min():,}–{measured['w'].max():,} GPUs at {per_gpu.min():.3g}–{per_gpu.max():.3g}")
+            f"{span(measured['w'].min(), measured['w'].max(), ',')} GPUs at "
+            f"{span(per_gpu.min(), per_gpu.max(), '.3g')}")
 
 
 def _one_device(logs: Sequence[RunLog], measured: pd.DataFrame) -> tuple[pd.DataFrame, str]:

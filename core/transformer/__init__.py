@@ -6,6 +6,7 @@ Transformer work per step from a model description (:mod:`.config`, :mod:`.flops
 with a leave-one-out interval (:mod:`.calibrate`). See docs/transformer.md.
 """
 
+from core.transformer.achieved import ARCHITECTURES, Achieved, achieved_efficiency, transfer_factor
 from core.transformer.calibrate import Calibration, Measurement, Prediction, calibrate, predict, step_table
 from core.transformer.config import BUILTIN, TransformerConfig, load_config
 from core.transformer.devices import ACCELERATORS, Accelerator, accelerator_from_text, get_accelerator, system_from_json
@@ -16,6 +17,7 @@ from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate
 from core.transformer.strategy import Strategy, parse_strategy, with_dp
 
 __all__ = [
+    "ARCHITECTURES", "Achieved", "achieved_efficiency", "transfer_factor",
     "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "Latency", "LogStep", "Measurement",
     "Memory", "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
     "best_strategy", "calibrate", "estimate_step", "get_accelerator", "layer_ops", "load_config", "memory_per_gpu",

@@ -30,7 +30,9 @@ from core.transformer.strategy import Strategy
 #: relative half-width of the interval when only one measurement calibrates (assumed)
 PRIOR_SPREAD = 0.15
 TRANSFER_NOTE = ("assumed: the achieved fractions of peak (matmul, attention, memory-bound, communication) "
-                 "transfer unchanged to other devices and scales; peaks and bandwidths are the datasheets'")
+                 "transfer unchanged to other scales and to devices of the same architecture (a plan on another "
+                 "architecture corrects them by its measured achieved efficiency, core.transformer.achieved); "
+                 "peaks and bandwidths are the datasheets'")
 
 
 @dataclass(frozen=True)

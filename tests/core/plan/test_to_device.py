@@ -57,3 +57,26 @@ def test_the_plan_on_a_device_is_the_pieces_composed(gb200_8):
         assert row["time_high"] == pytest.approx(samples.high / 32 * step * high * overhead, rel=1e-12)
         assert row["speed_model"] == "transformer" and row["device"] == "B200"
         assert row["samples_source"] == samples.source == "rcp"
+
+
+def test_another_architecture_corrects_the_step_by_its_measured_efficiency(gb200_8):
+    """GB200 (Blackwell) → B300 (Blackwell Ultra, the same datasheet BF16/FP8 peaks) and → MI355X (CDNA4): the
+    step on the datasheet alone times efficiency(GB200) / efficiency(target), read from the achieved-efficiency
+    table, and stderr's notes say so; within one architecture (GB200 → B200) nothing changes."""
+    from core.plan import measured_configurations
+    from core.speed import transformer_speed_model
+    from core.transformer import achieved_efficiency, get_accelerator
+
+    logs, paths = gb200_8
+    measured, _ = measured_configurations(logs)
+    for target in ("B300", "MI355X", "B200"):
+        plan = plan_on_device(logs, paths, target, [8], global_batch=16.0)
+        model = plan.model
+        sheet = transformer_speed_model(model.config, get_accelerator(target), seq_len=model.seq_len,
+                                        measurements=model.calibration.measurements, global_batch=16.0)
+        ratio = achieved_efficiency("GB200").efficiency / achieved_efficiency(target).efficiency
+        assert plan.table["step_time_s"].iloc[0] == pytest.approx(sheet.step_time_s(0, 8) * ratio, rel=1e-9)
+        noted = any(f.startswith("achieved efficiency") for f in plan.flags)
+        assert noted == (target != "B200")
+    assert achieved_efficiency("B300").efficiency > 1 > achieved_efficiency("MI355X").efficiency
+    assert achieved_efficiency("B200").efficiency == achieved_efficiency("GB200").efficiency == 1.0
