@@ -20,7 +20,9 @@ message where it is absent.  Usage: ``python bench/plan_from_logs.py``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 from itertools import permutations
 from pathlib import Path
 
@@ -33,7 +35,8 @@ from core.errors import PlannerError
 from core.logs import read_log_file
 from core.plan import measured_configurations, plan_from_logs, transformer_from_logs
 from core.plan.to_device import systems_json_for
-from core.transformer import ARCHITECTURES, accelerator_from_text, get_accelerator, read_log_step, transfer_factor
+from core.speed import transformer as speed_transformer
+from core.transformer import ARCHITECTURES, accelerator_from_text, achieved, get_accelerator, read_log_step
 
 LLM = SHARED / "mlperf_v5_llm"
 
@@ -89,15 +92,36 @@ def _compute_factors(systems) -> dict[str, tuple[str, float]]:
     return out
 
 
-def _efficiency(device: str, factors: dict[str, tuple[str, float]], leave: set[str]) -> float:
-    """The architecture's achieved efficiency from the systems not in ``leave`` (1 where none is left), as
-    data/make_achieved_efficiency.py computes it (median over Blackwell's)."""
+def _refitted(factors: dict[str, tuple[str, float]], leave: set[str]) -> dict[str, float]:
+    """Each architecture's achieved efficiency from the systems not in ``leave``, as
+    data/make_achieved_efficiency.py computes it (median over Blackwell's); an architecture with none left is
+    absent (the datasheet alone)."""
     def arch(d):
         return next((a for a, devices in ARCHITECTURES.items() if d in devices), None)
 
-    mine = [k for n, (d, k) in factors.items() if n not in leave and arch(d) == arch(device) and arch(d)]
-    ref = [k for n, (d, k) in factors.items() if n not in leave and arch(d) == "Blackwell"]
-    return float(np.median(mine) / np.median(ref)) if mine and ref else 1.0
+    kept = [(arch(d), k) for n, (d, k) in factors.items() if n not in leave and arch(d)]
+    ref = [k for a, k in kept if a == "Blackwell"]
+    return {a: float(np.median([k for b, k in kept if b == a]) / np.median(ref)) for a in dict.fromkeys(
+        a for a, _ in kept)} if ref else {}
+
+
+@contextlib.contextmanager
+def efficiency_table(values: dict[str, float]):
+    """Plan with these achieved efficiencies (architecture -> factor; others 1) instead of the stored table."""
+    saved = achieved.TABLE
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "achieved_efficiency.csv"
+        rows = "".join(f"{a},{v:.6f},0,refitted for this check\n" for a, v in values.items())
+        path.write_text("architecture,efficiency,systems,source\n" + rows, encoding="utf-8")
+        achieved.TABLE = path
+        achieved._table.cache_clear()
+        speed_transformer._predict.cache_clear()
+        try:
+            yield
+        finally:
+            achieved.TABLE = saved
+            achieved._table.cache_clear()
+            speed_transformer._predict.cache_clear()
 
 
 def across_types(root: Path, benchmark: str) -> list[tuple[float, float, float, float]]:
@@ -125,17 +149,17 @@ def across_types(root: Path, benchmark: str) -> list[tuple[float, float, float, 
         src_name, src = systems[(n_a, dev_a)][0]
         dst_name, dst = systems[(n_b, dev_b)][0]
         batch = float(dst[0].meta.global_batch)
+        paths = [lg.source for lg in src]
         try:
-            row = plan_from_logs(src, [n_b], global_batch=batch, device=dev_b,
-                                 paths=[lg.source for lg in src]).table.iloc[0]
+            row = plan_from_logs(src, [n_b], global_batch=batch, device=dev_b, paths=paths).table.iloc[0]
         except PlannerError as err:
             print(f"| {n_a} | {dev_a} | {dev_b} | refused: {err} | | | | |")
             continue
         measured = float(np.median([lg.meta.run_time_s for lg in dst]))
-        table_factor = transfer_factor([dev_a], dev_b)[0]
-        sheet = row["time_s"] / table_factor
-        leave = {src_name, dst_name}
-        oos = sheet * _efficiency(dev_a, factors, leave) / _efficiency(dev_b, factors, leave)
+        with efficiency_table(_refitted(factors, {src_name, dst_name})):
+            oos = plan_from_logs(src, [n_b], global_batch=batch, device=dev_b, paths=paths).table["time_s"].iloc[0]
+        with efficiency_table({}):
+            sheet = plan_from_logs(src, [n_b], global_batch=batch, device=dev_b, paths=paths).table["time_s"].iloc[0]
         src_meas, _ = measured_configurations(src)
         peak = get_accelerator(dev_a).peak_flops("bf16") / get_accelerator(dev_b).peak_flops("bf16")
         # the source's step, its per-GPU work scaled to the target's batch, on the target's datasheet peak

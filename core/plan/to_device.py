@@ -12,7 +12,6 @@ shape comes from the logs' benchmark (:data:`BENCHMARK_CONFIGS`) unless one is g
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -179,8 +178,7 @@ def transformer_from_logs(logs: Sequence[RunLog], paths: Sequence[str | Path] | 
     model = transformer_speed_model(config, target_device, seq_len=seq_lens.pop(), measurements=tuple(ms),
                                     strategy=strategy, domain=gpus_per_node, precision=precision,
                                     global_batch=global_batch)
-    factor, note = transfer_factor([m.device.name for m in ms], target_device.name)
-    if note:            # another architecture: how far each runs from its datasheet, measured
-        model = dataclasses.replace(model.scaled(factor), flags=(*model.flags, note))
-        notes.append(note)
+    _, note = transfer_factor([m.device.name for m in ms], target_device.name)
+    if note:            # another architecture: its compute corrected by how far each runs from its datasheet
+        notes.append(note.replace("the step ×", "compute time ×"))
     return model, notes

@@ -4,9 +4,10 @@ A step transferred from device A to device B on datasheet peaks alone assumes bo
 their peak. They do not: on MLPerf Training v5.1's Llama 3.1 8B at 8 GPUs, Blackwell Ultra (B300) runs faster
 than its peaks (the same as B200's) say, and AMD's CDNA4 (MI355X) slower.  An architecture's **achieved
 efficiency** (``data/transformer/achieved_efficiency.csv``, made by ``data/make_achieved_efficiency.py``: the
-median calibrated compute factor of its systems over Blackwell's) corrects a transfer:
+median calibrated compute factor of its systems over Blackwell's) corrects a transfer's compute (matmuls,
+attention, memory-bound ops; communication is not corrected) in :func:`core.transformer.predict`:
 
-    t_B = t_B(datasheet) × efficiency(A) / efficiency(B)
+    compute_B = compute_B(datasheet) × efficiency(A) / efficiency(B)
 
 The devices of one architecture share its factor (one silicon generation and one software stack: MI350X is
 MI355X's, GB300 is B300's); an architecture without a measured system keeps 1, the datasheet alone.  The factors
@@ -67,8 +68,8 @@ def achieved_efficiency(device: str) -> Achieved:
 
 
 def transfer_factor(sources: Iterable[str], target: str) -> tuple[float, str]:
-    """The factor on a step transferred from devices ``sources`` (the calibration's; geometric mean of their
-    efficiencies) to ``target``, and a note saying it; ``(1.0, "")`` when nothing changes.
+    """The factor on the compute time of a step transferred from devices ``sources`` (the calibration's; geometric
+    mean of their efficiencies) to ``target``, and a note saying it; ``(1.0, "")`` when nothing changes.
 
     >>> f, note = transfer_factor(["B200"], "MI355X")
     >>> f > 1, note.startswith("achieved efficiency")

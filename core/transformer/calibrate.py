@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import brentq, least_squares
 
 from core.errors import FitError, InputError
+from core.transformer.achieved import transfer_factor
 from core.transformer.config import TransformerConfig
 from core.transformer.devices import Accelerator
 from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, best_strategy, estimate_step
@@ -202,6 +203,10 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
     overlap = overlap or Overlap()
     eff = calibration.efficiency if calibration else (prior or Efficiency())
     latency = calibration.latency if calibration else Latency()
+    factor, achieved_note = transfer_factor([m.device.name for m in calibration.measurements], device.name) \
+        if calibration else (1.0, "")
+    if achieved_note:   # another architecture: its compute runs that much faster or slower than its datasheet says
+        eff = replace(eff, matmul=eff.matmul / factor, attention=eff.attention / factor, memory=eff.memory / factor)
     if strategy is None:
         est = best_strategy(cfg, device, gpus, global_batch=global_batch, seq_len=seq_len, domain=domain, eff=eff,
                             overlap=overlap, latency=latency)
@@ -220,6 +225,8 @@ def predict(cfg: TransformerConfig, device: Accelerator, gpus: int, *, global_ba
                                                           f"collective latency: {latency.source}"]
     if strategy is None:
         notes.append(f"strategy searched: the fastest that fits ({est.strategy.text()})")
+    if achieved_note:
+        notes.append(achieved_note.replace("the step ×", "compute time ×"))
     return Prediction(est, est.time * (1 - spread), est.time * (1 + spread), tuple(notes))
 
 
