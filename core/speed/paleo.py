@@ -31,7 +31,7 @@ from scipy.optimize import brentq, minimize_scalar
 from core.errors import InputError
 from core.paleo import Net, load_net, simulate
 from core.speed.family import FittedSpeed, SpeedFamily
-from core.speed.table import normalise_speed_table
+from core.speed.table import normalise_speed_table, table_context
 
 FORMULAS = {
     "sync": "t = Paleo(net, device, network; PPP)(p, w, M): compute at PPP × peak + parameter-server exchange",
@@ -228,25 +228,6 @@ class PaleoSpeedModel(FittedSpeed):
         return "\n".join(lines + self.report_tail())
 
 
-def _context(table: pd.DataFrame, source: str) -> dict[str, str]:
-    columns = {str(c).strip().lower(): c for c in table.columns}
-    missing = [c for c in CONTEXT_COLUMNS if c not in columns]
-    if missing:
-        raise InputError(f"{source}: expected columns {', '.join(CONTEXT_COLUMNS)} for Paleo's speed model (the "
-                         f"network and the device); got none for {', '.join(missing)}. Add them, or use python -m "
-                         "core paleo.")
-    out = {}
-    for name in (*CONTEXT_COLUMNS, "network"):
-        if name not in columns:
-            continue
-        distinct = table[columns[name]].dropna().astype(str).str.strip().unique()
-        if len(distinct) != 1:
-            raise InputError(f"{source}: expected one {name} for every row; got {', '.join(map(str, distinct))}. "
-                             "Split the table.")
-        out[name] = distinct[0]
-    return out
-
-
 def fit_paleo_speed(table: pd.DataFrame, *, mode: str = "allreduce", global_batch: float | None = None,
                     gpus_per_node: int | None = None, source: str = "table") -> PaleoSpeedModel:
     """Paleo's compute PPP fitted to a speed table that names its network and device (module text).
@@ -259,7 +240,9 @@ def fit_paleo_speed(table: pd.DataFrame, *, mode: str = "allreduce", global_batc
     """
     if mode not in FORMULAS:
         raise InputError(f"{source}: Paleo's speed model fits modes {', '.join(FORMULAS)}; got {mode!r}.")
-    ctx = _context(table, source)
+    ctx = table_context(table, CONTEXT_COLUMNS, ("network",), source=source,
+                        what="Paleo's speed model (the network and the device)",
+                        fix="Add them, or use python -m core paleo.")
     net = load_net(ctx["net"])
     tab = normalise_speed_table(table, global_batch=global_batch, source=source)
     if tab["global_batch"].isna().any():

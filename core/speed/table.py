@@ -296,3 +296,29 @@ def default_speed_mode(table: pd.DataFrame) -> str:
     'sync'
     """
     return "sync" if has_parameter_servers(table) else "allreduce"
+
+
+def table_context(table: pd.DataFrame, required: tuple[str, ...], optional: tuple[str, ...] = (), *,
+                  source: str, what: str, fix: str) -> dict[str, str]:
+    """The context a family reads from a speed table beside the speeds (``SpeedFamily.context``): one value per
+    column named, the same on every row; ``required`` columns must be there.
+
+    >>> table_context(pd.DataFrame({"Net": ["alex_v2"] * 2, "w": [1, 2]}), ("net",), ("network",),
+    ...               source="t.csv", what="Paleo's speed model (the network)", fix="Add it.")
+    {'net': 'alex_v2'}
+    """
+    columns = {str(c).strip().lower(): c for c in table.columns}
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise InputError(f"{source}: expected columns {', '.join(required)} for {what}; got none for "
+                         f"{', '.join(missing)}. {fix}")
+    out = {}
+    for name in (*required, *optional):
+        if name not in columns:
+            continue
+        distinct = table[columns[name]].dropna().astype(str).str.strip().unique()
+        if len(distinct) != 1:
+            raise InputError(f"{source}: expected one {name} for every row; got {', '.join(map(str, distinct))}. "
+                             "Split the table.")
+        out[name] = distinct[0]
+    return out

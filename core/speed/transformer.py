@@ -37,7 +37,7 @@ import pandas as pd
 
 from core.errors import InputError, PlannerError
 from core.speed.family import FittedSpeed, SpeedFamily
-from core.speed.table import normalise_speed_table
+from core.speed.table import normalise_speed_table, table_context
 from core.transformer import (
     Accelerator,
     Calibration,
@@ -232,21 +232,9 @@ def transformer_speed_model(config: TransformerConfig, device: Accelerator, *, s
 
 
 def _context(table: pd.DataFrame, source: str) -> dict[str, Any]:
-    columns = {str(c).strip().lower(): c for c in table.columns}
-    missing = [c for c in CONTEXT_COLUMNS if c not in columns]
-    if missing:
-        raise InputError(f"{source}: expected columns {', '.join(CONTEXT_COLUMNS)} for the transformer speed model "
-                         f"(the model, the device, tokens per sequence); got none for {', '.join(missing)}. Add them, "
-                         "or use python -m core transformer.")
-    values = {}
-    for name in (*CONTEXT_COLUMNS, "parallel", "precision"):
-        if name not in columns:
-            continue
-        distinct = table[columns[name]].dropna().astype(str).str.strip().unique()
-        if len(distinct) != 1:
-            raise InputError(f"{source}: expected one {name} for every row; got {', '.join(map(str, distinct))}. "
-                             "Split the table.")
-        values[name] = distinct[0]
+    values = table_context(table, CONTEXT_COLUMNS, ("parallel", "precision"), source=source,
+                           what="the transformer speed model (the model, the device, tokens per sequence)",
+                           fix="Add them, or use python -m core transformer.")
     try:
         seq_len = int(float(values["seq_len"]))
     except ValueError:
