@@ -69,7 +69,7 @@ from core.paleo.devices import (
 from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS
 from core.paleo.layers import Layer, Net
 from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
-from core.paleo.ppp import PPP_PRESETS, calibrate_ppp
+from core.paleo.ppp import MAX_PPP, PPP_PRESETS, calibrate_ppp, solve_compute_ppp
 from core.paleo.profile import (
     UNATTRIBUTED,
     MeasuredProfile,
@@ -116,6 +116,7 @@ __all__ = [
     "RooflineStep", "StepTimePrediction", "UNATTRIBUTED",
     "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
     "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
+    "solve_compute_ppp", "MAX_PPP",
     "calibrate_transfer", "check_transfer", "TransferCheck",
     "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",
     "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",

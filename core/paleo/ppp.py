@@ -19,7 +19,8 @@ from core.paleo.layers import Net
 from core.paleo.results import PPPCalibration
 from core.paleo.simulate import check_positive, step_time_ms
 
-_MAX_PPP = 1e6
+#: the largest compute PPP a calibration looks for (a step a million times faster than the peak allows)
+MAX_PPP = 1e6
 
 #: Paleo's web-demo "software" presets, ``(ppp_comp, ppp_comm)`` (PALEO_MODEL.md section 3:
 #: reproduced from its ``precompute.json``); the paper fits them to published runs of each
@@ -29,6 +30,27 @@ PPP_PRESETS: dict[str, tuple[float, float]] = {
     "mxnet": (0.49, 0.72),
     "caffe": (0.21, 0.56),
 }
+
+
+def solve_compute_ppp(step_ms, target_ms: float) -> float | None:
+    """The compute PPP at which ``step_ms(ppp)`` (falling as PPP grows) takes ``target_ms``; None when no PPP up to
+    a million reaches it (the step's part no PPP shortens is longer).  A bracket is grown around
+    ``step_ms(1) / target_ms`` and the root found with ``scipy.optimize.brentq``.
+
+    >>> round(solve_compute_ppp(lambda ppp: 100.0 / ppp + 10.0, 60.0), 9)      # 100/p + 10 = 60 at p = 2
+    2.0
+    >>> solve_compute_ppp(lambda ppp: 100.0 / ppp + 10.0, 5.0) is None
+    True
+    """
+    guess = step_ms(1.0) / target_ms
+    lo, hi = guess / 2, guess * 2
+    while step_ms(lo) < target_ms:
+        lo /= 4
+    while step_ms(hi) > target_ms:
+        hi *= 4
+        if hi > MAX_PPP:
+            return None
+    return float(brentq(lambda x: step_ms(x) - target_ms, lo, hi, xtol=1e-14, rtol=1e-12))
 
 
 def calibrate_ppp(net: Net, measured_step_ms: float, *, device: str | Device, batch_size: int,
@@ -79,18 +101,12 @@ def calibrate_ppp(net: Net, measured_step_ms: float, *, device: str | Device, ba
                             paleo_compatible=paleo_compatible, pipeline=pipeline)
 
     at_peak = step(1.0)
-    guess = at_peak / measured_step_ms
-    lo, hi = guess / 2, guess * 2
-    while step(lo) < measured_step_ms:
-        lo /= 4
-    while step(hi) > measured_step_ms:
-        hi *= 4
-        if hi > _MAX_PPP:
-            raise InputError(
-                f"measured_step_ms: expected more than the model's fixed part "
-                f"({step(_MAX_PPP):.4g} ms at any PPP on {device.name}); got "
-                f"{measured_step_ms!r}. Check the units (ms), the batch and the device.")
-    ppp = float(brentq(lambda x: step(x) - measured_step_ms, lo, hi, xtol=1e-14, rtol=1e-12))
+    ppp = solve_compute_ppp(step, measured_step_ms)
+    if ppp is None:
+        raise InputError(
+            f"measured_step_ms: expected more than the model's fixed part "
+            f"({step(MAX_PPP):.4g} ms at any PPP on {device.name}); got "
+            f"{measured_step_ms!r}. Check the units (ms), the batch and the device.")
     flags = []
     if ppp > 1:
         flags.append(f"PPP {ppp:.3g} is above 1: the measured step is faster than the "

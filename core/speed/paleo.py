@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import minimize_scalar
 
 from core.errors import InputError
-from core.paleo import Net, load_net, simulate
+from core.paleo import MAX_PPP, Net, load_net, simulate, solve_compute_ppp
 from core.speed.family import FittedSpeed, SpeedFamily
 from core.speed.table import normalise_speed_table, table_context
 
@@ -43,10 +43,6 @@ FORMULAS_LATEX = {
 }
 #: the columns a speed table needs for this family (beside w, the batch and the speed)
 CONTEXT_COLUMNS = ("net", "device")
-
-
-#: the largest compute PPP the calibration looks for (a step a million times faster than the peak allows)
-_MAX_PPP = 1e6
 
 
 @dataclass(frozen=True)
@@ -130,19 +126,13 @@ def calibrate_paleo_step(net: Net, step_s: float, *, p: int, w: int, global_batc
         return paleo_step_ms(net, p=p, w=w, global_batch=global_batch, device=device, network=network,
                               ppp_comp=ppp, ppp_comm=ppp_comm, overlap=overlap)
 
-    guess = step(1.0) / target_ms
-    lo, hi = guess / 2, guess * 2
-    while step(lo) < target_ms:
-        lo /= 4
-    while step(hi) > target_ms:
-        hi *= 4
-        if hi > _MAX_PPP:
-            raise InputError(
-                f"calibrate_paleo_step: expected a measured step above the part of Paleo's step no compute PPP "
-                f"shortens ({step(_MAX_PPP) / 1000:.4g} s at w = {w}{f', p = {p}' if p else ''} on {device}, "
-                f"{network}: its communication); got {step_s:.4g} s. Check the step's units (seconds), the "
-                "interconnect and the batch.")
-    ppp = float(brentq(lambda x: step(x) - target_ms, lo, hi, xtol=1e-14, rtol=1e-12))
+    ppp = solve_compute_ppp(step, target_ms)
+    if ppp is None:
+        raise InputError(
+            f"calibrate_paleo_step: expected a measured step above the part of Paleo's step no compute PPP "
+            f"shortens ({step(MAX_PPP) / 1000:.4g} s at w = {w}{f', p = {p}' if p else ''} on {device}, "
+            f"{network}: its communication); got {step_s:.4g} s. Check the step's units (seconds), the "
+            "interconnect and the batch.")
     flags = []
     if ppp > 1:
         flags.append(f"compute PPP {ppp:.3g} is above 1: the measured step is faster than {device}'s peak allows; "
