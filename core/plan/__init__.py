@@ -55,6 +55,7 @@ from core.plan.grid import (
     plan_grid,
     suggest_deadline,
     time_to_target_s,
+    with_time_and_cost,
 )
 from core.plan.log_plan import LogPlan, counted_overhead, plan_from_logs, plan_on_device
 from core.plan.log_speed_choice import (
@@ -111,6 +112,7 @@ __all__ = [
     'loss_threshold_from_runs', 'paleo_device_for', 'paleo_net_for', 'paleo_time_to_target', 'pareto_frontier',
     'plan_grid', 'plan_with_rule', 'run_methods', 'steps_from_batch_scaling', 'steps_from_calibration',
     'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction', 'suggest_deadline', 'time_to_target_s',
+    'with_time_and_cost',
     'typed_steps', 'BENCHMARK_CONFIGS', 'config_for_benchmark', 'default_device_for', 'transformer_from_logs',
     'plan_on_device', 'step_from_meta', 'systems_json_for', 'DECISION_COLUMNS', 'Decision', 'PlanDecisions',
     'cheapest_for_deadline', 'efficiency_knee', 'plan_decisions', 'time_at_count', 'paleo_calibration_point',

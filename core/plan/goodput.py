@@ -34,7 +34,7 @@ import pandas as pd
 from core.batch import BatchScaling, anchored_batch_scaling
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost, plan_grid
+from core.plan.grid import DEFAULT_MAX_WORKERS, DEFAULT_PS, configuration_cost, plan_grid, with_time_and_cost
 from core.plan.steps import StepsEstimate
 from core.validation import check_option, check_scalar
 
@@ -212,10 +212,7 @@ def batch_plan_grid(speed, batch: BatchScaling, rule: ScalingRule, *, ps: Sequen
         grid = grid.sort_values(["p", "w", "time_s", "global_batch"], kind="mergesort")
         grid = grid.groupby(["p", "w"], sort=True).head(1).reset_index(drop=True)
     seconds = speed.time_unit == "s"
-    grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR if seconds else np.nan
-    grid["cost"] = configuration_cost(grid["time_s"].to_numpy(), grid["p"].to_numpy(), grid["w"].to_numpy(),
-                                      price_worker=pw, price_ps=pp) if seconds else np.nan
-    grid["time_unit"] = speed.time_unit
+    grid = with_time_and_cost(grid, speed.time_unit, price_worker=pw, price_ps=pp)
     out = grid[list(BATCH_GRID_COLUMNS)].copy()
     m = out["global_batch"].to_numpy(dtype=float)
     steps_band = batch.steps_interval(m)

@@ -94,6 +94,24 @@ def time_to_target_s(steps_to_target: float, model: FittedSpeed, p, w):
     return float(t) if t.ndim == 0 else t
 
 
+def with_time_and_cost(grid: pd.DataFrame, time_unit: str, *, price_worker: float = 1.0,
+                       price_ps: float = 1.0) -> pd.DataFrame:
+    """``grid`` (columns ``p``, ``w``, ``time_s``) with ``time_h``, ``cost`` and ``time_unit``: every plan's rows
+    get their hours and cost here (NaN in paper units, which have no hours).
+
+    >>> with_time_and_cost(pd.DataFrame({"p": [0], "w": [8], "time_s": [7200.0]}), "s", price_worker=2.5)
+       p  w  time_s  time_h  cost time_unit
+    0  0  8  7200.0     2.0  40.0         s
+    """
+    out = grid.copy()
+    seconds = time_unit == "s"
+    out["time_h"] = out["time_s"] / SECONDS_PER_HOUR if seconds else np.nan
+    out["cost"] = configuration_cost(out["time_s"].to_numpy(dtype=float), out["p"].to_numpy(), out["w"].to_numpy(),
+                                     price_worker=price_worker, price_ps=price_ps) if seconds else np.nan
+    out["time_unit"] = time_unit
+    return out
+
+
 def plan_grid(model: FittedSpeed, steps_to_target: float, *, ps: Sequence[int] | None = None,
               workers: Sequence[int] = range(1, DEFAULT_MAX_WORKERS + 1),
               steps_interval: tuple[float, float] | None = None,
@@ -146,12 +164,8 @@ def plan_grid(model: FittedSpeed, steps_to_target: float, *, ps: Sequence[int] |
     f = np.asarray(model.steps_per_s(P, W), dtype=float)
     grid = pd.DataFrame({"mode": model.mode, "p": P, "w": W, "steps_per_s": f,
                          "time_s": steps / f})
+    grid = with_time_and_cost(grid, model.time_unit, price_worker=pw, price_ps=pp)[list(GRID_COLUMNS)]
     seconds = model.time_unit == "s"
-    grid["time_h"] = grid["time_s"] / SECONDS_PER_HOUR if seconds else np.nan
-    grid["cost"] = configuration_cost(grid["time_s"].to_numpy(), P, W, price_worker=pw, price_ps=pp) \
-        if seconds else np.nan
-    grid["time_unit"] = model.time_unit
-    grid = grid[list(GRID_COLUMNS)]
     if steps_interval is not None:
         low, high = _interval(steps_interval, steps, where)
         for tag, n in (("low", low), ("high", high)):

@@ -44,7 +44,7 @@ from core.plan.from_logs import (
     measured_configurations,
     samples_at_batch,
 )
-from core.plan.grid import configuration_cost
+from core.plan.grid import with_time_and_cost
 from core.plan.log_speed_choice import (
     Fitter,
     LogSpeedChoice,
@@ -231,8 +231,7 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
         strategy_text = speed.prediction(w, m).estimate.strategy.text() if isinstance(speed, TransformerSpeedModel) \
             else ""
         rows.append({"mode": "allreduce", "p": 0, "w": w, "steps_per_s": 1.0 / step, "time_s": time_s,
-                     "cost": float(configuration_cost(time_s, 0, w, price_worker=price_worker)),
-                     "time_h": time_s / 3600.0, "time_unit": "s", "global_batch": m, "samples_to_target": s.samples,
+                     "global_batch": m, "samples_to_target": s.samples,
                      "step_time_s": step, "time_low": s.low / m * step * low_f * overhead,
                      "time_high": s.high / m * step * high_f * overhead, "speed_model": choice.chosen,
                      "samples_source": s.source, "device": target_device, "strategy": strategy_text, "note": note})
@@ -245,7 +244,7 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     if skipped:
         flags.append(f"skipped {len(skipped)} GPU count(s) no strategy can use ({_ranges(skipped)})"
                      + "".join(f": {k}" for k in list(reasons)[:1]))
-    table = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
+    table = with_time_and_cost(pd.DataFrame(rows), "s", price_worker=price_worker)[list(PLAN_COLUMNS)]
     return LogPlan(table, measured[list(MEASURED_COLUMNS)], choice, overhead, tuple(flags), tuple(skipped))
 
 
