@@ -64,6 +64,7 @@ from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
 from core.plan import ScalingRule, batch_plan_grid, plan_grid
 from core.speed import MODES, SPEED_MODEL_CHOICES, FittedSpeed, build_speed_model, read_speed_csv
+from core.transformer import ACCELERATORS
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
@@ -108,8 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-logs", nargs="+", default=None, metavar="LOG",
                         help="plan from training logs (MLLOG results): their speed and samples to target")
     parser.add_argument("--to-device", default=None, metavar="NAME",
-                        help="with --from-logs: transfer the logs' measured step to this device (H100, H200, B200, "
-                             "B300, GB200, GB300, MI300X, MI325X, MI350X, MI355X, ...) with the transformer model")
+                        help="with --from-logs: transfer the logs' measured step to this device with the transformer "
+                             f"model ({', '.join(ACCELERATORS)}; aliases too)")
     parser.add_argument("--gpus-per-node", type=int, default=None, metavar="N",
                         help="with --to-device: GPUs per NVLink/xGMI domain on the target (default: the device's)")
     parser.add_argument("--parallel", default=None, metavar="dp=..,tp=..,pp=..",
