@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 
 #: command name -> (module, one-line help)
@@ -59,11 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m core {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
-    status = int(module.run(args) or 0)
-    # Collect what still holds native (Arrow) resources while their libraries are alive, and flush
-    # the output, before the interpreter's own teardown (apache/arrow#34314: a native thread torn
-    # down at exit can abort the process after its work is done).
-    gc.collect()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        status = int(module.run(args) or 0)
+        # Collect what still holds native (Arrow) resources while their libraries are alive, and flush
+        # the output, before the interpreter's own teardown (apache/arrow#34314: a native thread torn
+        # down at exit can abort the process after its work is done).
+        gc.collect()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:      # the reader went away (`... | head -1`): what it wanted was printed; leave quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     return status

@@ -84,7 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="parameter-server counts, e.g. 2,4 (default; 0 for --mode allreduce)")
     parser.add_argument("--workers", default="1:64", metavar="A:B",
                         help="worker counts: A:B (inclusive), N (= 1:N) or a list 1,2,4 (default 1:64)")
-    parser.add_argument("--mode", choices=MODES, default="sync", help="training mode (default sync)")
+    parser.add_argument("--mode", choices=MODES, default=None,
+                        help="training mode (default sync; allreduce with --from-logs, the only mode it plans)")
     parser.add_argument("--theta", default="paper", metavar="SPEC",
                         help="'paper' (default), comma-separated θ in seconds, or fit:SPEED_CSV")
     parser.add_argument("--calibrate-step-time", default=None, metavar="SECONDS@P,W",
@@ -260,13 +261,18 @@ def _run_from_logs(args: argparse.Namespace) -> int:
             complain(str(exc))
             rejected += 1
     try:
-        if args.mode != "allreduce":
+        if args.mode not in (None, "allreduce"):
             raise _BadArgument(f"--from-logs: expected --mode allreduce (the logs' runs are data-parallel "
                                f"all-reduce); got {args.mode!r}.")
-        for option in ("steps", "batch_model", "from_library", "best_batch"):
+        for option in ("steps", "batch_model", "from_library", "best_batch", "ps", "steps_interval",
+                       "calibrate_step_time"):
             if getattr(args, option) is not None:
                 raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
                                    f"--{option.replace('_', '-')} too. Leave it out.")
+        for option, default in (("theta", "paper"), ("price_ps", 1.0)):
+            if getattr(args, option) != default:
+                raise _BadArgument(f"--from-logs: plans all-reduce runs from the logs' own steps (no θ, no "
+                                   f"parameter servers); got --{option.replace('_', '-')} too. Leave it out.")
         if args.gpus_per_node is not None and args.gpus_per_node < 1:
             raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
         plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
@@ -290,6 +296,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.from_logs is not None:
         return _run_from_logs(args)
+    args.mode = args.mode or "sync"
     try:
         _steps_source(args)
         rule = _rule(args)

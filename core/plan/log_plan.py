@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.batch import EXTRAPOLATION_SIGMA
 from core.errors import InputError, PlannerError
 from core.logs import RunLog
 from core.plan.from_logs import (
@@ -55,7 +56,6 @@ from core.plan.log_speed_choice import (
 )
 from core.plan.to_device import default_device_for, log_device, transformer_from_logs
 from core.speed import (
-    SPEED_FAMILIES,
     FittedSpeed,
     PerGpuBatchSpeed,
     TransformerSpeedModel,
@@ -99,8 +99,10 @@ class LogPlan:
         return self.speed.model
 
 
-def _band(choice: LogSpeedChoice, w: int, m: float) -> tuple[float, float]:
-    """Factors on the step time for its interval: the leave-one-size-out misses, the bracket, the calibration's."""
+def _band(choice: LogSpeedChoice, w: int, m: float, measured: pd.DataFrame) -> tuple[float, float]:
+    """Factors on the step time for its interval: the leave-one-size-out misses, the bracket, the calibration's;
+    beyond the measured GPU counts widened by ``EXTRAPOLATION_SIGMA`` per e-fold (as batch scaling widens its
+    extrapolations): a step nobody measured at that scale is known less well the farther it lies."""
     err = choice.log_errors()
     low, high = (math.exp(min(float(err.min()), 0.0)), math.exp(max(float(err.max()), 0.0))) if err.size else (1, 1)
     model = choice.model
@@ -109,7 +111,10 @@ def _band(choice: LogSpeedChoice, w: int, m: float) -> tuple[float, float]:
         low, high = min(low, b_low), max(high, b_high)
     elif not err.size and model.time_band:
         low, high = model.time_band
-    return float(low), float(high)
+    sizes = measured["w"].to_numpy(dtype=float)
+    beyond = max(math.log(sizes.min() / w), math.log(w / sizes.max()), 0.0)
+    widen = math.exp(EXTRAPOLATION_SIGMA * beyond)
+    return float(low) / widen, float(high) * widen
 
 
 def _extrapolation(measured: pd.DataFrame, w: int, m: float) -> str:
@@ -137,8 +142,8 @@ def _one_device(logs: Sequence[RunLog], measured: pd.DataFrame) -> tuple[pd.Data
     keep = measured[[d == main for d in named]]
     others = ", ".join(f"{d}: {named.count(d)}" for d in kinds if d != main)
     return keep, (f"step time from the {len(keep)} log(s) on {main}, the device most logs ran on; the logs on other "
-                  f"devices ({others}) are left out of the step-time fit (their samples to target are kept). Plan "
-                  "on another device with --to-device (the transformer model transfers steps across devices)")
+                  f"devices ({others}) are left out of the step-time fit (their samples to target are kept). A plan "
+                  "on another device transfers the step with the transformer model")
 
 
 def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measured: pd.DataFrame,
@@ -146,7 +151,7 @@ def _fitters(logs: Sequence[RunLog], paths: Sequence[str | Path] | None, measure
     """Every registered all-reduce family that needs nothing beyond the speeds (``SpeedFamily.context``) as a
     fitter of measured configurations; the transformer model on ``device`` (else the logs' own) when the logs let
     it be calibrated (they name its model, device and sequence length)."""
-    fitters = {name: registry_fitter(name) for name in log_speed_choices()[1:] if not SPEED_FAMILIES[name].context}
+    fitters = {name: registry_fitter(name) for name in log_speed_choices()[1:] if name != "transformer"}
     notes = []
     where = device or default_device_for(logs, target)
     if where is None:
@@ -176,6 +181,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     """
     check_option(model, "speed model", log_speed_choices(), fix="Pick auto or a registered speed family")
     check_one_batch(global_batch, per_worker_batch)
+    if global_batch is not None and not (math.isfinite(global_batch) and global_batch >= 1
+                                         and float(global_batch).is_integer()):
+        raise InputError(f"--batch: expected a whole number of samples per step, >= 1; got {global_batch:g}.")
+    if per_worker_batch is not None and not (math.isfinite(per_worker_batch) and per_worker_batch > 0):
+        raise InputError(f"--per-worker-batch: expected samples per GPU > 0 (a fraction where tensor or pipeline "
+                         f"parallelism splits a sample); got {per_worker_batch:g}.")
     if device is not None:
         if model not in ("auto", "transformer"):
             raise InputError(f"device {device}: expected the speed model transformer or auto (the transformer model "
@@ -185,6 +196,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     if measured.empty:
         raise InputError("plan --from-logs: expected at least one log with a GPU count, a global batch, a step "
                          "time and its target reached; got none. " + " ".join(left_out))
+    kept = set(measured["source"])
+    benchmarks = sorted({str(log.meta.model).lower() for log in logs if log.meta.model and log.source in kept})
+    if len(benchmarks) > 1:
+        raise InputError(f"plan --from-logs: expected logs of one benchmark (one model, one target); got "
+                         f"{', '.join(benchmarks)}. Plan them separately.")
+    benchmark = benchmarks[0] if benchmarks else None
     global_batch = logs_global_batch(measured, global_batch, per_worker_batch)
     options = dict(gpus_per_node=gpus_per_node, strategy=strategy, config=config, precision=precision)
     timed, device_note = _one_device(logs, measured) if device is None else (measured, "")
@@ -194,18 +211,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     if model == "transformer" and "transformer" not in fitters:
         raise InputError("speed model transformer: expected logs of one language-model benchmark that name their "
                          "device (MLLOG submission_platform or the systems JSON); got none. Pick auto.")
-    if model not in ("auto", *fitters):
-        needs = ", ".join(SPEED_FAMILIES[model].context)
-        raise InputError(f"speed model {model}: cannot be fitted to these logs (it needs {needs} named beside the "
-                         "speeds, which training logs do not give). Pick auto.")
     if model == "auto":
         choice = choose_log_speed(timed, fitters)
     else:
         choice = choose_log_speed(timed, {model: fitters[model]}, model=model)
         notes = notes[:1] if device_note else []
     overhead, overhead_note = counted_overhead(measured)
-    benchmarks = {str(log.meta.model).lower() for log in logs if log.meta.model}
-    benchmark = benchmarks.pop() if len(benchmarks) == 1 else None
     speed = choice.model
     target_device = speed.device.name if isinstance(speed, TransformerSpeedModel) \
         else (default_device_for(logs, target) or "")
@@ -215,6 +226,11 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
         if w < 1:
             raise InputError(f"plan --from-logs: expected GPU counts >= 1; got {w}.")
         m = float(global_batch) if global_batch is not None else float(per_worker_batch) * w
+        if not float(m).is_integer():       # a step takes whole samples: w·m must be one
+            skipped.append(w)
+            reasons.setdefault(f"the global batch w × {per_worker_batch:g} is not a whole number of samples", [])
+            reasons[f"the global batch w × {per_worker_batch:g} is not a whole number of samples"].append(w)
+            continue
         step = float(step_time_of(speed, w, m))
         if not math.isfinite(step):
             skipped.append(w)
@@ -222,10 +238,10 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
                 try:
                     speed.prediction(w, m)
                 except PlannerError as err:
-                    reasons.setdefault(str(err).split(";")[0], []).append(w)
+                    reasons.setdefault(str(err).split(";")[0].removeprefix("--gpus: "), []).append(w)
             continue
         s = samples_at_batch(measured, m, benchmark=benchmark)
-        low_f, high_f = _band(choice, w, m)
+        low_f, high_f = _band(choice, w, m, timed)
         time_s = s.samples / m * step * overhead
         note = "; ".join(filter(None, [s.how, _extrapolation(timed, w, m)]))
         strategy_text = speed.prediction(w, m).estimate.strategy.text() if isinstance(speed, TransformerSpeedModel) \
@@ -241,9 +257,12 @@ def plan_from_logs(logs: Sequence[RunLog], workers: Sequence[int], *, global_bat
     flags = list(left_out) + list(choice.notes) + notes + [overhead_note]
     if isinstance(speed, TransformerSpeedModel):
         flags += transformer_from_logs(logs, paths, timed, where, **options)[1] + list(speed.notes)
-    if skipped:
-        flags.append(f"skipped {len(skipped)} GPU count(s) no strategy can use ({_ranges(skipped)})"
-                     + "".join(f": {k}" for k in list(reasons)[:1]))
+    flags += [f for f in speed.flags if f not in flags and not isinstance(speed, TransformerSpeedModel)]
+    if any(v is not None for v in (gpus_per_node, strategy, config)) and not isinstance(speed, TransformerSpeedModel):
+        flags.append(f"--gpus-per-node, --parallel and --config describe the transformer model; the step time came "
+                     f"from {choice.chosen}, which does not use them")
+    for reason, counts in reasons.items():
+        flags.append(f"skipped {len(counts)} GPU count(s) ({_ranges(counts)}): {reason}")
     table = with_time_and_cost(pd.DataFrame(rows), "s", price_worker=price_worker)[list(PLAN_COLUMNS)]
     return LogPlan(table, measured[list(MEASURED_COLUMNS)], choice, overhead, tuple(flags), tuple(skipped))
 

@@ -28,12 +28,15 @@ SCORE_COLUMNS: tuple[str, ...] = ("family", "held_w", "global_batch", "predicted
 
 
 def log_speed_choices() -> tuple[str, ...]:
-    """``--model`` values a plan from logs takes: ``auto`` and every registered family with an all-reduce mode.
+    """Speed models a plan from logs takes: ``auto``, every registered all-reduce family that needs nothing beside
+    the speeds (``SpeedFamily.context``), and the transformer model (whose context the logs give: their benchmark's
+    model, their device and sequence length).
 
-    >>> log_speed_choices()[0], "transformer" in log_speed_choices()
-    ('auto', True)
+    >>> log_speed_choices()[0], "transformer" in log_speed_choices(), "paleo" in log_speed_choices()
+    ('auto', True, False)
     """
-    return ("auto", *(name for name, fam in SPEED_FAMILIES.items() if fam.fits_mode("allreduce")))
+    return ("auto", *(name for name, fam in SPEED_FAMILIES.items()
+                      if fam.fits_mode("allreduce") and (not fam.context or name == "transformer")))
 
 
 def measured_speed_table(measured: pd.DataFrame) -> pd.DataFrame:
@@ -159,7 +162,7 @@ def choose_log_speed(measured: pd.DataFrame, fitters: dict[str, Fitter], *, mode
         try:
             tables.append(leave_one_size_out(measured, name, fitter))
         except PlannerError as err:
-            left.append(f"{name}: not scored ({err})")
+            left.append(f"{name}: not scored (fitted with one of the {sizes} GPU counts left out: {err})")
     scores = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=list(SCORE_COLUMNS))
     misses = {name: _mean_miss(scores[scores["family"] == name]) for name in fitters}
     best = min(misses, key=lambda n: misses[n])

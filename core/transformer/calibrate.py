@@ -177,7 +177,7 @@ def calibrate(cfg: TransformerConfig, measurements: list[Measurement] | tuple[Me
              f"{eff.memory:.3f}, communication {eff.comm:.3f} ({source})", TRANSFER_NOTE]
     if max(eff.matmul, eff.attention) > 1:
         notes.append(f"a calibrated fraction exceeds the {prior.precision.upper()} peak: the run computes faster than "
-                     "that peak (FP8 matmuls?); compare against --precision fp8")
+                     "that peak (FP8 matmuls?); compare against the FP8 peak (precision fp8)")
     notes.append(f"collective latency: {latency.source}")
     return Calibration(eff, kc, km, tuple(ms), tuple(loo), tuple(notes), latency)
 

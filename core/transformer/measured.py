@@ -92,9 +92,11 @@ def mllog_step(text: str, source: str = "<mllog>", system: dict | None = None) -
         elif k in ("global_batch_size", "max_sequence_length", "submission_platform"):
             keys.setdefault(k, e.get("value"))
     if "global_batch_size" not in keys or "max_sequence_length" not in keys:
-        raise LogFormatError(source, "expected global_batch_size and max_sequence_length events; got "
-                             f"{sorted(k for k in keys if k in ('global_batch_size', 'max_sequence_length'))}. "
-                             "Give a language-model MLLOG file.")
+        missing = [k for k in ("global_batch_size", "max_sequence_length") if k not in keys]
+        raise LogFormatError(source, f"expected global_batch_size and max_sequence_length events; the log has no "
+                             f"{' and no '.join(missing)} (some benchmarks' logs, such as llama2_70b_lora's, do "
+                             "not log the sequence length), so the transformer model cannot price its step. Plan "
+                             "from the logs' own step times (speed model auto) instead.")
     gbs, seq = int(keys["global_batch_size"]), int(keys["max_sequence_length"])
     if steps:
         step, how = statistics.median(steps), f"median of {len(steps)} tracked_stats.train_step_time"

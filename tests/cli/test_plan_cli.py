@@ -199,9 +199,9 @@ def test_plan_from_logs_honours_or_refuses_model(capsys):
         assert main([*base, "--model", model]) == 2
         out = capsys.readouterr()
         assert out.out == "" and f"speed model {model}: cannot be fitted to these logs" in out.err
-    # Paleo needs the network named beside the speeds: refused with what it needs
+    # Paleo needs the network named beside the speeds, which logs do not give: not offered, refused with the choices
     assert main([*base, "--model", "paleo"]) == 2
-    assert "speed model paleo: cannot be fitted to these logs (it needs net, device named" in capsys.readouterr().err
+    assert "speed model: expected one of auto, optimus" in capsys.readouterr().err
     # another device needs the transformer model
     assert main([*base, "--model", "overhead", "--to-device", "B200"]) == 2
     assert "device B200: expected the speed model transformer or auto" in capsys.readouterr().err
@@ -223,8 +223,53 @@ def test_plan_from_logs_skips_gpu_counts_no_strategy_can_use(capsys):
     # search allows); 16, 32 and 64 can, and the plan keeps them
     assert {1, 2, 8, 16, 32, 64} <= planned and 17 not in planned
     skipped = sorted(set(range(1, 65)) - planned)
-    assert f"skipped {len(skipped)} GPU count(s) no strategy can use (17," in err
-    assert "divides into data × tensor × pipeline × context degrees" in err
+    assert f"skipped {len(skipped)} GPU count(s) (17," in err
+    assert "divides into data × tensor × pipeline × context degrees" in err and "--gpus" not in err
+
+
+def test_plan_from_logs_refuses_batches_that_are_not_whole_samples(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu*/result_*.txt"))
+    base = ["plan", "--from-logs", *logs, "--workers", "1,2,3,4"]
+    for extra, message in ((["--batch", "0.5"], "--batch: expected a whole number of samples per step"),
+                           (["--per-worker-batch", "-1"], "--per-worker-batch: expected samples per GPU > 0"),
+                           (["--per-worker-batch", "0"], "--per-worker-batch: expected samples per GPU > 0"),
+                           (["--batch", "64", "--ps", "2"], "--from-logs: takes the steps and speed from the logs; "
+                                                            "got --ps too"),
+                           (["--batch", "64", "--theta", "1,2,3"], "got --theta too")):
+        assert main([*base, *extra]) == 2, extra
+        out = capsys.readouterr()
+        assert out.out == "" and message in out.err, (extra, out.err)
+    # m = 0.5 per GPU: 1 and 3 GPUs would step on half samples; skipped and named, 2 and 4 planned (no --mode:
+    # the plan from logs is all-reduce)
+    assert main([*base, "--per-worker-batch", "0.5"]) == 0
+    table, err = _csv(capsys)
+    assert table["w"].tolist() == [2, 4] and table["global_batch"].tolist() == [1, 2]
+    assert "skipped 2 GPU count(s) (1, 3): the global batch w × 0.5 is not a whole number of samples" in err
+
+
+def test_plan_from_logs_refuses_two_benchmarks_and_says_when_it_assumes_perfect_scaling(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
+    logs = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu8_*/result_*.txt"))
+    from core.errors import InputError
+    from core.logs import read_log_file
+    from core.plan import plan_from_logs
+
+    runs = [read_log_file(p, source=p) for p in logs]
+    other = runs[0].with_meta(model="llama2_70b_lora")      # the same run, declared as another benchmark
+    with pytest.raises(InputError, match=r"expected logs of one benchmark \(one model, one target\); got "
+                                         r"llama2_70b_lora, llama31_8b. Plan them separately"):
+        plan_from_logs([*runs[1:], other], [8], global_batch=16.0)
+    # one GPU count measured: the step elsewhere is perfect scaling, said, and its interval widens with the distance
+    assert main(["plan", "--from-logs", *logs, "--workers", "8,16,64", "--batch", "16"]) == 0
+    table, err = _csv(capsys)
+    assert "one per-GPU batch measured: perfect scaling assumed" in err
+    width = (table["time_high"] / table["time_low"]).tolist()
+    assert width[0] < width[1] < width[2]
 
 
 def test_plan_from_logs_refuses_a_log_it_cannot_use(capsys, tmp_path):
