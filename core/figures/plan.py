@@ -73,8 +73,9 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         ``"w = …"``, one point per row of ``best``, when given); then one trace per ``extra``
         label, named by the label; then, with ``steps_axis``, ``"steps to target"`` (dotted,
         right axis; one ``"steps to target, p = {p}"`` per p when they differ between p).
-        x axis "workers w", y axis "time to target (hours)" or "time to target (paper units)". A grid
-        with ``time_low``/``time_high`` in seconds (``core.plan.plan_from_logs``) gets its band in hours.
+        x axis "workers w", y axis "time to target (hours)" (or seconds or minutes when the longest time plotted
+        is short: :func:`chart_time_unit`) or "time to target (paper units)". A grid with ``time_low``/``time_high``
+        in seconds (``core.plan.plan_from_logs``) gets its band in the same unit.
 
     Examples
     --------
@@ -93,6 +94,11 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
         grid = grid.assign(time_h_low=grid["time_low"] / SECONDS_PER_HOUR,
                            time_h_high=grid["time_high"] / SECONDS_PER_HOUR)
     column, unit = display_time(grid)
+    scale, unit = chart_time_unit(grid[column], unit)
+    if scale != 1.0:          # a plan of seconds reads in seconds or minutes, not in thousandths of an hour
+        grid = grid.assign(**{c: grid[c] * scale for c in (column, f"{column}_low", f"{column}_high") if c in grid})
+        best = best.assign(**{column: best[column] * scale}) if best is not None and len(best) else best
+        extra = extra.assign(time_h=extra["time_h"] * scale) if extra is not None and "time_h" in extra else extra
     colors = _p_colors(grid)
     fig = go.Figure()
     for p, part in grid.sort_values(["p", "w"]).groupby("p", sort=True):
@@ -122,6 +128,27 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
     if log_axes or (log_axes is None and w.min() > 0 and w.max() / w.min() >= 64):
         log_axis(log_axis(fig, "x"), "y")        # labelled at whole values: 0.1, 0.2, 0.5, 1, 2, 5 …
     return fig
+
+
+def chart_time_unit(hours: pd.Series, unit: str) -> tuple[float, str]:
+    """The factor and unit a time chart reads best in: seconds when the longest time plotted is under three
+    minutes, minutes under two hours, else hours (paper units stay as they are).
+
+    >>> chart_time_unit(pd.Series([0.001, 0.003]), "hours"), chart_time_unit(pd.Series([0.2, 1.5]), "hours")
+    ((3600.0, 'seconds'), (60.0, 'minutes'))
+    >>> chart_time_unit(pd.Series([0.5, 6.0]), "hours"), chart_time_unit(pd.Series([5.0]), "paper units")
+    ((1.0, 'hours'), (1.0, 'paper units'))
+    """
+    values = pd.to_numeric(hours, errors="coerce").to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    if unit != "hours" or not values.size:
+        return 1.0, unit
+    longest = float(values.max())
+    if longest < 0.05:
+        return 3600.0, "seconds"
+    if longest < 2.0:
+        return 60.0, "minutes"
+    return 1.0, "hours"
 
 
 def _add_steps(fig: go.Figure, grid: pd.DataFrame, colors: dict[int, str]) -> None:
@@ -154,7 +181,7 @@ def _add_best(fig: go.Figure, best: pd.DataFrame, column: str, unit: str, colors
 def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: dict[int, str]) -> None:
     if extra is None or len(extra) == 0:
         return
-    if unit != "hours":
+    if unit == "paper units":
         _note(fig, "Extra curves hidden: the Optimus times are in paper units; calibrate θ first.")
         return
     missing = [c for c in EXTRA_COLUMNS if c not in extra.columns]
@@ -167,7 +194,7 @@ def _add_extra(fig: go.Figure, extra: pd.DataFrame | None, unit: str, colors: di
         fig.add_trace(go.Scatter(
             x=part["w"], y=part["time_h"], mode="lines", name=str(label),
             line=dict(color=colors.get(p, color(len(colors) + i)), dash="dash", width=2),
-            hovertemplate=f"{esc(label)}<br>w = %{{x}}, %{{y:.3g}} hours<extra></extra>"))
+            hovertemplate=f"{esc(label)}<br>w = %{{x}}, %{{y:.3g}} {unit}<extra></extra>"))
 
 
 @escaped

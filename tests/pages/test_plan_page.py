@@ -110,7 +110,9 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     grid = plan_grid(CALIBRATED, builtin_steps.steps, ps=(2, 4), workers=range(1, 33),
                      price_worker=2.5, price_ps=0.5)
     best = best_workers(grid)
-    assert figure(at, 0)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"   # seconds from the start
+    # a run of seconds: the chart reads in seconds, not in thousandths of an hour
+    assert figure(at, 0)["layout"]["yaxis"]["title"]["text"] == "time to target (seconds)"
+    assert trace(figure(at, 0), "p = 2")["y"] == pytest.approx(grid[grid["p"] == 2]["time_s"].tolist(), rel=1e-9)
     assert not at.warning
     tta = figure(at, 0)
     assert [t["name"] for t in tta["data"]][:3] == ["p = 2", "p = 4", "best w"]
@@ -216,7 +218,7 @@ def test_paper_theta_warns_of_paper_units_and_calibration_switches_to_hours(buil
     at.number_input(key="plan_cal_p").set_value(2)
     at.number_input(key="plan_cal_w").set_value(4).run()
     assert not at.warning
-    assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (hours)"
+    assert figure(at)["layout"]["yaxis"]["title"]["text"] == "time to target (minutes)"    # all under two hours
     grid = shown_grid(at).set_index(["p", "w"])
     # calibrated at p = 2, w = 4: one step there takes 0.906 s
     assert grid.loc[(2, 4), "time_s"] == pytest.approx(builtin_steps.steps * 0.906)
@@ -465,7 +467,9 @@ def test_steps_from_the_builtin_batch_fit_under_the_best_batch_rule_follow_core(
     spec = figure(at)
     for p in (2, 4):
         part = grid[grid["p"] == p]
-        assert trace(spec, f"p = {p}")["y"] == pytest.approx(part["time_h"].tolist(), rel=1e-9)
+        unit = spec["layout"]["yaxis"]["title"]["text"].removeprefix("time to target (").removesuffix(")")
+        scale = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}[unit]
+        assert trace(spec, f"p = {p}")["y"] == pytest.approx((part["time_h"] * scale).tolist(), rel=1e-9)
         assert trace(spec, f"steps to target, p = {p}")["y"] == pytest.approx(part["steps"].tolist(), rel=1e-9)
     # the S(M) of the default M = 128 is the steps metric: E_min·(1 + 128/B_noise)/128
     assert metrics(at)["Steps to target"] == f"{model.steps(128):,.0f}"

@@ -37,7 +37,8 @@ def test_time_to_target_against_gpus_is_labelled_at_whole_hours_and_counts():
 def test_a_narrow_log_range_gets_round_evenly_spaced_labels():
     table = _plan_table().assign(time_h=lambda t: 0.2 + 0.01 * (t["w"] == 1), time_s=lambda t: 3600 * t["time_h"])
     fig = tta_vs_workers_figure(table.drop(columns=["time_low", "time_high"]))
-    assert list(fig.layout.yaxis.ticktext) == ["0.2", "0.202", "0.204", "0.206", "0.208", "0.21"]
+    assert fig.layout.yaxis.title.text == "time to target (minutes)"            # 0.2–0.21 h: 12–12.6 min
+    assert list(fig.layout.yaxis.ticktext) == ["12", "12.2", "12.4", "12.6"]
 
 
 @pytest.mark.parametrize(("low", "high", "texts"), [
