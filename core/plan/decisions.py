@@ -278,3 +278,14 @@ def plan_decisions(table: pd.DataFrame, *, w: int, deadline_h: float | None = No
     return PlanDecisions(chosen=time_at_count(table, w), knee=efficiency_knee(table, min_saving=min_saving),
                          deadline=None if deadline_h is None else cheapest_for_deadline(table, deadline_h,
                                                                                         use_high=use_high))
+
+
+def knee_value(knee: Decision, table: pd.DataFrame) -> str:
+    """The knee as a headline's value: ``"256 GPUs"``, or ``"> 2,048 GPUs"`` when it lies beyond the counts planned.
+
+    >>> t = pd.DataFrame({"w": [1, 2, 4], "time_s": [100.0, 50.0, 25.0], "time_low": [90.0, 45.0, 22.0],
+    ...                   "time_high": [110.0, 55.0, 28.0], "cost": [1.0, 1.0, 1.0]})
+    >>> knee_value(efficiency_knee(t), t)
+    '> 4 GPUs'
+    """
+    return f"{knee.w:,} GPUs" if knee.found else f"> {int(table['w'].max()):,} GPUs"

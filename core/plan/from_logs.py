@@ -193,19 +193,6 @@ def samples_at_batch(measured: pd.DataFrame, global_batch: float, *, benchmark: 
                           f"the samples at {nearest:g} are used (assumed not to change with the batch)")
 
 
-def fastest_configuration(table: pd.DataFrame) -> dict:
-    """The row of a plan (``plan_from_logs`` or ``plan_on_device``) with the least time to target, with its
-    interval in hours too (``time_h_low``, ``time_h_high``).
-
-    >>> fastest_configuration(pd.DataFrame({"w": [8, 64], "time_s": [7200.0, 3600.0], "time_h": [2.0, 1.0],
-    ...                                     "time_low": [6000.0, 2880.0], "time_high": [9000.0, 4320.0]}))["time_h_low"]
-    0.8
-    """
-    best = table.loc[table["time_s"].idxmin()].to_dict()
-    best["time_h_low"], best["time_h_high"] = best["time_low"] / 3600.0, best["time_high"] / 3600.0
-    return best
-
-
 def check_one_batch(global_batch: float | None, per_worker_batch: float | None) -> None:
     """``--batch M`` or ``--per-worker-batch m``, never both."""
     if global_batch is not None and per_worker_batch is not None:

@@ -215,6 +215,17 @@ def duration_text(seconds: float) -> str:
     return f"{seconds / 3600:.3g} h"
 
 
+def time_text(seconds: float, shown: float, unit: str) -> str:
+    """A time as a headline shows it: ``shown`` in the grid's display ``unit``, with the readable duration first when
+    that is under a tenth of an hour (0.000999 hours reads as nothing; 3.6 s does).
+
+    >>> time_text(3.6, 0.001, "hours"), time_text(7200.0, 2.0, "hours"), time_text(45.3, 45.3, "paper units")
+    ('3.6 s (0.001 hours)', '2 hours', '45.3 paper units')
+    """
+    plain = f"{shown:.3g} {unit}"
+    return f"{duration_text(seconds)} ({plain})" if unit == "hours" and shown < 0.1 else plain
+
+
 def best_workers(grid: pd.DataFrame) -> pd.DataFrame:
     """The fastest configuration for each p (ties: the fewest workers); one row per p.
 

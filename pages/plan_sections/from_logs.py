@@ -19,6 +19,8 @@ from core.logs import RunLog
 from core.plan import (
     LogPlan,
     default_device_for,
+    duration_text,
+    knee_value,
     log_speed_choices,
     measured_configurations,
     plan_decisions,
@@ -102,12 +104,10 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
     with answer:
         m1, m2, m3 = st.columns(3)
         c = decisions.chosen
-        m1.metric(f"Time to target on {c.w:,} GPUs", f"{c.time_s / 3600:.3g} h",
-                  help=plain(c.text))
-        m1.caption(plain(f"80 % interval {c.time_low / 3600:.3g}–{c.time_high / 3600:.3g} h"))
+        m1.metric(f"Time to target on {c.w:,} GPUs", duration_text(c.time_s), help=plain(c.text))
+        m1.caption(plain(f"80 % interval {duration_text(c.time_low)}–{duration_text(c.time_high)}"))
         k = decisions.knee
-        m2.metric("Efficiency knee", f"{k.w:,} GPUs" if k.found else f"> {int(table['w'].max()):,} GPUs",
-                  help=plain(k.text))
+        m2.metric("Efficiency knee", knee_value(k, table), help=plain(k.text))
         m2.caption(plain(k.text))
         if decisions.deadline is None:
             m3.metric("Cheapest count meeting a deadline", "no deadline set")

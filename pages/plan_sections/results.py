@@ -22,10 +22,10 @@ from core.plan import (
     StepsEstimate,
     cheapest_config,
     display_time,
-    duration_text,
     greedy_allocation,
     pareto_frontier,
     suggest_deadline,
+    time_text,
 )
 from core.speed import SpeedModel
 from pages.plan_sections.speed import MODE_LABELS
@@ -98,10 +98,7 @@ def headline_section(grid: pd.DataFrame, best: pd.DataFrame, model: SpeedModel, 
                       help="The fastest number of workers (ties: fewer).")
             cost = f"; cost {_fmt(row.cost)}" if pd.notna(row.cost) else ""
             at = f" at M = {row.global_batch:,.0f}, {row.steps:,.0f} steps" if batch is not None else ""
-            shown = f"{_fmt(getattr(row, time_column))} {unit}"
-            if unit == "hours" and getattr(row, time_column) < 0.1:       # 0.000999 hours reads as 3.6 s
-                shown = f"{duration_text(row.time_s)} ({shown})"
-            st.caption(f"{shown}{at}{span}{cost}")
+            st.caption(f"{time_text(row.time_s, getattr(row, time_column), unit)}{at}{span}{cost}")
     with st.expander("Model in use and assumptions", icon=":material/functions:"):
         theta_panel(model, estimate, rule if batch is not None else None)
         st.markdown((RULE_ASSUMPTIONS if batch is not None else ASSUMPTIONS)

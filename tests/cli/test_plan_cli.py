@@ -150,7 +150,7 @@ def test_plan_from_logs_fits_two_gpu_counts_and_plans_the_third(capsys):
 
     from core.batch import load_rcps
     from core.logs import read_log_file
-    from core.plan import measured_configurations
+    from core.plan import SAMPLES_SOURCES, measured_configurations
 
     root = Path(__file__).resolve().parents[2] / "data" / "llm" / "mlperf_v5.1" / "llama31_8b"
     train = sorted(str(p) for p in root.glob("NVIDIA__tyche_ngpu*/result_*.txt") if "ngpu72" not in str(p))
@@ -162,6 +162,7 @@ def test_plan_from_logs_fits_two_gpu_counts_and_plans_the_third(capsys):
                                          "speed_model", "samples_source", "device", "strategy", "note"]
     # two GPU counts: nothing to leave out, the bracket (the default) is used and stderr says so
     assert row["speed_model"] == "bracket" and "too few to leave one out" in out.err
+    assert set(frame["samples_source"]) <= set(SAMPLES_SOURCES)
     # by hand: the per-GPU batches 2 (8 GPUs at M=16) and 0.125 (512 at M=64), and 0.5 at 72
     table, _ = measured_configurations([read_log_file(p, source=p) for p in train])
     g = table.assign(m=table["global_batch"] / table["w"]).groupby("m")["step_time_s"].median()

@@ -100,7 +100,7 @@ def test_plan_page_gives_the_cli_answer_for_the_llama_logs(capsys):
     import pandas as pd
 
     from core.cli import main
-    from core.plan import plan_decisions, plan_from_logs
+    from core.plan import duration_text, knee_value, plan_decisions, plan_from_logs
 
     at = open_on("pages/plan.py", ["mlperf_llama8b"])
     assert at.radio(key="plan_how").value == "logs"
@@ -121,10 +121,9 @@ def test_plan_page_gives_the_cli_answer_for_the_llama_logs(capsys):
     expected = plan_from_logs(logs, table["w"].tolist(), global_batch=64.0).table
     decisions = plan_decisions(expected, w=512)
     assert at.metric[0].label == "Time to target on 512 GPUs"
-    assert at.metric[0].value == f"{decisions.chosen.time_s / 3600:.3g} h"
+    assert at.metric[0].value == duration_text(decisions.chosen.time_s)
     assert at.metric[1].label == "Efficiency knee"
-    assert at.metric[1].value == (f"{decisions.knee.w:,} GPUs" if decisions.knee.found
-                                  else f"> {int(table['w'].max()):,} GPUs")
+    assert at.metric[1].value == knee_value(decisions.knee, expected)
     # the built-in set mixes one B200 log with the GB200 ones: a step's time is the device's, so the step-time
     # fit keeps the GB200 logs (the samples keep all) and says so
     plan = plan_from_logs(logs, [512], global_batch=64.0)

@@ -129,7 +129,7 @@ def test_renders_on_builtin_data_with_the_core_numbers(builtin_steps):
     assert metrics(at)["Best w for p = 2"] == "w = 7" and metrics(at)["Best w for p = 4"] == "w = 10"
     # a run of seconds reads in seconds, its hours beside (0.000999 hours alone reads as nothing)
     fastest = best.set_index("p").loc[2, "time_s"]
-    assert fastest < 360 and any(shown(c.value).startswith(f"{duration_text(fastest)} (") for c in at.caption)
+    assert fastest < 360 and any(shown(c.value).startswith(f"{duration_text(fastest)} (0.00") for c in at.caption)
     pd.testing.assert_frame_equal(shown_grid(at).reset_index(drop=True), grid, check_dtype=False)
     cost = figure(at, 1)
     assert [t["name"] for t in cost["data"]][:3] == ["p = 2", "p = 4", "Pareto frontier"]

@@ -70,10 +70,9 @@ def test_paleo_draws_the_device_the_run_was_measured_on():
 # ---------------------------------------------------------------- calibrated on the measured step (issue 33, measure 4)
 def _measured_step_s(log) -> float:
     """A run's measured step: the median of its logged wall-clock time between consecutive steps."""
-    import numpy as np
+    from core.plan import measured_step_time
 
-    frame = log.frame.dropna(subset=["time_s"]).sort_values("global_step")
-    return float(np.median(np.diff(frame["time_s"]) / np.diff(frame["global_step"])))
+    return measured_step_time(log)
 
 
 def _builtin_runs():
