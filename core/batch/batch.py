@@ -93,10 +93,10 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     """
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     runs, cap = _leave_out_capped(runs)
-    used = [r for r in runs if r.reached]
+    used = [r for r in runs if r.reached and r.in_fit]
     batches = sorted({r.global_batch for r in used})
     if len(batches) < 2:
-        left = [f"{r.source} ({r.note})" for r in runs if not r.reached]
+        left = [f"{r.source} ({r.note})" for r in runs if not (r.reached and r.in_fit)]
         raise InputError("batch scaling: expected runs of one job at two or more global batches that reached the "
                          f"target; got {len(used)} run(s) at {len(batches)} batch(es)"
                          + (f" ({', '.join(left)} left out)" if left else "")
@@ -115,8 +115,10 @@ def fit_batch_scaling(runs: Sequence[BatchRun], *, level: float = DEFAULT_LEVEL,
     mape = float(np.mean(np.abs(rel)) * 100)
     flags = []
     if cap is not None:
-        flags.append(f"learning rate capped from batch {cap:,.0f} on (it grew with the batch below): those runs are "
-                     "not on the tuned curve and are left out of the fit; predictions there are flagged")
+        out = sum(not r.in_fit for r in runs)
+        flags.append(f"learning rate capped from batch {cap:,.0f} on (it grew with the batch below): those runs "
+                     f"({out}) are not on the tuned curve; their measured values are shown (in_fit False) and left "
+                     "out of the fit; predictions there are flagged")
     cov = sigma = None
     lows = highs = (None, None)
     res = np.array([r.resolution / r.samples_to_target for r in used if r.resolution], dtype=float)
@@ -189,15 +191,18 @@ def learning_rate_cap(runs: Sequence[BatchRun]) -> float | None:
 
 
 def _leave_out_capped(runs: Sequence[BatchRun]) -> tuple[list[BatchRun], float | None]:
-    """The runs with those at or past a learning-rate cap marked not fitted (when two batches remain)."""
+    """The runs with those at or past a learning-rate cap marked ``in_fit=False`` (when two batches remain).
+
+    They keep ``reached`` and their measured counts: shown, marked, and left out of the fit.
+    """
     cap = learning_rate_cap(runs)
     if cap is None or len({r.global_batch for r in runs if r.reached and r.global_batch < cap}) < 2:
         return list(runs), None
     out = []
     for r in runs:
         if r.reached and r.global_batch >= cap:
-            r = replace(r, reached=False, note=f"learning rate {r.learning_rate:g} capped (batch {cap:,.0f} and "
-                                               "larger): not on the tuned curve, left out of the fit")
+            r = replace(r, in_fit=False, note=f"learning rate {r.learning_rate:g} capped (batch {cap:,.0f} and "
+                                              "larger): not on the tuned curve, left out of the fit")
         out.append(r)
     return out, cap
 

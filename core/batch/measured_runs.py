@@ -29,7 +29,9 @@ class BatchRun:
     ``resolution`` is how many samples lie between the evaluation that passed the target and
     the one before (the run crossed somewhere in between: one epoch for whole-epoch
     evaluations), None when unknown; ``learning_rate`` the largest learning rate the log
-    shows (its ``lr`` column), None when it has none.
+    shows (its ``lr`` column), None when it has none.  ``in_fit`` is False for a run that reached the target
+    but is kept out of the scaling fit (its learning rate capped: :func:`core.batch.batch.learning_rate_cap`);
+    its measured counts stay, shown and marked, and ``note`` says why.
     """
 
     source: str
@@ -42,6 +44,7 @@ class BatchRun:
     samples_per_s: float | None = None
     resolution: float | None = None
     learning_rate: float | None = None
+    in_fit: bool = True
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -126,7 +129,8 @@ def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = 
                             note="validation log (_val): its steps count validation batches, not training steps; "
                                  "give the training samples per epoch (--samples-per-epoch N): left out")
         samples = float(crossing.epoch) * float(n)
-        return BatchRun(log.source, batch, True, samples, samples / batch, float(crossing.epoch),
+        steps = float(crossing.epoch) * math.ceil(float(n) / batch)     # the epoch's last batch kept (PyTorch)
+        return BatchRun(log.source, batch, True, samples, steps, float(crossing.epoch),
                         samples_per_s=speed, resolution=float(n), learning_rate=lr)
     if log.fmt == "mllog" and crossing.samples is not None:
         samples = float(crossing.samples)           # MLLOG counts the samples itself (its step is samples / B)

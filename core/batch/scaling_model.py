@@ -88,7 +88,12 @@ class BatchScaling:
 
     @property
     def used(self) -> tuple[BatchRun, ...]:
-        """The runs that reached the target (those the model describes)."""
+        """The runs the model was learned from: reached the target and kept in the fit (those it describes)."""
+        return tuple(r for r in self.runs if r.reached and r.in_fit)
+
+    @property
+    def measured(self) -> tuple[BatchRun, ...]:
+        """Every run that reached the target, in the fit or not (a capped learning rate: ``in_fit`` False)."""
         return tuple(r for r in self.runs if r.reached)
 
     def samples(self, global_batch):
@@ -209,23 +214,25 @@ class BatchScaling:
     def table(self, batches: Sequence[float] | None = None) -> list[dict]:
         """Rows ``global_batch, epochs_to_target, samples_to_target, steps_to_target, steps_low, steps_high, source``.
 
-        One per run (``measured``; the interval is the model's at that batch), then one per
-        batch of ``batches`` (``predicted``), each with ``region`` (:meth:`region`) and
-        ``note`` (:meth:`note`: extrapolation, a learning-rate cap).
+        One per run that reached the target (``measured``; the interval is the model's at that
+        batch), in the fit or not: ``in_fit`` False and the reason in ``note`` for a run kept out
+        of it (a capped learning rate), its measured values shown all the same; then one per
+        batch of ``batches`` (``predicted``, ``in_fit`` None), each with ``region``
+        (:meth:`region`) and ``note`` (:meth:`note`: extrapolation, a learning-rate cap).
         """
         rows = []
-        for r in sorted(self.used, key=lambda r: (r.global_batch, r.source)):
+        for r in sorted(self.measured, key=lambda r: (r.global_batch, r.source)):
             rows.append(dict(global_batch=r.global_batch, epochs_to_target=r.epochs_to_target,
                              samples_to_target=r.samples_to_target, steps_to_target=r.steps_to_target,
                              **self._band(r.global_batch), source="measured", file=r.source,
-                             region="measured", note=""))
+                             region="measured", in_fit=r.in_fit, note="" if r.in_fit else r.note))
         for b in batches or ():
             b = float(b)
             epochs = self.epochs(b)
             rows.append(dict(global_batch=b, epochs_to_target=None if math.isnan(epochs) else epochs,
                              samples_to_target=self.samples(b), steps_to_target=self.steps(b),
                              **self._band(b), source="predicted", file="", region=self.region(b),
-                             note=self.note(b)))
+                             in_fit=None, note=self.note(b)))
         return rows
 
     def _band(self, b: float) -> dict:

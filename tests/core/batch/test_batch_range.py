@@ -97,6 +97,23 @@ def test_a_capped_learning_rate_is_detected_and_those_runs_are_left_out_of_the_f
     assert model.note(100) == ""
 
 
+def test_capped_runs_keep_their_measured_values_in_the_table_marked_out_of_the_fit():
+    # issue 36: a capped run reached the target; its value is shown (in_fit False, the reason in the note)
+    batches, lrs = [16, 32, 64, 128, 256], [0.01, 0.02, 0.04, 0.08, 0.08]
+    runs = _line([(b, 1e5 * (1 + b / 100) * (2 if b == 256 else 1)) for b in batches], lrs=lrs)
+    model = fit_batch_scaling(runs)
+    capped = [r for r in model.runs if r.global_batch == 256]
+    assert [(r.reached, r.in_fit) for r in capped] == [(True, False)]
+    assert [r.global_batch for r in model.measured] == batches and len(model.used) == 4
+    rows = model.table([512])
+    assert [(r["global_batch"], r["in_fit"]) for r in rows] == [(16, True), (32, True), (64, True), (128, True),
+                                                               (256, False), (512.0, None)]
+    assert rows[4]["samples_to_target"] == pytest.approx(2 * 1e5 * (1 + 256 / 100))
+    assert rows[4]["note"] == ("learning rate 0.08 capped (batch 256 and larger): not on the tuned curve, left out of "
+                               "the fit")
+    assert rows[0]["note"] == ""
+
+
 def test_no_cap_on_a_constant_or_unlogged_learning_rate():
     assert learning_rate_cap(_line([(16, 1), (32, 2), (64, 3)], lrs=[0.1, 0.1, 0.1])) is None
     assert learning_rate_cap(_line([(16, 1), (32, 2), (64, 3)])) is None
