@@ -126,9 +126,20 @@ def parse_run_name(name: str) -> RunMeta:
     >>> m = parse_run_name("resnet8_CPU-64_val.csv")          # the batch before the split suffix
     >>> m.gpu, m.split, m.global_batch
     ('CPU', 'val', 64)
+
+    Lightning's ``CSVLogger`` writes ``<name>/version_<n>/metrics.csv``: the batch comes from ``<name>``'s
+    ``-<digits>`` suffix, as from a file name (nothing else is read from the folder).
+
+    >>> m = parse_run_name("logs/resnet8_CPU-64/version_0/metrics.csv")
+    >>> m.model, m.split, m.global_batch
+    (None, 'train', 64)
     """
     path = PurePosixPath(name.replace("\\", "/"))
     stem = path.name
+    if stem.lower() == "metrics.csv" and re.fullmatch(r"version_\d+", path.parent.name):
+        batch = re.search(r"-(\d+)$", path.parent.parent.name)
+        return RunMeta(model=None, depth=None, gpu=None, split="train",
+                       global_batch=int(batch.group(1)) if batch and int(batch.group(1)) > 0 else None)
     if stem.lower().endswith(".csv"):
         stem = stem[:-4]
     pollux = re.fullmatch(r"validation-(\d+)", stem)
