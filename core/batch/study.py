@@ -5,7 +5,7 @@ learned from them, and one row per run of where it crossed the target.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.batch.batch import batch_scaling
 from core.batch.measured_runs import BatchRun, measure_batch_run
@@ -55,12 +55,15 @@ class BatchStudy:
 
 def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, GradientNoise] | None = None,
                 batches: Sequence[float] | None = None, samples_per_epoch: float | None = None,
-                level: float = DEFAULT_LEVEL, base_batch: float | None = None) -> BatchStudy:
+                level: float = DEFAULT_LEVEL, base_batch: float | None = None,
+                learning_rates: Sequence[float] | None = None) -> BatchStudy:
     """Measure every run and fit the batch-scaling model; refusals are kept, not raised.
 
     The one call of the batch-size view and of ``python -m core batch-scaling``: each log
     gives a :class:`BatchRun` (:func:`measure_batch_run`; a log whose batch cannot be told
     is named in ``errors``), then :func:`batch_scaling` (a fit, or one run's noise scale).
+    ``batches`` and ``learning_rates`` (each log's, in the logs' order) replace what the logs say: a
+    course log has no learning-rate column, so a capped rate is seen only when it is given.
 
     Examples
     --------
@@ -73,11 +76,15 @@ def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, G
     >>> round(study.model.e_min), round(study.model.b_noise)  # the line 80,000 + 200·B: B_noise = 80000/200
     (80000, 400)
     """
+    if learning_rates is not None and len(learning_rates) != len(logs):
+        raise InputError(f"--lr: expected one learning rate per log ({len(logs)}); got {len(learning_rates)}. "
+                         "Give them in the logs' order, or leave them out to read them from the logs.")
     measured, errors = [], []
     for i, log in enumerate(logs):
         try:
-            measured.append(measure_batch_run(log, target_acc=target_acc, samples_per_epoch=samples_per_epoch,
-                                              global_batch=None if batches is None else batches[i]))
+            run = measure_batch_run(log, target_acc=target_acc, samples_per_epoch=samples_per_epoch,
+                                    global_batch=None if batches is None else batches[i])
+            measured.append(run if learning_rates is None else replace(run, learning_rate=float(learning_rates[i])))
         except InputError as exc:
             errors.append((log.source, str(exc)))
     rows = {log.source: crossing_row(log, target_acc) for log in logs}

@@ -8,12 +8,16 @@ log has a gradient-noise-scale column).  Each run is assumed tuned for its batch
 
 Prints CSV on stdout::
 
-    global_batch,epochs_to_target,samples_to_target,steps_to_target,steps_low,steps_high,source,region,note
+    global_batch,epochs_to_target,samples_to_target,steps_to_target,steps_low,steps_high,source,region,in_fit,note,file
 
-one row per run that reached the target (``measured``; the interval is the model's there),
-then one per ``--predict`` batch (``predicted``), with its ``region`` (``measured``,
+one row per run that reached the target (``measured``; the interval is the model's there; ``file`` the LOG),
+whether in the fit or not: a run kept out of it (its learning rate capped) has ``in_fit`` False and the
+reason in ``note``, with its measured values; then one per ``--predict`` batch (``predicted``, ``in_fit``
+empty), with its ``region`` (``measured``,
 ``interpolated`` inside the fitted batches, ``extrapolated`` beyond them: the interval is
 widened per e-fold of extrapolation) and a ``note`` (extrapolation, a learning-rate cap).
+A Lightning ``metrics.csv`` is read as its validation rows (``val_acc``), its batch from its run folder
+(``<name>-<batch>/version_0/metrics.csv``).
 Warnings about the fit (runs on a line within their resolution, ``B_noise`` not determined,
 a learning-rate cap) follow the summary on stderr, one line each.
 
@@ -36,6 +40,8 @@ Examples::
     python -m core batch-scaling data/pollux_traces/cifar10/validation-{128,256,512}.csv \\
         --target-acc 0.93 --samples-per-epoch 50000 --predict 1024,2048,4096
     python -m core batch-scaling data/mlperf_v3.0_resnet50/*/*/result_*.txt --target-acc 0.759 --predict 65536
+    python -m core batch-scaling runs/resnet8_CPU_val-{64,256,1024}.csv --target-acc 0.85 \\
+        --samples-per-epoch 4000 --lr 0.002,0.008,0.008      # course logs carry no lr column
     python -m core batch-scaling --rcp llama2_70b_lora:5.0.0 --predict 64,256
 """
 
@@ -52,7 +58,7 @@ from core.errors import InputError
 from core.logs import read_log_files
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
-                  "steps_high", "source", "region", "note")
+                  "steps_high", "source", "region", "in_fit", "note", "file")
 #: flags of a fit that are notes, not warnings
 _QUIET_FLAGS = ("fitted on ",)
 
@@ -87,6 +93,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "logs ('list' lists them)")
     parser.add_argument("--batch", default=None, metavar="B,...",
                         help="the global batch of each LOG, in file order (default: read from each log)")
+    parser.add_argument("--lr", default=None, metavar="LR,...",
+                        help="the peak learning rate of each LOG, in file order (default: read from each log's lr "
+                             "column; the course format has none): a rate that stops growing with the batch marks "
+                             "those runs out of the fit")
     parser.add_argument("--samples-per-epoch", default=None, metavar="N",
                         help="training samples per epoch, for the epochs column (default: from the logs)")
     parser.add_argument("--predict", default=None, metavar="M1,M2,...", help="global batches to predict")
@@ -104,7 +114,8 @@ def _numbers(text: str | None, flag: str) -> list[float] | None:
         raise InputError(f"{flag}: expected comma-separated numbers; got {text!r}. Write e.g. 256,1024.")
     values = [parse_number(flag, p, float, what="a number > 0", fix="Write e.g. 256,1024") for p in parts]
     if any(not v > 0 for v in values):
-        raise InputError(f"{flag}: expected numbers > 0; got {text!r}. Give samples per step.")
+        what = "learning rates" if flag == "--lr" else "samples per step"
+        raise InputError(f"{flag}: expected numbers > 0; got {text!r}. Give {what}.")
     return values
 
 
@@ -165,6 +176,10 @@ def run(args: argparse.Namespace) -> int:
                                  "fraction, e.g. 0.93); got none, and the logs do not declare one.")
             args.target = declared
         per_epoch = _numbers(args.samples_per_epoch, "--samples-per-epoch")
+        rates = _numbers(args.lr, "--lr")
+        if rates is not None and len(rates) != len(args.logs):
+            raise InputError(f"--lr: expected one learning rate per LOG ({len(args.logs)}); got {len(rates)}. "
+                             "Give them in file order, or leave --lr out to read them from the logs.")
         noise_batch = _numbers(args.noise_batch, "--noise-batch")
         if batches is not None and len(batches) != len(args.logs):
             raise InputError(f"--batch: expected one global batch per LOG ({len(args.logs)}); got {len(batches)}. "
@@ -172,12 +187,13 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         complain(str(exc))
         return 2
-    files, given, rejected = [], [], 0
+    files, given, given_lr, rejected = [], [], [], 0
     for i, path in enumerate(args.logs):
         try:
             with open(path, "rb") as handle:
                 files.append((path, handle.read()))
             given.append(None if batches is None else batches[i])
+            given_lr.append(None if rates is None else rates[i])
         except OSError as exc:
             complain(f"{path}: cannot be read: {exc.strerror or exc}.")
             rejected += 1
@@ -189,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
     target = args.target if args.target is not None else args.target_acc
     study = batch_study(read.logs, target_acc=target, noise=read.noise, level=args.level,
                         batches=None if batches is None else [b for (src, _), b in zip(files, given) if src in kept],
+                        learning_rates=None if rates is None else [r for (src, _), r in zip(files, given_lr)
+                                                                   if src in kept],
                         samples_per_epoch=per_epoch[0] if per_epoch else None,
                         base_batch=noise_batch[0] if noise_batch else None)
     for _source, message in study.errors:

@@ -13,7 +13,7 @@ from core.datasets import DATA_DIR
 
 POLLUX = DATA_DIR / "pollux_traces"
 COLUMNS = ["global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low", "steps_high",
-           "source", "region", "note"]
+           "source", "region", "in_fit", "note", "file"]
 RCP_COLUMNS = ["benchmark", "round", "global_batch", "seeds", "mean", "seed_cv_pct", "learning_rate", "predicted",
                "low", "high", "error_pct", "mccandlish", "mccandlish_error_pct", "region", "note"]
 
