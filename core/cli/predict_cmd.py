@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     plan.add_argument("--schedule", type=schedule_spec, default="auto",
                       help="learning-rate schedule: in epochs for an accuracy target (step:30,60 | cosine:100 | "
                            "poly:90[:2] | exp:100 | none), or a planned schedule in optimiser steps for a falling "
-                           f"target ({' | '.join(SCHEDULE_KINDS)}:total=N[,warmup=N][,peak=LR][,final=LR|P%]"
+                           f"target ({' | '.join(SCHEDULE_KINDS)}:total=N[,warmup=N][,peak=LR][,final=LR|P%%]"
                            "[,decay=F|decay_start=N][,shape=1-sqrt|linear|exp|cosine]); auto (default): the "
                            "log's lr column or declared schedule, else drops detected in the observed curve")
     plan.add_argument("--planned-schedule", type=planned_schedule_file, default=None, metavar="FILE.csv",
