@@ -21,6 +21,13 @@ The top level gives ``max_steps`` and, with ``num_train_epochs``, the steps per 
 ``train_batch_size`` is the batch of one process before gradient accumulation, so the global
 batch (and samples) stay unknown unless the caller says them.  A checkpoint folder
 (``checkpoint-500/trainer_state.json``) reads as the run.
+
+A record without a ``step`` is no point of the curve: the Trainer itself always writes one, but
+scripts append the metrics ``trainer.predict()`` returns (``predict_loss``, ``predict_runtime``, ...)
+as they come.  Such records are skipped and the run's flags say which (:func:`stepless_note`); a
+step is never guessed, so a step-less record carrying a ``loss`` or ``eval_*`` metric is skipped too,
+and the note says that metric is not on the curve.  A step that is there but not a number >= 0 is
+refused, and so is a file none of whose records has a step.
 """
 
 from __future__ import annotations

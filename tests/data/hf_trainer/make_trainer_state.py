@@ -19,40 +19,37 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
-import torch
-from transformers import Trainer, TrainingArguments
-
 OUT = Path(__file__).resolve().parent / "checkpoint-60"
 
 
-class Points(torch.utils.data.Dataset):
-    def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.x, self.y = torch.tensor(x, dtype=torch.float32), torch.tensor(y)
-
-    def __len__(self) -> int:
-        return len(self.y)
-
-    def __getitem__(self, i: int) -> dict:
-        return {"x": self.x[i], "labels": self.y[i]}
-
-
-class Linear(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.layer = torch.nn.Linear(8, 2)
-
-    def forward(self, x, labels=None):
-        logits = self.layer(x)
-        loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return {"loss": loss, "logits": logits}
-
-
-def accuracy(pred) -> dict:
-    return {"accuracy": float((pred.predictions.argmax(-1) == pred.label_ids).mean())}
-
-
 def main() -> None:
+    import numpy as np  # imported here: pytest's doctest collection imports this module, cheaply
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    class Points(torch.utils.data.Dataset):
+        def __init__(self, x: np.ndarray, y: np.ndarray) -> None:
+            self.x, self.y = torch.tensor(x, dtype=torch.float32), torch.tensor(y)
+
+        def __len__(self) -> int:
+            return len(self.y)
+
+        def __getitem__(self, i: int) -> dict:
+            return {"x": self.x[i], "labels": self.y[i]}
+
+    class Linear(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(8, 2)
+
+        def forward(self, x, labels=None):
+            logits = self.layer(x)
+            loss = torch.nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"loss": loss, "logits": logits}
+
+    def accuracy(pred) -> dict:
+        return {"accuracy": float((pred.predictions.argmax(-1) == pred.label_ids).mean())}
+
     rng = np.random.default_rng(0)
     x = rng.normal(size=(768, 8))
     y = (x[:, :3].sum(axis=1) + 0.5 * rng.normal(size=768) > 0).astype(np.int64)
