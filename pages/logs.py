@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.curves import OPTIMUS
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
-from core.logs import MAX_LOG_BYTES, RunLog, readable_formats
+from core.logs import MAX_LOG_BYTES, UPLOAD_TYPES, RunLog, readable_formats
 from core.prediction import (
     AUTO_FAMILIES,
     MIN_PREDICTION_EPOCHS,
@@ -107,7 +107,7 @@ def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
 # ---------------------------------------------------------------- sections
 def upload_section() -> None:
     st.file_uploader("Training logs: CSV, MLPerf MLLOG, NanoGPT speedrun, trainer_state.json",
-                     type=["csv", "tsv", "txt", "log", "json"], accept_multiple_files=True,
+                     type=UPLOAD_TYPES, accept_multiple_files=True,
                      key=uploader_key(), on_change=sync_uploads,
                      help=f"{LOG_FORMATS_TEXT} The format is told from the content, not the name. Up to "
                           f"{MAX_LOG_BYTES // 2**20} MB per file. Nothing uploaded is executed. Remove a file with "

@@ -1,12 +1,13 @@
 """Training logs: read files of several formats into one tidy ``RunLog``.
 
 Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes → validated
-``RunLog`` by the first reader whose ``sniff`` claims them), one module per format: ``csvlog`` (CSV
-logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and epochs), ``mllog`` (MLCommons
-MLLOG logs, the MLPerf result files; ``mllog_events``: their events read and collected), ``speedrun``
-(NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face ``trainer_state.json``), ``tfevents``
-(TensorBoard event files); ``noise`` (gradient-noise-scale columns), ``files`` (several files at once,
-each one's error kept), ``naming`` (model, depth, device and batch from a file name).
+``RunLog`` by the first reader whose ``sniff`` claims them; ``UPLOAD_TYPES`` for an uploader), one module
+per format: ``csvlog`` (CSV logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and
+epochs), ``mllog`` (MLCommons MLLOG logs, the MLPerf result files; ``mllog_events``: their events read
+and collected), ``speedrun`` (NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face
+``trainer_state.json``), ``tfevents`` (TensorBoard event files); ``noise`` (gradient-noise-scale
+columns), ``files`` (several files at once, each one's error kept), ``naming`` (model, depth, device and
+batch from a file name).
 """
 
 from core.logs.files import (
@@ -26,6 +27,7 @@ from core.logs.reader import (
     MAX_LOG_BYTES,
     READERS,
     ROLES,
+    UPLOAD_TYPES,
     ColumnRoles,
     RunLog,
     detect_format,
@@ -38,16 +40,17 @@ from core.logs.reader import (
     readable_formats,
     reader_for,
     system_description,
+    upload_types,
 )
 from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
 from core.logs.speedrun import is_speedrun, read_speedrun
-from core.logs.tfevents import table_for_reader, wide_scalars
+from core.logs.tfevents import is_event_data, is_event_file, read_event_file, table_for_reader, wide_scalars
 
 __all__ = [
     'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'PROGRESS_COLUMNS', 'READERS',
-    'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
-    'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
-    'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description', 'table_for_reader',
-    'wide_scalars',
+    'ROLES', 'UPLOAD_TYPES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles',
+    'epoch_of_step', 'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_event_data',
+    'is_event_file', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'parse_run_name', 'read_event_file', 'read_log',
+    'read_log_file', 'read_log_files', 'read_mllog', 'read_speedrun', 'read_trainer_state', 'readable_formats',
+    'reader_for', 'system_description', 'table_for_reader', 'upload_types', 'wide_scalars',
 ]

@@ -21,6 +21,13 @@ The top level gives ``max_steps`` and, with ``num_train_epochs``, the steps per 
 ``train_batch_size`` is the batch of one process before gradient accumulation, so the global
 batch (and samples) stay unknown unless the caller says them.  A checkpoint folder
 (``checkpoint-500/trainer_state.json``) reads as the run.
+
+A record without a ``step`` is no point of the curve: the Trainer itself always writes one, but
+scripts append the metrics ``trainer.predict()`` returns (``predict_loss``, ``predict_runtime``, ...)
+as they come.  Such records are skipped and the run's flags say which (:func:`stepless_note`); a
+step is never guessed, so a step-less record carrying a ``loss`` or ``eval_*`` metric is skipped too,
+and the note says that metric is not on the curve.  A step that is there but not a number >= 0 is
+refused, and so is a file none of whose records has a step.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from core.targets import accuracy_in_percent
 _SKIP = {"step", "epoch", "total_flos", "train_runtime", "train_samples_per_second", "train_steps_per_second",
          "train_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second"}
 _HEAD = re.compile(rb'^\s*\{')
+#: how many step-less records (and their keys) a note names before "and N more"
+_MAX_NAMED = 8
 
 
 def is_trainer_state(data: bytes) -> bool:
@@ -64,6 +73,29 @@ def _count(state: dict, key: str) -> int | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 1:
         return None
     return int(v) if float(v).is_integer() else None
+
+
+def stepless_note(records: list[tuple[int, dict]]) -> str:
+    """The run's note for ``log_history`` records without a ``step``, skipped (a step is never guessed).
+
+    A record that carries a training loss or an ``eval_*`` metric says so: those are points of the curve
+    that the file does not place.
+
+    >>> stepless_note([(16, {"predict_loss": 0.25, "predict_runtime": 0.03})])
+    'log_history[16] has no step: skipped (predict_loss, predict_runtime)'
+    >>> stepless_note([(3, {"loss": 0.5}), (9, {"eval_loss": 0.7, "epoch": 1.0})])
+    'log_history[3], [9] have no step: skipped (loss, eval_loss, epoch); their loss, eval_loss are not on the curve'
+    """
+    keys = list(dict.fromkeys(k for _, record in records for k in record))
+    where = "log_history" + ", ".join(f"[{i}]" for i, _ in records[:_MAX_NAMED])
+    where += f" and {len(records) - _MAX_NAMED} more" if len(records) > _MAX_NAMED else ""
+    shown = ", ".join(keys[:_MAX_NAMED]) + (", ..." if len(keys) > _MAX_NAMED else "")
+    note = f"{where} {'has' if len(records) == 1 else 'have'} no step: skipped ({shown})"
+    lost = [k for k in keys if k == "loss" or (k.startswith("eval_") and k not in _SKIP)]
+    if lost:
+        note += f"; {'its' if len(records) == 1 else 'their'} {', '.join(lost[:_MAX_NAMED])} " \
+                f"{'is' if len(lost) == 1 else 'are'} not on the curve"
+    return note
 
 
 def read_trainer_state(data: bytes, source: str, *, split: str | None = None) -> RunLog:
@@ -98,12 +130,16 @@ def read_trainer_state(data: bytes, source: str, *, split: str | None = None) ->
                              f"{type(history).__name__}. Is this a Trainer's trainer_state.json?")
     rows: dict[float, dict[str, float]] = {}
     order: list[str] = []
+    stepless: list[tuple[int, dict]] = []
     for i, record in enumerate(history):
         if not isinstance(record, dict):
             raise LogFormatError(source, f"log_history[{i}]: expected a record (JSON object); got "
                                  f"{type(record).__name__}.")
         if "train_runtime" in record:
             continue   # the final summary: averages over the run, not a point of it
+        if record.get("step") is None:
+            stepless.append((i, record))   # predict_* results a script appended: no point of the curve
+            continue
         step = _num(record.get("step"))
         if not math.isfinite(step) or step < 0:
             raise LogFormatError(source, f"log_history[{i}]: expected 'step' as a number >= 0; got "
@@ -118,6 +154,9 @@ def read_trainer_state(data: bytes, source: str, *, split: str | None = None) ->
             if key not in order:
                 order.append(key)
             row[key] = v
+    if not rows and stepless:
+        raise LogFormatError(source, f"expected records with a 'step' in log_history; none of its {len(history)} "
+                             "records has one (a step is never guessed). Is this a Trainer's trainer_state.json?")
     if not rows:
         raise LogFormatError(source, "expected records in log_history; got none. The run logged nothing yet "
                              "(check logging_steps) or the file is not a Trainer state.")
@@ -130,7 +169,7 @@ def read_trainer_state(data: bytes, source: str, *, split: str | None = None) ->
                              f"{', '.join(order) or 'nothing'}.")
     if (loss[np.isfinite(loss)] < 0).any():
         raise LogFormatError(source, "expected the training loss >= 0; got a negative value.")
-    flags: list[str] = []
+    flags: list[str] = [stepless_note(stepless)] if stepless else []
     epoch = col("epoch")
     frame = pd.DataFrame({"global_step": steps,
                           "epoch": pd.array(np.where(np.isfinite(epoch), np.maximum(np.ceil(epoch - 1e-9), 1),

@@ -10,14 +10,25 @@ reader          module                        recognised by
 ``mllog``       :mod:`core.logs.mllog`        the marker ``:::MLLOG`` (MLPerf result files)
 ``hf-trainer``  :mod:`core.logs.hf_trainer`   JSON with ``log_history`` (``trainer_state.json``)
 ``speedrun``    :mod:`core.logs.speedrun`     ``step:N/M ... train_time:Tms`` lines (NanoGPT)
+``tfevents``    :mod:`core.logs.tfevents`     a TFRecord (its length's CRC checks), or the name
+                                              ``events.out.tfevents.*`` (TensorBoard event files)
 ``csv``         :mod:`core.logs.csvlog`       anything else: course, Lightning, TensorBoard,
                                               W&B exports, metric traces (the header decides)
 ==============  ============================  ===============================================
 
+Every entry point reads through this registry: ``python -m core fit``, ``predict`` and the other
+commands (:func:`read_log_file`), the web uploader (:func:`read_log` on the uploaded bytes) and
+``library add`` (whose TensorBoard runs go to the same :func:`core.logs.tfevents.read_tfevents`).
+:data:`UPLOAD_TYPES` is what an uploader's file-type filter admits, derived from the readers'
+``extensions``: ``None`` (every name; the content decides) while a reader's files have no fixed
+ending, as TensorBoard's do (``events.out.tfevents.1700000000.host.123.0``, ``....0.v2``, or a
+host name last).
+
 :func:`read_log_file` reads from disk and adds what lies beside the file: the MLPerf
 submitter's system description (``<submitter>/systems/<system>.json`` in MLCommons' layout,
 ``systems/<submitter>__<system>.json`` in a flattened copy) and the folder names a speedrun
-log's track is read from.
+log's track is read from; a folder of TensorBoard event files reads as one run, as ``library add``
+reads it.
 
 The names ``RunLog``, ``ColumnRoles``, ``ROLES``, ``MAX_LOG_BYTES``, ``detect_format``,
 ``detect_roles``, ``infer_steps_per_epoch`` and ``epoch_of_step`` are re-exported here so that
@@ -42,11 +53,19 @@ from core.logs.mllog import read_mllog
 from core.logs.mllog_events import is_mllog
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
 from core.logs.speedrun import is_speedrun, read_speedrun
+from core.logs.tfevents import (
+    event_files,
+    is_event_data,
+    is_event_file,
+    read_event_file,
+    read_tfevents_bytes,
+    read_tfevents_dir,
+)
 from core.tables import as_utf8, file_bytes
 
-__all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog", "detect_format",
-           "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch", "read_log",
-           "read_log_file", "readable_formats", "reader_for", "system_description"]
+__all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "UPLOAD_TYPES", "ColumnRoles", "ReadOptions", "Reader", "RunLog",
+           "detect_format", "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch",
+           "read_log", "read_log_file", "readable_formats", "reader_for", "system_description", "upload_types"]
 
 #: the largest system description read beside an MLPerf log
 _MAX_SYSTEM_BYTES = 1024 * 1024
@@ -68,12 +87,16 @@ class ReadOptions:
 
 @dataclass(frozen=True)
 class Reader:
-    """One log format: its name, a cheap test on the file's bytes, the reader, and what it reads in words."""
+    """One log format: its name, a cheap test on the file's bytes, the reader, what it reads in words, the
+    endings its files' names have (``None``: no fixed ending) and, optionally, a test on a file's name that
+    claims the file whatever its bytes (so a damaged file of the format gets the format's own message)."""
 
     name: str
     sniff: Callable[[bytes], bool]
     read: Callable[[bytes, str, ReadOptions], RunLog]
     description: str = ""
+    extensions: tuple[str, ...] | None = ()
+    named: Callable[[str], bool] | None = None
 
 
 def _read_csv(data: bytes, source: str, options: ReadOptions) -> RunLog:
@@ -94,16 +117,41 @@ def _read_hf(data: bytes, source: str, options: ReadOptions) -> RunLog:
     return read_trainer_state(data, source, split=options.split)
 
 
+def _read_tfevents(data: bytes, source: str, options: ReadOptions) -> RunLog:
+    return read_tfevents_bytes(data, source, roles=options.roles, steps_per_epoch=options.steps_per_epoch,
+                               split=options.split, max_bytes=options.max_bytes)
+
+
 #: the readers, most specific first; the CSV reader takes whatever the others do not claim
 READERS: tuple[Reader, ...] = (
-    Reader("mllog", is_mllog, _read_mllog, "MLPerf Training MLLOG result files (`:::MLLOG` lines)"),
-    Reader("hf-trainer", is_trainer_state, _read_hf, "Hugging Face Trainer `trainer_state.json`"),
+    Reader("mllog", is_mllog, _read_mllog, "MLPerf Training MLLOG result files (`:::MLLOG` lines)", ("txt", "log")),
+    Reader("hf-trainer", is_trainer_state, _read_hf, "Hugging Face Trainer `trainer_state.json`", ("json",)),
     Reader("speedrun", is_speedrun, _read_speedrun,
-           "NanoGPT speedrun logs (`step:N/M val_loss:X train_time:Tms`)"),
+           "NanoGPT speedrun logs (`step:N/M val_loss:X train_time:Tms`)", ("txt", "log")),
+    Reader("tfevents", is_event_data, _read_tfevents, "TensorBoard event files (`events.out.tfevents.*`)", None,
+           is_event_file),
     Reader("csv", lambda data: True, _read_csv,
            "CSV logs (the course format `epoch, step, loss, acc`, PyTorch Lightning `metrics.csv`, TensorBoard "
-           "or W&B scalar exports, per-epoch metric traces)"),
+           "or W&B scalar exports, per-epoch metric traces)", ("csv", "tsv", "txt", "log")),
 )
+
+
+def upload_types(readers: tuple[Reader, ...] = READERS) -> list[str] | None:
+    """The name endings an uploader admits: every reader's ``extensions``, or ``None`` (every name, the
+    content decides) when a reader's files have no fixed ending.
+
+    >>> upload_types() is None            # TensorBoard: events.out.tfevents.1700000000.host.123.0
+    True
+    >>> upload_types(tuple(r for r in READERS if r.name != "tfevents"))
+    ['csv', 'json', 'log', 'tsv', 'txt']
+    """
+    if any(r.extensions is None for r in readers):
+        return None
+    return sorted({ext for r in readers for ext in r.extensions or ()})
+
+
+#: what the web uploader's ``type=`` gets (:func:`upload_types` of :data:`READERS`)
+UPLOAD_TYPES: list[str] | None = upload_types()
 
 
 def readable_formats() -> str:
@@ -117,15 +165,18 @@ def readable_formats() -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
-def reader_for(data: bytes) -> Reader:
-    """The first registered reader whose ``sniff`` claims ``data``.
+def reader_for(data: bytes, source: str | None = None) -> Reader:
+    """The first registered reader whose ``sniff`` claims ``data``, or whose ``named`` claims ``source``'s name.
 
     >>> reader_for(b':::MLLOG {"key": "run_start"}').name, reader_for(b"step,loss\\n1,2\\n").name
     ('mllog', 'csv')
     >>> reader_for(b"step:0/10 val_loss:10.8 train_time:0ms step_avg:nanms\\n").name
     'speedrun'
+    >>> reader_for(b"garbled", "runs/a/events.out.tfevents.1700000000.host.1.0").name
+    'tfevents'
     """
-    return next(r for r in READERS if r.sniff(data))
+    name = Path(source).name if source else ""
+    return next(r for r in READERS if r.sniff(data) or (name and r.named is not None and r.named(name)))
 
 
 def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None = None,
@@ -170,7 +221,7 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
     options = ReadOptions(roles=roles, steps_per_epoch=steps_per_epoch, split=split, max_bytes=max_bytes,
                           system=system, path=path)
-    return reader_for(data).read(data, source, options)
+    return reader_for(data, source).read(data, source, options)
 
 
 def find_system_description(path: str | Path) -> Path | None:
@@ -219,13 +270,20 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
     An MLPerf result file is named ``<system folder>/result_<n>.txt`` and read with its
     system description where one lies in a ``systems`` folder above it; a speedrun log is named
     ``<record>/<file>``; a Hugging Face checkpoint folder (``checkpoint-500/``) is read through its
-    ``trainer_state.json``.
+    ``trainer_state.json``; a folder of TensorBoard event files reads as one run (its event files in name
+    order, as ``library add`` reads it), and one event file as that file of its folder's run.
     """
     path = Path(path)
     if path.is_dir() and (path / "trainer_state.json").is_file():
         path = path / "trainer_state.json"        # a Trainer checkpoint folder reads as its run
+    elif path.is_dir() and event_files(path):
+        kwargs.pop("path", None), kwargs.pop("system", None)
+        return read_tfevents_dir(path, **kwargs)
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
+    if reader_for(data, path.name).name == "tfevents":    # read in place; the run's model and device from its folder
+        kwargs.pop("path", None), kwargs.pop("system", None)
+        return read_event_file(path, source=source, **kwargs)
     kwargs.setdefault("path", str(path))
     if is_mllog(data):
         if source == path.name and path.parent.name:

@@ -32,16 +32,22 @@ are read from a run.
 from __future__ import annotations
 
 import hashlib
+import re
 import stat
+import struct
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core.errors import LogFormatError
+from core.logs.csv_roles import detect_roles
+from core.logs.csvlog import read_csv_log
 from core.logs.naming import parse_run_name
-from core.logs.reader import MAX_LOG_BYTES, ROLES, RunLog, detect_roles, read_log
+from core.logs.runlog import MAX_LOG_BYTES, ROLES, RunLog
 from core.tables import MAX_LINES
 
 #: how a TensorBoard event file's name starts (``events.out.tfevents.<time>.<host>...``)
@@ -61,6 +67,29 @@ def is_event_file(path: str | Path) -> bool:
     (True, False)
     """
     return Path(path).name.startswith(EVENT_FILE_PREFIX)
+
+
+def is_event_data(data: bytes) -> bool:
+    """Whether ``data`` starts with a TFRecord: an 8-byte little-endian length, then that length's masked CRC-32C.
+
+    The CRC (tensorboard's own ``masked_crc32c``) makes a text or other binary file pass by chance once in
+    2**32; the name is not looked at (an uploaded ``events.out.tfevents.1700000000.host.123.0`` ends in ``.0``).
+
+    >>> from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    >>> head = struct.pack("<Q", 24)
+    >>> is_event_data(head + struct.pack("<I", masked_crc32c(head)) + bytes(28))
+    True
+    >>> is_event_data(b"step,loss\\n1,2.0\\n2,1.0\\n"), is_event_data(head + bytes(32))
+    (False, False)
+    """
+    if len(data) < RECORD_FRAMING:
+        return False
+    (length,) = struct.unpack("<Q", data[:8])
+    if length > len(data) - RECORD_FRAMING:
+        return False                      # the first record's length runs past the file: not a TFRecord
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    return struct.unpack("<I", data[8:12])[0] == masked_crc32c(data[:8])
 
 
 def event_files(directory: str | Path) -> list[Path]:
@@ -232,6 +261,8 @@ def read_tfevents(paths: Sequence[str | Path], source: str, *, roles: Mapping[st
     """
     if not paths:
         raise LogFormatError(source, "expected TensorBoard event files (events.out.tfevents.*); found none.")
+    if steps_per_epoch is not None and (not isinstance(steps_per_epoch, (int, np.integer)) or steps_per_epoch < 1):
+        raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
     frames = [read_event_scalars(p, source=source, max_bytes=max_bytes) for p in paths]
     damaged = tuple(f.attrs["damaged"] for f in frames if "damaged" in f.attrs)
     scalars = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
@@ -241,22 +272,59 @@ def read_tfevents(paths: Sequence[str | Path], source: str, *, roles: Mapping[st
     meta_split = split or parse_run_name(source).split
     table, found = table_for_reader(wide_scalars(scalars), source, roles, meta_split)
     data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
-    log = read_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
+    log = read_csv_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
     return replace(log, fmt="tfevents", flags=damaged + log.flags)
+
+
+def read_tfevents_bytes(data: bytes, source: str, **kwargs) -> RunLog:
+    """Read one event file from its bytes (an upload, or a file ``core.logs.read_log`` was handed), as
+    :func:`read_tfevents` reads it from disk: the bytes go to a private temporary file for tensorboard's
+    loader, named as ``source`` is when that is a plain event-file name (the damage flag names it).
+    """
+    name = Path(str(source)).name
+    if not (is_event_file(name) and re.fullmatch(r"[\w.\-]{1,200}", name)):
+        name = EVENT_FILE_PREFIX + "upload"
+    with tempfile.TemporaryDirectory(prefix="tta-tfevents-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(bytes(data))
+        return read_tfevents([path], source, **kwargs)
+
+
+def run_name(directory: str | Path) -> str:
+    """The run a folder of event files is: its name, or ``<parent>_val`` for a ``validation`` (``val``,
+    ``eval``, ``test``) folder, the validation split of the run named by its parent (Keras' layout).
+
+    >>> run_name("runs/resnet20_V100"), run_name("runs/resnet20_V100/validation")
+    ('resnet20_V100', 'resnet20_V100_val')
+    """
+    directory = Path(directory).resolve()
+    name, parent = directory.name, directory.parent.name
+    return f"{parent}_val" if name.lower() in _VAL_DIRS and parent else name
 
 
 def read_tfevents_dir(directory: str | Path, *, source: str | None = None, **kwargs) -> RunLog:
     """Read the run in ``directory`` (its event files, not its subdirectories).
 
-    ``source`` defaults to the directory's name; a directory named ``validation`` (or ``val``,
+    ``source`` defaults to :func:`run_name`; a directory named ``validation`` (or ``val``,
     ``eval``, ``test``) is the validation split of the run named by its parent.
     """
     directory = Path(directory)
-    name = directory.resolve().name
-    if source is None:
-        parent = directory.resolve().parent.name
-        source = f"{parent}_val" if name.lower() in _VAL_DIRS and parent else name
-    if name.lower() in _VAL_DIRS:
+    if directory.resolve().name.lower() in _VAL_DIRS:
         kwargs.setdefault("split", "val")
-    return read_tfevents(event_files(directory), source, **kwargs)
+    return read_tfevents(event_files(directory), source or run_name(directory), **kwargs)
 
+
+def read_event_file(path: str | Path, *, source: str | None = None, **kwargs) -> RunLog:
+    """Read one event file on disk as its run: model, device and split from its folder (:func:`run_name`, as
+    for :func:`read_tfevents_dir`), the run named ``source`` (default: the file's name) in the result and in
+    every message.  ``kwargs`` as for :func:`read_tfevents`.
+    """
+    path = Path(path)
+    source = source or path.name
+    if path.parent.resolve().name.lower() in _VAL_DIRS:
+        kwargs.setdefault("split", "val")
+    try:
+        log = read_tfevents([path], run_name(path.parent), **kwargs)
+    except LogFormatError as exc:
+        raise LogFormatError(source, exc.problem) from None
+    return replace(log, source=source)

@@ -77,3 +77,46 @@ def test_a_log_read_but_not_fitted_is_said_on_stderr_too(capsys, tmp_path):
     out = capsys.readouterr()
     assert "not fitted" in pd.read_csv(io.StringIO(out.out)).iloc[0]["flags"]
     assert f"{one}: not fitted: " in out.err and "at least 4 finite points" in out.err
+
+
+TENSORBOARD_RUN = ROOT / "tests" / "data" / "sweep" / "tensorboard" / "resnet8_CPU-16"
+TENSORBOARD_FILE = TENSORBOARD_RUN / "events.out.tfevents.0.sweep.0"
+
+
+def test_fit_reads_a_tensorboard_event_file_and_its_folder_as_library_add_does(capsys):
+    # issue 36: "expected a CSV text file; got binary data" before; now the registry's TensorBoard reader
+    assert main(["fit", str(TENSORBOARD_FILE), str(TENSORBOARD_RUN)]) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    table = pd.read_csv(io.StringIO(out.out))
+    assert table["file"].tolist() == [str(TENSORBOARD_FILE), str(TENSORBOARD_RUN)]
+    assert table["format"].tolist() == ["tfevents"] * 2
+    assert table["model"].tolist() == ["resnet8"] * 2 and table["gpu"].tolist() == ["CPU"] * 2   # from the folder
+    assert table["n_points"].tolist() == [500, 500] and table["steps_per_epoch"].tolist() == [250, 250]
+    fit = ["b0", "b1", "b2", "r2"]
+    assert table.loc[0, fit].tolist() == table.loc[1, fit].tolist()
+    from core.logs.tfevents import read_tfevents
+    from core.runs import fit_run
+
+    library = fit_run(read_tfevents([TENSORBOARD_FILE], TENSORBOARD_RUN.name), family="optimus")
+    assert table.loc[0, "b0"] == pytest.approx(library.fit.params["b0"], rel=1e-5)   # as printed
+
+
+def test_python_dash_m_core_fit_reads_an_event_file():
+    proc = subprocess.run([sys.executable, "-m", "core", "fit", str(TENSORBOARD_FILE), "--no-extra"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "binary data" not in proc.stderr, proc.stderr
+    assert pd.read_csv(io.StringIO(proc.stdout)).iloc[0]["n_points"] == 500
+
+
+def test_fit_reads_a_trainer_checkpoint_with_predict_results_and_says_what_it_skipped(capsys):
+    checkpoint = ROOT / "tests" / "data" / "hf_trainer" / "checkpoint-60"
+    assert main(["fit", str(checkpoint), "--target", "eval_accuracy>=0.85"]) == 0
+    out = capsys.readouterr()
+    assert "expected 'step'" not in out.err
+    row = pd.read_csv(io.StringIO(out.out)).iloc[0]
+    assert row["format"] == "hf-trainer" and row["steps_per_epoch"] == 20
+    assert ("log_history[16] has no step: skipped (predict_accuracy, predict_loss, predict_runtime, "
+            "predict_samples_per_second, predict_steps_per_second)") in row["flags"]
+    # eval_accuracy 0.8698, 0.8646, 0.8698 at steps 20, 40, 60 (the file): >= 0.85 first at the first evaluation
+    assert row["step_to_target"] == 20 and row["epoch_to_target"] == 1

@@ -186,3 +186,23 @@ def test_the_readmes_example_knows_a_built_in_logs_data_set_without_dataset(caps
     answer = ["prior_epoch", "prior_low", "prior_high", "posterior_epoch", "posterior_low", "posterior_high"]
     assert plain[answer].tolist() == told[answer].tolist()
     assert "outside the calibration set" not in str(plain["flags"])
+
+
+def test_predict_reads_tensorboard_event_files_for_the_run_and_its_prior(capsys):
+    # issue 36: predict reads event files through the same registry as fit, the uploader and library add
+    runs = ROOT / "tests" / "data" / "sweep" / "tensorboard"
+    event_file = runs / "resnet8_CPU-16" / "events.out.tfevents.0.sweep.0"
+    others = [str(runs / f"resnet8_CPU-{b}") for b in (32, 64, 128, 256)]
+    argv = ["predict", str(event_file), str(runs / "resnet8_CPU-16"), "--prior-from", *others,
+            "--target", "loss<=0.5", "--observe", "0.25"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "binary data" not in out.err and "cannot" not in out.err
+    table = _table(out.out)
+    assert table["file"].tolist() == [str(event_file), str(runs / "resnet8_CPU-16")]
+    assert table["metric"].tolist() == ["loss"] * 2 and table["unit"].tolist() == ["samples"] * 2
+    assert table["schedule"].tolist() == [f"the lr column of {f}" for f in table["file"]]   # the lr tag was read
+    # the file and its folder are one run: this run's own extrapolation is the same number read either way
+    assert table.loc[0, "extrapolation_samples"] == table.loc[1, "extrapolation_samples"]
+    assert math.isfinite(table.loc[0, "extrapolation_samples"]) and table.loc[0, "extrapolation_samples"] > 0
+    assert (table["prior_samples"] > 0).all()
