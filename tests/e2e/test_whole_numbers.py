@@ -152,6 +152,37 @@ def test_calibrate_interval_is_written_whole_under_its_metric(window, whole_url)
     assert caption.first.bounding_box()["y"] + caption.first.bounding_box()["height"] <= HEIGHT
 
 
+def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url):
+    """MNIST-1D (acc ≥ 0.92, counted in steps) and the NanoGPT speedrun (val_loss ≤ 3.28, counted in tokens):
+    the headline ranks neither against the other, names the first of each, and names both targets.  In a
+    browser context of its own (a session of its own: the built-in choice stays out of the other tests)."""
+    runs = [analyse_run(read_log_file(p, source=n)) for key in ("mnist1d", "speedrun")
+            for n, p in builtin_log_files(key)]
+    want = summarize_targets(runs)
+    assert want.first_value() == "not ranked" and want.targets_text().startswith("Targets differ: ")
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context.set_default_timeout(WAIT_MS)
+    try:
+        page = context.new_page()
+        goto_page(page, whole_url, "Logs")
+        page.get_by_role("combobox", name="Built-in example runs").click()
+        page.get_by_role("option").filter(has_text="NanoGPT speedrun").click()
+        page.keyboard.press("Escape")
+        wait_idle(page)
+        first = _metric(page, "First to the target")
+        expect(first.get_by_test_id("stMetricValue")).to_have_text(want.first_value())
+        expect(_metric(page, "Runs that reached the target").get_by_test_id("stMetricValue")).to_have_text(
+            want.reached_value())
+        for text in (want.headline(), want.targets_text()):
+            expect(page.get_by_test_id("stCaptionContainer").filter(has_text=text)).to_have_count(1)
+        assert page.evaluate(_CUT) == []
+        box = first.bounding_box()
+        assert box["y"] + box["height"] <= HEIGHT
+        no_exception(page)
+    finally:
+        context.close()
+
+
 def test_bench_load_help_is_whole():
     """``bench/load.py --help`` printed the first line of its text, which stopped mid-sentence."""
     out = subprocess.run([sys.executable, "bench/load.py", "--help"], cwd=ROOT, capture_output=True, text=True,
