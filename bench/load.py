@@ -176,8 +176,10 @@ def _report(url: str, sessions: int, server_pid: int | None = None) -> None:
 def main() -> None:
     from tests.e2e.conftest import start_streamlit, stop_streamlit
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=8)
+    # the whole module text: its first line alone stopped mid-sentence ("how long until each sees its")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, default=8,
+                        help="browser sessions that upload at the same time (default 8; 1 times one upload alone)")
     parser.add_argument("--url", help="drive a server already running there instead of starting one")
     args = parser.parse_args()
     if args.url:

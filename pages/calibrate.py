@@ -59,6 +59,7 @@ from pages.shared.common import (
     target_input,
     target_text,
 )
+from pages.shared.render import metric
 
 SOURCES = {"course": f"Course table: {COURSE_FITS_RUNS} CIFAR-10 ResNet fits", "logs": "Runs loaded on the Logs page",
            "both": "Both", "upload": "An uploaded fits table"}
@@ -184,11 +185,11 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
     st.subheader(f"{plain(cal.holdout)}: epochs to target")
     for col, (_, row) in zip(st.columns(len(cal.predictions)), cal.predictions.iterrows()):
         lo, hi = row["epoch_pred_low"], row["epoch_pred_high"]
-        band = f" ({lo:.0f}–{hi:.0f})" if pd.notna(lo) else ""
+        band = f"{cal.level * 100:.0f} % interval: {lo:.0f} – {hi:.0f} epochs" if pd.notna(lo) else None
         delta = (f"{row['epoch_error_pct']:+.0f} % vs actual {row['epoch_actual']:.0f}"
                  if pd.notna(row["epoch_error_pct"]) else None)
-        col.metric(plain(row["gpu"]), f"{row['epoch_pred']:.0f} epochs{band}" if pd.notna(row["epoch_pred"])
-                   else "unreachable", delta=delta, delta_color="off")
+        metric(col, plain(row["gpu"]), f"{row['epoch_pred']:.0f} epochs" if pd.notna(row["epoch_pred"])
+               else "unreachable", delta=delta, delta_color="off", under=band)
     holdout = plain(cal.holdout)
     where = st.info if cal.inside else st.warning
     where(plain(cal.where()), icon=":material/my_location:" if cal.inside else ":material/explore_off:")

@@ -20,11 +20,13 @@ def headline_section(runs: LoadedRuns) -> None:
     """How many loaded runs reached their target, and which got there first (``core.runs.summarize_targets``)."""
     summary = summarize_targets(runs.analyses)
     m1, m2 = st.columns(2)
-    m1.metric("Runs that reached the target", f"{summary.n_reached} of {summary.n_runs}")
-    m2.metric("First to the target", "–" if summary.first is None else f"{summary.at:,.0f} {summary.unit}",
-              help="Compared in the finest unit every run that reached its target counts: tokens, samples, "
-                   "seconds, else epochs.")
+    m1.metric("Runs that reached the target", summary.reached_value())
+    m2.metric("First to the target", summary.first_value(),
+              help="Runs are ranked only against runs of the same target that count progress in the same unit "
+                   "(tokens, samples, else steps: compared in seconds, else epochs); runs of different targets "
+                   "or units are not ranked together, and the line below names the first of each.")
     st.caption(plain(summary.headline()))
+    st.caption(plain(summary.targets_text()))
 
 
 def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:

@@ -58,6 +58,7 @@ def _ps(n_samples: int, batch: int, epochs: int, machines: int, broadcast_s: flo
 @st.fragment
 @guarded("Scaling: ps")
 def ps_section() -> None:
+    answer = st.container()      # the answer first (rounds, total time, crossover), the inputs below it
     st.markdown("One server, *m* worker machines. A round: the server broadcasts the model, each "
                 "worker computes one minibatch and sends its update back, the server aggregates "
                 "the updates one after the other: **broadcast + compute + gather + k × aggregate** "
@@ -97,38 +98,39 @@ def ps_section() -> None:
     try:
         study = _ps(*ps_inputs)
     except PlannerError as err:
-        st.error(plain(str(err)), icon=":material/error:")
+        answer.error(plain(str(err)), icon=":material/error:")
         return
     r, schedule, curve, local, local_sched = (study.rounds, study.schedule, study.time_vs_machines, study.local,
                                               study.local_schedule)
-    for flag in r.flags:
-        st.warning(plain(flag), icon=":material/warning:")
+    with answer:
+        for flag in r.flags:
+            st.warning(plain(flag), icon=":material/warning:")
 
-    last_round = LAST_ROUND[r.rounds]
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Rounds", f"{r.total_rounds:,}",
-              help=f"{_count(r.rounds_per_epoch)} per epoch{PER_EPOCH_NOTE[r.rounds]} over "
-                   f"{r.minibatches_per_epoch:,} minibatches; {last_round} has {r.last_round_workers} "
-                   f"of {int(machines)} workers.")
-    m2.metric("Total time", secs(r.total_time_s))
-    m3.metric("Crossover m*", "none" if r.crossover_machines is None else f"{r.crossover_machines:,}",
-              help="The smallest worker count at which broadcast + gather + m × aggregate exceeds a "
-                   "round's compute (solved in closed form, exact on the decimals given).")
-    m4.metric("Train locally, send once", secs(local.total_time_s))
-    st.caption(f"Per round: {secs(r.round_time_s)} with all {int(machines)} workers, "
-               f"{secs(r.last_round_time_s)} for {last_round} "
-               f"({r.last_round_workers} workers); {_count(r.rounds_per_epoch)} rounds and "
-               f"{secs(r.epoch_time_s)} an epoch{PER_EPOCH_NOTE[r.rounds]}; "
-               f"per-worker batch {r.per_worker_batch:g}. "
-               f"Total = compute {secs(r.compute_time_s)} + communication "
-               f"{secs(r.communication_time_s)} + aggregation {secs(r.aggregation_time_s)}.")
-    if r.crossover_machines is None:
-        st.caption("No crossover: aggregation takes no time and broadcast + gather stay below "
-                   "the compute time, so communication never outweighs computation.")
-    else:
-        st.caption(f"From m = {r.crossover_machines:,} workers on, communication and aggregation "
-                   "(broadcast + gather + m × aggregate) take longer than the compute of a round: "
-                   "the server's serial aggregation dominates and each extra worker saves less.")
+        last_round = LAST_ROUND[r.rounds]
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Rounds", f"{r.total_rounds:,}",
+                  help=f"{_count(r.rounds_per_epoch)} per epoch{PER_EPOCH_NOTE[r.rounds]} over "
+                       f"{r.minibatches_per_epoch:,} minibatches; {last_round} has {r.last_round_workers} "
+                       f"of {int(machines)} workers.")
+        m2.metric("Total time", secs(r.total_time_s))
+        m3.metric("Crossover m*", "none" if r.crossover_machines is None else f"{r.crossover_machines:,}",
+                  help="The smallest worker count at which broadcast + gather + m × aggregate exceeds a "
+                       "round's compute (solved in closed form, exact on the decimals given).")
+        m4.metric("Train locally, send once", secs(local.total_time_s))
+        st.caption(f"Per round: {secs(r.round_time_s)} with all {int(machines)} workers, "
+                   f"{secs(r.last_round_time_s)} for {last_round} "
+                   f"({r.last_round_workers} workers); {_count(r.rounds_per_epoch)} rounds and "
+                   f"{secs(r.epoch_time_s)} an epoch{PER_EPOCH_NOTE[r.rounds]}; "
+                   f"per-worker batch {r.per_worker_batch:g}. "
+                   f"Total = compute {secs(r.compute_time_s)} + communication "
+                   f"{secs(r.communication_time_s)} + aggregation {secs(r.aggregation_time_s)}.")
+        if r.crossover_machines is None:
+            st.caption("No crossover: aggregation takes no time and broadcast + gather stay below "
+                       "the compute time, so communication never outweighs computation.")
+        else:
+            st.caption(f"From m = {r.crossover_machines:,} workers on, communication and aggregation "
+                       "(broadcast + gather + m × aggregate) take longer than the compute of a round: "
+                       "the server's serial aggregation dominates and each extra worker saves less.")
 
     chart(ps_timeline_figure, schedule, title="Parameter-server rounds: the first rounds and the last",
           key="scaling_ps_timeline_chart", file_stem="ps_timeline", inputs=ps_inputs)

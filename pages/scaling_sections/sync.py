@@ -51,6 +51,7 @@ def _schedules(workers: pd.DataFrame, aggregate_s: float, update_s: float
 @st.fragment
 @guarded("Scaling: sync")
 def sync_section() -> None:
+    answer = st.container()      # the answer first (when each schedule finishes, the stale gradients)
     st.markdown("One row per worker: when it starts and how long each of its gradients takes "
                 "(blank cells at the end of a row: fewer gradients). Synchronous: the server "
                 "aggregates every gradient of a step, applies the update, and all workers start the "
@@ -72,16 +73,16 @@ def sync_section() -> None:
     try:
         sync, async_ = _schedules(workers, float(aggregate), float(update))
     except PlannerError as err:
-        st.error(plain(str(err)), icon=":material/error:")
+        answer.error(plain(str(err)), icon=":material/error:")
         return
 
-    m = st.columns(5)
+    m = answer.columns(5)
     m[0].metric("Sync step 1 completes", secs(sync.step_end_s[0]))
     m[1].metric("Sync finishes", secs(sync.finish_s))
     m[2].metric("Async finishes", secs(async_.finish_s))
     m[3].metric("Stale gradients", f"{async_.n_stale} of {len(async_.updates)}")
     m[4].metric("Most updates missed (τ)", f"{async_.max_staleness}")
-    st.caption("Synchronous steps complete at " + ", ".join(
+    answer.caption("Synchronous steps complete at " + ", ".join(
         f"{secs(t)} (step {i})" for i, t in enumerate(sync.step_end_s, start=1))
         + "; time each worker waited for the others: " + ", ".join(
         f"worker {i} {secs(w)}" for i, w in enumerate(sync.wait_s, start=1)) + ".")

@@ -72,6 +72,19 @@ def page_setup() -> None:
 
 
 # ---------------------------------------------------------------- rendering helpers
+def metric(col, label: str, value: str, *, under: str | None = None, **kwargs) -> None:
+    """``st.metric`` in ``col`` with what would not fit its column written whole in a caption under it.
+
+    A metric's value and label never wrap: a long one is cut ("28 epochs (18–…",
+    "RingAllReduce: 18.68× spe…").  So the value stays short (the number and its unit) and an
+    interval, a scheme or a comparison goes in ``under``, as the Logs page writes its 80 % intervals.
+    ``kwargs`` go to ``st.metric`` (``help``, ``delta``, ``delta_color``).
+    """
+    col.metric(label, value, **kwargs)
+    if under:
+        col.caption(under)
+
+
 def show_errors(errors) -> None:
     """One ``st.error`` per rejected file (the message starts with the file name)."""
     for _name, message in errors:
