@@ -117,7 +117,7 @@ def course_logs(folder: Path, n: int) -> list[Path]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="presses per slider (Scaling allows 3)")
     args = parser.parse_args()
     port = _free_port()

@@ -25,7 +25,7 @@ from core.datasets import course_fits_path
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--holdout", default="resnet50")
     ap.add_argument("--threshold", default="curve")
     args = ap.parse_args()

@@ -76,7 +76,7 @@ async def _run(path: str, repeat: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--path", default="/", help="the page to open first (default: the Logs page, /)")
     parser.add_argument("--repeat", type=int, default=1, help="how many fresh servers")
     args = parser.parse_args()

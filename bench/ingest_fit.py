@@ -90,7 +90,7 @@ def our_method(paths: list[Path]) -> list[np.ndarray]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", type=int, default=36)
     ap.add_argument("--epochs", type=int, default=350)
     ap.add_argument("--jobs", type=int, default=2)

@@ -180,7 +180,7 @@ def concurrent_round(db: str, groups: list[list[Path]]) -> tuple[float, list[dic
 
 # ---------------------------------------------------------------- main
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000, help="logs to import (default 1000)")
     ap.add_argument("--processes", type=int, default=8, help="writer processes at once (default 8)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of concurrent writers (default 3)")

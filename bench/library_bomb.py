@@ -73,7 +73,7 @@ def child(args: list[str]) -> tuple[int, str, float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=40_000_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

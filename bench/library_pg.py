@@ -105,7 +105,7 @@ def measure(lib: Library, runs: list[PendingRun], repeats: int, ids: list[int], 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)

@@ -98,7 +98,7 @@ def make_run(i: int, bases: list, points: int) -> tuple[str, np.ndarray, np.ndar
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--points", type=int, default=1000)
     parser.add_argument("--uri", default=None)

@@ -98,7 +98,7 @@ def reference_first_run(repeat: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--pages", default=",".join(WIDGETS))
     args = parser.parse_args()

@@ -35,7 +35,7 @@ def _median_ms(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--net", default="inception_v3", help="a spec in data/paleo/nets/")
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()

@@ -74,7 +74,7 @@ def load() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--baseline", type=int, default=300)
     parser.add_argument("--library-n", type=int, default=1000)

@@ -136,7 +136,7 @@ def profile_section(steps: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mlperf", type=Path, default=SHARED / "mlperf_v3.0_resnet50",
                         help="the MLPerf v3.0 ResNet-50 logs (default: ../shared/reference)")
     parser.add_argument("--steps", type=int, default=10, help="profiled steps on the CPU")

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from core.logs import read_log_file
 from core.paleo import DEFAULT_DEVICES, DEFAULT_NETWORK, load_net, simulate, worker_counts
 from core.runs import analyse_run, summarize_targets
 from core.scaling import PSJob, ps_rounds
-from tests.e2e.conftest import ROOT, WAIT_MS, goto_page, no_exception, streamlit_server, wait_idle
+from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, streamlit_server, wait_idle
 
 WIDTH, HEIGHT = 1280, 800
 
@@ -181,12 +179,3 @@ def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url)
         no_exception(page)
     finally:
         context.close()
-
-
-def test_bench_load_help_is_whole():
-    """``bench/load.py --help`` printed the first line of its text, which stopped mid-sentence."""
-    out = subprocess.run([sys.executable, "bench/load.py", "--help"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, check=True).stdout
-    text = " ".join(out.split())
-    assert "how long until each sees its answer" in text
-    assert "(which asserts no error and no cross-talk)." in text
