@@ -44,7 +44,8 @@ def test_the_page_export_zip_imports_into_a_fresh_library_with_the_same_runs_and
     # every column but when it was added and the content hash (recomputed from the rows: a file's bytes are not in
     # an export)
     columns = [c for c in RUN_COLUMNS if c not in ("added_at", "content_hash")]
-    pd.testing.assert_frame_equal(fresh.runs()[columns], source.runs()[columns], check_dtype=False)   # an empty int column: float on PG
+    # (check_dtype=False: PostgreSQL reads an all-empty integer column as float)
+    pd.testing.assert_frame_equal(fresh.runs()[columns], source.runs()[columns], check_dtype=False)
     assert fresh.runs()["content_hash"].tolist() == [data_hash(log) for _, log in source.get_many([1, 2, 3])]
     assert fresh.counts()["fits"] == source.counts()["fits"] == 3
     pd.testing.assert_frame_equal(fit_library(fresh).table, fit_library(source).table)
