@@ -2,8 +2,9 @@
 
 Filter the runs, choose some, and load them into this session (every page then uses them
 beside the uploads and the built-in data), tag them, delete them (after a confirmation; only
-where the server allows it: ``core.library.web_delete_allowed``) or download them as an export.
-Deleted runs stay restorable for the keeping period (the *Removed runs* section).  The
+where the server allows it: ``core.library.web_delete_policy``) or download them as an export.
+Deleted runs stay restorable for the keeping period (*Recently deleted*, always offered); the audit
+log says who did what (``pages/library_sections/removal.py``).  The
 built-in data goes into the library with one button.
 Nothing here creates the library file: it appears with the first run saved.  Every number
 and every query comes from ``core.library``.
@@ -18,21 +19,25 @@ import streamlit as st
 from core.errors import InputError, LibraryError
 from core.figures.library import library_preview_figure
 from core.library import (
-    WEB_DELETE_ENV_VAR,
     RunFilter,
     add_builtin,
     export_zip,
     filter_options,
-    keep_days_setting,
-    library_name,
     metric_options,
-    web_delete_allowed,
     with_reached,
 )
 from core.logs import RunLog
 from core.targets import Target
+from pages.library_sections.removal import (
+    NOTICE,
+    SELECTED,
+    audit_section,
+    confirm_delete_section,
+    delete_control,
+    notice_section,
+    removed_section,
+)
 from pages.shared.common import (
-    LIBRARY_RUNS,
     SHARED,
     chart,
     guarded,
@@ -47,9 +52,6 @@ from pages.shared.common import (
     target_text,
 )
 
-SELECTED = "library_selected"
-PENDING_DELETE = "library_pending_delete"
-NOTICE = "library_notice"
 SHOWN_COLUMNS = ["run_id", "source", "model", "gpu", "global_batch", "dataset", "split", "tags", "n_points",
                  "n_epochs", "best_acc", "reached_target", "added_at"]
 
@@ -149,17 +151,12 @@ def actions_section(lib, shown, chosen: list[int]) -> None:
         elif add or remove:
             lib.tag(chosen, [tag], remove=remove)
             st.rerun()
-    if not web_delete_allowed(lib):
-        c3.caption(f"Deleting runs is off on this server (`{WEB_DELETE_ENV_VAR}=1` turns it on); "
-                   "`python -m core library rm` on the server removes runs.")
-    elif c3.button(f"Delete {len(chosen)} run(s)…", key="library_delete", icon=":material/delete:",
-                   disabled=not chosen):
-        st.session_state[PENDING_DELETE] = list(chosen)
+    delete_control(lib, c3, chosen)
     export_filter = RunFilter.of(id=chosen) if chosen else None
     st.download_button("Export (Parquet + manifest, ZIP)" + (" of the chosen runs" if chosen else ""),
                        data=lambda: export_zip(lib, export_filter), file_name="library_export.zip",
                        mime="application/zip", key="library_export", on_click="ignore", icon=":material/archive:",
-                       help="Import it elsewhere with python -m core library import DIR (after unzipping).")
+                       help="Import it elsewhere with python -m core library import library_export.zip.")
 
 
 def _load_now(lib, ids: list[int]) -> None:
@@ -171,77 +168,6 @@ def _load_now(lib, ids: list[int]) -> None:
         return
     st.session_state[NOTICE] = ("success", f"Loaded {len(names)} run(s): every page now uses them beside the "
                                            "uploads and the built-in data (see the sidebar).")
-
-
-def _delete_now(lib, ids: list[int], names: list[str]) -> None:
-    """``on_click`` of the confirmation: remove the runs, unload them from this session, clear the choice
-    (a callback runs before the widgets are drawn again, so it may reset the multiselect)."""
-    if not web_delete_allowed(lib):            # the setting may have changed since the button was drawn
-        st.session_state[PENDING_DELETE] = []
-        st.session_state[NOTICE] = ("error", f"Deleting runs is off on this server ({WEB_DELETE_ENV_VAR}).")
-        return
-    try:
-        removed = lib.remove(ids)
-    except LibraryError as exc:
-        st.session_state[NOTICE] = ("error", str(exc))
-        return
-    for name in names:
-        st.session_state.get(LIBRARY_RUNS, {}).pop(name, None)
-    st.session_state[PENDING_DELETE] = []
-    st.session_state[SELECTED] = []
-    st.session_state[NOTICE] = ("success", f"Deleted {len(removed)} run(s) from the library; they can be restored "
-                                           f"for {keep_days_setting():g} days (Removed runs, below).")
-
-
-def _cancel_delete() -> None:
-    st.session_state[PENDING_DELETE] = []
-
-
-def confirm_delete_section(lib, shown) -> None:
-    pending = st.session_state.get(PENDING_DELETE)
-    if not pending:
-        return
-    st.warning(f"Delete {len(pending)} run(s) from the library for every user? They can be restored for "
-               f"{keep_days_setting():g} days, then they go for good with their series, fits and tags.",
-               icon=":material/warning:")
-    names = [library_name(int(r.run_id), r.source) for r in shown.itertuples() if int(r.run_id) in pending]
-    c1, c2 = st.columns(2)
-    c1.button("Yes, delete", key="library_delete_confirm", type="primary", icon=":material/delete_forever:",
-              on_click=_delete_now, args=(lib, list(pending), names))
-    c2.button("Cancel", key="library_delete_cancel", on_click=_cancel_delete)
-
-
-def _restore_now(lib, ids: list[int]) -> None:
-    try:
-        restored = lib.restore(ids)
-    except LibraryError as exc:
-        st.session_state[NOTICE] = ("error", str(exc))
-        return
-    st.session_state[NOTICE] = ("success", f"Restored {len(restored)} run(s).")
-    st.session_state["library_restore_choice"] = []
-
-
-def removed_section(lib) -> None:
-    """Runs deleted and not purged yet, and a button that brings the chosen ones back."""
-    removed = lib.removed()
-    if removed.empty:
-        return
-    with st.expander(f"Removed runs ({len(removed)}), restorable for {keep_days_setting():g} days after removal",
-                     icon=":material/restore_from_trash:"):
-        st.dataframe(removed, hide_index=True, width="stretch", key="library_removed_table")
-        labels = {int(r.run_id): f"#{int(r.run_id)} {r.source}" for r in removed.itertuples()}
-        choice = st.multiselect("Runs to restore", list(labels), format_func=lambda i: labels[i],
-                                key="library_restore_choice")
-        st.button(f"Restore {len(choice)} run(s)", key="library_restore", icon=":material/restore:",
-                  disabled=not choice, on_click=_restore_now, args=(lib, list(choice)))
-
-
-def notice_section() -> None:
-    """The outcome of the last action done in a callback (shown once)."""
-    notice = st.session_state.pop(NOTICE, None)
-    if notice is not None:
-        kind, text = notice
-        (st.success if kind == "success" else st.error)(plain(text))
 
 
 def preview_section(lib, shown, chosen: list[int], target: Target) -> None:
@@ -274,6 +200,7 @@ def main() -> None:
         confirm_delete_section(lib, shown)
         preview_section(lib, shown, chosen, target)
         removed_section(lib)
+        audit_section(lib)
     except (LibraryError, InputError) as exc:
         st.error(plain(str(exc)), icon=":material/error:")
     finally:

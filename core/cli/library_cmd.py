@@ -12,7 +12,7 @@ Verbs::
     restore ID...
     tag RUN... (--add T | --remove T)...
     export DIR [--filter FILTER]
-    import DIR
+    import DIR_OR_ZIP
     vacuum [--keep-days D]
     log [--limit N]
 
@@ -23,6 +23,7 @@ folders recursively; it prints one CSV row per run (``source,run_id,status,messa
 ``--target-acc``; ``--removed``: the removed runs not purged yet).  ``RUN`` is a run id, a
 content-hash prefix or a run's name.  ``rm`` hides runs, restorable with ``restore`` until
 ``vacuum`` purges them past the keeping period (``TTA_LIBRARY_KEEP_DAYS``, default 30 days).
+``import`` reads an export folder or its ZIP (the Library page's Export), unpacked within bounds.
 ``log`` prints the audit table (every add, import, removal, restore and purge, with when and
 who).  The library is ``--db PATH`` (or ``:memory:``, or a ``postgresql://`` URL), else
 ``$TTA_LIBRARY_DB``, else the per-user data folder.
@@ -106,8 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export = verbs.add_parser("export", help="write runs to a new folder of Parquet files and a manifest")
     export.add_argument("directory", metavar="DIR")
     export.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
-    imp = verbs.add_parser("import", help="merge an export into the library (by content hash)")
-    imp.add_argument("directory", metavar="DIR")
+    imp = verbs.add_parser("import", help="merge an export (its folder, or the ZIP the Library page downloads) into "
+                                          "the library (by content hash)")
+    imp.add_argument("directory", metavar="DIR_OR_ZIP")
     vacuum = verbs.add_parser("vacuum", help="purge runs removed longer ago than the keeping period, then compact")
     vacuum.add_argument("--keep-days", type=float, default=None, metavar="D",
                         help="purge runs removed more than D days ago (default TTA_LIBRARY_KEEP_DAYS or 30; 0: all)")

@@ -4,7 +4,8 @@ docs/library.md).
 Modules: ``store`` (which store, the interface every store gives, migrations on open; the kinds in
 ``store_duckdb``: one file under a lock, and ``store_postgres``: a server's transactions), ``schema``
 (the tables, one migration per version), ``records`` (a ``RunLog`` as rows and back), ``library``
-(``Library``: add, list, filter, load, tag, remove), ``adding`` (a run waiting to be written, what
+(``Library``: add, list, filter, load, tag, remove), ``access`` (whether the dashboard may delete;
+the removed runs and the audit as the page shows them), ``adding`` (a run waiting to be written, what
 became of it, the write of one run), ``run_table`` (a table of runs: types, filter values, target
 reached), ``settings`` (the actor and keeping period from the environment), ``filters`` (``FILTER``
 text), ``sources`` (files, folders, TensorBoard runs and the built-in data, read within bounds),
@@ -13,6 +14,15 @@ text), ``sources`` (files, folders, TensorBoard runs and the built-in data, read
 export and import, compaction), ``callbacks`` (logs written as training goes).
 """
 
+from core.library.access import (
+    REMOVED_COLUMNS,
+    WEB_DELETE_ENV_VAR,
+    WebDelete,
+    audit_log,
+    recently_deleted,
+    web_delete_allowed,
+    web_delete_policy,
+)
 from core.library.adding import AddReport, AddResult, PendingRun, Progress, check_tags
 from core.library.callbacks import (
     LOG_COLUMNS,
@@ -33,7 +43,7 @@ from core.library.exchange import (
 )
 from core.library.filters import FILTER_KEYS, RunFilter, metric_options
 from core.library.fits import LibraryFits, fit_library
-from core.library.library import WEB_DELETE_ENV_VAR, Library, web_delete_allowed
+from core.library.library import Library
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
 from core.library.records import RUN_COLUMNS, content_hash, data_hash, library_name
 from core.library.refit import refit_library
@@ -56,7 +66,8 @@ from core.library.stores import STORES, open_store
 __all__ = [
     'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',
     'ACTOR_ENV_VAR', 'KEEP_DAYS_ENV_VAR', 'STORES', 'WEB_DELETE_ENV_VAR', 'data_hash', 'default_actor',
-    'keep_days_setting', 'open_store', 'web_delete_allowed',
+    'keep_days_setting', 'open_store', 'web_delete_allowed', 'web_delete_policy', 'WebDelete', 'audit_log',
+    'recently_deleted', 'REMOVED_COLUMNS',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
     'metric_options',

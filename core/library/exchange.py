@@ -6,7 +6,8 @@ An export is a new folder holding one Parquet file per table (``runs``, ``run_ta
 SHA-256.  An import checks the manifest, every file's checksum and the export's size (from the
 Parquet footers, before anything is decoded) first, then adds each run whose content the
 library lacks (with its tags and fits), each in its own transaction, as a new run: ids are
-the library's own.  A run's hash is recomputed from the rows stored, never read from the
+the library's own; a ZIP of an export folder (the Library page's download) is unpacked within
+bounds first (:mod:`core.library.archive`).  A run's hash is recomputed from the rows stored, never read from the
 export.  Runs already there are left as they are.
 
 ``compact`` (``python -m core library vacuum``) purges the runs removed longer ago than the
@@ -25,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from core.errors import InputError
+from core.library.archive import MANIFEST, MAX_IMPORT_BYTES, MAX_MANIFEST_BYTES, is_zip, unpacked_export
 from core.library.filters import RunFilter
 from core.library.fits import FIT_COLUMNS
 from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
@@ -32,13 +34,9 @@ from core.library.records import data_hash, log_from_rows
 from core.library.schema import SCHEMA_VERSION, TABLES
 
 EXPORT_FORMAT = "tta-planner-library-export"
-MANIFEST = "manifest.json"
-#: the largest manifest read (a manifest lists a few numbers per table)
-MAX_MANIFEST_BYTES = 1 << 20
-#: the most rows (all tables together) and uncompressed bytes one import reads: about 2 M rows of series
-#: (1,700 course-sized runs) take some 0.5 GB while they are checked; a larger export is imported in parts
+#: the most rows (all tables together) one import reads (and ``MAX_IMPORT_BYTES`` uncompressed): about 2 M rows
+#: of series (1,700 course-sized runs) take some 0.5 GB while they are checked; a larger export is imported in parts
 MAX_IMPORT_ROWS = 2_000_000
-MAX_IMPORT_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -259,7 +257,27 @@ def _fits_of(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def import_library(library: Library, directory: str | Path, *, progress: Progress | None = None) -> AddReport:
-    """Merge an export into ``library`` by content: new runs added (with tags and fits), others left.
+    """Merge an export (its folder, or a ZIP of it: the Library page's download) into ``library`` by content: new
+    runs added (with tags and fits), others left.
+
+    A ZIP is unpacked within bounds first (:func:`core.library.archive.unpacked_export`: member paths inside the
+    archive, at most ``MAX_IMPORT_BYTES`` unpacked), then read as a folder; every message names the ZIP.
+    """
+    path = Path(directory)
+    if not path.is_file():
+        return _import_folder(library, path, label=str(path), progress=progress)
+    if not is_zip(path):
+        raise InputError(f"{path}: expected an export folder or the ZIP of one (the Library page's Export); got "
+                         "a file that is not a ZIP.")
+    with unpacked_export(path) as folder:
+        try:
+            return _import_folder(library, folder, label=str(path), progress=progress)
+        except InputError as exc:
+            raise InputError(str(exc).replace(str(folder), str(path))) from None
+
+
+def _import_folder(library: Library, directory: Path, *, label: str, progress: Progress | None) -> AddReport:
+    """Merge the export folder ``directory`` (``label`` names it in the audit and the notes).
 
     Every run's hash is computed from the rows about to be stored (``records.data_hash``), never
     taken from the export, so an export cannot pass other data off as a run the library has or
@@ -268,7 +286,6 @@ def import_library(library: Library, directory: str | Path, *, progress: Progres
     is added whole (its row, series, tags and fits in one transaction) or refused with a message
     while the others are added.
     """
-    directory = Path(directory)
     manifest = read_manifest(directory)
     _bounded(directory, manifest)
     frames = _frames(directory, manifest)
@@ -313,12 +330,12 @@ def import_library(library: Library, directory: str | Path, *, progress: Progres
             dataset = None if pd.isna(row.get("dataset")) else str(row["dataset"])
             yield PendingRun(log, digest, dataset, run_tags, n_params, run_fits)
 
-    report = library.add_runs(items(), total=len(runs), progress=progress, action="import", note=str(directory))
+    report = library.add_runs(items(), total=len(runs), progress=progress, action="import", note=label)
     speed = frames.get("speed_tables")
     notes = ()
     if speed is not None and len(speed):
         notes = _import_speed(library, speed)
-    return replace(report, notes=report.notes + notes + (f"read {directory} ({manifest['filter']}, exported "
+    return replace(report, notes=report.notes + notes + (f"read {label} ({manifest['filter']}, exported "
                                                          f"{manifest.get('created', '?')})",))
 
 

@@ -39,24 +39,6 @@ from core.library.settings import default_actor, keep_days_setting
 from core.library.stores import open_store
 from core.logs import RunLog
 
-#: whether the Library page offers Delete: ``1``/``0``; unset: on for a DuckDB file, off for a shared store
-WEB_DELETE_ENV_VAR = "TTA_LIBRARY_WEB_DELETE"
-
-
-def web_delete_allowed(library: Library) -> bool:
-    """Whether the dashboard may delete runs: ``$TTA_LIBRARY_WEB_DELETE`` (1/0, true/false, on/off) when set,
-    else True for a DuckDB file (one user's library) and False for a shared store (PostgreSQL)."""
-    import os
-
-    text = os.environ.get(WEB_DELETE_ENV_VAR, "").strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    if text:
-        raise InputError(f"{WEB_DELETE_ENV_VAR}: expected 1 or 0; got {text!r}.")
-    return not library.store.shared
-
 
 class Library:
     """The run library in one DuckDB file or on a PostgreSQL server (see :mod:`core.library.store`).

@@ -14,6 +14,7 @@ import pytest
 
 from core.cli import main
 from core.library import Library
+from core.logs import read_log
 from tests.core.library.helpers import course_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -217,3 +218,40 @@ def test_a_missing_path_is_named_on_stderr(tmp_path, capsys):
     assert main(["library", "add", str(missing), "--db", str(tmp_path / "lib.duckdb")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith(f"{missing}: ") or err[0].startswith("no_such_log.csv: "), err
+
+
+def test_import_reads_the_zip_the_library_page_exports(make_db, tmp_path, capsys):
+    """The round trip of issue 36: the page's Export (``export_zip``) imported as it is, no unzipping."""
+    from core.library import export_zip, fit_library
+
+    source = Library(make_db("source"))
+    for i in range(2):
+        data = course_csv(seed=i)
+        source.add(read_log(data, f"resnet20_V100-{i}.csv"), data=data, tags=["zip"])
+    fit_library(source)
+    archive = tmp_path / "library_export.zip"
+    archive.write_bytes(export_zip(source))
+    fresh = tmp_path / "fresh.duckdb"
+    done = subprocess.run([sys.executable, "-m", "core", "library", "import", str(archive), "--db", str(fresh)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(io.StringIO(done.stdout))["status"].tolist() == ["added", "added"]
+    assert "2 run(s) added, 0 already in the library." in done.stderr
+    imported = Library(fresh)
+    assert [log.fingerprint() for log in imported.load(named=False)] == \
+        [log.fingerprint() for log in source.load(named=False)]
+    assert imported.runs()["tags"].tolist() == ["zip", "zip"] and imported.counts()["fits"] == 2
+
+
+def test_import_refuses_a_zip_reaching_out_of_itself_with_one_line(tmp_path, capsys):
+    import zipfile
+
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("../../manifest.json", '{"format": "tta-planner-library-export"}')
+    assert main(["library", "import", str(archive), "--db", str(tmp_path / "lib.duckdb")]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.strip().splitlines() == [f"{archive}: expected member paths inside the archive; "
+                                            "'../../manifest.json' points outside it. Nothing was imported."]
+    assert not (tmp_path / "lib.duckdb").exists()

@@ -1,5 +1,6 @@
 """The Library page (AppTest): an empty library, the built-in data in one button, filter, choose, preview, load
-into the session (the Logs page then fits them), tag, delete after a confirmation; the Logs page's "save to the
+into the session (the Logs page then fits them), tag, delete after a confirmation (only with the server's setting
+on a shared library), restore, the audit log; the Logs page's "save to the
 library" keeps the edited roles and metadata."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
 from core.library import Library
@@ -39,7 +41,8 @@ def test_an_empty_library_shows_where_it_will_be_and_creates_nothing():
     assert not _db().exists() and not Path(f"{_db()}.lock").exists()
 
 
-def test_builtin_data_filter_choose_load_tag_and_delete():
+def test_builtin_data_filter_choose_load_tag_and_delete(monkeypatch):
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")          # the test's library is a TTA_LIBRARY_DB path: shared
     at = open_page(PAGE, via_app=True)
     at.button(key="library_load_builtin").click().run()
     assert not at.exception
@@ -78,29 +81,86 @@ def test_builtin_data_filter_choose_load_tag_and_delete():
     at.button(key="library_delete_confirm").click().run()
     assert not at.exception
     assert shown(at.success[0].value) == ("Deleted 2 run(s) from the library; they can be restored for 30 days "
-                                          "(Removed runs, below).")
+                                          "(Recently deleted, below).")
     assert len(Library(_db()).runs()) == N_BUILTIN - 2 and "resnet20" not in set(Library(_db()).runs()["model"])
     assert at.session_state["library_runs"] == {}                   # unloaded from the session too
 
-    assert _table(at.expander[-1])["run_id"].tolist() == ids         # restorable from the page
+    assert at.subheader[-1].value == "Recently deleted (2)"
+    removed = at.dataframe[1].value                                   # restorable from the page, until when
+    assert removed["run_id"].tolist() == ids
+    assert (removed["restorable_until"] - removed["deleted_at"]).tolist() == [pd.Timedelta(days=30)] * 2
+    audit = at.dataframe[2].value                                     # who did what, latest first
+    assert audit["action"].tolist()[:2] == ["remove", "add"] and audit["run_ids"][0] == f"{ids[0]},{ids[1]}"
+    assert ", web session " in audit["actor"][0]
     at.multiselect(key="library_restore_choice").set_value(ids).run()
     at.button(key="library_restore").click().run()
-    assert not at.exception and shown(at.success[0].value) == "Restored 2 run(s)."
+    assert not at.exception and shown(at.success[0].value) == f"Restored 2 run(s): #{ids[0]}, #{ids[1]}."
+    assert not [h for h in at.subheader if h.value.startswith("Recently deleted")]
     assert len(Library(_db()).runs()) == N_BUILTIN
     history = Library(_db()).history()
     assert history["action"].tolist()[:2] == ["restore", "remove"]
     assert all(", web session " in actor for actor in history["actor"])   # this browser session, every event
 
 
-def test_deleting_from_the_page_is_a_server_setting(monkeypatch):
-    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "0")
+def _delete_offered(at) -> bool:
+    return "library_delete" in [b.key for b in at.button]
+
+
+OFF_TEXT = ("Deleting runs from the web is off: this library is a file the server names (TTA_LIBRARY_DB or --db), "
+            "which other users and servers may share. `TTA_LIBRARY_WEB_DELETE=1` where the server starts turns it "
+            "on; `python -m core library rm ID` removes runs from the command line.")
+
+
+def test_deleting_on_a_shared_library_needs_the_server_setting(monkeypatch):
+    """The tests' library is a TTA_LIBRARY_DB path (shared): no Delete unless TTA_LIBRARY_WEB_DELETE=1; 0 wins."""
+    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
     at = open_page(PAGE, via_app=True)
     at.button(key="library_load_builtin").click().run()
     at.multiselect(key="library_selected").set_value([1, 2]).run()
-    assert not at.exception and "library_delete" not in [b.key for b in at.button]
-    assert [c for c in at.caption if shown(c.value).startswith("Deleting runs is off on this server "
-                                                               "(`TTA_LIBRARY_WEB_DELETE=1` turns it on)")]
+    assert not at.exception and not _delete_offered(at)
+    assert [c for c in at.caption if shown(c.value) == OFF_TEXT]
     assert len(Library(_db()).runs()) == N_BUILTIN
+
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")
+    at.run()
+    assert _delete_offered(at) and not [c for c in at.caption if shown(c.value) == OFF_TEXT]
+    at.button(key="library_delete").click().run()
+    at.button(key="library_delete_confirm").click().run()
+    assert not at.exception and len(Library(_db()).runs()) == N_BUILTIN - 2
+
+    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "0")
+    at.run()
+    assert not _delete_offered(at)
+    assert [c for c in at.caption if shown(c.value).startswith("Deleting runs from the web is off: the server sets "
+                                                               "TTA_LIBRARY_WEB_DELETE=0.")]
+
+
+def test_the_users_own_default_file_offers_delete(monkeypatch, tmp_path):
+    monkeypatch.delenv("TTA_LIBRARY_DB", raising=False)
+    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    at = open_page(PAGE, via_app=True)
+    at.button(key="library_load_builtin").click().run()
+    at.multiselect(key="library_selected").set_value([1]).run()
+    assert not at.exception and _delete_offered(at)
+    assert (tmp_path / "data" / "tta-planner" / "library.duckdb").is_file()
+
+
+def test_restoring_from_the_page_works_where_deleting_is_off(monkeypatch):
+    """Restoring loses nothing: offered on a shared library without the setting (a run removed by the CLI)."""
+    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
+    at = open_page(PAGE, via_app=True)
+    at.button(key="library_load_builtin").click().run()
+    Library(_db(), actor="admin@server").remove([3])
+    at.run()
+    assert not _delete_offered(at) and at.subheader[-1].value == "Recently deleted (1)"
+    at.multiselect(key="library_restore_choice").set_value([3]).run()
+    at.button(key="library_restore").click().run()
+    assert not at.exception and shown(at.success[0].value) == "Restored 1 run(s): #3."
+    assert len(Library(_db()).runs()) == N_BUILTIN
+    history = Library(_db()).history()
+    assert history["action"].tolist()[:2] == ["restore", "remove"]
+    assert history["actor"][1] == "admin@server" and ", web session " in history["actor"][0]
 
 
 def test_runs_loaded_from_the_library_are_fitted_on_the_logs_page():

@@ -269,20 +269,6 @@ def test_another_programs_database_is_refused_without_writing(db, store_kind):
     assert tables == {"notes"}
 
 
-def test_web_deletion_is_off_by_default_on_a_shared_store_and_a_setting(db, store_kind, monkeypatch):
-    from core.library import web_delete_allowed
-
-    monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
-    assert web_delete_allowed(Library(db)) is (store_kind == "duckdb")     # PostgreSQL: a team's server
-    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")
-    assert web_delete_allowed(Library(db)) is True
-    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "off")
-    assert web_delete_allowed(Library(db)) is False
-    monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "maybe")
-    with pytest.raises(InputError, match="TTA_LIBRARY_WEB_DELETE: expected 1 or 0; got 'maybe'"):
-        web_delete_allowed(Library(db))
-
-
 def test_filters_by_a_logged_metric_and_by_the_runs_own_target(db):
     """Speedrun logs declare val_loss<=3.28, MLLOG Llama 8B logs eval_accuracy<=3.3 (log-perplexity), course CSVs
     log acc and loss and declare nothing: each filter picks its own, on both stores."""

@@ -1,0 +1,1 @@
+"""The Library page's section modules (Streamlit lists only ``pages/*.py`` as pages)."""
