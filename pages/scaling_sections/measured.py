@@ -231,6 +231,7 @@ def measured_section() -> None:
                 "where the time goes and how much of the network the all-reduce used. **Strong "
                 "scaling**: same global batch as the baseline (the same work split over more GPUs). "
                 "**Weak scaling**: same per-GPU batch (the global batch grows with the GPUs).")
+    answer = st.container()     # the answer first, above the inputs that feed it (issue 36)
     table, name = _measured_table()
     n_params, itemsize, link = _model_inputs()
     if table is None:
@@ -239,17 +240,18 @@ def measured_section() -> None:
         result = _analysis(table, n_params, itemsize, link)
     except PlannerError as err:
         text = str(err)
-        st.error(plain(text if text.startswith(name) else f"{name}: {text}"), icon=":material/error:")
+        answer.error(plain(text if text.startswith(name) else f"{name}: {text}"), icon=":material/error:")
         return
 
     shown = _filters(result, name)
-    m = st.columns(4)
-    m[0].metric("Baseline GPUs N0", f"{result.baseline_gpus}")
-    m[1].metric("Strong-scaling comparisons", f"{result.n_strong:,}")
-    m[2].metric("Weak-scaling comparisons", f"{result.n_weak:,}")
-    m[3].metric("Nominal link", f"{result.rows['link_GB_per_s'].iloc[0]:.4g} GB/s",
-                help=f"{link:g} Gb/s ÷ 8 bits; 1 GB = 1e9 bytes.")
-    st.info("\n".join(f"- {note}" for note in result.notes), icon=":material/info:")
+    with answer:
+        m = st.columns(4)
+        m[0].metric("Baseline GPUs N0", f"{result.baseline_gpus}")
+        m[1].metric("Strong-scaling comparisons", f"{result.n_strong:,}")
+        m[2].metric("Weak-scaling comparisons", f"{result.n_weak:,}")
+        m[3].metric("Nominal link", f"{result.rows['link_GB_per_s'].iloc[0]:.4g} GB/s",
+                    help=f"{link:g} Gb/s ÷ 8 bits; 1 GB = 1e9 bytes.")
+        st.info("\n".join(f"- {note}" for note in result.notes), icon=":material/info:")
     st.caption(f"{len(shown.rows):,} of {len(result.rows):,} comparisons shown (filters above).")
     if shown.rows.empty:
         st.warning("No comparison matches these filters.", icon=":material/filter_alt_off:")

@@ -179,3 +179,23 @@ def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url)
         no_exception(page)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("tab, label", [("Sync vs async", None), ("Measured scaling", "Baseline GPUs N0"),
+                                        ("Batch size", "E_min (samples)")])
+def test_each_scaling_tab_answer_above_the_fold(window, whole_url, tab, label):
+    """Every tab of Scaling, not only the opening one, shows its metrics whole and above the fold."""
+    page = window
+    goto_page(page, whole_url, "Scaling")
+    page.get_by_role("tab", name=tab).click()
+    wait_idle(page)
+    panel = page.get_by_role("tabpanel", name=tab)
+    metric = panel.get_by_test_id("stMetric").filter(has_text=label).first if label else \
+        panel.get_by_test_id("stMetric").first
+    expect(metric).to_be_visible()
+    no_exception(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+    assert page.evaluate(_CUT) == []
+    assert page.evaluate("() => [...document.querySelectorAll('*')].every(e => e.scrollTop === 0)")
+    box = metric.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= HEIGHT, (tab, box)
