@@ -6,7 +6,8 @@ logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and epochs),
 MLLOG logs, the MLPerf result files; ``mllog_events``: their events read and collected), ``speedrun``
 (NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face ``trainer_state.json``), ``tfevents``
 (TensorBoard event files); ``noise`` (gradient-noise-scale columns), ``files`` (several files at once,
-each one's error kept), ``naming`` (model, depth, device and batch from a file name).
+each one's error kept; uploads of one name told apart), ``points`` (runs too short to fit, refused by
+name), ``naming`` (model, depth, device and batch from a file name).
 """
 
 from core.logs.files import (
@@ -22,6 +23,7 @@ from core.logs.naming import (
     gpu_short_name,
     parse_run_name,
 )
+from core.logs.points import MIN_FIT_POINTS, check_points, curve_points, few_points_flag, is_forecastable
 from core.logs.reader import (
     MAX_LOG_BYTES,
     READERS,
@@ -44,10 +46,10 @@ from core.logs.speedrun import is_speedrun, read_speedrun
 from core.logs.tfevents import table_for_reader, wide_scalars
 
 __all__ = [
-    'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'PROGRESS_COLUMNS', 'READERS',
-    'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
-    'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_mllog', 'is_speedrun',
-    'is_trainer_state', 'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description', 'table_for_reader',
-    'wide_scalars',
+    'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'MIN_FIT_POINTS', 'PROGRESS_COLUMNS',
+    'READERS', 'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'check_points', 'curve_points', 'depth_of',
+    'detect_format', 'detect_roles', 'epoch_of_step', 'few_points_flag', 'find_system_description', 'gpu_short_name',
+    'infer_steps_per_epoch', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'parse_run_name',
+    'read_log', 'read_log_file', 'read_log_files', 'read_mllog', 'read_speedrun', 'read_trainer_state',
+    'readable_formats', 'reader_for', 'system_description', 'table_for_reader', 'wide_scalars',
 ]
