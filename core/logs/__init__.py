@@ -12,7 +12,11 @@ name), ``naming`` (model, depth, device and batch from a file name).
 
 from core.logs.files import (
     LogFiles,
+    UploadNames,
+    content_digest,
+    name_uploads,
     read_log_files,
+    upload_label,
 )
 from core.logs.hf_trainer import is_trainer_state, read_trainer_state
 from core.logs.mllog import ABORTED_FLAG, benchmark_rule, read_mllog
@@ -47,9 +51,10 @@ from core.logs.tfevents import table_for_reader, wide_scalars
 
 __all__ = [
     'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'MIN_FIT_POINTS', 'PROGRESS_COLUMNS',
-    'READERS', 'ROLES', 'RunLog', 'RunMeta', 'benchmark_rule', 'check_points', 'curve_points', 'depth_of',
-    'detect_format', 'detect_roles', 'epoch_of_step', 'few_points_flag', 'find_system_description', 'gpu_short_name',
-    'infer_steps_per_epoch', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'parse_run_name',
-    'read_log', 'read_log_file', 'read_log_files', 'read_mllog', 'read_speedrun', 'read_trainer_state',
-    'readable_formats', 'reader_for', 'system_description', 'table_for_reader', 'wide_scalars',
+    'READERS', 'ROLES', 'RunLog', 'RunMeta', 'UploadNames', 'benchmark_rule', 'check_points', 'content_digest',
+    'curve_points', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step', 'few_points_flag',
+    'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_forecastable', 'is_mllog',
+    'is_speedrun', 'is_trainer_state', 'name_uploads', 'parse_run_name', 'read_log', 'read_log_file',
+    'read_log_files', 'read_mllog', 'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for',
+    'system_description', 'table_for_reader', 'upload_label', 'wide_scalars',
 ]
