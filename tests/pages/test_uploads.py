@@ -187,3 +187,30 @@ def test_every_file_of_the_malformed_corpus_gets_one_named_message_on_the_page()
         assert len(mine) == 1, (name, errors)
         assert re.match(rf"{re.escape(name)}: (?:{problem})", mine[0]), mine[0]
     assert len(errors) == len(expected) and len(fitted_files(at)) == builtin
+
+
+def test_the_cross_on_one_of_two_chips_of_one_name_removes_that_file_and_the_other_keeps_its_name():
+    """As a browser does it: each chip keeps its file id, so the file left keeps the name it was loaded under.
+    (``set_value`` gives every file a new id; the ids are set as the widget's state holds them.)"""
+    at = open_page()
+    builtin = len(fitted_files(at))
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-a", "result_0.txt", EIGHT_B, "text/plain"),
+                       ("chip-b", "result_0.txt", LORA, "text/plain")]
+    at.run()
+    assert set(at.session_state["log_files"]) == {NAMED_8B, NAMED_LORA}
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-b", "result_0.txt", LORA, "text/plain")]           # ✕ on chip a
+    at.run()
+    assert at.session_state["log_files"] == {NAMED_LORA: LORA}
+    assert NAMED_LORA in fitted_files(at) and len(fitted_files(at)) == builtin + 1
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-b", "result_0.txt", LORA, "text/plain"),
+                       ("chip-c", "result_0.txt", LORA, "text/plain")]           # the same file dropped again
+    at.run()
+    assert at.session_state["log_files"] == {NAMED_LORA: LORA}
+    assert f"result_0.txt has the same bytes as {NAMED_LORA}: loaded once, as {NAMED_LORA}." in infos(at)
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-c", "result_0.txt", LORA, "text/plain")]           # ✕ on chip b: c still holds it
+    at.run()
+    assert list(at.session_state["log_files"].values()) == [LORA] and not at.exception
