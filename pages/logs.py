@@ -58,14 +58,14 @@ from pages.shared.common import (
     target_text,
     uploader_key,
 )
+from pages.shared.uploads import UPLOAD_NOTES
 
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 #: what the uploader reads (core.logs.READERS: the format is told from the content)
 LOG_FORMATS_TEXT = f"Reads {readable_formats()}."
 CRITERION_LABELS = {"epoch": "epoch-level (default)", "first-row": "first row (course)"}
-#: the details below the answer, one tab open at a time (the first on a first visit): the fits table and
-#: report, and the prediction of the target from a run's first epochs (or evaluations)
+#: the details below the answer, one tab open at a time: the fits and report; the prediction from the first epochs
 DETAIL_TABS = ("Fitted runs", "Prediction")
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}
@@ -111,7 +111,7 @@ def upload_section() -> None:
                      key=uploader_key(), on_change=sync_uploads,
                      help=f"{LOG_FORMATS_TEXT} The format is told from the content, not the name. Up to "
                           f"{MAX_LOG_BYTES // 2**20} MB per file. Nothing uploaded is executed. Remove a file with "
-                          "the ✕ on its chip.")
+                          "the ✕ on its chip. Files of one name are told apart; the same file twice is one run.")
 
 
 def options_section() -> tuple[Target, str, bool, bool]:
@@ -267,6 +267,8 @@ def main() -> None:
     upload_section()
     page_setup()  # after the uploader, so the sidebar lists the files just stored
     show_errors((None, m) for m in st.session_state.get(UPLOAD_REFUSALS, []))
+    for note in st.session_state.get(UPLOAD_NOTES, []):    # files of one name told apart, the same file once
+        st.info(plain(note), icon=":material/info:")
     target, criterion, log_x, log_y = options_section()
     runs = load_runs(target_acc=applied(target), criterion=criterion)
     show_errors(runs.errors)

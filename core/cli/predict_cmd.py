@@ -59,7 +59,7 @@ from core.cli.common import (
 from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError, PlannerError
-from core.logs import read_log_file
+from core.logs import MIN_FIT_POINTS, read_log_file
 from core.prediction import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     progress_cache, schedule_cache = ProgressCache(), ScheduleFitCache()
     for path in args.logs:
         try:
-            log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch)
+            log = read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch, min_points=MIN_FIT_POINTS)
         except LogFormatError as exc:
             complain(str(exc))
             rejected += 1

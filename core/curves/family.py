@@ -15,6 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def min_fit_points(n_params: int) -> int:
+    """The fewest finite points a curve of ``n_params`` parameters is fitted to: one more than its parameters,
+    so that the fit keeps a residual degree of freedom (``core.curves.fit.validate_xy`` refuses fewer).
+
+    >>> min_fit_points(3)
+    4
+    """
+    return n_params + 1
+
+
 @dataclass(frozen=True)
 class CurveFamily:
     """A parametric learning curve y(k) that can be fitted and inverted.
@@ -70,6 +80,11 @@ class CurveFamily:
     degeneracy: Callable[..., str | None] | None = None
     decreasing: bool = True
     k_positive: bool = False
+
+    @property
+    def min_points(self) -> int:
+        """The fewest finite points at different steps this family is fitted to (:func:`min_fit_points`)."""
+        return min_fit_points(len(self.param_names))
 
     def degenerate_reason(self, params: Mapping[str, float], first_step: float,
                           last_step: float) -> str | None:

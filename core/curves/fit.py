@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import OptimizeWarning, curve_fit
 
-from core.curves.family import CurveFamily
+from core.curves.family import CurveFamily, min_fit_points
 from core.curves.registry import get_family
 from core.errors import FitError, FitWarning, InputError
 
@@ -167,8 +167,8 @@ def validate_xy(k, y, name: str, n_params: int = 3) -> tuple[np.ndarray, np.ndar
         raise InputError(f"{name}: expected steps and values of the same length; got {k.size} and {y.size}.")
     ok = np.isfinite(k) & np.isfinite(y)
     k, y = k[ok], y[ok]
-    if k.size < n_params + 1:
-        raise InputError(f"{name}: expected at least {n_params + 1} finite points to fit {n_params} "
+    if k.size < min_fit_points(n_params):
+        raise InputError(f"{name}: expected at least {min_fit_points(n_params)} finite points to fit {n_params} "
                          f"parameters; got {k.size}.")
     if np.ptp(k) == 0:
         raise InputError(f"{name}: expected points at several steps; every point is at step {k[0]:g}.")

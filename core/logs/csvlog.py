@@ -19,6 +19,7 @@ epochs by :mod:`core.logs.csv_steps`; this module reads the table, checks its va
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -40,6 +41,14 @@ from core.tables import (
 )
 from core.targets import accuracy_in_percent
 
+#: a number written with a decimal comma (``2,5``, ``-0,001``, ``1,5e-3``), and a whole number
+_DECIMAL_COMMA = r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?"
+_INTEGER = r"[-+]?\d+"
+#: cells that are numbers of some notation (digits, points, commas, an exponent)
+_NUMERIC = r"[-+]?[\d.,]+(?:[eE][-+]?\d+)?"
+#: csv.Sniffer reads the header and this many rows, when they are no longer than this
+_SNIFF_LINES, _SNIFF_CHARS = 6, 65536
+
 
 # --------------------------------------------------------------------------- bytes → table
 def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[str, np.ndarray]:
@@ -55,7 +64,8 @@ def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[s
                              "metrics as CSV (TensorBoard and W&B both offer 'Download CSV').")
     if start == "<":
         raise LogFormatError(source, "expected a CSV with a header row; got HTML or XML.")
-    names, arrays, short = read_csv_columns(data, source, sep=separator(text))
+    sep = sniff_separator(text)
+    names, arrays, short = read_csv_columns(data, source, sep=sep)
     columns = [str(c).strip() for c in names]
     seen: dict[str, int] = {}
     for i, c in enumerate(columns):  # duplicated names become name.1, name.2 (as pandas does)
@@ -75,7 +85,56 @@ def _read_table(data: bytes, text: str, source: str, flags: list[str]) -> dict[s
         flags.append(f"skipped {len(short)} row(s) with fewer fields than the header (first: line {short[0]})")
     if n == 0:
         raise LogFormatError(source, "the file has a header but no data rows.")
-    return dict(zip(columns, arrays))
+    table = dict(zip(columns, arrays))
+    return _decimal_commas(table, source, flags) if sep != "," else table
+
+
+def sniff_separator(text: str) -> str:
+    """The field separator of a CSV text (comma, semicolon or tab): ``csv.Sniffer`` over the header and the first
+    rows, when the separator it finds is in the header; else the header's (``core.tables.separator``).
+
+    >>> sniff_separator("epoch;step;loss\\n1;1;2,5\\n1;2;1,5\\n"), sniff_separator("step\\tloss\\n1\\t2.0\\n")
+    (';', '\\t')
+    >>> sniff_separator("step,loss\\n1,2.0\\n"), sniff_separator("loss\\n2.0\\n")
+    (',', ',')
+    """
+    lines = head_text(text).split("\n", _SNIFF_LINES)[:_SNIFF_LINES]
+    sample = "\n".join(lines)
+    if len(sample) <= _SNIFF_CHARS:
+        try:
+            sep = csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
+        except csv.Error:
+            sep = None
+        if sep is not None and sep in lines[0]:
+            return sep
+    return separator(text)
+
+
+def _decimal_commas(table: dict[str, np.ndarray], source: str, flags: list[str]) -> dict[str, np.ndarray]:
+    """A semicolon- or tab-separated table's columns of numbers written with a decimal comma (``2,5``), as numbers;
+    a column whose numbers mix decimal commas and points (``1.234,5``) is refused, never read as other numbers."""
+    converted = []
+    for name, values in table.items():
+        if values.dtype.kind != "O":
+            continue
+        cells = pd.Series(values, dtype=object).dropna().astype(str).str.strip()
+        cells = cells[cells != ""]
+        if not (cells.str.contains(r"\d,\d").any() and cells.str.fullmatch(_NUMERIC).all()):
+            continue     # no number with a comma in it, or a column of text
+        comma = cells.str.fullmatch(_DECIMAL_COMMA)
+        plain = cells.str.fullmatch(_INTEGER)
+        if not (comma | plain).all():
+            bad = cells[~(comma | plain)].iloc[0]
+            raise LogFormatError(source, f"expected the numbers in column {name!r} written with one decimal "
+                                 f"separator; got {bad!r} among numbers with a decimal comma. Save the file with "
+                                 "decimal points (or commas only).")
+        series = pd.Series(values, dtype=object)
+        table[name] = pd.to_numeric(series.str.strip().str.replace(",", ".", regex=False),
+                                    errors="coerce").to_numpy(dtype=float)
+        converted.append(name)
+    if converted:
+        flags.append(f"decimal commas read as decimal points in {', '.join(map(repr, converted))}")
+    return table
 
 
 # --------------------------------------------------------------------------- values

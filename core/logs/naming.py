@@ -21,6 +21,8 @@ _DEVICE_WORDS = r"(gpu|cpu|tesla|nvidia|quadro|geforce|rtx|radeon|amd|intel|xeon
 
 _DEPTH_PATTERN = (r"(?:resnet|resnext|preactresnet|wrn|wide_?resnet|vgg|densenet|mlp|cnn|convnet|"
                   r"layers?|depth)[-_ ]?(\d+)")
+#: what follows a file name that tells it apart (``core.logs.files.upload_label``, a library run's ``(library #3)``)
+_LABEL = r" \([^()]*\)$"
 _SPLIT_SUFFIXES = {"val": "val", "valid": "val", "validation": "val", "test": "val", "train": "train"}
 
 
@@ -133,7 +135,11 @@ def parse_run_name(name: str) -> RunMeta:
     >>> m = parse_run_name("logs/resnet8_CPU-64/version_0/metrics.csv")
     >>> m.model, m.split, m.global_batch
     (None, 'train', 64)
+
+    >>> parse_run_name("resnet56_Tesla V100_val.csv (1f2e3d4c)") == parse_run_name("resnet56_Tesla V100_val.csv")
+    True
     """
+    name = re.sub(_LABEL, "", name)      # "result_0.txt (llama31_8b, SYS)": an upload told apart from its namesake
     path = PurePosixPath(name.replace("\\", "/"))
     stem = path.name
     if stem.lower() == "metrics.csv" and re.fullmatch(r"version_\d+", path.parent.name):

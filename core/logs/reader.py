@@ -51,6 +51,7 @@ from core.logs.csvlog import read_csv_log
 from core.logs.hf_trainer import is_trainer_state, read_trainer_state
 from core.logs.mllog import read_mllog
 from core.logs.mllog_events import is_mllog
+from core.logs.points import check_points
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
 from core.logs.speedrun import is_speedrun, read_speedrun
 from core.logs.tfevents import (
@@ -181,7 +182,8 @@ def reader_for(data: bytes, source: str | None = None) -> Reader:
 
 def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None = None,
              steps_per_epoch: int | None = None, split: str | None = None,
-             max_bytes: int = MAX_LOG_BYTES, system: Mapping | None = None, path: str | None = None) -> RunLog:
+             max_bytes: int = MAX_LOG_BYTES, system: Mapping | None = None, path: str | None = None,
+             min_points: int = 1) -> RunLog:
     """Read one training log from its bytes, whatever its format (see the module docstring).
 
     Parameters
@@ -202,6 +204,9 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
         An MLPerf submitter's system description (accelerator model, nodes, accelerators per node).
     path : str, optional
         The file's path on disk (folder names a reader may use).
+    min_points : int, default 1
+        A run whose best curve has fewer points at different steps is refused (``core.logs.points``); pass
+        ``MIN_FIT_POINTS`` where a run is read to be fitted (``fit``, ``predict``, the pages' uploads).
 
     Raises
     ------
@@ -221,7 +226,7 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
     options = ReadOptions(roles=roles, steps_per_epoch=steps_per_epoch, split=split, max_bytes=max_bytes,
                           system=system, path=path)
-    return reader_for(data, source).read(data, source, options)
+    return check_points(reader_for(data, source).read(data, source, options), min_points)   # too few: refused by name
 
 
 def find_system_description(path: str | Path) -> Path | None:

@@ -161,10 +161,10 @@ def fit_metric(log: RunLog, target: Target) -> str:
 def _analyse_path(path: str, target_acc: float | Target | None, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
     from core.errors import LogFormatError
-    from core.logs import read_log_file
+    from core.logs import MIN_FIT_POINTS, read_log_file
 
     try:
-        log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch)
+        log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch, min_points=MIN_FIT_POINTS)
     except LogFormatError as exc:
         return None, str(exc)
     return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family).row(), None

@@ -13,7 +13,6 @@ distinct upload.  What an upload turns into lives in the session that uploaded i
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,8 @@ import streamlit as st
 
 from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files
 from core.errors import LogFormatError
-from core.logs import RunLog, read_log, read_log_file
+from core.logs import MIN_FIT_POINTS, RunLog, read_log, read_log_file
+from core.logs import content_digest as logs_digest
 from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
 from core.tables import frame_digest
@@ -58,7 +58,7 @@ def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, 
         return _read(_data, name, roles, steps_per_epoch, split)
     try:
         return read_log_file(path, source=name, roles=dict(roles) if roles else None,
-                             steps_per_epoch=steps_per_epoch, split=split)
+                             steps_per_epoch=steps_per_epoch, split=split, min_points=MIN_FIT_POINTS)
     except LogFormatError as exc:
         return exc
 
@@ -79,7 +79,7 @@ def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | Log
     """The log, or the error that refused it: a rejected file is read once, not on every rerun."""
     try:
         return read_log(data, name, roles=dict(roles) if roles else None, steps_per_epoch=steps_per_epoch,
-                        split=split)
+                        split=split, min_points=MIN_FIT_POINTS)    # a run too short to fit: refused by name
     except LogFormatError as exc:
         return exc
 
@@ -180,8 +180,8 @@ def frame_key(frame: pd.DataFrame) -> str:
 
 
 def content_digest(data: bytes) -> str:
-    """A short hash of a file's bytes (computed once per upload, kept beside the bytes)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """A short hash of a file's bytes (computed once per upload, kept beside the bytes): ``core.logs``'."""
+    return logs_digest(data)
 
 
 def _log_of(name: str, data: bytes, digest: str, origin: str) -> RunLog | LogFormatError:

@@ -11,7 +11,8 @@ from dataclasses import replace
 import streamlit as st
 
 from core.errors import LogFormatError
-from pages.shared.cached import content_digest, forget_uploads, loaded_log
+from core.logs import content_digest, name_uploads
+from pages.shared.cached import forget_uploads, loaded_log
 from pages.shared.state import (
     DIGESTS,
     LIBRARY_DATASETS,
@@ -23,6 +24,9 @@ from pages.shared.state import (
 
 UPLOADER = "logs_upload"       # the Logs page's uploader; its key carries a generation number
 UPLOAD_REFUSALS = "upload_refusals"   # messages about uploads the session cap refused
+UPLOAD_NOTES = "upload_notes"   # what the last change of the uploader did with names (core.logs.name_uploads)
+#: the uploader's files as the stored uploads know them: file_id -> (name loaded as or None, content digest)
+_SHOWN = "_uploader_files"
 #: what one session may hold: uploaded bytes and files (a user gets a message past them)
 MAX_SESSION_UPLOAD_BYTES = 400 * 2**20
 UPLOADER_GENERATION = "logs_upload_generation"
@@ -32,44 +36,63 @@ def uploader_key() -> str:
     """The Logs page uploader's current key (a new key empties the widget).
 
     Call it when the uploader is drawn: a widget emptied by a page switch (Streamlit clears a
-    page's widgets when another page is shown) forgets which names it showed, so a later change
+    page's widgets when another page is shown) forgets which files it showed, so a later change
     of the widget never removes files the user did not remove.
     """
     key = f"{UPLOADER}_{st.session_state.setdefault(UPLOADER_GENERATION, 0)}"
     if not st.session_state.get(key):
-        st.session_state["_uploader_names"] = []
+        st.session_state[_SHOWN] = {}
     return key
 
 
 def sync_uploads() -> None:
-    """``on_change`` of the Logs uploader: the stored uploads follow the widget (✕ on a chip removes)."""
+    """``on_change`` of the Logs uploader: the stored uploads follow the widget, file by file.
+
+    Each chip of the widget is one uploaded file (its ``file_id``): ✕ on a chip removes the run that file was
+    loaded as, and only it.  New files are named by ``core.logs.name_uploads``: two of one name and different
+    bytes are two runs, the same bytes twice are one; what it decided is kept for the page to say
+    (``UPLOAD_NOTES``).  Past the session's caps a file is refused with a message (``UPLOAD_REFUSALS``).
+    """
     init_state()
     current = st.session_state.get(uploader_key()) or []
-    shown = st.session_state.setdefault("_uploader_names", [])
+    shown: dict[str, tuple[str | None, str]] = st.session_state.setdefault(_SHOWN, {})
     store = st.session_state[UPLOADS]
-    names = [f.name for f in current]
     digests = st.session_state.setdefault(DIGESTS, {})
-    for name in shown:
-        if name not in names:
+    ids = {f.file_id for f in current}
+    for file_id in [i for i in shown if i not in ids]:            # ✕ on a chip: that file's run goes
+        name, _ = shown.pop(file_id)
+        if name is not None:
             store.pop(name, None)
             digests.pop(name, None)
+    held = {n: _digest(n, b, digests) for n, b in store.items()}
+    new = [f for f in current if f.file_id not in shown
+           or (shown[f.file_id][0] is None and shown[f.file_id][1] not in held.values())]
+    data = [f.getvalue() for f in new]
+    plan = name_uploads([(f.name, b) for f, b in zip(new, data)], held=held)
     refused = []
-    held = sum(len(b) for n, b in store.items() if n not in names)
-    for f in current:
-        data = f.getvalue()
-        if held + len(data) > MAX_SESSION_UPLOAD_BYTES or len(store) - (f.name in store) >= MAX_SESSION_FILES:
-            refused.append(f"{f.name}: not loaded: this session already holds {held / 2**20:.0f} MB of uploads "
+    size = sum(len(b) for b in store.values())
+    for f, b, name in zip(new, data, plan.names):
+        if name is not None and (size + len(b) > MAX_SESSION_UPLOAD_BYTES or len(store) >= MAX_SESSION_FILES):
+            refused.append(f"{f.name}: not loaded: this session already holds {size / 2**20:.0f} MB of uploads "
                            f"(at most {MAX_SESSION_UPLOAD_BYTES / 2**20:.0f} MB and {MAX_SESSION_FILES} files). "
                            "Remove some files first.")
-            store.pop(f.name, None)
-            digests.pop(f.name, None)
+            shown.pop(f.file_id, None)                             # tried again at the widget's next change
             continue
-        held += len(data)
-        store[f.name] = data
-        digests[f.name] = (id(data), content_digest(data))
+        if name is not None:
+            size += len(b)
+            store[name] = b
+            digests[name] = (id(b), content_digest(b))
+        shown[f.file_id] = (name, content_digest(b))
     st.session_state[UPLOAD_REFUSALS] = refused
-    st.session_state["_uploader_names"] = names
+    st.session_state[UPLOAD_NOTES] = list(plan.notes)
     forget_uploads({d for _, d in digests.values()})
+
+
+def _digest(name: str, data: bytes, digests: dict) -> str:
+    """The content digest of a stored upload (computed once, kept beside its bytes in ``DIGESTS``)."""
+    if digests.get(name, (None,))[0] != id(data):
+        digests[name] = (id(data), content_digest(data))
+    return digests[name][1]
 
 
 def clear_uploads() -> None:
@@ -77,7 +100,8 @@ def clear_uploads() -> None:
     st.session_state[UPLOADS] = {}
     st.session_state[DIGESTS] = {}
     st.session_state[UPLOAD_REFUSALS] = []
-    st.session_state["_uploader_names"] = []
+    st.session_state[UPLOAD_NOTES] = []
+    st.session_state[_SHOWN] = {}
     forget_uploads(set())
     st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
 

@@ -70,13 +70,20 @@ def test_jobs_give_the_same_table(capsys):
     assert capsys.readouterr().out == serial
 
 
-def test_a_log_read_but_not_fitted_is_said_on_stderr_too(capsys, tmp_path):
+def test_a_run_of_two_evaluations_is_read_flagged_and_a_single_row_is_refused(capsys, tmp_path):
+    """A run of 2 evaluations (Pollux's BERT trace: real and finished) is read for its measured values, flagged, not
+    fitted; a single row is refused (issue 36: too few points for a curve, never a loaded run)."""
+    bert = ROOT / "data" / "pollux_traces" / "bert" / "validation-12.csv"
+    assert main(["fit", str(bert), "--target-acc", "0.88"]) == 0          # read: not a refusal
+    out = capsys.readouterr()
+    row = pd.read_csv(io.StringIO(out.out)).iloc[0]
+    assert "2 evaluation(s): fewer than the 4 a curve fit needs" in row["flags"] and row["epoch_to_target"] == 2
+    assert out.err == "" and pd.isna(row["b0"])                  # an accuracy trace: no loss curve to fit
     one = tmp_path / "single_row.csv"
     one.write_text("step,loss\n1,2.0\n")
-    assert main(["fit", str(one)]) == 0                       # read: not a refusal
+    assert main(["fit", str(one)]) == 2
     out = capsys.readouterr()
-    assert "not fitted" in pd.read_csv(io.StringIO(out.out)).iloc[0]["flags"]
-    assert f"{one}: not fitted: " in out.err and "at least 4 finite points" in out.err
+    assert out.err == f"{one}: expected at least 4 points at different steps to fit a curve; got one data row.\n"
 
 
 TENSORBOARD_RUN = ROOT / "tests" / "data" / "sweep" / "tensorboard" / "resnet8_CPU-16"

@@ -1,16 +1,20 @@
 """Uploads on the Logs page: removing a file unloads it, a session holds a bounded amount, memory
-stays bounded when large logs are uploaded in turn (issue 15, F4 and F5)."""
+stays bounded when large logs are uploaded in turn (issue 15, F4 and F5); files of one name stay two
+runs, the same bytes twice are one, and every malformed file gets one message naming it (issue 36)."""
 
 from __future__ import annotations
 
 import gc
+import re
 
 import numpy as np
 import pytest
 
+from tests.conftest import ROOT
 from tests.pages.conftest import open_page, shown
 
 UPLOADER = "logs_upload_0"
+CORPUS_DIR = ROOT / "tests" / "data" / "bad_inputs"
 
 
 def course_log(rows_per_epoch: int = 20, epochs: int = 5, b0: float = 0.02) -> bytes:
@@ -48,8 +52,9 @@ def test_a_session_holds_a_bounded_amount_of_uploads(monkeypatch):
     monkeypatch.setattr(uploads, "MAX_SESSION_UPLOAD_BYTES", 30_000)
     at = open_page()
     small, large = course_log(), course_log(rows_per_epoch=200)      # ~2 kB and ~25 kB
+    other = course_log(rows_per_epoch=200, b0=0.03)                  # other bytes (the same bytes are one run)
     at.file_uploader(key=UPLOADER).set_value([("a_V100.csv", large, "text/csv"),
-                                              ("b_V100.csv", large, "text/csv"),
+                                              ("b_V100.csv", other, "text/csv"),
                                               ("resnet20_V100.csv", small, "text/csv")]).run()
     assert set(at.session_state["log_files"]) == {"a_V100.csv", "resnet20_V100.csv"}
     errors = [shown(e.value) for e in at.error]
@@ -82,3 +87,130 @@ def test_memory_stays_bounded_when_large_logs_are_uploaded_in_turn():
 def _drop_logs():
     yield
     gc.collect()
+
+
+# ---------------------------------------------------------------- issue 36: uploads keep their identity
+LLM = ROOT / "tests" / "data" / "llm"
+EIGHT_B = (LLM / "mlperf_v5.1" / "llama31_8b" / "AMD__MI355X_EPYC_9575F_pytorch" / "result_0.txt").read_bytes()
+LORA = (LLM / "mlperf_v5.0" / "llama2_70b_lora" / "Dell__16xXE9712x4GB200" / "result_0.txt").read_bytes()
+NAMED_8B, NAMED_LORA = "result_0.txt (llama31_8b, MI355X)", "result_0.txt (llama2_70b_lora, 16xXE9712x4GB200)"
+
+
+def infos(at) -> list[str]:
+    return [shown(i.value) for i in at.info]
+
+
+def test_two_result_files_of_one_name_are_two_runs_with_names_that_tell_them_apart():
+    at = open_page()
+    builtin = len(fitted_files(at))
+    at.file_uploader(key=UPLOADER).set_value([("result_0.txt", EIGHT_B, "text/plain"),
+                                              ("result_0.txt", LORA, "text/plain")]).run()
+    assert not at.exception and not at.error
+    files = fitted_files(at)
+    assert len(files) == builtin + 2 and {NAMED_8B, NAMED_LORA} <= set(files)
+    assert set(at.session_state["log_files"]) == {NAMED_8B, NAMED_LORA}
+    assert at.session_state["log_files"][NAMED_LORA] == LORA
+    assert (f"result_0.txt and result_0.txt differ: loaded as {NAMED_8B} and {NAMED_LORA}.") in infos(at)
+    # ✕ on the first chip: exactly that file goes (AppTest gives the chip left a new id: its run is re-read)
+    at.file_uploader(key=UPLOADER).set_value([("result_0.txt", LORA, "text/plain")]).run()
+    assert list(at.session_state["log_files"].values()) == [LORA]
+    assert len(fitted_files(at)) == builtin + 1 and not at.exception
+
+
+def test_the_same_bytes_under_two_names_are_one_run_and_the_page_says_so():
+    at = open_page()
+    builtin = len(fitted_files(at))
+    at.file_uploader(key=UPLOADER).set_value([("resnet98_V100.csv", course_log(), "text/csv"),
+                                              ("copy of resnet98.csv", course_log(), "text/csv")]).run()
+    assert fitted_files(at).count("resnet98_V100.csv") == 1 and len(fitted_files(at)) == builtin + 1
+    assert at.session_state["log_files"].keys() == {"resnet98_V100.csv"}
+    assert ("copy of resnet98.csv has the same bytes as resnet98_V100.csv: loaded once, as resnet98_V100.csv."
+            in infos(at))
+    assert not at.error and not at.exception
+
+
+def test_a_session_cap_still_counts_files_told_apart(monkeypatch):
+    import pages.shared.uploads as uploads
+
+    monkeypatch.setattr(uploads, "MAX_SESSION_FILES", 1)
+    at = open_page()
+    at.file_uploader(key=UPLOADER).set_value([("result_0.txt", EIGHT_B, "text/plain"),
+                                              ("result_0.txt", LORA, "text/plain")]).run()
+    assert list(at.session_state["log_files"]) == [NAMED_8B]
+    errors = [shown(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("result_0.txt: not loaded: this session already holds")
+
+
+# ---------------------------------------------------------------- issue 36: every bad file is named
+def _corpus():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_corpus", CORPUS_DIR / "make_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_single_row_zero_steps_and_semicolons_on_the_page():
+    corpus = _corpus()
+    names = ["single_row.csv", "zero_steps.csv", "two_points.csv", "decimal_comma_and_point.csv", "semicolon.csv",
+             "semicolon_decimal_comma.csv"]
+    at = open_page()
+    builtin = len(fitted_files(at))
+    at.file_uploader(key=UPLOADER).set_value([(n, (CORPUS_DIR / n).read_bytes(), "text/csv") for n in names]).run()
+    assert not at.exception
+    errors = [shown(e.value) for e in at.error]
+    expected = {**corpus.CORPUS, **corpus.UNFIT}
+    for name in names[:4]:
+        mine = [e for e in errors if e.startswith(f"{name}: ")]
+        assert len(mine) == 1 and re.match(rf"{re.escape(name)}: (?:{expected[name][1]})", mine[0]), errors
+    assert len(errors) == 4
+    files = fitted_files(at)
+    assert len(files) == builtin + 2 and {"semicolon.csv", "semicolon_decimal_comma.csv"} <= set(files)
+    table = at.dataframe[0].value
+    assert table.loc["semicolon.csv", "b0"] == pytest.approx(table.loc["semicolon_decimal_comma.csv", "b0"])
+    headline = next(m for m in at.metric if m.label == "Runs that reached the target")
+    assert headline.value.endswith(f" of {builtin + 2}")            # the refused files are not loaded runs
+
+
+def test_every_file_of_the_malformed_corpus_gets_one_named_message_on_the_page():
+    corpus = _corpus()
+    expected = {**corpus.CORPUS, **corpus.UNFIT}
+    at = open_page()
+    builtin = len(fitted_files(at))
+    at.file_uploader(key=UPLOADER).set_value([(n, (CORPUS_DIR / n).read_bytes(), "text/csv")
+                                              for n in expected]).run()
+    assert not at.exception
+    errors = [shown(e.value) for e in at.error]
+    for name, (_, problem) in expected.items():
+        mine = [e for e in errors if e.startswith(f"{name}: ")]
+        assert len(mine) == 1, (name, errors)
+        assert re.match(rf"{re.escape(name)}: (?:{problem})", mine[0]), mine[0]
+    assert len(errors) == len(expected) and len(fitted_files(at)) == builtin
+
+
+def test_the_cross_on_one_of_two_chips_of_one_name_removes_that_file_and_the_other_keeps_its_name():
+    """As a browser does it: each chip keeps its file id, so the file left keeps the name it was loaded under.
+    (``set_value`` gives every file a new id; the ids are set as the widget's state holds them.)"""
+    at = open_page()
+    builtin = len(fitted_files(at))
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-a", "result_0.txt", EIGHT_B, "text/plain"),
+                       ("chip-b", "result_0.txt", LORA, "text/plain")]
+    at.run()
+    assert set(at.session_state["log_files"]) == {NAMED_8B, NAMED_LORA}
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-b", "result_0.txt", LORA, "text/plain")]           # ✕ on chip a
+    at.run()
+    assert at.session_state["log_files"] == {NAMED_LORA: LORA}
+    assert NAMED_LORA in fitted_files(at) and len(fitted_files(at)) == builtin + 1
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-b", "result_0.txt", LORA, "text/plain"),
+                       ("chip-c", "result_0.txt", LORA, "text/plain")]           # the same file dropped again
+    at.run()
+    assert at.session_state["log_files"] == {NAMED_LORA: LORA}
+    assert f"result_0.txt has the same bytes as {NAMED_LORA}: loaded once, as {NAMED_LORA}." in infos(at)
+    uploader = at.file_uploader(key=UPLOADER)
+    uploader._files = [("chip-c", "result_0.txt", LORA, "text/plain")]           # ✕ on chip b: c still holds it
+    at.run()
+    assert list(at.session_state["log_files"].values()) == [LORA] and not at.exception

@@ -1,7 +1,9 @@
 """Write the bad-input corpus: files a user might drop on the Logs page that are not usable logs.
 
-``python tests/data/bad_inputs/make_corpus.py`` rewrites every file; ``EXPECTED`` maps each file
-to the start of the problem its message must name (after ``<file>: ``).  The tests in
+``python tests/data/bad_inputs/make_corpus.py`` rewrites every file; ``CORPUS`` maps each file
+to the start of the problem its message must name (after ``<file>: ``); ``UNFIT`` the same for files
+refused where a run is read to be fitted (too few points, issue 36); ``READABLE`` holds good runs
+with another separator (semicolon, tab, a decimal comma) and the loss they must read as.  The tests in
 tests/core/logs/test_bad_inputs.py, tests/cli/test_bad_inputs_cli.py and
 tests/e2e/test_bad_inputs_e2e.py read this table.  Files that would be large (a row of two
 million fields, /dev/zero) are made by those tests, not stored.
@@ -56,13 +58,40 @@ CORPUS: dict[str, tuple[bytes, str]] = {
     "spaces_only_header.csv": (b" , , \n1,2,3\n", r"expected a loss column"),
     "loss_is_a_date.csv": (b"epoch,step,loss\n1,1,2024-01-01\n1,2,2024-01-02\n", r"expected numbers in column 'loss'"),
     "role_of_text.csv": (b"step,loss\nfirst,0.5\nsecond,0.4\n", r"expected numbers in column 'step'"),
+    # issue 36: a semicolon file whose numbers mix a decimal comma and a point (1.234,5 is not 1.234 nor 1234.5)
+    "decimal_comma_and_point.csv": (b"epoch;step;loss;acc\n" + "".join(
+        f"1;{s};{2.0 / s:.4f};0,5\n".replace(".", ",") if s % 2 else f"1;{s};1.{s}00,5;0,5\n"
+        for s in range(1, 11)).encode(), r"expected the numbers in column 'loss' written with one decimal separator"),
+}
+
+#: issue 36: files that read as tables but hold too few points for a curve: refused by name wherever a run is read to
+#: be fitted (``python -m core fit`` and ``predict``, the Logs page; ``core.logs.MIN_FIT_POINTS``), and never a
+#: loaded run. (``core.logs.read_log`` with its default ``min_points=1`` loads them as the tables they are.)
+UNFIT: dict[str, tuple[bytes, str]] = {
+    "single_row.csv": (b"epoch,step,loss,acc\n1,1,2.0,0.5\n", r"expected at least 4 points .*; got one data row"),
+    "zero_steps.csv": (b"epoch,step,loss,acc\n" + "".join(f"1,0,{2.0 / s:.4f},0.5\n" for s in range(1, 11)).encode(),
+                       r"expected at least 4 points .*; every row is at step 0 \(column 'step'\)"),
+    "two_points.csv": (b"epoch,step,loss,acc\n1,1,2.0,0.5\n1,2,1.0,0.6\n",
+                       r"expected at least 4 points at different steps to fit a curve; got 2 \('loss'\)"),
+}
+
+#: issue 36: good runs written with another separator, read as the comma file they match:
+#: file -> (bytes, the loss column read)
+READABLE: dict[str, tuple[bytes, list[float]]] = {
+    "semicolon.csv": (("epoch;step;loss;acc\n" + GOOD_ROWS.replace(",", ";")).encode(),
+                      [round(2.0 / s, 4) for s in range(1, 11)]),
+    "semicolon_decimal_comma.csv": (("epoch;step;loss;acc\n" + GOOD_ROWS.replace(",", ";").replace(".", ",")).encode(),
+                                    [round(2.0 / s, 4) for s in range(1, 11)]),
+    "tab.csv": (("epoch\tstep\tloss\tacc\n" + GOOD_ROWS.replace(",", "\t")).encode(),
+                [round(2.0 / s, 4) for s in range(1, 11)]),
 }
 
 
 def main() -> None:
-    for name, (data, _) in CORPUS.items():
+    files = {**CORPUS, **UNFIT, **READABLE}
+    for name, (data, _) in files.items():
         (HERE / name).write_bytes(data)
-    print(f"wrote {len(CORPUS)} files to {HERE}")
+    print(f"wrote {len(files)} files to {HERE}")
 
 
 if __name__ == "__main__":
