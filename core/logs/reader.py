@@ -283,12 +283,14 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
         path = path / "trainer_state.json"        # a Trainer checkpoint folder reads as its run
     elif path.is_dir() and event_files(path):
         kwargs.pop("path", None), kwargs.pop("system", None)
-        return read_tfevents_dir(path, **kwargs)
+        min_points = kwargs.pop("min_points", 1)
+        return check_points(read_tfevents_dir(path, **kwargs), min_points)
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
     if reader_for(data, path.name).name == "tfevents":    # read in place; the run's model and device from its folder
         kwargs.pop("path", None), kwargs.pop("system", None)
-        return read_event_file(path, source=source, **kwargs)
+        min_points = kwargs.pop("min_points", 1)
+        return check_points(read_event_file(path, source=source, **kwargs), min_points)
     kwargs.setdefault("path", str(path))
     if is_mllog(data):
         if source == path.name and path.parent.name:
