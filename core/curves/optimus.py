@@ -99,6 +99,10 @@ def degenerate_reason(b0: float, b1: float, b2: float, *, first_step: float = 1.
     k0 = max(first_step, 1.0)
     excess = 1.0 / (b0 * k0 + b1)
     if excess < FLAT_EXCESS * abs(excess + b2):
+        half = b1 / b0
+        if half < k0:       # the course's case, in the words its stored calibration scores were keyed on
+            return (f"degenerate fit: the curve drops to b2 within {half:.3g} steps, before the first logged step; "
+                    f"it is flat over the data")
         return (f"degenerate fit: the curve is at b2 from the first logged step on (its excess is "
                 f"{excess / abs(excess + b2):.1e} of its level); it is flat over the data")
     if last_step is not None and b0 * (last_step - first_step) < 0.05 * (b0 * first_step + b1):

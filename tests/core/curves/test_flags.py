@@ -89,4 +89,6 @@ def test_a_flat_curve_is_still_degenerate_late_in_a_run():
         fit = fit_curve(k, 3.3 + rng.normal(0, 1e-3, k.size))
     assert fit.degenerate and len(fit.flags) >= 1 and fit.flags[0].startswith("degenerate fit")
     assert not any("poorly determined" in f or "undetermined" in f for f in fit.flags)   # said once
-    assert "flat over the data" in degenerate_reason(20.0, 0.0, 3.3, first_step=768, last_step=11_520)
+    assert "drops to b2 within 0 steps" in degenerate_reason(20.0, 0.0, 3.3, first_step=768, last_step=11_520)
+    # flat with a large b1 (b1/b0 = 10,000 steps, past the first): excess 1/10,001 = 3e-5 of the level 3.3
+    assert degenerate_reason(1.0, 1e4, 3.3).startswith("degenerate fit: the curve is at b2 from the first logged step")
