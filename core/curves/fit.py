@@ -112,10 +112,9 @@ class FitResult:
                  f"    points   = {self.n_points} (fitted on {self.n_fitted})",
                  f"    R²       = {self.r2:.5f}", f"    redchi   = {self.redchi:.4g}",
                  "[[Variables]]"]
-        for n in self.curve.param_names:
+        for n, lo in zip(self.curve.param_names, self.curve.lower):
             v, se = self.params[n], self.stderr[n]
-            rel = f"({abs(se / v) * 100:.1f} %)" if v and math.isfinite(se) else ""
-            lines.append(f"    {n:<4} = {v:.6g} +/- {se:.3g} {rel}".rstrip())
+            lines.append(f"    {n:<4} = {v:.6g} +/- {se:.3g} {relative_error_text(v, se, lo)}".rstrip())
         if not self.errorbars:
             lines.append("    uncertainties could not be estimated")
         if self.flags:
@@ -273,8 +272,46 @@ def _initial(curve: CurveFamily, k: np.ndarray, y: np.ndarray, w: np.ndarray) ->
     return list(np.clip(p0, lo + span, np.where(np.isfinite(hi), hi - span, np.inf)))
 
 
+#: relative standard error above which a parameter is flagged "poorly determined (±N %)" (100 %)
+POORLY_DETERMINED = 1.0
+#: relative standard error above which no percentage is printed: the parameter is "undetermined" (1000 %)
+UNDETERMINED = 10.0
+#: fits on at most this many points whose decay parameters are all poorly determined say so in one sentence
+FEW_POINTS = 10
+
+
+def at_lower_bound(value: float, lower: float) -> bool:
+    """``value`` sits on its lower bound (within 1e-9): its relative error says nothing (the floor at 0, b1 at 0)."""
+    return math.isfinite(lower) and value - lower <= 1e-9
+
+
+def relative_error_text(value: float, se: float, lower: float = -math.inf) -> str:
+    """The relative standard error of a parameter as a report prints it, never unbounded: ``(12.3 %)``, ``(at its
+    bound)`` for a value on its lower bound, ``(undetermined)`` above ``UNDETERMINED`` (1000 %) or for a value of
+    0, nothing without a finite error.
+
+    >>> relative_error_text(2.0, 0.5), relative_error_text(1e-27, 10.0, 0.0), relative_error_text(0.05, 12.0)
+    ('(25.0 %)', '(at its bound)', '(undetermined)')
+    """
+    if not math.isfinite(se):
+        return ""
+    if at_lower_bound(value, lower):
+        return "(at its bound)"
+    if value == 0 or se > UNDETERMINED * abs(value):
+        return "(undetermined)"
+    return f"({se / abs(value) * 100:.1f} %)"
+
+
 def fit_flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float], k: np.ndarray,
-           r2: float, errorbars: bool) -> list[str]:
+              r2: float, errorbars: bool) -> list[str]:
+    """The flags of a fit: each one something that changes what to do with it (docs/logs.md, Fitting).
+
+    A degenerate fit says only that (its parameters' errors add nothing). A relative error is never printed
+    unbounded: above ``UNDETERMINED`` a parameter is "undetermined (the data do not constrain it)", and a
+    parameter on its lower bound (b1 or the floor at 0) has none. A fit on at most ``FEW_POINTS`` points whose
+    floor is determined but whose decay is not (a fine-tune's handful of evaluations) says so once:
+    "5 points: the curve is fitted to its floor only (b0 not determined by so few points)".
+    """
     flags: list[str] = []
     reason = curve.degenerate_reason(params, float(k.min()), float(k.max()))
     if reason:
@@ -286,10 +323,23 @@ def fit_flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, fl
             flags.append(f"{n} at its upper bound {hi:g}")
     if not errorbars:
         flags.append("uncertainties could not be estimated")
-    else:
-        for n, v in params.items():
-            if v > 0 and stderr[n] > abs(v) and not (n == curve.floor and v <= 1e-9):
-                flags.append(f"{n} poorly determined (±{stderr[n] / abs(v) * 100:.0f} %)")
+    elif not reason:
+        flags += _determination_flags(curve, params, stderr, int(k.size))
     if r2 < 0.5:
         flags.append(f"poor fit: R² = {r2:.2f}")
     return flags
+
+
+def _determination_flags(curve: CurveFamily, params: dict[str, float], stderr: dict[str, float],
+                         n_points: int) -> list[str]:
+    """"poorly determined (±N %)" up to ``UNDETERMINED``, "undetermined" above, or the one few-points sentence."""
+    rel = {n: stderr[n] / abs(params[n]) if params[n] else math.inf
+           for n, lo in zip(curve.param_names, curve.lower) if not at_lower_bound(params[n], lo)}
+    poor = [n for n, r in rel.items() if r > POORLY_DETERMINED]
+    decay = [n for n in rel if n != curve.floor]
+    if n_points <= FEW_POINTS and decay and set(decay) <= set(poor) and curve.floor in rel \
+            and curve.floor not in poor:
+        return [f"{n_points} points: the curve is fitted to its floor only ({', '.join(decay)} not determined by "
+                f"so few points)"]
+    return [f"{n} undetermined (the data do not constrain it)" if rel[n] > UNDETERMINED else
+            f"{n} poorly determined (±{rel[n] * 100:.0f} %)" for n in poor]

@@ -49,6 +49,7 @@ from core.prediction.progress_measure import (
     progress,
     progress_unit,
     seconds_per_unit,
+    time_at_progress,
 )
 from core.prediction.schedule_changes import declared_end, schedule_flags, step_to_progress
 from core.runs import run_target
@@ -76,19 +77,35 @@ class ProgressForecast:
     prior_weight: float | None = None
     seconds_per_unit: float | None = None
     flags: tuple[str, ...] = ()
-    #: the time to target a route estimated itself (through the schedule: the run's pace, as the other runs'
-    #: pace changed over the same steps), used instead of the posterior × the observed pace
+    #: the training seconds at the posterior's progress (the answer the page shows), from the run's own logged times:
+    #: the logged time there when the run met the target, else the time logged at the cut plus the rest at the run's
+    #: pace (through the schedule: its pace as the other runs' pace changed over the same steps); None without
     time_estimate_s: float | None = None
 
     @property
     def time_to_target_s(self) -> float | None:
-        """Wall time to target: the route's own estimate, else at the observed pace (the posterior × seconds per
-        unit); None when unknown."""
-        if self.time_estimate_s is not None:
-            return self.time_estimate_s
-        if self.seconds_per_unit is None or not self.posterior.available:
+        """Wall time to target at the posterior's progress (``time_estimate_s``); None when unknown."""
+        return self.time_estimate_s
+
+    @property
+    def time_text(self) -> str | None:
+        """The time to target in words, as the page says it: the seconds at the run's logged pace, or why there are
+        none when the run logs no wall time; None when there is no answer to time.
+
+        >>> est = ProgressEstimate("posterior", "steps", 100.0, 90.0, 120.0)
+        >>> f = ProgressForecast("a.csv", Target("loss", "<=", 2.5), "steps", 5, 50.0, "predicted", est, est, est,
+        ...                      "prior", seconds_per_unit=0.5, time_estimate_s=52.0)
+        >>> f.time_text, replace(f, seconds_per_unit=None, time_estimate_s=None).time_text
+        ('time to target at the logged pace 52 s', 'no time to target: the log records no wall time')
+        """
+        if self.status == "not predicted":
             return None
-        return self.posterior.value * self.seconds_per_unit
+        if self.time_estimate_s is not None:
+            verb = "logged time to target" if self.status == "reached" else "time to target at the logged pace"
+            return f"{verb} {self.time_estimate_s:,.0f} s"
+        if self.seconds_per_unit is None:
+            return "no time to target: the log records no wall time"
+        return None
 
     def to_dict(self) -> dict:
         out = {"file": self.source, "metric": self.target.metric, "direction": self.target.direction,
@@ -233,7 +250,8 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         measured = ProgressEstimate("posterior", unit, value, value, value, "measured: the run met the target")
         none = ProgressEstimate("prior", unit, None, description="not needed")
         return ProgressForecast(log.source, target, unit, n, observed_progress, "reached", none,
-                                replace(none, source="extrapolation"), measured, "measured", None, per_unit)
+                                replace(none, source="extrapolation"), measured, "measured", None, per_unit,
+                                time_estimate_s=time_at_progress(seen, value))
     cache = ProgressCache() if cache is None else cache
     prior = prior_progress(seen, others, target, level=level, cache=cache)
     extrap = extrapolate_progress(seen, target, level=level)
@@ -259,8 +277,9 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
             flags.append(f"the answer ({posterior.description.split(': ', 1)[-1]}) lay past the declared schedule's "
                          f"last step {end:,.0f}: refused")
     status = "predicted" if posterior.value is not None and math.isfinite(posterior.value) else "not predicted"
+    time = time_at_progress(seen, posterior.value) if status == "predicted" else None
     return ProgressForecast(log.source, target, unit, n, observed_progress, status, prior, extrap, posterior,
-                            method, weight, per_unit, tuple(flags))
+                            method, weight, per_unit, tuple(flags), time_estimate_s=time)
 
 
 def combine_progress(prior: ProgressEstimate, extrap: ProgressEstimate, trust: Trust | None, unit: str, *,

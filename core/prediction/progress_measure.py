@@ -156,6 +156,31 @@ def seconds_per_unit(log: RunLog) -> float | None:
     return float(slope) if slope > 0 else None
 
 
+def time_at_progress(log: RunLog, value: float) -> float | None:
+    """Training seconds at progress ``value`` of ``log`` from its own logged times: the logged time there
+    (interpolated) within the logged part; past it, the time at its last timed row plus the rest at the run's
+    pace over the log (:func:`seconds_per_unit`); None when the log has no wall times or ``value`` is not finite.
+
+    >>> from core.logs import read_log
+    >>> log = read_log(b"step,loss,time_s\\n1,3.0,10\\n2,2.5,12\\n3,2.2,14\\n", "a.csv")   # 2 s a step after 10 s
+    >>> time_at_progress(log, 2.5), round(time_at_progress(log, 10), 6)
+    (13.0, 28.0)
+    """
+    if "time_s" not in log.frame.columns or value is None or not np.isfinite(value):
+        return None
+    t = log.frame["time_s"].to_numpy(dtype=float)
+    x = progress(log)
+    ok = np.isfinite(t) & np.isfinite(x)
+    if ok.sum() < 2:
+        return None
+    order = np.argsort(x[ok], kind="stable")
+    xs, ts = x[ok][order], t[ok][order]
+    if value <= xs[-1]:
+        return float(np.interp(value, xs, ts))
+    pace = seconds_per_unit(log)
+    return None if pace is None else float(ts[-1] + (value - xs[-1]) * pace)
+
+
 def progress_showcase(logs, target: Target | None = None, metric: str | None = None) -> RunLog | None:
     """The run a progress prediction opens on: among the runs whose target (``target``, else each run's own)
     is on ``metric`` (the page's, e.g. the ``val_loss`` an uploaded speedrun declares; all runs when none is),

@@ -197,7 +197,8 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
         measured = ProgressEstimate("posterior", s.unit, s.progress_to_target, s.progress_to_target,
                                     s.progress_to_target, "measured: the run met the target")
         return ProgressForecast(log.source, target, s.unit, n, observed, "reached", prior, extrap, measured,
-                                "measured", None, seconds_per_unit(seen), tuple(flags))
+                                "measured", None, seconds_per_unit(seen), tuple(flags),
+                                time_estimate_s=time_at_step(s, s.run.step_at(s.progress_to_target)))
     end = s.run.to_progress(s.schedule.total_steps)
     own = _schedule_estimate(s)
     trust = _schedule_trust(s, others, target, level, cache) if prior.available else None
@@ -244,10 +245,9 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
                 for v in (posterior.value, posterior.low, high)]
         posterior = replace(posterior, value=snap[0], low=snap[1], high=snap[2])
     status = "predicted" if math.isfinite(posterior.value) else "not predicted"
-    # the forecast's own time where the answer is its own crossing; else the time at the answer's step
-    from_crossings = method.endswith("the other runs' crossings")
-    time = s.time_to_target_s if weight in (None, 0.0) and not from_crossings else (
-        time_at_step(s, s.run.step_at(posterior.value)) if math.isfinite(posterior.value) else None)
+    # the time at the answer the page shows (the posterior, at the evaluation it falls on): the run's logged time to
+    # the cut, then its pace through the schedule (never the forecast's own crossing between two evaluations)
+    time = time_at_step(s, s.run.step_at(posterior.value)) if math.isfinite(posterior.value) else None
     return ProgressForecast(log.source, target, s.unit, n, observed, status, prior, extrap, posterior, method,
                             weight, seconds_per_unit(seen), tuple(flags), time_estimate_s=time)
 

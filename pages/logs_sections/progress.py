@@ -93,11 +93,10 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
         if interval:
             col.caption(interval)
     _whole_log_metric(m4, log, f.target, unit)
-    time = f.time_to_target_s
     st.caption(plain(f"Target {target_text(f.target)}. {f.n_observed} evaluations seen "
                      f"({amount_text(f.observed_progress)} {unit}); method: {f.method}"
                      + (f"; prior weight {f.prior_weight:.2f}" if f.prior_weight is not None else "")
-                     + (f"; time to target at the observed pace {time:,.0f} s" if time is not None else "")
+                     + (f"; {f.time_text}" if f.time_text else "")
                      + ". Intervals are 80 %; the rest of the log is drawn for comparison."))
     for flag in f.flags:
         st.caption(":material/info: " + plain(flag))
@@ -124,10 +123,9 @@ def _through_schedule(log: RunLog, answer: LossForecast) -> None:
         if interval:
             m2.caption(interval + (f" · step {s.run.step_at(f.posterior.value):,.0f}" if s.unit != "steps" else ""))
     _whole_log_metric(m3, log, s.target, s.unit)
-    time = f.time_to_target_s
     st.caption(plain(f"Route: {answer.route} ({answer.why}). Seen to step {s.observed_step:,.0f} "
                      f"({s.n_observed} evaluations); plan: {s.schedule.describe()}."
-                     + (f" Training time to target: {time:,.0f} s." if time is not None else "")
+                     + (f" {f.time_text.capitalize()}." if f.time_text else "")
                      + " Bands are 80 %."))
     chart(schedule_forecast_figure, s, log, key="logs_schedule_chart", file_stem="loss_through_schedule",
           inputs=(log.fingerprint(), s.observed_step, s.target.spec, s.schedule.key()))

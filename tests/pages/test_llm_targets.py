@@ -14,6 +14,7 @@ from core.logs import read_log_file
 from core.prediction import forecast_progress, predict_progress, progress_showcase, progress_to_target
 from core.runs import amount_text, analyse_run, find_target_crossing, fits_table
 from core.targets import Target
+from pages.shared.common import plain
 from tests.pages.conftest import APP, chart_specs, shown
 
 
@@ -68,6 +69,9 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     hi = "never" if f.progress.posterior.high == float("inf") else amount_text(f.progress.posterior.high)
     assert any(c.startswith(f"80 % interval: {amount_text(f.progress.posterior.low)} – {hi}") for c in captions), \
         captions
+    # the time goes with that answer, at the run's logged pace (core's sentence, its number included)
+    assert f.progress.time_text.startswith("time to target at the logged pace ")
+    assert any(plain(f" {f.progress.time_text.capitalize()}.") in c for c in captions), captions
     spec = chart_specs(at)[-1]
     assert [t["name"] for t in spec["data"]][:4] == ["band low", "band high", "forecast", "observed"]
 
