@@ -55,7 +55,6 @@ from pages.shared.common import (
     sync_uploads,
     table_download,
     target_input,
-    target_text,
     uploader_key,
 )
 from pages.shared.uploads import UPLOAD_NOTES
@@ -275,9 +274,6 @@ def main() -> None:
     if not runs.analyses:
         st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")
         st.stop()
-    st.caption(plain(f"Target: {target_text(target)}" + (" (the target the loaded runs declare; each run is "
-                                                          "measured against its own)" if target.origin == "log"
-                                                          else "")))
     with answer:
         headline_section(runs)
         view = charts_section(runs, target=target, log_x=log_x, log_y=log_y)
