@@ -98,7 +98,10 @@ def upload_label(name: str, data: bytes, digest: str | None = None) -> str:
             meta = read_log(data, name).meta
         except LogFormatError:
             meta = None
-        parts = [str(p) for p in (meta.model, meta.gpu or meta.system) if p] if meta is not None else []
+        model, system = (meta.model, meta.gpu or meta.system) if meta is not None else (None, None)
+        if system and "placeholder" in str(system).lower():    # a template's SUBMISSION_PLATFORM_PLACEHOLDER
+            system = digest[:SHORT_HASH]                        # names nothing: the content's hash instead
+        parts = [str(p) for p in (model, system) if p]
         if parts:
             return f"{name} ({', '.join(parts)})"
     return f"{name} ({digest[:SHORT_HASH]})"

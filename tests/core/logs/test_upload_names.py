@@ -65,3 +65,12 @@ def test_an_unreadable_mllog_is_labelled_by_its_hash_and_a_label_never_changes_t
     bad = b':::MLLOG {"key": "run_start", "time_ms": 1}\n:::MLLOG not json\n'
     assert upload_label("result_0.txt", bad) == f"result_0.txt ({content_digest(bad)[:8]})"
     assert parse_run_name("resnet8_CPU-64_val.csv (1a2b3c4d)") == parse_run_name("resnet8_CPU-64_val.csv")
+
+
+def test_a_template_platform_placeholder_is_not_a_name_the_content_hash_is():
+    """Real v5.1 logs (Cisco's) declare ``submission_platform`` as the template's ``SUBMISSION_PLATFORM_PLACEHOLDER``:
+    a label that names nothing; the content's hash tells the file apart instead."""
+    platform = read_log(EIGHT_B, "result_0.txt").meta.gpu
+    template = EIGHT_B.replace(platform.encode(), b"SUBMISSION_PLATFORM_PLACEHOLDER")
+    assert template != EIGHT_B
+    assert upload_label("result_0.txt", template) == f"result_0.txt (llama31_8b, {content_digest(template)[:8]})"
