@@ -27,6 +27,10 @@ def headline_section(runs: LoadedRuns) -> None:
                    "or units are not ranked together, and the line below names the first of each.")
     st.caption(plain(summary.headline()))
     st.caption(plain(summary.targets_text()))
+    if runs.errors:                 # nothing hidden: the files that are not runs are named at the answer too
+        names = ", ".join(name for name, _ in runs.errors)
+        st.warning(plain(f"{len(runs.errors)} file(s) not loaded and not counted above: {names}. "
+                         "Why, under the uploader below."), icon=":material/block:")
 
 
 def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:

@@ -171,6 +171,9 @@ def test_single_row_zero_steps_and_semicolons_on_the_page():
     assert table.loc["semicolon.csv", "b0"] == pytest.approx(table.loc["semicolon_decimal_comma.csv", "b0"])
     headline = next(m for m in at.metric if m.label == "Runs that reached the target")
     assert headline.value.endswith(f" of {builtin + 2}")            # the refused files are not loaded runs
+    warned = [shown(w.value) for w in at.warning if "not loaded and not counted above" in shown(w.value)]
+    assert warned == [f"4 file(s) not loaded and not counted above: {', '.join(names[:4])}. Why, under the "
+                      "uploader below."]                             # named at the answer too, not only below
 
 
 def test_every_file_of_the_malformed_corpus_gets_one_named_message_on_the_page():
