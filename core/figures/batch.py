@@ -20,7 +20,8 @@ from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, es
 
 #: traces of :func:`batch_samples_figure`, in order (the interval only when the model has one,
 #: "predicted" only with batches to predict)
-SAMPLES_TRACES: tuple[str, ...] = ("interval", "fitted E(B)", "measured", "predicted", "E_min", "B_noise")
+SAMPLES_TRACES: tuple[str, ...] = ("interval", "fitted E(B)", "measured", "outside the fit", "predicted", "E_min",
+                                   "B_noise")
 #: traces of :func:`efficiency_goodput_figure`: efficiency panel, then one goodput trace per label
 EFFICIENCY_TRACES: tuple[str, ...] = ("statistical efficiency", "B_noise")
 _SUBPLOT_MARGIN = dict(l=60, r=20, t=80, b=110)
@@ -57,7 +58,9 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
     plotly.graph_objects.Figure
         Traces ``SAMPLES_TRACES`` in order: "interval" (a band: the model's interval for a
         new run, only when it has one), "fitted E(B)" (line), "measured" (one marker per run
-        that reached the target, hover: the file), "predicted" (only with ``predict``),
+        that reached the target and is in the fit, hover: the file), "outside the fit" (open markers: runs
+        that reached the target but were kept out of the fit, a capped learning rate; hover: the file and
+        why; only when there are any), "predicted" (only with ``predict``),
         "E_min" (dashed horizontal line), "B_noise" (dotted vertical line where the curve is
         twice ``E_min``; absent when ``B_noise`` is infinite).  Log x and y axes; a note under
         the plot says each run is assumed tuned for its batch.
@@ -89,6 +92,13 @@ def batch_samples_figure(model: BatchScaling, *, predict=(), title: str = "Sampl
                              mode="markers", name="measured", text=[r.source for r in used],
                              marker=dict(size=10, color=color(1), line=dict(width=1, color="#000")),
                              hovertemplate="%{text}<br>B = %{x:,.0f}: %{y:,.4g} samples<extra></extra>"))
+    out = sorted((r for r in model.measured if not r.in_fit), key=lambda r: r.global_batch)
+    if out:                          # measured, shown and marked, not what E(B) was fitted to (issue 36)
+        fig.add_trace(go.Scatter(x=[r.global_batch for r in out], y=[r.samples_to_target for r in out],
+                                 mode="markers", name="outside the fit", text=[f"{r.source}: {r.note}" for r in out],
+                                 marker=dict(size=10, symbol="circle-open", color=color(1), line=dict(width=2)),
+                                 hovertemplate="%{text}<br>B = %{x:,.0f}: %{y:,.4g} samples<extra>outside the fit"
+                                               "</extra>"))
     if len(predict):
         p = np.asarray(predict, dtype=float)
         fig.add_trace(go.Scatter(x=p, y=model.samples(p), mode="markers", name="predicted",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,7 @@ SPEED = SpeedModel("allreduce", (0.001, 0.05, 0.002))
 def test_samples_figure_draws_the_runs_the_fit_and_its_two_parameters():
     model = fit_batch_scaling(RUNS)
     fig = batch_samples_figure(model, predict=[16000])
-    assert tuple(t.name for t in fig.data) == SAMPLES_TRACES
+    assert tuple(t.name for t in fig.data) == tuple(n for n in SAMPLES_TRACES if n != "outside the fit")
     by = {t.name: t for t in fig.data}
     assert list(by["measured"].x) == [250, 1000, 4000, 8000]
     assert list(by["measured"].y) == [r.samples_to_target for r in RUNS]
@@ -29,6 +31,20 @@ def test_samples_figure_draws_the_runs_the_fit_and_its_two_parameters():
     assert list(by["B_noise"].x) == [model.b_noise] * 2 and list(by["B_noise"].y) == [model.e_min, 2 * model.e_min]
     assert by["predicted"].y[0] == pytest.approx(model.samples(16000))
     assert fig.layout.xaxis.type == "log" and "tuned for its batch" in fig.layout.annotations[0].text
+
+
+def test_a_run_kept_out_of_the_fit_is_drawn_marked_and_the_fit_ignores_it():
+    """Issue 36: a capped run's measured value is shown (open marker, its reason on hover), not fitted."""
+    capped = replace(RUNS[-1], source="r-16000.csv", global_batch=16000.0, samples_to_target=9e6,
+                     steps_to_target=9e6 / 16000, in_fit=False, note="learning rate 0.4 capped (batch 16,000)")
+    model = fit_batch_scaling([*RUNS, capped])
+    assert model.e_min == pytest.approx(fit_batch_scaling(RUNS).e_min)     # the fit never saw it
+    fig = batch_samples_figure(model)
+    by = {t.name: t for t in fig.data}
+    assert list(by["measured"].x) == [250, 1000, 4000, 8000]
+    assert list(by["outside the fit"].x) == [16000] and list(by["outside the fit"].y) == [9e6]
+    assert by["outside the fit"].text == ("r-16000.csv: learning rate 0.4 capped (batch 16,000)",)
+    assert by["outside the fit"].marker.symbol == "circle-open"
 
 
 def test_samples_figure_without_interval_or_finite_noise_scale_leaves_those_traces_out():
