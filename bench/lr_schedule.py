@@ -290,12 +290,12 @@ def schedule_verb(family: str) -> None:
 
 
 def main(argv=None) -> int:
-    require_shared("lr_schedule_loss_curves", bench="bench/lr_schedule.py")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default="1,2,3,4,5")
     parser.add_argument("--family", default="auto")
     parser.add_argument("--table", action="store_true", help="print every case")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)            # --help works without ../shared
+    require_shared("lr_schedule_loss_curves", bench="bench/lr_schedule.py")
     only = set(args.only.split(","))
     TABLE[0] = args.table
     if "1" in only:
