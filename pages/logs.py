@@ -115,14 +115,14 @@ def upload_section() -> None:
 
 def options_section() -> tuple[Target, str, bool, bool]:
     """Target, criterion and axis options: ``(target, criterion, log_x, log_y)``."""
-    c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
+    c1, c2, c3 = st.columns([3, 2, 2])
     with c1:
         target = target_input(load_logs()[0], key="logs_target_acc")
     criterion = c2.radio("Target reached at", options=list(CRITERIA), key="logs_criterion",
                          format_func=CRITERION_LABELS.get, horizontal=True,
                          help=plain("\n\n".join(criterion_text(c, target) for c in CRITERIA)))
-    log_x = c3.toggle("log step axis", key="logs_log_x")
-    log_y = c4.toggle("log loss axis", key="logs_log_y")
+    log_x = c3.toggle("log step axis", key="logs_log_x")     # stacked: side by side, their labels were cut
+    log_y = c3.toggle("log loss axis", key="logs_log_y")
     return target, criterion, log_x, log_y
 
 

@@ -108,14 +108,16 @@ def _through_schedule(log: RunLog, answer: LossForecast) -> None:
     the curve with its band over the learning rate, which parameters came from where, and the runs left out."""
     s, f = answer.schedule, answer.progress
     m1, m2, m3 = st.columns(3)
-    m1.metric(f"{s.target.metric} at the schedule's end (step {s.schedule.total_steps:,.0f})", f"{s.metric_at_end:.4g}",
+    m1.metric(f"{s.target.metric} at the schedule's end", f"{s.metric_at_end:.4g}",
               help="The forecast of the target's metric at the plan's last step, through the planned learning rates.")
-    m1.caption(f"80 % band: {s.metric_at_end_low:.4g} – {s.metric_at_end_high:.4g}")
+    m1.caption(f"step {s.schedule.total_steps:,.0f} · 80 % band: {s.metric_at_end_low:.4g} – "
+               f"{s.metric_at_end_high:.4g}")                # under the metric: in its label it was cut
     within = f.posterior.value is not None and math.isfinite(f.posterior.value)   # the answer predict prints
     if not within:
-        m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", "not within the plan",
+        m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", "not reached",
                   help="The forecast does not reach the target by the plan's last step; a forecast past it is "
                        "never made (plan a longer schedule or a cool-down: Plan page, Schedule).")
+        m2.caption("not within the plan: a forecast past its last step is never made")
     else:
         m2.metric(f"Progress to {target_text(s.target)}, {s.unit}", _amount(f.posterior.value),
                   help=plain(f.posterior.description) or None)

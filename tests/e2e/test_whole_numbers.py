@@ -29,10 +29,12 @@ from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, streamlit_serve
 
 WIDTH, HEIGHT = 1280, 800
 
-#: every element of every metric whose text is wider than its box (the metric cuts it with "…"); [] when whole
+#: every element of every metric and widget label whose text is wider than its box (cut with "…"); [] when whole
+#: (a radio's or toggle's own input, 1 px wide and hidden, is not text)
 _CUT = """() => [...document.querySelectorAll(
-    '[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stMetricDelta]')].flatMap(e =>
-  [e, ...e.querySelectorAll('*')].filter(k => k.clientWidth > 0 && k.scrollWidth > k.clientWidth + 1)
+    '[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stMetricDelta], [data-testid=stWidgetLabel]'
+  )].flatMap(e =>
+  [e, ...e.querySelectorAll('*')].filter(k => k.clientWidth > 2 && k.scrollWidth > k.clientWidth + 1)
     .map(k => `${e.dataset.testid} ${JSON.stringify(e.innerText)}: ${k.scrollWidth} px of text in ${k.clientWidth}`))"""
 
 
@@ -210,3 +212,31 @@ def test_each_scaling_tab_answer_above_the_fold(window, whole_url, tab, label):
     assert page.evaluate("() => [...document.querySelectorAll('*')].every(e => e.scrollTop === 0)")
     box = metric.bounding_box()
     assert box is not None and box["y"] + box["height"] <= HEIGHT, (tab, box)
+
+
+@pytest.mark.parametrize("built_in", ["NanoGPT speedrun", "MLPerf Training v5.1 Llama 3.1 8B",
+                                      "loss under learning-rate schedules"])
+def test_logs_prediction_tab_numbers_whole(browser, whole_url, built_in):
+    """The Prediction tab of Logs on language-model runs (through the schedule, or prior × extrapolation in samples):
+    its metrics and labels are whole ("val_loss at the schedule's end (step 5,1…", "not within the …" were cut)."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context.set_default_timeout(WAIT_MS)
+    try:
+        page = context.new_page()
+        goto_page(page, whole_url, "Logs")
+        page.get_by_role("combobox", name="Built-in example runs").click()
+        page.get_by_role("option").filter(has_text=built_in).click()
+        page.keyboard.press("Escape")
+        wait_idle(page)
+        page.get_by_role("button", name=re.compile("^Remove MNIST-1D")).click()     # the set's runs alone
+        wait_idle(page)
+        page.get_by_role("tab", name="Prediction").click()
+        wait_idle(page)
+        expect(page.get_by_test_id("stTabPanel").get_by_test_id("stMetric").first).to_be_visible()
+        no_exception(page)
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+        assert page.evaluate(_CUT) == []
+        metrics = [m.inner_text() for m in page.get_by_test_id("stTabPanel").get_by_test_id("stMetric").all()]
+        assert len(metrics) >= 3 and not [m for m in metrics if "…" in m], metrics
+    finally:
+        context.close()

@@ -58,8 +58,9 @@ def test_logs_page_on_speedrun_uses_val_loss_328_and_matches_the_cli():
     log = next(lg for lg in logs if lg.source == run)
     f = forecast_progress(log, [lg for lg in logs if lg.source != run], Target("val_loss", "<=", 3.28), observe=0.25)
     assert f.route.startswith("through the schedule") and f.schedule is not None
-    end = f"val_loss at the schedule's end (step {f.schedule.schedule.total_steps:,.0f})"
-    assert values[end] == f"{f.schedule.metric_at_end:.4g}"
+    assert values["val_loss at the schedule's end"] == f"{f.schedule.metric_at_end:.4g}"
+    step = f"step {f.schedule.schedule.total_steps:,.0f} · 80 % band: "
+    assert any(c.value.startswith(step) for c in at.caption)                 # the plan's last step, under it
     # amounts in one format: the whole log's tokens exactly as the table has them, estimates never in e-notation
     assert values["What the whole log shows, tokens"] == f"{table.loc[run, 'tokens_to_target']:,.0f}"
     assert not [v for v in values.values() if "e+" in v], values

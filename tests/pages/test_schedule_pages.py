@@ -35,7 +35,8 @@ def test_logs_prediction_tab_forecasts_through_the_schedule_as_core_does(curves)
     assert f.schedule is not None                                          # it opens on a run whose rate changes
     values = {m.label: m.value for m in at.metric}
     s = f.schedule
-    assert values[f"loss at the schedule's end (step {s.schedule.total_steps:,.0f})"] == f"{s.metric_at_end:.4g}"
+    assert values["loss at the schedule's end"] == f"{s.metric_at_end:.4g}"        # its step in the caption under it
+    assert any(c.value.startswith(f"step {s.schedule.total_steps:,.0f} · 80 % band: ") for c in at.caption)
     assert values[f"Progress to loss ≤ {target.value:g}, steps"] == amount_text(f.progress.posterior.value)
     names = [t["name"] for t in chart_specs(at)[-1]["data"]]
     assert names[:3] == ["band low", "band high", "forecast"] and "learning rate" in names
@@ -50,8 +51,8 @@ def test_logs_prediction_tab_on_the_wsd_run_seen_to_half_its_steps(curves):
     log = next(lg for lg in curves if lg.source == "csv_100/wsd_20000_24000.csv")
     f = forecast_progress(log, [lg for lg in curves if lg is not log], default_target(curves), observe=0.5)
     values = {m.label: m.value for m in at.metric}
-    assert values["loss at the schedule's end (step 23,904)"] == f"{f.schedule.metric_at_end:.4g}"
-    band = f"80 % band: {f.schedule.metric_at_end_low:.4g} – {f.schedule.metric_at_end_high:.4g}"
+    assert values["loss at the schedule's end"] == f"{f.schedule.metric_at_end:.4g}"
+    band = f"step 23,904 · 80 % band: {f.schedule.metric_at_end_low:.4g} – {f.schedule.metric_at_end_high:.4g}"
     assert band in [c.value for c in at.caption]
     assert any(shown(c.value).startswith("Parameters: C from joint fit of 9 other runs") for c in at.caption)
 
