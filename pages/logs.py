@@ -105,7 +105,7 @@ def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
 
 # ---------------------------------------------------------------- sections
 def upload_section() -> None:
-    st.file_uploader("Training logs: CSV, MLPerf MLLOG, NanoGPT speedrun, trainer_state.json",
+    st.file_uploader("Training logs: CSV, MLPerf MLLOG, NanoGPT speedrun, trainer_state.json, TensorBoard events",
                      type=UPLOAD_TYPES, accept_multiple_files=True,
                      key=uploader_key(), on_change=sync_uploads,
                      help=f"{LOG_FORMATS_TEXT} The format is told from the content, not the name. Up to "
