@@ -9,6 +9,7 @@ saved) and one browser page for the whole module: the pages are visited one afte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -163,23 +164,32 @@ def test_calibrate_interval_is_written_whole_under_its_metric(window, whole_url)
     assert caption.first.bounding_box()["y"] + caption.first.bounding_box()["height"] <= HEIGHT
 
 
-def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url):
-    """MNIST-1D (acc ≥ 0.92, counted in steps) and the NanoGPT speedrun (val_loss ≤ 3.28, counted in tokens):
-    the headline ranks neither against the other, names the first of each, and names both targets.  In a
-    browser context of its own (a session of its own: the built-in choice stays out of the other tests)."""
-    runs = [analyse_run(read_log_file(p, source=n)) for key in ("mnist1d", "speedrun")
-            for n, p in builtin_log_files(key)]
-    want = summarize_targets(runs)
-    assert want.first_value() == "not ranked" and want.targets_text().startswith("Targets differ: ")
+@contextlib.contextmanager
+def logs_with(browser, url: str, built_in: str):
+    """The Logs page in a browser context of its own (a session of its own: the built-in choice stays out of the
+    other tests), with the built-in set whose label holds ``built_in`` added in the sidebar."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     context.set_default_timeout(WAIT_MS)
     try:
         page = context.new_page()
-        goto_page(page, whole_url, "Logs")
+        goto_page(page, url, "Logs")
         page.get_by_role("combobox", name="Built-in example runs").click()
-        page.get_by_role("option").filter(has_text="NanoGPT speedrun").click()
+        page.get_by_role("option").filter(has_text=built_in).click()
         page.keyboard.press("Escape")
         wait_idle(page)
+        yield page
+    finally:
+        context.close()
+
+
+def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url):
+    """MNIST-1D (acc ≥ 0.92, counted in steps) and the NanoGPT speedrun (val_loss ≤ 3.28, counted in tokens):
+    the headline ranks neither against the other, names the first of each, and names both targets."""
+    runs = [analyse_run(read_log_file(p, source=n)) for key in ("mnist1d", "speedrun")
+            for n, p in builtin_log_files(key)]
+    want = summarize_targets(runs)
+    assert want.first_value() == "not ranked" and want.targets_text().startswith("Targets differ: ")
+    with logs_with(browser, whole_url, "NanoGPT speedrun") as page:
         first = _metric(page, "First to the target")
         expect(first.get_by_test_id("stMetricValue")).to_have_text(want.first_value())
         expect(_metric(page, "Runs that reached the target").get_by_test_id("stMetricValue")).to_have_text(
@@ -190,8 +200,6 @@ def test_logs_runs_of_other_targets_and_units_are_not_ranked(browser, whole_url)
         box = first.bounding_box()
         assert box["y"] + box["height"] <= HEIGHT
         no_exception(page)
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("tab, label", [("Sync vs async", None), ("Measured scaling", "Baseline GPUs N0"),
@@ -219,15 +227,7 @@ def test_each_scaling_tab_answer_above_the_fold(window, whole_url, tab, label):
 def test_logs_prediction_tab_numbers_whole(browser, whole_url, built_in):
     """The Prediction tab of Logs on language-model runs (through the schedule, or prior × extrapolation in samples):
     its metrics and labels are whole ("val_loss at the schedule's end (step 5,1…", "not within the …" were cut)."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    context.set_default_timeout(WAIT_MS)
-    try:
-        page = context.new_page()
-        goto_page(page, whole_url, "Logs")
-        page.get_by_role("combobox", name="Built-in example runs").click()
-        page.get_by_role("option").filter(has_text=built_in).click()
-        page.keyboard.press("Escape")
-        wait_idle(page)
+    with logs_with(browser, whole_url, built_in) as page:
         page.get_by_role("button", name=re.compile("^Remove MNIST-1D")).click()     # the set's runs alone
         wait_idle(page)
         page.get_by_role("tab", name="Prediction").click()
@@ -238,5 +238,3 @@ def test_logs_prediction_tab_numbers_whole(browser, whole_url, built_in):
         assert page.evaluate(_CUT) == []
         metrics = [m.inner_text() for m in page.get_by_test_id("stTabPanel").get_by_test_id("stMetric").all()]
         assert len(metrics) >= 3 and not [m for m in metrics if "…" in m], metrics
-    finally:
-        context.close()
