@@ -44,6 +44,7 @@ from core.targets import accuracy_in_percent
 #: a number written with a decimal comma (``2,5``, ``-0,001``, ``1,5e-3``), and a whole number
 _DECIMAL_COMMA = r"[-+]?\d*,\d+(?:[eE][-+]?\d+)?"
 _INTEGER = r"[-+]?\d+"
+_THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+"        # 1,000 or 12,500: a thousands separator as much as a decimal comma
 #: cells that are numbers of some notation (digits, points, commas, an exponent)
 _NUMERIC = r"[-+]?[\d.,]+(?:[eE][-+]?\d+)?"
 #: csv.Sniffer reads the header and this many rows, when they are no longer than this
@@ -112,7 +113,8 @@ def sniff_separator(text: str) -> str:
 
 def _decimal_commas(table: dict[str, np.ndarray], source: str, flags: list[str]) -> dict[str, np.ndarray]:
     """A semicolon- or tab-separated table's columns of numbers written with a decimal comma (``2,5``), as numbers;
-    a column whose numbers mix decimal commas and points (``1.234,5``) is refused, never read as other numbers."""
+    a column whose numbers mix decimal commas and points (``1.234,5``), or whose every comma could separate
+    thousands (``1,000``, ``12,500``), is refused, never read as other numbers."""
     converted = []
     for name, values in table.items():
         if values.dtype.kind != "O":
@@ -128,6 +130,10 @@ def _decimal_commas(table: dict[str, np.ndarray], source: str, flags: list[str])
             raise LogFormatError(source, f"expected the numbers in column {name!r} written with one decimal "
                                  f"separator; got {bad!r} among numbers with a decimal comma. Save the file with "
                                  "decimal points (or commas only).")
+        if cells[comma].str.fullmatch(_THOUSANDS).all():
+            raise LogFormatError(source, f"expected the numbers in column {name!r} written with a decimal comma or "
+                                 f"point; got {cells[comma].iloc[0]!r}, which reads as a thousands separator as well "
+                                 "as a decimal comma. Save the file without thousands separators.")
         series = pd.Series(values, dtype=object)
         table[name] = pd.to_numeric(series.str.strip().str.replace(",", ".", regex=False),
                                     errors="coerce").to_numpy(dtype=float)

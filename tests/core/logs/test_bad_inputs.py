@@ -89,6 +89,19 @@ def test_a_text_column_with_commas_in_a_semicolon_file_is_left_as_text():
     assert log.frame["loss"].iloc[1] == 1.0 and log.flags == ()
 
 
+def test_commas_that_may_separate_thousands_are_refused_not_read_as_decimals():
+    """A tab file whose steps read 1,000 2,000 ...: thousands (1000) or decimals (1.0)? Never guessed: refused by
+    name (it was read as steps 1.0, 2.0 ... with only a flag). One value with other than three digits after its
+    comma (2,5) settles it: a decimal comma."""
+    thousands = "step\tloss\n" + "".join(f"{s},000\t{2 + 1 / s:.4f}\n" for s in range(1, 9))
+    with pytest.raises(LogFormatError, match=r"thousands.csv: .*column 'step'.*'1,000', which reads as a thousands "
+                                             r"separator as well as a decimal comma"):
+        read_log(thousands.encode(), "thousands.csv")
+    decimals = "step;loss\n" + "".join(f"{s};2,{500 + s}\n" for s in range(1, 8)) + "8;2,5\n"
+    log = read_log(decimals.encode(), "decimals.csv")
+    assert log.frame["loss"].tolist()[:2] == [2.501, 2.502] and log.frame["loss"].iloc[-1] == 2.5
+
+
 @pytest.mark.parametrize("name", list(CORPUS))
 def test_each_bad_file_is_refused_naming_it_and_the_problem(name):
     with pytest.raises(LogFormatError) as info:
