@@ -20,7 +20,6 @@ from core.library.access import (
     WebDelete,
     audit_log,
     recently_deleted,
-    web_delete_allowed,
     web_delete_policy,
 )
 from core.library.adding import AddReport, AddResult, PendingRun, Progress, check_tags
@@ -66,7 +65,7 @@ from core.library.stores import STORES, open_store
 __all__ = [
     'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',
     'ACTOR_ENV_VAR', 'KEEP_DAYS_ENV_VAR', 'STORES', 'WEB_DELETE_ENV_VAR', 'data_hash', 'default_actor',
-    'keep_days_setting', 'open_store', 'web_delete_allowed', 'web_delete_policy', 'WebDelete', 'audit_log',
+    'keep_days_setting', 'open_store', 'web_delete_policy', 'WebDelete', 'audit_log',
     'recently_deleted', 'REMOVED_COLUMNS',
     'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
     'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',

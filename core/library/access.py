@@ -103,11 +103,6 @@ def web_delete_policy(store: Store, *, environ: Mapping[str, str] | None = None)
     return WebDelete(not shared, shared, where)
 
 
-def web_delete_allowed(library) -> bool:
-    """Whether the dashboard may delete runs of ``library`` (:func:`web_delete_policy` of its store)."""
-    return web_delete_policy(library.store).allowed
-
-
 def recently_deleted(library, *, keep_days: float | None = None) -> pd.DataFrame:
     """The removed runs not purged yet, by id, with ``restorable_until``: the removal plus the keeping period
     (``keep_days``, default ``$TTA_LIBRARY_KEEP_DAYS`` or 30), the time after which ``vacuum`` may purge it.
@@ -132,4 +127,4 @@ def audit_log(library, *, limit: int = 50) -> pd.DataFrame:
 
 
 __all__ = ["REMOVED_COLUMNS", "WEB_DELETE_ENV_VAR", "WebDelete", "audit_log", "recently_deleted",
-           "web_delete_allowed", "web_delete_policy"]
+           "web_delete_policy"]

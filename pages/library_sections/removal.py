@@ -13,6 +13,8 @@ import streamlit as st
 
 from core.errors import InputError, LibraryError
 from core.library import (
+    ACTOR_ENV_VAR,
+    KEEP_DAYS_ENV_VAR,
     WEB_DELETE_ENV_VAR,
     audit_log,
     keep_days_setting,
@@ -26,8 +28,6 @@ SELECTED = "library_selected"
 PENDING_DELETE = "library_pending_delete"
 NOTICE = "library_notice"
 RESTORE_CHOICE = "library_restore_choice"
-#: the audit events shown (``python -m core library log`` prints them all)
-AUDIT_ROWS = 50
 
 
 def delete_control(lib, column, chosen: list[int]) -> None:
@@ -53,7 +53,8 @@ def _delete_now(lib, ids: list[int], names: list[str]) -> None:
         return
     st.session_state[PENDING_DELETE] = []
     if removed is None:
-        st.session_state[NOTICE] = ("error", f"Deleting runs is off on this server ({WEB_DELETE_ENV_VAR}).")
+        st.session_state[NOTICE] = ("error", f"Deleting runs is off: {web_delete_policy(lib.store).reason} "
+                                             f"({WEB_DELETE_ENV_VAR}).")
         return
     for name in names:
         st.session_state.get(LIBRARY_RUNS, {}).pop(name, None)
@@ -98,7 +99,7 @@ def removed_section(lib) -> None:
     if removed.empty:
         return
     st.subheader(f"Recently deleted ({len(removed)})")
-    st.caption(f"Deleted runs stay restorable for {keep_days_setting():g} days (`TTA_LIBRARY_KEEP_DAYS`); "
+    st.caption(f"Deleted runs stay restorable for {keep_days_setting():g} days (`{KEEP_DAYS_ENV_VAR}`); "
                "`python -m core library vacuum` deletes them for good after that.")
     st.dataframe(removed, hide_index=True, width="stretch", key="library_removed_table",
                  column_config={c: st.column_config.DatetimeColumn(f"{c.replace('_', ' ')} (UTC)",
@@ -115,10 +116,10 @@ def removed_section(lib) -> None:
 
 def audit_section(lib) -> None:
     """Who did what: the latest audit events (adds, imports, removals, restores, purges)."""
-    events = audit_log(lib, limit=AUDIT_ROWS)
-    with st.expander(f"Audit log: who did what (latest {min(len(events), AUDIT_ROWS)})", icon=":material/history:"):
+    events = audit_log(lib)       # the latest (core's default count)
+    with st.expander(f"Audit log: who did what (latest {len(events)})", icon=":material/history:"):
         st.caption("Every add, import, removal, restore and purge, latest first. The actor is "
-                   "`TTA_LIBRARY_ACTOR` (or user@host) and, from this dashboard, the browser session's id; "
+                   f"`{ACTOR_ENV_VAR}` (or user@host) and, from this dashboard, the browser session's id; "
                    "`python -m core library log` prints the whole table.")
         st.dataframe(events, hide_index=True, width="stretch", key="library_audit_table",
                      column_config={"happened_at": st.column_config.DatetimeColumn("when (UTC)",

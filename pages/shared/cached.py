@@ -23,8 +23,7 @@ import streamlit as st
 
 from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files
 from core.errors import LogFormatError
-from core.logs import MIN_FIT_POINTS, RunLog, read_log, read_log_file
-from core.logs import content_digest as logs_digest
+from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
 from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
 from core.tables import frame_digest
@@ -177,11 +176,6 @@ def _edit_args(name: str) -> tuple:
 def frame_key(frame: pd.DataFrame) -> str:
     """A short digest of a table's content and columns (the cache key of calls that take it unhashed)."""
     return frame_digest(frame)
-
-
-def content_digest(data: bytes) -> str:
-    """A short hash of a file's bytes (computed once per upload, kept beside the bytes): ``core.logs``'."""
-    return logs_digest(data)
 
 
 def _log_of(name: str, data: bytes, digest: str, origin: str) -> RunLog | LogFormatError:

@@ -88,7 +88,7 @@ def test_capped_runs_are_shown_marked_and_kept_out_of_the_fit(sweep, capsys):
     assert pollux.drop(capped.index)["in_fit"].all() and pollux.drop(capped.index)["note"].isna().all()
     assert "learning rate capped from batch 512 on" in err and "(6)" in err
     # kept out of the fit: the same E_min and B_noise as from the 15 uncapped runs alone
-    uncapped, err_15 = _table(sweep, "pollux", capsys, keys=[k for k in KEYS if k[0] not in CAPPED])
+    _, err_15 = _table(sweep, "pollux", capsys, keys=[k for k in KEYS if k[0] not in CAPPED])
     assert err.splitlines()[0] == err_15.splitlines()[0]          # the summary line: E_min, B_noise, MAPE on 15 runs
     assert "error on the 15 measured runs" in err
 

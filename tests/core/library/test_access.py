@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.library import Library, audit_log, open_store, recently_deleted, web_delete_allowed, web_delete_policy
+from core.library import Library, audit_log, open_store, recently_deleted, web_delete_policy
 from core.logs import read_log
 from tests.core.library.helpers import course_csv
 
@@ -70,15 +70,15 @@ def test_a_bad_setting_is_refused_with_the_variables_name(value):
         web_delete_policy(open_store(":memory:"), environ={"TTA_LIBRARY_WEB_DELETE": value})
 
 
-def test_web_delete_allowed_reads_the_environment(db, store_kind, monkeypatch):
+def test_web_delete_policy_reads_the_environment_on_both_stores(db, store_kind, monkeypatch):
     """On both real stores: the test's library is a named path or a server, so off until the setting says 1."""
     monkeypatch.delenv("TTA_LIBRARY_WEB_DELETE", raising=False)
-    assert web_delete_allowed(Library(db)) is False
+    assert web_delete_policy(Library(db).store).allowed is False
     monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "1")
-    assert web_delete_allowed(Library(db)) is True
+    assert web_delete_policy(Library(db).store).allowed is True
     monkeypatch.setenv("TTA_LIBRARY_WEB_DELETE", "maybe")
     with pytest.raises(InputError, match="TTA_LIBRARY_WEB_DELETE: expected 1 or 0"):
-        web_delete_allowed(Library(db))
+        web_delete_policy(Library(db).store)
 
 
 def _add(lib: Library, name: str, seed: int) -> int:

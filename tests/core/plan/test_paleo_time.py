@@ -6,6 +6,7 @@ import pytest
 
 from core.errors import InputError
 from core.paleo import load_net, simulate
+from core.plan import measured_step_time
 from core.plan.paleo_time import paleo_net_for, paleo_time_to_target
 
 
@@ -68,13 +69,6 @@ def test_paleo_draws_the_device_the_run_was_measured_on():
 
 
 # ---------------------------------------------------------------- calibrated on the measured step (issue 33, measure 4)
-def _measured_step_s(log) -> float:
-    """A run's measured step: the median of its logged wall-clock time between consecutive steps."""
-    from core.plan import measured_step_time
-
-    return measured_step_time(log)
-
-
 def _builtin_runs():
     from core.datasets import builtin_log_files
     from core.logs import read_log_file
@@ -93,7 +87,7 @@ def test_paleo_and_optimus_meet_at_the_measured_step_on_the_builtin_runs(at):
     p, w = at
     steps = 1000.0
     for log in _builtin_runs():
-        measured = _measured_step_s(log)
+        measured = measured_step_time(log)    # the median wall-clock step
         name = parse_run_name(log.source)
         net = load_net(paleo_net_for(name.model, "mnist1d"))
         device = paleo_device_for(name.gpu)[0]
