@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from core.defaults import SECONDS_PER_HOUR
 from core.figures.style import TARGET_LINE, base_layout, color, empty_figure, esc, escaped, log_axis
-from core.plan import Allocation, DeadlineChoice, display_time
+from core.plan import Allocation, DeadlineChoice, display_time, duration_unit
 
 TTA_TITLE = "Time to target against workers"
 TIME_COST_TITLE = "Time and cost of each configuration"
@@ -131,24 +131,23 @@ def tta_vs_workers_figure(grid: pd.DataFrame, *, best: pd.DataFrame | None = Non
 
 
 def chart_time_unit(hours: pd.Series, unit: str) -> tuple[float, str]:
-    """The factor and unit a time chart reads best in: seconds when the longest time plotted is under three
-    minutes, minutes under two hours, else hours (paper units stay as they are).
+    """The factor and unit a time chart reads best in: the unit of its longest time, by the headline's rule
+    (:func:`core.plan.duration_unit`: seconds under two minutes, minutes under two hours, else hours; paper units
+    stay as they are).
 
     >>> chart_time_unit(pd.Series([0.001, 0.003]), "hours"), chart_time_unit(pd.Series([0.2, 1.5]), "hours")
     ((3600.0, 'seconds'), (60.0, 'minutes'))
     >>> chart_time_unit(pd.Series([0.5, 6.0]), "hours"), chart_time_unit(pd.Series([5.0]), "paper units")
     ((1.0, 'hours'), (1.0, 'paper units'))
+    >>> chart_time_unit(pd.Series([150 / 3600]), "hours")   # 150 s: the headline's "2.5 min", not seconds on the axis
+    (60.0, 'minutes')
     """
     values = pd.to_numeric(hours, errors="coerce").to_numpy(dtype=float)
     values = values[np.isfinite(values)]
     if unit != "hours" or not values.size:
         return 1.0, unit
-    longest = float(values.max())
-    if longest < 0.05:
-        return 3600.0, "seconds"
-    if longest < 2.0:
-        return 60.0, "minutes"
-    return 1.0, "hours"
+    per, name, _ = duration_unit(float(values.max()) * SECONDS_PER_HOUR)   # the headline's rule (core.plan)
+    return SECONDS_PER_HOUR / per, name
 
 
 def _add_steps(fig: go.Figure, grid: pd.DataFrame, colors: dict[int, str]) -> None:

@@ -201,18 +201,28 @@ def display_time(grid: pd.DataFrame) -> tuple[str, str]:
     return "time_h", "hours"
 
 
+#: the unit a duration reads best in, by its length: (below this many seconds, seconds per unit, name, short name)
+DURATION_UNITS = ((120.0, 1.0, "seconds", "s"), (7200.0, 60.0, "minutes", "min"), (float("inf"), 3600.0, "hours", "h"))
+
+
+def duration_unit(seconds: float) -> tuple[float, str, str]:
+    """``(seconds per unit, name, short name)`` a duration reads best in: seconds below two minutes, minutes below
+    two hours, else hours (one rule for the headline's text and the chart's axis).
+
+    >>> duration_unit(119.0)[1], duration_unit(120.0)[1], duration_unit(7200.0)[1]
+    ('seconds', 'minutes', 'hours')
+    """
+    return next((per, name, short) for below, per, name, short in DURATION_UNITS if float(seconds) < below)
+
+
 def duration_text(seconds: float) -> str:
-    """A duration in the unit that reads best: seconds below two minutes, minutes below two hours, else hours.
+    """A duration in the unit that reads best (:func:`duration_unit`).
 
     >>> duration_text(3.6), duration_text(754.0), duration_text(9000.0)
     ('3.6 s', '12.6 min', '2.5 h')
     """
-    seconds = float(seconds)
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds / 3600:.3g} h"
+    per, _, short = duration_unit(seconds)
+    return f"{float(seconds) / per:.3g} {short}"
 
 
 def time_text(seconds: float, shown: float, unit: str) -> str:
