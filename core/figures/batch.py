@@ -29,7 +29,7 @@ _SUBPLOT_LEGEND = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", 
 
 
 def _curve_batches(model: BatchScaling, extra=()) -> np.ndarray:
-    known = [r.global_batch for r in model.used] + [float(b) for b in extra]
+    known = [r.global_batch for r in model.measured] + [float(b) for b in extra]   # capped runs too: under the curve
     if math.isfinite(model.b_noise):
         known.append(model.b_noise)
     lo, hi = (min(known), max(known)) if known else (1.0, 1e4)

@@ -96,7 +96,8 @@ class ProgressForecast:
         >>> f = ProgressForecast("a.csv", Target("loss", "<=", 2.5), "steps", 5, 50.0, "predicted", est, est, est,
         ...                      "prior", seconds_per_unit=0.5, time_estimate_s=52.0)
         >>> f.time_text, replace(f, seconds_per_unit=None, time_estimate_s=None).time_text
-        ('time to target at the logged pace 52 s', 'no time to target: the log records no wall time')
+        ('time to target at the logged pace 52 s', 'no time to target: the log records no wall time that grows with \
+its progress')
         """
         if self.status == "not predicted":
             return None
@@ -104,7 +105,7 @@ class ProgressForecast:
             verb = "logged time to target" if self.status == "reached" else "time to target at the logged pace"
             return f"{verb} {self.time_estimate_s:,.0f} s"
         if self.seconds_per_unit is None:
-            return "no time to target: the log records no wall time"
+            return "no time to target: the log records no wall time that grows with its progress"
         return None
 
     def to_dict(self) -> dict:

@@ -88,4 +88,4 @@ def test_the_power_law_route_times_its_own_answer():
 def test_a_run_without_wall_times_says_so_instead_of_a_number():
     f = predict_progress(read_log(_curve(False), "untimed.csv"), target=Target("loss", "<=", 2.5), observe=0.25)
     assert f.status == "predicted" and f.time_to_target_s is None
-    assert f.time_text == "no time to target: the log records no wall time"
+    assert f.time_text == "no time to target: the log records no wall time that grows with its progress"
