@@ -27,14 +27,19 @@ MIN_SIZES_TO_CHOOSE = 3
 SCORE_COLUMNS: tuple[str, ...] = ("family", "held_w", "global_batch", "predicted_s", "measured_s", "error_pct")
 
 
-def log_speed_choices() -> tuple[str, ...]:
+def log_speed_choices(device: str | None = None) -> tuple[str, ...]:
     """Speed models a plan from logs takes: ``auto``, every registered all-reduce family that needs nothing beside
     the speeds (``SpeedFamily.context``), and the transformer model (whose context the logs give: their benchmark's
-    model, their device and sequence length).
+    model, their device and sequence length). On another ``device`` only the transformer model, the one family
+    that knows devices (``auto`` there means it too).
 
     >>> log_speed_choices()[0], "transformer" in log_speed_choices(), "paleo" in log_speed_choices()
     ('auto', True, False)
+    >>> log_speed_choices("B200")
+    ('transformer',)
     """
+    if device:
+        return ("transformer",)
     return ("auto", *(name for name, fam in SPEED_FAMILIES.items()
                       if fam.fits_mode("allreduce") and (not fam.context or name == "transformer")))
 

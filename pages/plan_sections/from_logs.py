@@ -80,13 +80,12 @@ def from_logs_section(logs, target: Target | None, answer) -> None:
     device = c3.selectbox("Device", devices, key="plan_logs_device",
                           format_func=lambda d: f"the logs' own ({own or 'unknown'})" if d == SAME_DEVICE
                           else f"{d} (the transformer model transfers the logs' step)")
-    model = c2.selectbox("Step time on w GPUs", log_speed_choices(), key="plan_logs_model",
-                         format_func=_model_label, disabled=bool(device),
+    choices = log_speed_choices(device or None)                # on another device: core's one family
+    model = c2.selectbox("Step time on w GPUs", choices, key="plan_logs_model", format_func=_model_label,
+                         disabled=len(choices) == 1,
                          help="On another device the transformer model plans (the one family that knows devices). "
                               if device else "A speed family fitted to the logs' measured steps. auto compares them "
                               "by leaving one GPU count out and predicting it, when the logs measured three or more.")
-    if device:
-        model = "transformer"
     d1, d2, d3 = st.columns(3)
     chosen_w = d1.selectbox("GPU count you plan on", workers, index=workers.index(int(measured["w"].max())),
                             key="plan_logs_w", format_func=lambda w: f"{w:,}")

@@ -139,9 +139,12 @@ def test_plan_page_gives_the_cli_answer_for_the_llama_logs(capsys):
     # 512 GPUs at batch 64: samples to target the median of the two built-in 512-GPU runs, from the logs
     row = table.set_index("w").loc[512]
     assert row["samples_to_target"] == pytest.approx((221184 + 245760) / 2) and row["samples_source"] == "logs"
-    # another device: the transformer model on B200, named in the table
+    # another device: the transformer model on B200 (core's one choice there, whatever family was chosen before)
+    at.selectbox(key="plan_logs_model").set_value("bracket").run()
     at.selectbox(key="plan_logs_device").set_value("B200").run()
     assert not at.exception and not at.error
+    assert len(at.selectbox(key="plan_logs_model").options) == 1                # the one family that knows devices
+    assert at.selectbox(key="plan_logs_model").value == "transformer"
     on_b200 = _plan_table(at)
     assert set(on_b200["device"]) == {"B200"} and set(on_b200["speed_model"]) == {"transformer"}
 
