@@ -177,6 +177,20 @@ def summarize_targets(analyses: Sequence[RunAnalysis]) -> TargetSummary:
     return TargetSummary(len(analyses), len(reached), firsts, tuple(targets.items()))
 
 
+def not_loaded_text(names: Sequence[str]) -> str | None:
+    """The files that are not runs, named at the answer they are not counted in (None when every file loaded).
+
+    >>> not_loaded_text(["single_row.csv", "zero_steps.csv"])
+    '2 file(s) not loaded and not counted above: single_row.csv, zero_steps.csv. Why, under the uploader below.'
+    >>> not_loaded_text([]) is None
+    True
+    """
+    if not names:
+        return None
+    return (f"{len(names)} file(s) not loaded and not counted above: {', '.join(names)}. "
+            "Why, under the uploader below.")
+
+
 def amount_text(value: float, digits: int = 4) -> str:
     """``value`` rounded to ``digits`` significant digits, written as the headline writes amounts: thousands
     separated, never in exponent notation (an estimate of 634,388,480 tokens is "634,400,000", not

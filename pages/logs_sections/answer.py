@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.logs import accuracy_figure, loss_curve_figure
-from core.runs import select_runs, step_scales, summarize_targets
+from core.runs import not_loaded_text, select_runs, step_scales, summarize_targets
 from core.targets import Target
 from pages.shared.common import LoadedRuns, chart, plain
 
@@ -27,10 +27,9 @@ def headline_section(runs: LoadedRuns) -> None:
                    "or units are not ranked together, and the line below names the first of each.")
     st.caption(plain(summary.headline()))
     st.caption(plain(summary.targets_text()))
-    if runs.errors:                 # nothing hidden: the files that are not runs are named at the answer too
-        names = ", ".join(name for name, _ in runs.errors)
-        st.warning(plain(f"{len(runs.errors)} file(s) not loaded and not counted above: {names}. "
-                         "Why, under the uploader below."), icon=":material/block:")
+    refused = not_loaded_text([name for name, _ in runs.errors])   # nothing hidden: named at the answer too
+    if refused:
+        st.warning(plain(refused), icon=":material/block:")
 
 
 def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool) -> str:
