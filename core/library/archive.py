@@ -73,10 +73,13 @@ def _export_members(where: Path, archive: zipfile.ZipFile) -> dict[str, zipfile.
     members = {p.name: info for p, info in paths if p.parent == folder and p.name in EXPORT_FILES
                and not info.is_dir()}
     total = sum(info.file_size for info in members.values())
-    if total > MAX_IMPORT_BYTES or members[MANIFEST].file_size > MAX_MANIFEST_BYTES:
-        raise InputError(f"{where}: expected an export of at most {MAX_IMPORT_BYTES // 2**20:,} MB unpacked (its "
-                         f"manifest at most 1 MB); its files take {total / 2**20:,.1f} MB. Export it in parts "
-                         "(library export --filter ...) and import each. Nothing was imported.")
+    if members[MANIFEST].file_size > MAX_MANIFEST_BYTES:
+        raise InputError(f"{where}: expected a {MANIFEST} of at most {MAX_MANIFEST_BYTES / 2**20:g} MB; it unpacks to "
+                         f"{members[MANIFEST].file_size / 2**20:,.1f} MB. Nothing was imported.")
+    if total > MAX_IMPORT_BYTES:
+        raise InputError(f"{where}: expected an export of at most {MAX_IMPORT_BYTES // 2**20:,} MB unpacked; its files "
+                         f"take {total / 2**20:,.1f} MB. Export it in parts (library export --filter ...) and import "
+                         "each. Nothing was imported.")
     return members
 
 
