@@ -95,7 +95,9 @@ def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = 
 
     ``samples = step at target × B`` (the step where the epoch-level criterion of
     :func:`core.runs.find_target_crossing` fires; for an MLLOG or Pollux trace the step of
-    the first evaluation above target), ``steps = samples / B`` and ``epochs = samples / N``
+    the first evaluation above target), ``steps = samples / B`` (a course ``_val`` log: epochs × ⌈N/B⌉, the
+    optimiser steps with each epoch's last partial batch, as Lightning and Pollux count them; the model's
+    predicted steps stay E(B)/B) and ``epochs = samples / N``
     with ``N`` the samples per epoch (given, or the log's ``train_samples``); without ``N``
     the crossing's epoch, except for a Pollux trace, whose epochs are AdaptDL's statistical
     epochs (then ``epochs`` is None).
