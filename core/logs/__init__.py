@@ -28,7 +28,7 @@ from core.logs.naming import (
     gpu_short_name,
     parse_run_name,
 )
-from core.logs.points import MIN_FIT_POINTS, check_points, curve_points, few_points_flag, is_forecastable
+from core.logs.points import MIN_FIT_POINTS, check_points, is_forecastable
 from core.logs.reader import (
     MAX_LOG_BYTES,
     READERS,
@@ -50,15 +50,15 @@ from core.logs.reader import (
 )
 from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
 from core.logs.speedrun import is_speedrun, read_speedrun
-from core.logs.tfevents import is_event_data, is_event_file, read_event_file, table_for_reader, wide_scalars
+from core.logs.tfevents import is_event_data, is_event_file, table_for_reader, wide_scalars
 
 __all__ = [
     'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'MIN_FIT_POINTS', 'PROGRESS_COLUMNS',
     'READERS', 'ROLES', 'RunLog', 'RunMeta', 'UPLOAD_TYPES', 'UploadNames', 'benchmark_rule', 'check_points',
-    'content_digest', 'curve_points', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
-    'few_points_flag', 'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_event_data',
+    'content_digest', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
+    'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_event_data',
     'is_event_file', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'name_uploads',
-    'parse_run_name', 'read_event_file', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
+    'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
     'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description',
     'table_for_reader', 'upload_label', 'upload_types', 'wide_scalars',
 ]

@@ -32,7 +32,6 @@ from core.runs.summary import (
     amount_text,
     not_loaded_text,
     summarize_targets,
-    target_words,
 )
 from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
@@ -55,7 +54,7 @@ __all__ = [
     'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
     'is_evaluation_metric',
     'find_target_crossing',
-    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget', 'target_words',
+    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
     'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
     'target_metrics', 'thin_indices',
