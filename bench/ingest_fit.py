@@ -12,7 +12,8 @@ runs: 6 depths × 3 GPUs × train/val-sized noise levels) in the course format
   spread over ``--jobs`` processes (``core.runs.analysis.fit_files``, what ``python -m core fit
   --jobs N`` does; the whole analysis, target detection included).
 
-Prints the times, the speed-up ratios, and the largest relative difference of b0, b1, b2
+Prints the times (and, for both one-by-one methods, the time per file split into reading and fitting),
+the speed-up ratios, the load average, and the largest relative difference of b0, b1, b2
 between the course's fit and ours.  Usage:
 ``python bench/ingest_fit.py [--files 36] [--epochs 350] [--jobs 2]``.
 """
@@ -20,6 +21,7 @@ between the course's fit and ours.  Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -66,34 +68,55 @@ def build_corpus(folder: Path, *, n_files: int, epochs: int, seed: int = 2024) -
     return paths
 
 
-def course_method(paths: list[Path]) -> list[np.ndarray]:
-    """Default read, strip names, curve_fit on every point, sequentially."""
+def course_method(paths: list[Path], split: dict[str, float] | None = None) -> list[np.ndarray]:
+    """Default read, strip names, curve_fit on every point, sequentially.
+
+    ``split`` (optional) gets the seconds spent reading (``"read"``: the file to ``k`` and ``y``) and fitting
+    (``"fit"``), summed over the files."""
     out = []
+    split = {} if split is None else split
     for p in paths:
+        t0 = time.perf_counter()
         df = pd.read_csv(p)
         df.columns = [c.strip() for c in df.columns]
         spe = int(df["step"].max())
         k = (df["epoch"].to_numpy() - 1) * spe + df["step"].to_numpy()
         y = df["loss"].to_numpy()
+        t1 = time.perf_counter()
         popt, _ = curve_fit(optimus_loss, k, y, p0=(1e-3, 1.0, 0.9 * y.min()), bounds=(0, np.inf))
         out.append(popt)
+        split["read"] = split.get("read", 0.0) + t1 - t0
+        split["fit"] = split.get("fit", 0.0) + time.perf_counter() - t1
     return out
 
 
-def our_method(paths: list[Path]) -> list[np.ndarray]:
+def our_method(paths: list[Path], split: dict[str, float] | None = None) -> list[np.ndarray]:
+    """``read_log_file`` then ``fit_curve``, sequentially; ``split`` as in :func:`course_method`."""
     out = []
+    split = {} if split is None else split
     for p in paths:
+        t0 = time.perf_counter()
         log = read_log_file(p)
-        fit = fit_curve(log.frame["global_step"].to_numpy(), log.frame["loss"].to_numpy(), name=p.name)
+        k, y = log.frame["global_step"].to_numpy(), log.frame["loss"].to_numpy()
+        t1 = time.perf_counter()
+        fit = fit_curve(k, y, name=p.name)
         out.append(np.array(fit.values))
+        split["read"] = split.get("read", 0.0) + t1 - t0
+        split["fit"] = split.get("fit", 0.0) + time.perf_counter() - t1
     return out
+
+
+def _split_line(split: dict[str, float], n_files: int) -> str:
+    total = split["read"] + split["fit"]
+    return (f"      per file: read {split['read'] / n_files * 1e3:6.1f} ms ({split['read'] / total:4.0%}), "
+            f"fit {split['fit'] / n_files * 1e3:6.1f} ms ({split['fit'] / total:4.0%})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--files", type=int, default=36)
-    ap.add_argument("--epochs", type=int, default=350)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--files", type=int, default=36, help="logs in the corpus (default 36; 6 for a quick run)")
+    ap.add_argument("--epochs", type=int, default=350, help="epochs of 391 steps per log (default 350)")
+    ap.add_argument("--jobs", type=int, default=2, help="processes of the whole analysis (default 2)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -102,21 +125,26 @@ def main() -> None:
         size = sum(p.stat().st_size for p in paths) / 2**20
         print(f"corpus: {len(paths)} logs x {rows:,} rows ({size:.0f} MB), built in {time.perf_counter() - t0:.1f} s")
         our_method(paths[:1])  # warm imports and caches for both
+        split_ours: dict[str, float] = {}
+        split_course: dict[str, float] = {}
         t0 = time.perf_counter()
-        ours = our_method(paths)
+        ours = our_method(paths, split_ours)
         t_ours = time.perf_counter() - t0
         t0 = time.perf_counter()
         table, _ = fit_files(paths, jobs=args.jobs)
         t_jobs = time.perf_counter() - t0
         t0 = time.perf_counter()
-        course = course_method(paths)
+        course = course_method(paths, split_course)
         t_course = time.perf_counter() - t0
     rel = max(float(np.max(np.abs(o - c) / np.maximum(np.abs(c), 1e-12) * (np.abs(c) > 1e-6)))
               for o, c in zip(ours, course))
     print(f"course method (read_csv + curve_fit on every point): {t_course:7.2f} s")
+    print(_split_line(split_course, len(paths)))
     print(f"ours (read_log + binned fit_curve), one by one:      {t_ours:7.2f} s   speed-up {t_course / t_ours:5.1f}x")
+    print(_split_line(split_ours, len(paths)))
     print(f"ours, whole analysis on {args.jobs} processes:              {t_jobs:7.2f} s   "
           f"speed-up {t_course / t_jobs:5.1f}x")
+    print(f"load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"largest relative parameter difference: {rel * 100:.3f} % (b2 below 1e-6 compared in absolute terms)")
 
 

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+import pandas as pd
+
 from core.curves import OPTIMUS
 from core.errors import LogFormatError
 from core.logs.runlog import RunLog
@@ -53,12 +56,29 @@ def curve_points(log: RunLog) -> tuple[int, str]:
     """
     frame = log.frame
     columns = dict.fromkeys(["loss", "acc", *log.metrics.values()])
+    steps = frame["global_step"].to_numpy()
     best = (0, "loss")
     for column in columns:
         if column in frame:
-            n = int(frame.loc[frame[column].notna(), "global_step"].nunique())
+            n = distinct_count(steps[frame[column].notna().to_numpy()])
             best = max(best, (n, column), key=lambda t: t[0])
     return best
+
+
+def distinct_count(values: np.ndarray) -> int:
+    """The number of distinct values, NaN not counted (``pandas.Series.nunique``): on sorted values (a log's
+    steps, nearly always) one pass over their differences, else ``nunique``'s hashing.
+
+    >>> distinct_count(np.array([1.0, 1.0, 2.0, 5.0])), distinct_count(np.array([3.0, 1.0, 3.0, np.nan]))
+    (3, 2)
+    """
+    if values.size == 0:
+        return 0
+    if values.dtype.kind in "fiu":
+        diff = np.diff(values)
+        if (diff >= 0).all():         # sorted, without NaN (a NaN difference fails the test)
+            return 1 + int(np.count_nonzero(diff))
+    return int(pd.Series(values).nunique())
 
 
 def check_points(log: RunLog, min_points: int = MIN_FIT_POINTS) -> RunLog:

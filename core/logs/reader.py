@@ -183,7 +183,7 @@ def reader_for(data: bytes, source: str | None = None) -> Reader:
 def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None = None,
              steps_per_epoch: int | None = None, split: str | None = None,
              max_bytes: int = MAX_LOG_BYTES, system: Mapping | None = None, path: str | None = None,
-             min_points: int = 1) -> RunLog:
+             min_points: int = 1, _reader: Reader | None = None) -> RunLog:
     """Read one training log from its bytes, whatever its format (see the module docstring).
 
     Parameters
@@ -207,6 +207,9 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
     min_points : int, default 1
         A run whose best curve has fewer points at different steps is refused (``core.logs.points``); pass
         ``MIN_FIT_POINTS`` where a run is read to be fitted (``fit``, ``predict``, the pages' uploads).
+    _reader : Reader, optional
+        The reader :func:`reader_for` chose for these bytes already (:func:`read_log_file`), so that the
+        sniffs, each a scan of the whole file, run once.
 
     Raises
     ------
@@ -226,7 +229,8 @@ def read_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | None
         raise LogFormatError(source, f"expected steps per epoch to be an integer >= 1; got {steps_per_epoch!r}.")
     options = ReadOptions(roles=roles, steps_per_epoch=steps_per_epoch, split=split, max_bytes=max_bytes,
                           system=system, path=path)
-    return check_points(reader_for(data, source).read(data, source, options), min_points)   # too few: refused by name
+    reader = _reader if _reader is not None else reader_for(data, source)
+    return check_points(reader.read(data, source, options), min_points)   # too few: refused by name
 
 
 def find_system_description(path: str | Path) -> Path | None:
@@ -287,16 +291,20 @@ def read_log_file(path: str | Path, **kwargs) -> RunLog:
         return check_points(read_tfevents_dir(path, **kwargs), min_points)
     source = kwargs.pop("source", path.name)
     data = file_bytes(path, source=source, max_bytes=kwargs.get("max_bytes", MAX_LOG_BYTES))
-    if reader_for(data, path.name).name == "tfevents":    # read in place; the run's model and device from its folder
+    reader = reader_for(data, path.name)    # each sniff scans the whole file: once per file, its answer kept
+    if reader.name == "tfevents":    # read in place; the run's model and device from its folder
         kwargs.pop("path", None), kwargs.pop("system", None)
         min_points = kwargs.pop("min_points", 1)
         return check_points(read_event_file(path, source=source, **kwargs), min_points)
     kwargs.setdefault("path", str(path))
-    if is_mllog(data):
+    if reader.name == "mllog":      # the first reader: claims exactly the files is_mllog claims
         if source == path.name and path.parent.name:
             source = f"{path.parent.name}/{path.name}"   # MLPerf: result_<n>.txt in a folder per system
         if kwargs.get("system") is None:
             kwargs["system"] = system_description(path, source)
-    elif source == path.name and path.parent.name and (path.name == "trainer_state.json" or is_speedrun(data)):
+    elif source == path.name and path.parent.name and (
+            path.name == "trainer_state.json" or reader.name == "speedrun"
+            or (reader.name == "hf-trainer" and is_speedrun(data))):
         source = f"{path.parent.name}/{path.name}"       # checkpoint-500/trainer_state.json, <record>/<uuid>.txt
-    return read_log(data, source, **kwargs)
+    # read_log would choose by ``source``'s name (a reader may claim a file by its name): same name, same reader
+    return read_log(data, source, _reader=reader if Path(source).name == path.name else None, **kwargs)
