@@ -54,11 +54,14 @@ def is_speedrun(data: bytes) -> bool:
     >>> is_speedrun(b"step:1/10 train_time:5ms step_avg:5.00ms\\n"), is_speedrun(b"step,loss\\n1,2\\n")
     (True, False)
     """
-    # a step line starts the data or follows a newline: that cheap byte search comes first, so a large CSV
-    # log (no ``step:`` at a line's start) never pays the regular expression's scan of every line
+    # both answers need ``train_time`` somewhere, and a step line starts the data or follows a newline: those
+    # byte searches come first (about 1 ms on a 4 MB file), so a large CSV log never pays the regular
+    # expression's scan of every line (35 ms)
+    if b"train_time" not in data:
+        return False
     step_line = data.startswith(b"step:") or b"\nstep:" in data
     return ((step_line and _STEP_LINE.search(data) is not None)
-            or (b"NVIDIA-SMI" in data and b"train_time" in data and b"val_loss" in data))
+            or (b"NVIDIA-SMI" in data and b"val_loss" in data))
 
 
 def _product(expr: str) -> int:

@@ -125,3 +125,33 @@ def test_read_log_file_sniffs_once_and_reads_as_read_log_does(tmp_path, name, da
     assert from_file.source == from_bytes.source
     assert (from_file.fmt, from_file.flags) == (from_bytes.fmt, from_bytes.flags)
     pd.testing.assert_frame_equal(from_file.frame, from_bytes.frame)
+
+
+MLLOG_TRICKS = {
+    "marker first": b':::MLLOG {"key": "run_start"}\n',
+    "marker after timestamps": b"2024-01-01 12:00:00 start\n" * 1000 + b':::MLLOG {"key": "run_start"}\n',
+    "colons but no marker": b"time,loss\n12:00:01,2.0\n12:00:02,1.0\n",
+    "no colon": b"epoch, step, loss, acc\n" + _CSV_ROWS,
+    "two colons only": b"::MLLOG\n",
+}
+
+
+@pytest.mark.parametrize("data", MLLOG_TRICKS.values(), ids=MLLOG_TRICKS.keys())
+def test_the_mllog_sniff_answers_as_the_marker_search_does(data):
+    from core.logs import is_mllog
+
+    assert is_mllog(data) == (b":::MLLOG" in data)
+
+
+def test_a_decimal_comma_file_whose_first_lines_look_like_plain_csv_is_read_as_its_decimal_point_twin():
+    # the separator is sniffed on the first lines, which hold whole numbers only: the decimal commas further down
+    # must still be read as decimal points, never as a second separator or text
+    rows = [(e, s, 3.0 / (e * 20 + s)) for e in range(1, 31) for s in range(1, 21)]
+    head = "epoch;step;loss\n" + "".join(f"{e};{s};{i + 2}\n" for i, (e, s, _) in enumerate(rows[:8]))
+    comma = head + "".join(f"{e};{s};{y:.6f}".replace(".", ",") + "\n" for e, s, y in rows[8:])
+    point = head + "".join(f"{e};{s};{y:.6f}\n" for e, s, y in rows[8:])
+    log_comma = read_log(comma.encode(), "resnet20_V100.csv")
+    log_point = read_log(point.encode(), "resnet20_V100.csv")
+    pd.testing.assert_frame_equal(log_comma.frame, log_point.frame)
+    assert log_comma.frame["loss"].iloc[8] == pytest.approx(float(f"{rows[8][2]:.6f}"))
+    assert "decimal commas read as decimal points in 'loss'" in log_comma.flags
