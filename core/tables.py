@@ -95,7 +95,7 @@ def as_utf8(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> bytes:
                                  "Save the file as UTF-8 CSV.")
         raise LogFormatError(source, f"expected a CSV text file; got binary data (a NUL byte at "
                              f"position {nul}). Export the log as CSV.")
-    lines = data.count(b"\n")
+    lines = data.count(b"\n") if len(data) > MAX_LINES else 0     # fewer bytes than MAX_LINES: fewer lines too
     if lines > MAX_LINES:
         raise LogFormatError(source, f"expected at most {MAX_LINES:,} rows; got {lines:,}. Thin the "
                              "log (keep every n-th step) or split it into several files.")

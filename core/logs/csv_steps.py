@@ -230,11 +230,24 @@ def partial_epoch_flag(epoch: np.ndarray, spe: int | None, granularity: str, fla
     stride = 1
     if step is not None:
         last = max(last, int(np.nanmax(step[epoch == last_epoch]) - (last_epoch - 1) * spe))
-        gaps = np.diff(np.unique(step[np.isfinite(step)]))
+        gaps = np.diff(sorted_unique(step[np.isfinite(step)]))
         stride = int(np.median(gaps)) if gaps.size else 1
     # a log that keeps every n-th step can end up to n − 1 steps before a finished epoch's end
     if np.nanmin(epoch) < last_epoch and last + stride - 1 < 0.9 * spe:
         flags.append(f"partial last epoch ({last} of {spe} steps)")
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` (no NaN): on values already in order (a log's steps, nearly always) one pass over
+    their differences instead of a sort.
+
+    >>> sorted_unique(np.array([1.0, 1.0, 2.0, 5.0])).tolist(), sorted_unique(np.array([3.0, 1.0, 3.0])).tolist()
+    ([1.0, 2.0, 5.0], [1.0, 3.0])
+    """
+    steps = np.diff(values)
+    if values.size and (steps >= 0).all():
+        return values[np.append(True, steps > 0)]
+    return np.unique(values)
 
 
 def epoch_of_step(step: float, steps_per_epoch: int | None) -> int | None:

@@ -19,7 +19,7 @@ import pandas as pd
 from core.curves import FitResult, fit_curve
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
-from core.runs.evaluations import metric_column
+from core.runs.evaluations import metric_column, rows_holding
 from core.runs.targets import TargetCrossing, as_target, find_target_crossing
 from core.targets import DEFAULT_TARGET, Target
 
@@ -111,7 +111,7 @@ def fit_run(log: RunLog, *, family: str = "optimus", metric: str = "loss") -> Ru
     column = metric_column(log, metric) if metric != "loss" else ("loss" if log.has_loss else None)
     if column is None:
         return RunFit(None)
-    frame = log.frame[log.frame[column].notna()]
+    frame = rows_holding(log.frame, column)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)

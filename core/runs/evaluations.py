@@ -12,13 +12,28 @@ import pandas as pd
 
 from core.logs import RunLog
 
-__all__ = ["compared_rows", "epoch_ends", "is_evaluation_metric", "metric_column"]
+__all__ = ["compared_rows", "epoch_ends", "is_evaluation_metric", "metric_column", "rows_holding"]
+
+
+def rows_holding(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The rows of ``frame`` where ``column`` holds a value: ``frame`` itself when every row does (a dense log:
+    no copy of the whole table), else the selection. Read it, never write to it.
+
+    >>> frame = pd.DataFrame({"loss": [1.0, 0.5], "acc": [None, 0.7]})
+    >>> rows_holding(frame, "loss") is frame, rows_holding(frame, "acc").index.tolist()
+    (True, [1])
+    """
+    held = frame[column].notna().to_numpy()
+    return frame if held.all() else frame[held]
 
 
 def epoch_ends(rows: pd.DataFrame) -> np.ndarray:
     """Positions (in ``rows``) of the last row of each epoch, ordered by epoch (rows without an epoch skipped)."""
     epoch = rows["epoch"].to_numpy(dtype=float, na_value=np.nan)
     known = np.flatnonzero(~np.isnan(epoch))
+    steps = np.diff(epoch[known])
+    if known.size and (steps >= 0).all():      # epochs in order (a log, nearly always): each one's last row, no sort
+        return known[np.flatnonzero(np.append(steps > 0, True))]
     backwards = epoch[known][::-1]
     _, first_from_end = np.unique(backwards, return_index=True)   # unique epochs ascending
     return known[len(known) - 1 - first_from_end]
@@ -97,7 +112,7 @@ def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[n
     >>> positions.tolist(), values.tolist(), compared_rows(log, "loss")[1].tolist()
     ([1, 3], [0.7, 0.9], [1.5, 0.75])
     """
-    rows = log.frame[log.frame[column].notna()]
+    rows = rows_holding(log.frame, column)
     values = rows[column].to_numpy(dtype=float)
     if (criterion != "epoch" or log.granularity != "step" or len(rows) < 2 or rows["epoch"].isna().all()
             or rows["epoch"].nunique() >= len(rows) or is_evaluation_metric(log, column)):

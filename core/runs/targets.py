@@ -24,7 +24,7 @@ import pandas as pd
 from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
-from core.runs.evaluations import compared_rows, metric_column
+from core.runs.evaluations import compared_rows, metric_column, rows_holding
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
@@ -204,7 +204,7 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
             f"no {target.metric!r} metric in the log"
         return TargetCrossing(target, criterion, False, note=what)
     frame = log.frame
-    rows = frame[frame[column].notna()]
+    rows = rows_holding(frame, column)
     note = ""
     if criterion == "epoch" and log.granularity == "step" and len(rows) > 1 and rows["epoch"].isna().all():
         criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"

@@ -155,3 +155,22 @@ def test_a_decimal_comma_file_whose_first_lines_look_like_plain_csv_is_read_as_i
     pd.testing.assert_frame_equal(log_comma.frame, log_point.frame)
     assert log_comma.frame["loss"].iloc[8] == pytest.approx(float(f"{rows[8][2]:.6f}"))
     assert "decimal commas read as decimal points in 'loss'" in log_comma.flags
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sorted_unique_is_numpy_unique(seed):
+    from core.logs.csv_steps import sorted_unique
+
+    for name, values in _arrays(seed).items():
+        finite = values[np.isfinite(values)]
+        assert sorted_unique(finite).tolist() == np.unique(finite).tolist(), name
+
+
+def test_the_line_bound_still_refuses_a_file_of_more_lines(monkeypatch):
+    # the newline count is skipped only where the file has fewer bytes than the bound has lines
+    import core.tables
+    from core.errors import LogFormatError
+
+    monkeypatch.setattr(core.tables, "MAX_LINES", 50)
+    with pytest.raises(LogFormatError, match=r"many.csv: expected at most 50 rows; got 61"):
+        read_log(b"step,loss\n" + b"".join(b"%d,%d\n" % (i, 100 - i) for i in range(60)), "many.csv")
