@@ -102,6 +102,30 @@ def _column(columns: dict[str, str], names: tuple[str, ...]) -> str | None:
     return next((columns[n] for n in names if n in columns), None)
 
 
+def may_name_noise_columns(data: bytes) -> bool:
+    """Whether the header row may name a gradient-noise column: a cheap test on the file's first line, so that a
+    log without one (nearly every log) is not parsed a second time. False only where the first line that is not
+    blank ends in the first 64 KiB, holds no quote (a quoted name could run over several lines) and names none
+    of :data:`SQR_NAMES`, :data:`VAR_NAMES`, :data:`SCALE_NAMES` in any case: then the header, a part of that
+    line, names none either.
+
+    >>> may_name_noise_columns(b"epoch, step, loss, acc\\n1, 1, 2.0, 0.1\\n")
+    False
+    >>> may_name_noise_columns(b"\\r\\n progress,GNS\\r\\n1,2\\n"), may_name_noise_columns(b'"a\\nb",c\\n1,2\\n')
+    (True, True)
+    """
+    window = data[:65536]
+    head = window.lstrip()
+    end = head.find(b"\n")
+    if end < 0 and len(data) > len(window):
+        return True                      # the first line may run past the 64 KiB looked at
+    line = head if end < 0 else head[:end]
+    if b'"' in line:
+        return True
+    low = line.lower()
+    return any(name.encode() in low for name in (*SQR_NAMES, *VAR_NAMES, *SCALE_NAMES))
+
+
 def read_gradient_noise(data: bytes, source: str) -> GradientNoise | None:
     """The gradient-noise statistics of a CSV log, or None when it has no such column.
 
@@ -125,7 +149,7 @@ def read_gradient_noise(data: bytes, source: str) -> GradientNoise | None:
     >>> read_gradient_noise(b"epoch,loss\\n1,2.0\\n", "r.csv") is None
     True
     """
-    if is_mllog(data):
+    if is_mllog(data) or not may_name_noise_columns(data):
         return None
     try:
         frame = pd.read_csv(io.BytesIO(data), skipinitialspace=True)

@@ -174,3 +174,48 @@ def test_the_line_bound_still_refuses_a_file_of_more_lines(monkeypatch):
     monkeypatch.setattr(core.tables, "MAX_LINES", 50)
     with pytest.raises(LogFormatError, match=r"many.csv: expected at most 50 rows; got 61"):
         read_log(b"step,loss\n" + b"".join(b"%d,%d\n" % (i, 100 - i) for i in range(60)), "many.csv")
+
+
+NOISE_TRICKS = {
+    "a course log": b"epoch, step, loss, acc\n" + _CSV_ROWS,
+    "a Pollux trace": b"progress,iteration,metric,grad_sqr,grad_var\n391,390,0.4,8.0,5.0\n782,780,0.5,6.0,5.5\n",
+    "upper case after blank lines, CRLF": b"\r\n\r\n progress,GNS\r\n1,2\r\n2,3\r\n",
+    "a name in a data row only": b"step,loss,note\n1,2.0,gns\n2,1.5,grad_var\n",
+    "a quoted name over two lines": b'step,"noise\nscale",loss\n1,2,3\n',
+    "a quoted name": b'step,"noise_scale",loss\n1,20,3\n2,30,2\n',
+    "a UTF-8 BOM": b"\xef\xbb\xbfgns,step\n10,1\n12,2\n",
+    "a first line past 64 KiB": b",".join([b"c%d" % i for i in range(12000)] + [b"gns"]) + b"\n"
+                                + b",".join([b"1"] * 12001) + b"\n",
+    "only grad_sqr": b"step,grad_sqr\n1,2.0\n",
+}
+
+
+def _noise_answer(data: bytes):
+    from core.errors import LogFormatError
+    from core.logs.noise import read_gradient_noise
+
+    try:
+        got = read_gradient_noise(data, "n.csv")
+    except LogFormatError as exc:
+        return ("refused", str(exc))
+    if got is None:
+        return None
+    return tuple((k, None if v is None else np.asarray(v).tolist()) for k, v in sorted(vars(got).items()))
+
+
+@pytest.mark.parametrize("data", NOISE_TRICKS.values(), ids=NOISE_TRICKS.keys())
+def test_the_noise_columns_gate_answers_as_parsing_every_file_does(data, monkeypatch):
+    import core.logs.noise
+
+    fast = _noise_answer(data)
+    monkeypatch.setattr(core.logs.noise, "may_name_noise_columns", lambda data: True)   # the careful way
+    assert fast == _noise_answer(data)
+
+
+def test_the_noise_tricks_hold_every_answer():
+    answers = {name: _noise_answer(data) for name, data in NOISE_TRICKS.items()}
+    assert answers["a course log"] is None and answers["a name in a data row only"] is None
+    assert answers["only grad_sqr"][0] == "refused"
+    found = [name for name, a in answers.items() if a is not None and a[0] != "refused"]
+    assert set(found) >= {"a Pollux trace", "upper case after blank lines, CRLF", "a quoted name", "a UTF-8 BOM",
+                          "a first line past 64 KiB"}
