@@ -27,11 +27,14 @@ e.g. an older server, or a proxy that passes ``/api/`` only) is read one metric 
 time with ``get_metric_history``, and :attr:`HistoryReader.note` says so.
 
 Runs are read a chunk at a time (about ``chunk_points`` values), the next chunk fetched in a
-thread while the caller reads the last one, so memory stays bounded by two chunks.
+thread while the caller reads the last one, so memory stays bounded by two chunks.  Within a
+chunk, ``in_flight`` metrics are asked for at once (2 by default; MLflow's server runs 4 workers
+by default), so that the server's work on one answer overlaps the transfer and parsing of another.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -43,8 +46,9 @@ OWN_METRIC_PREFIX = "tta_"
 BULK_ENDPOINT = "/ajax-api/2.0/mlflow/metrics/get-history-bulk"
 MAX_RUNS = 100
 MAX_RESULTS = 25_000
-#: values read ahead of the caller, a chunk of runs at a time
+#: values read ahead of the caller, a chunk of runs at a time; bulk requests in flight at once (one metric each)
 CHUNK_POINTS = 300_000
+IN_FLIGHT = 2
 
 
 def metric_keys(run) -> list[str]:
@@ -98,12 +102,14 @@ class HistoryReader:
     """
 
     def __init__(self, client, *, bulk: bool = True, max_results: int = MAX_RESULTS, max_runs: int = MAX_RUNS,
-                 chunk_points: int = CHUNK_POINTS) -> None:
+                 chunk_points: int = CHUNK_POINTS, in_flight: int = IN_FLIGHT) -> None:
         if not 1 <= max_results <= MAX_RESULTS or not 1 <= max_runs <= MAX_RUNS:
             raise ValueError(f"max_results must be in [1, {MAX_RESULTS}] and max_runs in [1, {MAX_RUNS}]; "
                              f"got {max_results} and {max_runs}.")
         self.client = client
         self.max_results, self.max_runs, self.chunk_points = max_results, max_runs, chunk_points
+        self.in_flight = max(1, int(in_flight))
+        self._lock = threading.Lock()
         self.creds = rest_host_creds(client) if bulk else None
         self.note: str | None = None
         if bulk and self.creds is None:
@@ -152,11 +158,13 @@ class HistoryReader:
             return out
         try:
             rows: dict[str, list] = {run.info.run_id: [] for run in runs}
-            for key in sorted({k for run in runs for k in metric_keys(run)}):
-                having = [run for run in runs if key in run.data.metrics]
-                got = self._metric(key, having)
-                if got is None:                       # no bulk route: every history one at a time from now on
-                    return self._chunk(runs)
+            keys = sorted({k for run in runs for k in metric_keys(run)})
+            with ThreadPoolExecutor(self.in_flight, thread_name_prefix="mlflow-bulk") as pool:
+                answers = list(pool.map(lambda key: self._metric(key, [r for r in runs if key in r.data.metrics]),
+                                        keys))
+            if any(got is None for got in answers):   # no bulk route: every history one at a time from now on
+                return self._chunk(runs)
+            for got in answers:                       # in key order, as get_metric_history is asked
                 for run_id, values in got.items():
                     rows[run_id].extend(values)
             return [scalars_frame(rows[run.info.run_id]) for run in runs]
@@ -203,17 +211,22 @@ class HistoryReader:
         return out
 
     def _reread(self, run_id: str, key: str) -> list:
-        self.reread += 1
+        with self._lock:
+            self.reread += 1
         return history_rows(self.client, run_id, key)
 
     def _request(self, key: str, run_ids: list[str]) -> list[dict] | None:
         """One bulk request; None when the server answers 404 (no such route)."""
         from mlflow.utils.rest_utils import http_request, verify_rest_response
 
-        response = http_request(self.creds(), BULK_ENDPOINT, "GET", raise_on_status=False,
+        creds = self.creds
+        if creds is None:                                # another metric's request met the 404 meanwhile
+            return None
+        response = http_request(creds(), BULK_ENDPOINT, "GET", raise_on_status=False,
                                 params=[("run_id", r) for r in run_ids] + [("metric_key", key),
                                                                            ("max_results", self.max_results)])
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         if response.status_code == 404:
             self.note = (f"read one metric history per request (get_metric_history): the server answered "
                          f"HTTP 404 to its bulk route {BULK_ENDPOINT}")

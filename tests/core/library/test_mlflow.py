@@ -401,7 +401,7 @@ def test_a_server_without_the_bulk_route_is_read_per_metric_and_the_cli_says_so(
     try:
         lib = Library(tmp_path / "lib.duckdb")
         done = add_mlflow(lib, f"mlflow:{proxy.uri}#{name}")
-        assert done.report.n_added == 3 and done.n_requests == 1          # the one that answered 404
+        assert done.report.n_added == 3 and 1 <= done.n_requests <= 2     # those that answered 404 (2 in flight)
         assert "HTTP 404" in done.note and "get_metric_history" in done.note
         table = lib.runs().set_index("source")
         assert {run: int(table.loc[run, "n_points"]) for run in points} == {r: p["loss"] for r, p in points.items()}
