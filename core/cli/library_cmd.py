@@ -185,7 +185,8 @@ def _add(lib: Library, args) -> int:
         finally:
             bar.close()
         complain(f"{source}: {done.n_listed} run(s) listed, {done.n_fetched} fetched"
-                 + (f", replacing {len(done.replaced)} older version(s)" if done.replaced else ""))
+                 + (f", replacing {len(done.replaced)} older version(s)" if done.replaced else "")
+                 + (f"; {done.note}" if done.note else ""))
         report = done.report if report is None else _merged(report, done.report)
     if paths or report is None:
         bar, progress = _bar(0, "add")

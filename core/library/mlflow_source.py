@@ -2,14 +2,15 @@
 
 ``mlflow:TRACKING_URI[#EXPERIMENT]`` names a source: every active run of the experiment (a name
 or an id; every experiment when none is given) is read through MLflow's own client
-(``MlflowClient``: ``search_runs`` for the list, ``get_metric_history`` for every step of every
-metric), never by a REST client of ours.  A run's metric histories become one row per step with a
-column per metric and go through the same reader as TensorBoard runs and CSV logs
-(:mod:`core.logs.tfevents`: the same role detection, so ``loss``/``train_loss`` is the loss,
-``acc``/``accuracy``/``val_acc`` the accuracy, ``epoch`` and ``lr`` carried forward; the same
-checks and messages).  Params and tags give the metadata (:data:`META_KEYS`: model, device,
-global batch, split, data set, steps per epoch; a sequence length becomes the tag
-``seq_len:N``); what they do not say comes from the run's name, as for a file.
+(``MlflowClient``: ``search_runs`` for the list; every step of every metric through the server's
+bulk route, many runs a request, with the client's own HTTP helper and credentials, or
+``get_metric_history`` where the server has no such route: :mod:`core.library.mlflow_bulk`).
+A run's metric histories become one row per step with a column per metric and go through the
+same reader as TensorBoard runs and CSV logs (:mod:`core.logs.tfevents`: the same role
+detection, so ``loss``/``train_loss`` is the loss, ``acc``/``accuracy``/``val_acc`` the
+accuracy, ``epoch`` and ``lr`` carried forward; the same checks and messages).  Params and tags
+give the metadata (:data:`META_KEYS`: model, device, global batch, split, data set, steps per
+epoch; a sequence length becomes the tag ``seq_len:N``); what they do not say comes from the run's name, as for a file.
 
 **Identity and incremental import.**  A run's content hash is the SHA-256 of what the run list
 says about it without fetching any history: its MLflow run id, status, end time, params, tags
@@ -35,6 +36,7 @@ import pandas as pd
 
 from core.errors import InputError, LogFormatError
 from core.library.library import AddReport, AddResult, Library, PendingRun, Progress, check_tags
+from core.library.mlflow_bulk import MAX_RESULTS, OWN_METRIC_PREFIX, HistoryReader, scalars_of
 from core.library.records import library_name
 from core.library.sources import parameter_count_of, with_overrides
 from core.logs import RunLog, parse_run_name, read_log
@@ -46,7 +48,6 @@ MLFLOW_TAG = "mlflow"
 RUN_TAG_PREFIX = "mlflow-run:"
 #: tags and metrics written back by forecast_to_mlflow (not part of a run's identity)
 OWN_TAG_PREFIX = "tta."
-OWN_METRIC_PREFIX = "tta_"
 #: params or tags (names compared lower-cased) that give each field, first found wins
 META_KEYS: dict[str, tuple[str, ...]] = {
     "model": ("model", "model_name", "arch", "architecture", "network"),
@@ -187,22 +188,6 @@ def run_name(run) -> str:
     return str(run.info.run_name or run.data.tags.get("mlflow.runName") or run.info.run_id)
 
 
-def scalars_of(client, run) -> pd.DataFrame:
-    """Every step of every metric of the run (``get_metric_history``): ``tag, step, wall_time, value``."""
-    tags, steps, walls, values = [], [], [], []
-    for key in sorted(run.data.metrics):
-        if key.startswith(OWN_METRIC_PREFIX):
-            continue
-        for m in client.get_metric_history(run.info.run_id, key):
-            tags.append(key)
-            steps.append(int(m.step))
-            walls.append(m.timestamp / 1000.0)
-            values.append(float(m.value))
-    return pd.DataFrame({"tag": pd.Series(tags, dtype=object), "step": pd.Series(steps, dtype="int64"),
-                         "wall_time": pd.Series(walls, dtype="float64"),
-                         "value": pd.Series(values, dtype="float64")})
-
-
 def log_of_scalars(scalars: pd.DataFrame, source: str, *, split: str | None = None,
                    steps_per_epoch: int | None = None) -> RunLog:
     """The ``RunLog`` of a run's metric histories, read as a TensorBoard run is (``core.logs.tfevents``).
@@ -224,12 +209,14 @@ def log_of_scalars(scalars: pd.DataFrame, source: str, *, split: str | None = No
     return replace(log, fmt="mlflow")
 
 
-def read_run(client, run, *, tags: Sequence[str] = (), dataset: str | None = None) -> PendingRun:
-    """One MLflow run, ready to write (``LogFormatError`` when it has no usable metrics)."""
+def read_run(client, run, *, tags: Sequence[str] = (), dataset: str | None = None,
+             scalars: pd.DataFrame | None = None) -> PendingRun:
+    """One MLflow run, ready to write (``LogFormatError`` when it has no usable metrics); its histories are
+    ``scalars`` where given (read by a :class:`HistoryReader`), else read here one metric at a time."""
     source = run_name(run)
     split = _lookup(run, "split")
     split = split.lower() if split and split.lower() in ("train", "val") else None
-    log = log_of_scalars(scalars_of(client, run), source, split=split,
+    log = log_of_scalars(scalars_of(client, run) if scalars is None else scalars, source, split=split,
                          steps_per_epoch=_positive_int(_lookup(run, "steps_per_epoch")))
     log = with_overrides(log, model=_lookup(run, "model"), gpu=_lookup(run, "gpu"),
                          global_batch=_positive_int(_lookup(run, "global_batch")))
@@ -258,17 +245,22 @@ def _older_versions(library: Library) -> dict[str, tuple[int, tuple[str, ...]]]:
 
 @dataclass(frozen=True)
 class MlflowAddReport:
-    """What an MLflow import did: the library's report, runs listed and fetched, older versions replaced."""
+    """What an MLflow import did: the library's report, runs listed and fetched, older versions replaced,
+    bulk requests made, and ``note``: why histories were read one metric at a time (None when in bulk)."""
 
     report: AddReport
     n_listed: int
     n_fetched: int
     replaced: tuple[int, ...] = ()
+    n_requests: int = 0
+    note: str | None = None
 
 
 def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[str] = (),
-               dataset: str | None = None, progress: Progress | None = None, client=None) -> MlflowAddReport:
-    """Add the runs of an MLflow experiment (or server) to the library, fetching only what changed."""
+               dataset: str | None = None, progress: Progress | None = None, client=None, bulk: bool = True,
+               max_results: int = MAX_RESULTS) -> MlflowAddReport:
+    """Add the runs of an MLflow experiment (or server) to the library, fetching only what changed: through
+    the bulk route (``max_results`` values an answer at most) unless ``bulk=False`` or the server lacks it."""
     from mlflow.exceptions import MlflowException
 
     source = parse_source(source) if isinstance(source, str) else source
@@ -282,26 +274,28 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
         raise _unreachable(source, exc) from None
     known = library.known_hashes()
     older = _older_versions(library) if library.exists() else {}
-    fetched = [0]
+    digests = [run_digest(run) for run in runs]
+    wanted = [r for r, d in zip(runs, digests) if d not in known]
+    reader = HistoryReader(client, bulk=bulk, max_results=max_results)
     replacing: dict[str, int] = {}        # new version's hash -> the older version's run id
 
     def items() -> Iterator[PendingRun | AddResult | tuple[str, str]]:
-        for run in runs:
-            digest = run_digest(run)
+        histories = reader.scalars(wanted)           # read ahead, in order, a chunk of runs at a time
+        for run, digest in zip(runs, digests):
             if digest in known:
                 yield AddResult(run_name(run), known[digest], False)
                 continue
+            _, scalars = next(histories)
             previous = older.get(run.info.run_id)
             carried = [t for t in (previous[1] if previous else ()) if t != MLFLOW_TAG
                        and not t.startswith(RUN_TAG_PREFIX) and not t.startswith("seq_len:")]
+            if isinstance(scalars, Exception):
+                yield (run_name(run), str(_unreachable(source, scalars)))
+                continue
             try:
-                fetched[0] += 1
-                item = read_run(client, run, tags=[*tags, *carried], dataset=dataset)
+                item = read_run(client, run, tags=[*tags, *carried], dataset=dataset, scalars=scalars)
             except LogFormatError as exc:
                 yield (run_name(run), str(exc))
-                continue
-            except MlflowException as exc:
-                yield (run_name(run), str(_unreachable(source, exc)))
                 continue
             if previous:
                 replacing[item.digest] = previous[0]
@@ -311,7 +305,7 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
     now = library.known_hashes() if replacing else {}
     stale = [old for digest, old in replacing.items() if digest in now]      # only where the new version is in
     replaced = tuple(library.remove(stale)) if stale else ()
-    return MlflowAddReport(report, len(runs), fetched[0], replaced)
+    return MlflowAddReport(report, len(runs), len(wanted), replaced, reader.requests, reader.note)
 
 
 # --------------------------------------------------------------------------- forecasts back to MLflow

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -242,3 +243,188 @@ def test_cli_add_twice_then_forecast_to(mlflow_uri, experiment, tmp_path, capsys
 def test_an_unknown_experiment_is_refused_with_the_ones_there(mlflow_uri, experiment, tmp_path):
     with pytest.raises(InputError, match=f"expected an experiment named 'nope'.*{experiment[0]}"):
         add_mlflow(Library(tmp_path / "lib.duckdb"), f"mlflow:{mlflow_uri}#nope")
+
+
+# --------------------------------------------------------------------------- bulk reading (issue 35)
+#: the answer size the bulk tests ask for: two runs of 96 loss values fit in one answer, the long run (300) does not
+CAP = 200
+
+
+def log_series(client, experiment_id: str, name: str, series: dict, **params) -> str:
+    """A run whose metrics are logged as ``series`` says: metric -> [(step, value), ...], one millisecond apart."""
+    from mlflow.entities import Metric, Param
+
+    run = client.create_run(experiment_id, run_name=name, start_time=1_700_000_000_000)
+    metrics = [Metric(key, float(v), 1_700_000_000_000 + 1000 * i, int(step))
+               for key, points in series.items() for i, (step, v) in enumerate(points)]
+    for i in range(0, len(metrics), 1000):
+        client.log_batch(run.info.run_id, metrics=metrics[i:i + 1000])
+    client.log_batch(run.info.run_id, params=[Param(k, str(v)) for k, v in params.items()])
+    client.set_terminated(run.info.run_id, end_time=1_700_003_600_000)
+    return run.info.run_id
+
+
+@pytest.fixture(scope="session")
+def uneven(mlflow_uri):
+    """Runs whose metrics are logged at different steps (loss every step, accuracy every 10th, epoch every step),
+    and one run of 300 steps, more values of loss than one answer of CAP holds: ``(name, {run name: points})``."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(mlflow_uri)
+    name = f"uneven-{uuid.uuid4().hex[:8]}"
+    experiment_id = client.create_experiment(name)
+    points = {}
+    for file in NAMES:
+        frame = built_in(file).frame
+        steps = frame["global_step"].astype(int).tolist()
+        series = {"loss": list(zip(steps, frame["loss"])), "epoch": list(zip(steps, frame["epoch"])),
+                  "acc": [(s, a) for s, a in zip(steps, frame["acc"]) if s % 10 == 0]}
+        log_series(client, experiment_id, Path(file).stem, series, steps_per_epoch=16, batch_size=64)
+        points[Path(file).stem] = {k: len(v) for k, v in series.items()}
+    k = np.arange(1, 301)
+    long = {"loss": list(zip(k, 2.0 / (0.02 * k + 1.0) + 0.05)),
+            "acc": list(zip(k[::10], 0.9 - 0.8 / (0.02 * k[::10] + 1)))}
+    log_series(client, experiment_id, "resnet32_V100-64", long, steps_per_epoch=30)
+    points["resnet32_V100-64"] = {"loss": 300, "acc": 30}
+    return name, points
+
+
+def test_bulk_reader_gives_every_value_get_metric_history_gives(mlflow_uri, uneven):
+    from mlflow import MlflowClient
+
+    from core.library.mlflow_bulk import HistoryReader, scalars_of
+    from core.library.mlflow_source import list_runs
+
+    name, points = uneven
+    client = MlflowClient(mlflow_uri)
+    runs = list_runs(client, [client.get_experiment_by_name(name).experiment_id])
+    reader = HistoryReader(client, max_results=CAP)
+    got = dict(reader.scalars(runs))
+    assert reader.note is None and reader.requests >= 3          # in bulk, one metric a request at least
+    assert reader.reread == 1                                    # the long run's loss, paged through alone
+    for run in runs:
+        expected = scalars_of(client, run)
+        pd.testing.assert_frame_equal(got[run], expected)
+        counts = expected.groupby("tag").size().to_dict()
+        assert counts == points[run.info.run_name]
+
+
+def test_bulk_reader_reads_on_where_an_answer_is_cut(mlflow_uri):
+    """Metrics logged without a step (all at step 0): the run list's latest step says one value, so many runs are
+    asked for at once, the server cuts the answer at 50 values, and the reader asks again from the cut run on."""
+    from mlflow import MlflowClient
+
+    from core.library.mlflow_bulk import HistoryReader, scalars_of
+    from core.library.mlflow_source import list_runs
+
+    client = MlflowClient(mlflow_uri)
+    experiment_id = client.create_experiment(f"step0-{uuid.uuid4().hex[:8]}")
+    for r in range(6):
+        log_series(client, experiment_id, f"run{r}", {"loss": [(0, 1.0 / (i + r + 1)) for i in range(20)]})
+    runs = list_runs(client, [experiment_id])
+    reader = HistoryReader(client, max_results=50)
+    got = list(reader.scalars(runs))
+    # 120 values, at most 49 of them complete a request: at least three requests, and no history read alone
+    assert reader.requests >= 3 and reader.reread == 0
+    for run, frame in got:
+        assert len(frame) == 20
+        pd.testing.assert_frame_equal(frame, scalars_of(client, run))
+
+
+def test_bulk_import_gives_the_series_and_fits_of_the_per_metric_import(mlflow_uri, uneven, tmp_path):
+    name, points = uneven
+    source = f"mlflow:{mlflow_uri}#{name}"
+    bulk, per = Library(tmp_path / "bulk.duckdb"), Library(tmp_path / "per.duckdb")
+    done = add_mlflow(bulk, source, max_results=CAP)
+    slow = add_mlflow(per, source, bulk=False)
+    assert (done.report.n_added, done.report.errors, done.note) == (3, (), None) and done.n_requests >= 3
+    assert (slow.report.n_added, slow.n_requests) == (3, 0)
+    a, b = bulk.runs().set_index("source"), per.runs().set_index("source")
+    assert sorted(a.index) == sorted(points)
+    for run in points:
+        x, y = bulk.get(int(a.loc[run, "run_id"])), per.get(int(b.loc[run, "run_id"]))
+        pd.testing.assert_frame_equal(x.frame, y.frame)
+        assert x.n_points == points[run]["loss"]                 # one row a loss value: none lost, none added
+    assert a.loc["resnet32_V100-64", "n_points"] == 300
+    fa = fit_library(bulk).table.set_index("file").sort_index()
+    fb = fit_library(per).table.set_index("file").sort_index()
+    assert len(fa) == 3
+    pd.testing.assert_frame_equal(fa[["b0", "b1", "b2", "r2", "epoch_to_target"]],
+                                  fb[["b0", "b1", "b2", "r2", "epoch_to_target"]])
+
+
+class _NoBulkRoute:
+    """A real HTTP proxy in front of the tracking server that forwards ``/api/`` and answers 404 to the rest
+    (``/ajax-api/``, where the bulk route lives), as a gateway that exposes MLflow's REST API only does."""
+
+    def __init__(self, upstream: str):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _forward(self):
+                if not self.path.startswith("/api/"):
+                    self.send_error(404)
+                    return
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+                request = urllib.request.Request(upstream + self.path, data=body, method=self.command,
+                                                 headers={"Content-Type": self.headers.get("Content-Type", "")})
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        status, data = response.status, response.read()
+                except urllib.error.HTTPError as err:
+                    status, data = err.code, err.read()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _forward
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_server_without_the_bulk_route_is_read_per_metric_and_the_cli_says_so(mlflow_uri, uneven, tmp_path,
+                                                                                capsys):
+    name, points = uneven
+    proxy = _NoBulkRoute(mlflow_uri)
+    try:
+        lib = Library(tmp_path / "lib.duckdb")
+        done = add_mlflow(lib, f"mlflow:{proxy.uri}#{name}")
+        assert done.report.n_added == 3 and 1 <= done.n_requests <= 2     # those that answered 404 (2 in flight)
+        assert "HTTP 404" in done.note and "get_metric_history" in done.note
+        table = lib.runs().set_index("source")
+        assert {run: int(table.loc[run, "n_points"]) for run in points} == {r: p["loss"] for r, p in points.items()}
+        assert main(["library", "add", f"mlflow:{proxy.uri}#{name}", "--db", str(tmp_path / "cli.duckdb")]) == 0
+        err = capsys.readouterr().err
+        assert "3 run(s) listed, 3 fetched; read one metric history per request (get_metric_history): the server " \
+               "answered HTTP 404 to its bulk route /ajax-api/2.0/mlflow/metrics/get-history-bulk" in err
+    finally:
+        proxy.close()
+
+
+def test_a_sqlite_tracking_uri_is_read_per_metric_and_says_so(tmp_path):
+    from mlflow import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlruns.db'}"
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("local")
+    log_run(client, experiment_id, NAMES[0], device="Intel Xeon Processor", batch_size=64)
+    lib = Library(tmp_path / "lib.duckdb")
+    done = add_mlflow(lib, f"mlflow:{uri}#local")
+    assert done.report.n_added == 1 and done.n_requests == 0
+    assert done.note == (f"read one metric history per request (get_metric_history): {uri} is not an HTTP "
+                         "tracking server, so it has no bulk route")
+    stored = lib.get(int(lib.runs()["run_id"].iloc[0]))
+    csv = built_in(NAMES[0])
+    np.testing.assert_array_equal(stored.frame["loss"].to_numpy(), csv.frame["loss"].to_numpy())
