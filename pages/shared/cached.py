@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -24,7 +25,6 @@ import streamlit as st
 from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
-from core.prediction import FitCache
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
 from core.tables import frame_digest
 from core.targets import Target
@@ -39,6 +39,9 @@ from pages.shared.state import (
     SHARED,
     UPLOADS,
 )
+
+if TYPE_CHECKING:
+    from core.prediction import FitCache
 
 
 @st.cache_resource(**SHARED)
@@ -125,6 +128,10 @@ def _analyse(log: RunLog, target: Target | float | None, criterion: str, family:
 def shared_fits() -> FitCache:
     """One cache of learning-curve fits for every prediction the server makes (bounded, thread-safe):
     a new upload refits only itself, never the runs every session already has."""
+    # imported here only: core.prediction (scipy.stats, scikit-learn) is for the pages that predict, not
+    # for a first visit to the Logs page (docs/cold_start.md)
+    from core.prediction import FitCache
+
     return FitCache(max_fits=20_000)
 
 
