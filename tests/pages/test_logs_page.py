@@ -111,9 +111,19 @@ def test_single_run_view_shows_its_fit_report_and_log_axes():
     assert loss["layout"]["xaxis"]["type"] == "log"
 
 
+def open_edit(at):
+    """Open the edit expander, as a click on it does (its widgets are made only while it is open)."""
+    at.session_state["logs_edit"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_editing_metadata_changes_the_table():
     at = open_page()
     name = BUILTIN[0].name
+    assert "logs_edit_file" not in [s.key for s in at.selectbox]      # closed: no widgets made (issue 35)
+    open_edit(at)
     at.selectbox(key="logs_edit_file").set_value(name).run()
     at.text_input(key=f"edit_gpu_{name}").set_value("Tesla V100-PCIE-32GB").run()
     at.button(key="logs_apply_edit").click().run()
