@@ -80,6 +80,14 @@ def _builtin_paths() -> dict[str, Path]:
     return {name: path for key in BUILTIN_LOG_SETS for name, path in builtin_log_files(key)}
 
 
+def warm_builtin(set_keys: tuple[str, ...]) -> int:
+    """Read and analyse the built-in sets ``set_keys`` as a first visit does (each run's own target, the epoch
+    criterion, the default family) into the caches every session shares; the number of runs analysed.  The
+    server's warm-up (``serve.py``) calls it before anyone visits."""
+    logs = [log for key in set_keys for log in builtin_set_logs(key)]
+    return len([_analyse(log, None, "epoch", "optimus") for log in logs])
+
+
 def builtin_set_logs(set_key: str) -> list[RunLog]:
     """The logs of one built-in set as they are (a section's own example when nothing fitting is loaded)."""
     logs = [_read_builtin(digest, data, name, None, None, None) for name, data, digest in _builtin_bytes(set_key)]
