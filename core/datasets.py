@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
+import json
+import math
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from core.curves import FitResult
+from core.logs import RunLog
+from core.runs import RunFit, fit_metric, fit_run, run_target
 
 #: the repository's data folder
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -195,3 +201,87 @@ def builtin_profiles(*, data_dir: Path = DATA_DIR) -> list[tuple[str, Path]]:
     ['resnet20_cpu_b32.csv']
     """
     return [(p.name, p) for p in sorted((data_dir / "paleo" / "profiles").glob("*.csv"))]
+
+
+# ---------------------------------------------------------------- fits made with the data
+#: the built-in logs' fits, made when the data was produced (``data/make_builtin_fits.py``)
+BUILTIN_FITS_FILE = "builtin_fits.json"
+#: the family the stored fits are made with (the pages' default)
+BUILTIN_FIT_FAMILY = "optimus"
+
+
+def builtin_fit_entry(name: str, log: RunLog) -> dict:
+    """One stored fit: the log's name and fingerprint, the metric its default target fits, and the
+    :class:`~core.runs.RunFit` of :func:`core.runs.fit_run` as plain JSON values (what the make script
+    writes and the test recomputes)."""
+    metric = fit_metric(log, run_target(log, None))
+    fitted = fit_run(log, family=BUILTIN_FIT_FAMILY, metric=metric)
+    fit = None if fitted.fit is None else {**asdict(fitted.fit), "flags": list(fitted.fit.flags)}
+    return {"file": name, "fingerprint": log.fingerprint(), "family": BUILTIN_FIT_FAMILY, "metric": metric,
+            "fit": fit, "problem": fitted.problem}
+
+
+def _run_fit(entry: dict) -> RunFit:
+    f = entry["fit"]
+    if f is None:
+        return RunFit(None, entry["problem"])
+    fit = FitResult(**{**f, "cov": tuple(tuple(row) for row in f["cov"]), "flags": tuple(f["flags"])})
+    return RunFit(fit, entry["problem"])
+
+
+@functools.lru_cache(maxsize=2)
+def stored_builtin_fits(data_dir: Path = DATA_DIR) -> dict[tuple[str, str, str], RunFit]:
+    """``{(log fingerprint, family, metric): RunFit}`` of every built-in log, read once per process from
+    :data:`BUILTIN_FITS_FILE` (empty when the file is missing)."""
+    path = data_dir / BUILTIN_FITS_FILE
+    if not path.is_file():
+        return {}
+    entries = json.loads(path.read_text(encoding="utf-8"))["fits"]
+    return {(e["fingerprint"], e["family"], e["metric"]): _run_fit(e) for e in entries}
+
+
+def is_builtin_log(log: RunLog, *, data_dir: Path = DATA_DIR) -> bool:
+    """Whether ``log`` is a built-in log as read when its fit was stored (same content and metadata: a
+    user's edit of it, or an upload of other content under its name, is not)."""
+    return log.fingerprint() in _stored_fingerprints(data_dir)
+
+
+@functools.lru_cache(maxsize=2)
+def _stored_fingerprints(data_dir: Path) -> frozenset[str]:
+    return frozenset(key[0] for key in stored_builtin_fits(data_dir))
+
+
+def fitted_run(log: RunLog, *, family: str = "optimus", metric: str = "loss", data_dir: Path = DATA_DIR) -> RunFit:
+    """:func:`core.runs.fit_run`, taken from the fits stored with the built-in data when ``log`` is the very
+    log one was made from (its fingerprint: content and metadata) with this family and metric; any other
+    log, or a built-in one read differently, is fitted here.
+
+    >>> from core.logs import read_log_file
+    >>> name, path = builtin_log_files("mnist1d")[0]
+    >>> log = read_log_file(path, source=name)
+    >>> fitted_run(log, metric="loss") == fit_run(log, metric="loss")
+    True
+    """
+    stored = stored_builtin_fits(data_dir).get((log.fingerprint(), family, metric))
+    return stored if stored is not None else fit_run(log, family=family, metric=metric)
+
+
+def same_fit(a: RunFit, b: RunFit, *, rel: float = 1e-9) -> bool:
+    """Whether two fits agree: the same problem, flags and counts, and every number within ``rel`` (NaN
+    equals NaN; a stored fit and a fresh one differ at most in the last digits on another machine's BLAS)."""
+    if (a.fit is None) != (b.fit is None) or a.problem != b.problem:
+        return False
+    if a.fit is None:
+        return True
+    x, y = asdict(a.fit), asdict(b.fit)
+    numbers = lambda d: [*d["params"].values(), *d["stderr"].values(),  # noqa: E731
+                         *(v for row in d["cov"] for v in row), d["rss"], d["redchi"], d["r2"], d["k_min"], d["k_max"]]
+    exact = ("family", "n_points", "n_fitted", "converged", "errorbars", "flags")
+    return (all(x[k] == y[k] for k in exact) and list(x["params"]) == list(y["params"])
+            and all(_close(u, v, rel) for u, v in zip(numbers(x), numbers(y), strict=True)))
+
+
+def _close(u: float, v: float, rel: float) -> bool:
+    if math.isnan(u) or math.isnan(v):
+        return math.isnan(u) and math.isnan(v)
+    return u == v or math.isclose(u, v, rel_tol=rel, abs_tol=1e-300)

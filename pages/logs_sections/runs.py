@@ -23,11 +23,18 @@ from pages.shared.common import (
     show_errors,
 )
 
+#: the edit expander's key (open: ``st.session_state[EDIT_EXPANDER]`` is True)
+EDIT_EXPANDER = "logs_edit"
 DATASET_LABELS = {None: "not recorded", "cifar10": "CIFAR-10", "mnist1d": "MNIST-1D", "other": "another data set"}
 
 
 def edit_section(runs: LoadedRuns) -> None:
-    with st.expander("Edit run metadata and column roles", icon=":material/edit:"):
+    # its widgets are made only once it is opened (a rerun): a first visit's browser loads and draws the answer
+    # without a dozen inputs nobody sees (docs/cold_start.md)
+    with st.expander("Edit run metadata and column roles", icon=":material/edit:", key=EDIT_EXPANDER,
+                     on_change="rerun") as box:
+        if not box.open:
+            return
         st.caption("Model, depth and device come from the file name `<model>_<GPU>[_val].csv`; "
                    "change them here. Column roles are detected by name; override them per file.")
         names = [a.log.source for a in runs.analyses]

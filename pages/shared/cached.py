@@ -7,8 +7,10 @@ Caching: a ``RunLog`` or ``RunAnalysis`` argument is hashed by its fingerprint (
 so cached calls take runs as they are.  Runs, fits and analyses are frozen results, cached once
 per server (``st.cache_resource``: no copy per rerun); tables are cached as data.  Every cache is
 bounded in entries and in time (``CACHE``, ``SHARED``), so memory does not grow with every
-distinct upload.  What an upload turns into lives in the session that uploaded it
-(``_session_memo``).
+distinct upload.  The built-in data is read, fitted (from the fits stored with it,
+``data/builtin_fits.json``) and analysed once per server and shared by every session
+(``BUILTIN_SHARED``: bounded by the data, no time limit).  What an upload turns into lives in the
+session that uploaded it (``_session_memo``).
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
-from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files
+from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files, fitted_run, is_builtin_log
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
-from core.prediction import FitCache
-from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fit_run, fits_table, run_target
+from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fits_table, run_target
 from core.tables import frame_digest
 from core.targets import Target
 from pages.shared.state import (
@@ -33,6 +35,7 @@ from pages.shared.state import (
     CACHE,
     DIGESTS,
     EDITS,
+    HASH_FUNCS,
     LIBRARY_DATASETS,
     LIBRARY_RUNS,
     MAX_SESSION_FILES,
@@ -40,14 +43,23 @@ from pages.shared.state import (
     UPLOADS,
 )
 
+if TYPE_CHECKING:
+    from core.prediction import FitCache
 
-@st.cache_resource(**SHARED)
+
+#: the built-in data's caches: read, fitted and analysed once per server and shared read-only by every session,
+#: with no time limit (a few known files, each a few MB at most: the bound is the data, not the clock); entries
+#: sized for every built-in log under a few targets, criteria and edits
+BUILTIN_SHARED = dict(show_spinner=False, hash_funcs=HASH_FUNCS, max_entries=2048)
+
+
+@st.cache_resource(**{**BUILTIN_SHARED, "max_entries": 64})
 def _builtin_bytes(set_key: str) -> tuple[tuple[str, bytes, str], ...]:
     files = ((name, path.read_bytes()) for name, path in builtin_log_files(set_key))
     return tuple((name, data, content_digest(data)) for name, data in files)
 
 
-@st.cache_resource(**SHARED)
+@st.cache_resource(**{**BUILTIN_SHARED, "max_entries": 512})
 def _read_builtin(digest: str, _data: bytes, name: str, roles: tuple[tuple[str, str | None], ...] | None,
                   steps_per_epoch: int | None, split: str | None) -> RunLog | LogFormatError:
     """A built-in log (shared by every session: a few known files), read from its file so that an MLPerf
@@ -68,6 +80,14 @@ def _builtin_paths() -> dict[str, Path]:
     return {name: path for key in BUILTIN_LOG_SETS for name, path in builtin_log_files(key)}
 
 
+def warm_builtin(set_keys: tuple[str, ...]) -> int:
+    """Read and analyse the built-in sets ``set_keys`` as a first visit does (each run's own target, the epoch
+    criterion, the default family) into the caches every session shares; the number of runs analysed.  The
+    server's warm-up (``serve.py``) calls it before anyone visits."""
+    logs = [log for key in set_keys for log in builtin_set_logs(key)]
+    return len([_analyse(log, None, "epoch", "optimus") for log in logs])
+
+
 def builtin_set_logs(set_key: str) -> list[RunLog]:
     """The logs of one built-in set as they are (a section's own example when nothing fitting is loaded)."""
     logs = [_read_builtin(digest, data, name, None, None, None) for name, data, digest in _builtin_bytes(set_key)]
@@ -85,8 +105,9 @@ def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | Log
 
 @st.cache_resource(**{**SHARED, "max_entries": 4096})
 def _fit(log: RunLog, family: str, metric: str = "loss") -> RunFit:
-    """The fitted curve of a log's ``metric`` (a small result: nothing of the log is kept)."""
-    return fit_run(log, family=family, metric=metric)
+    """The fitted curve of a log's ``metric`` (a small result: nothing of the log is kept); a built-in log's
+    comes from the fits stored with the data (``core.datasets.fitted_run``)."""
+    return fitted_run(log, family=family, metric=metric)
 
 
 def _session_memo(name: str, key, compute: Callable, *, max_items: int):
@@ -114,7 +135,16 @@ def forget_uploads(keep: set[str]) -> None:
     st.session_state.pop("_memo_analyses", None)
 
 
+@st.cache_resource(**BUILTIN_SHARED)
+def _builtin_analysis(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+    """A built-in log's analysis, made once per server and shared by every session (read-only: frozen)."""
+    return analyse_run(log, target_acc=target, criterion=criterion, family=family,
+                       fitted=_fit(log, family, fit_metric(log, run_target(log, target))))
+
+
 def _analyse(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+    if is_builtin_log(log):       # the built-in data as shipped: one analysis per server, not per session
+        return _builtin_analysis(log, target, criterion, family)
     metric = fit_metric(log, run_target(log, target))
     return _session_memo("analyses", (log.fingerprint(), target, criterion, family),
                          lambda: analyse_run(log, target_acc=target, criterion=criterion, family=family,
@@ -125,6 +155,10 @@ def _analyse(log: RunLog, target: Target | float | None, criterion: str, family:
 def shared_fits() -> FitCache:
     """One cache of learning-curve fits for every prediction the server makes (bounded, thread-safe):
     a new upload refits only itself, never the runs every session already has."""
+    # imported here only: core.prediction (scipy.stats, scikit-learn) is for the pages that predict, not
+    # for a first visit to the Logs page (docs/cold_start.md)
+    from core.prediction import FitCache
+
     return FitCache(max_fits=20_000)
 
 

@@ -23,6 +23,8 @@ UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across p
 DIGESTS = "log_digests"        # dict[name, (id of the bytes, content hash)]: each upload hashed once
 EDITS = "run_edits"            # dict[name, dict]: user edits of metadata / roles per file
 BUILTIN = "builtin_sets"       # list of BUILTIN_LOG_SETS keys shown
+#: the built-in sets a new session shows
+DEFAULT_BUILTIN_SETS = ("mnist1d",)
 BUILTIN_WIDGET = "builtin_sets_widget"
 TARGET = "target"              # the Target shared by the pages (None: the loaded runs' default)
 SPEED_UPLOADS = "speed_files"  # dict[name, bytes]: uploaded measured-speed tables (Plan page)
@@ -58,7 +60,7 @@ def init_state() -> None:
     """Create the shared session keys once (idempotent)."""
     st.session_state.setdefault(UPLOADS, {})
     st.session_state.setdefault(EDITS, {})
-    st.session_state.setdefault(BUILTIN, ["mnist1d"])
+    st.session_state.setdefault(BUILTIN, list(DEFAULT_BUILTIN_SETS))
     st.session_state.setdefault(TARGET, None)
     st.session_state.setdefault(SPEED_UPLOADS, {})
     st.session_state.setdefault(FAMILY, "auto")

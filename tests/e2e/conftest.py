@@ -76,14 +76,16 @@ def library_db(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("e2e_library") / "library.duckdb"
 
 
-def start_streamlit(library_db, log_path: Path, env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    """Start ``streamlit run app.py`` on a free loopback port with the project's own ``.streamlit/config.toml``
+def start_streamlit(library_db, log_path: Path, env: dict | None = None, entry: str = "app.py"
+                    ) -> tuple[subprocess.Popen, str]:
+    """Start ``streamlit run app.py`` (or ``entry``: ``serve.py``) on a free loopback port with the project's own
+    ``.streamlit/config.toml``
     and the library ``library_db`` (a DuckDB path or a PostgreSQL URL); its process and URL once
     ``/_stcore/health`` answers (the caller stops it)."""
     port = _free_port()
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", entry, "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -109,9 +111,9 @@ def stop_streamlit(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def streamlit_server(library_db: Path, log_path: Path = SERVER_LOG, env: dict | None = None):
+def streamlit_server(library_db: Path, log_path: Path = SERVER_LOG, env: dict | None = None, entry: str = "app.py"):
     """A fresh ``streamlit run app.py`` (see ``start_streamlit``); yields its URL and stops it afterwards."""
-    proc, url = start_streamlit(library_db, log_path, env)
+    proc, url = start_streamlit(library_db, log_path, env, entry)
     try:
         yield url
     finally:

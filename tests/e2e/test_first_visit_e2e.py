@@ -11,6 +11,7 @@ This test starts a server of its own, so that the visit is the very first one of
 from __future__ import annotations
 
 import json
+import re
 
 from playwright.sync_api import Page, expect
 
@@ -61,6 +62,19 @@ def test_the_first_visit_to_a_fresh_server_never_shows_file_names_and_draws_the_
         expect(page.get_by_role("heading", name="Plan", exact=True).first).to_be_visible(timeout=WAIT_MS)
         wait_idle(page, timeout=WAIT_MS)
         assert page.evaluate("window.__legacyNav") == []
+
+
+def test_a_server_started_with_serve_py_warms_up_and_serves_the_same_first_visit(page: Page, tmp_path):
+    # issue 35: `streamlit run serve.py` serves app.py through st.App and warms up as it starts
+    log = tmp_path / "streamlit.log"
+    with streamlit_server(tmp_path / "library.duckdb", log, entry="serve.py") as url:
+        assert first_visit(page, url) == []
+        expect(page.get_by_role("heading", name=PAGES[0][1], exact=True).first).to_be_visible()
+        expect(page.get_by_test_id("stMetric").first).to_contain_text("Runs that reached the target")
+        no_exception(page)
+        for _, title, _ in PAGES:
+            expect(nav_link(page, title)).to_have_count(1)
+        assert re.search(r"warm-up: 12 built-in runs of mnist1d analysed in \d+\.\d s", log.read_text())
 
 
 def test_the_watcher_sees_the_legacy_navigation_when_it_is_on(page: Page, tmp_path):

@@ -187,6 +187,8 @@ def _two_loss_log() -> bytes:
 def test_save_to_the_library_keeps_the_edited_roles_and_metadata():
     at = open_page()
     at.file_uploader(key="logs_upload_0").upload("metrics.csv", _two_loss_log(), "text/csv").run()
+    at.session_state["logs_edit"] = True                 # open the edit expander (its widgets are made only then)
+    at.run()
     at.selectbox(key="logs_edit_file").set_value("metrics.csv").run()
     at.text_input(key="edit_model_metrics.csv").input("resnet77").run()
     at.selectbox(key="edit_role_loss_metrics.csv").set_value("smooth_loss").run()

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from core.defaults import DEFAULT_TARGET_ACC
+from core.logs import MIN_FIT_POINTS, read_log
 from core.logs.reader import read_log_file
 from core.runs.analysis import analyse_run, fits_table
 from tests.pages.conftest import chart_specs, open_page, shown
@@ -110,9 +111,19 @@ def test_single_run_view_shows_its_fit_report_and_log_axes():
     assert loss["layout"]["xaxis"]["type"] == "log"
 
 
+def open_edit(at):
+    """Open the edit expander, as a click on it does (its widgets are made only while it is open)."""
+    at.session_state["logs_edit"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_editing_metadata_changes_the_table():
     at = open_page()
     name = BUILTIN[0].name
+    assert "logs_edit_file" not in [s.key for s in at.selectbox]      # closed: no widgets made (issue 35)
+    open_edit(at)
     at.selectbox(key="logs_edit_file").set_value(name).run()
     at.text_input(key=f"edit_gpu_{name}").set_value("Tesla V100-PCIE-32GB").run()
     at.button(key="logs_apply_edit").click().run()
@@ -199,3 +210,25 @@ def test_the_answer_comes_first_how_many_runs_reached_the_target_and_which_first
     assert metrics["Runs that reached the target"] == f"{want.n_reached} of {want.n_runs}"
     assert metrics["First to the target"] == f"{want.at:,.0f} s"
     assert any(shown(c.value) == want.headline() for c in at.caption)
+
+
+
+def _session_memo(at, name: str) -> dict:
+    """What the session remembers for itself under ``name`` (``pages.shared.cached._session_memo``)."""
+    key = f"_memo_{name}"
+    return dict(at.session_state[key]) if key in at.session_state else {}
+
+
+def test_builtin_runs_are_analysed_once_per_server_and_an_upload_in_its_own_session():
+    # issue 35: the built-in runs' analyses are shared by every session (none in a session's own memo); an
+    # upload's lives in the session that uploaded it (one entry: the one uploaded run)
+    first = open_page()
+    assert len(shown_table(first)) == len(BUILTIN) and _session_memo(first, "analyses") == {}
+    name = "resnet99_Tesla V100-PCIE-32GB.csv"
+    first.file_uploader(key="logs_upload_0").set_value([(name, course_log(), "text/csv")]).run()
+    assert len(shown_table(first)) == len(BUILTIN) + 1
+    uploaded = read_log(course_log(), name, min_points=MIN_FIT_POINTS)
+    assert [key[0] for key in _session_memo(first, "analyses")] == [uploaded.fingerprint()]
+    second = open_page()                                       # a new session: the built-in runs, no upload
+    pd.testing.assert_frame_equal(shown_table(second), shown_table(first).drop(name))
+    assert _session_memo(second, "analyses") == {}

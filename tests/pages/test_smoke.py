@@ -9,6 +9,7 @@ that raises is caught here, with the section and the problem named.
 from __future__ import annotations
 
 import importlib
+import sys
 
 import pytest
 
@@ -54,14 +55,19 @@ def test_every_detail_tab_renders_without_exception_or_error(path):
 
 
 def _raise_in(monkeypatch, facade: str, name: str, problem: str) -> None:
-    """Make ``facade.name`` (and the module that defines it) raise ``RuntimeError(problem)``."""
+    """Make ``facade.name`` (the module that defines it, and every page section module that imported it)
+    raise ``RuntimeError(problem)``: a section module such as ``pages.logs_sections.prediction`` is imported
+    once per process, not re-run with its page, so it keeps the name it imported."""
     module = importlib.import_module(facade)
-    home = importlib.import_module(getattr(module, name).__module__)
+    original = getattr(module, name)
+    home = importlib.import_module(original.__module__)
+    sections = [m for key, m in list(sys.modules.items())
+                if key.startswith("pages.") and getattr(m, name, None) is original]
 
     def broken(*args, **kwargs):
         raise RuntimeError(problem)
 
-    for where in {module, home}:
+    for where in {module, home, *sections}:
         monkeypatch.setattr(where, name, broken)
 
 
