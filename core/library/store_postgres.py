@@ -194,9 +194,11 @@ class PostgresConnection:
                 staging = f"incoming_{table}"
                 cur.execute(f"DROP TABLE IF EXISTS {staging}")
                 cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table})")
+                cur.execute(f"SELECT {names} FROM {staging} LIMIT 0")
+                whole = [d.type_code in _INTEGER_OIDS for d in cur.description]
                 with cur.copy(f"COPY {staging} ({names}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+                    for row in rows:             # a whole number held as a float: as an INSERT casts it
+                        copy.write_row([round(v) if w and isinstance(v, float) else v for v, w in zip(row, whole)])
                 cur.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} "
                             f"{conflict_clause(columns, on_conflict, key)}")
                 cur.execute(f"DROP TABLE {staging}")

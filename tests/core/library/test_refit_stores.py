@@ -105,13 +105,14 @@ def test_many_fits_with_a_conflict_rule_are_replaced(library):
     ids = [int(i) for i in library.runs()["run_id"]]
     rows = [{"run_id": ids[i % N_RUNS], "family": "optimus", "target_acc": 0.5 + i / 1000, "criterion": "epoch",
              "params": "{}", "stderr": "{}", "r2": None, "flags": "first", "step_to_target": None,
-             "epoch_to_target": None, "loss_at_target": None, "fitted_at": pd.Timestamp("2026-01-01")}
-            for i in range(100)]
+             "epoch_to_target": [None, 3.0][i % 2], "loss_at_target": None, "fitted_at": pd.Timestamp("2026-01-01")}
+            for i in range(100)]      # epoch_to_target: a float column (None and 3.0) for an INTEGER one
     with library.store.transaction() as con:
         con.insert_frame("fits", pd.DataFrame(rows), on_conflict="replace", key=FIT_KEY)
     rows = [{**r, "flags": "second", "r2": 0.25} for r in rows]
     with library.store.transaction() as con:
         con.insert_frame("fits", pd.DataFrame(rows), on_conflict="replace", key=FIT_KEY)
     with library.store.connect() as con:
-        counts = con.execute("SELECT flags, count(*), min(r2), max(r2) FROM fits GROUP BY flags")
-    assert [tuple(r) for r in counts] == [("second", 100, 0.25, 0.25)]
+        counts = con.execute("SELECT flags, count(*), min(r2), max(r2), count(epoch_to_target), "
+                             "min(epoch_to_target), max(epoch_to_target) FROM fits GROUP BY flags")
+    assert [tuple(r) for r in counts] == [("second", 100, 0.25, 0.25, 50, 3, 3)]
