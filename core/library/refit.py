@@ -13,9 +13,10 @@ parameters against it).  A run the batch does not bring to convergence, a family
 Optimus, and a log the fitter refuses are fitted one by one by ``fit_curve`` itself.
 
 The chunks are fitted by an engine of :mod:`core.library.refit_engines` (``local`` or
-``dask``); runs are loaded from the library a chunk at a time, and each chunk's fits are
-stored as soon as it comes back (one short transaction), so an interruption keeps every chunk
-stored.
+``dask``); runs are loaded from the library a chunk at a time, in bulk
+(:func:`core.library.refit_io.load_logs`: two queries, Arrow), by the process that fits them (a
+Dask worker loads its own chunk), and each chunk's fits are stored as soon as it comes back, in
+one statement and one short transaction, so an interruption keeps every chunk stored.
 """
 
 from __future__ import annotations
