@@ -109,6 +109,10 @@ def fill(lib: Library, bases: list, n: int, chunk: int = 2000) -> None:
     now = pd.Timestamp.now("UTC").tz_localize(None).to_pydatetime()
     rows = [run_row(b, digest="", dataset=None, n_params=None) for b in bases]
     series = [series_frame(b) for b in bases]
+    kinds = {"row_index": pa.int32(), "epoch": pa.int64(), "acc": pa.float64(), "time_s": pa.float64(),
+             "lr": pa.float64(), "extra": pa.string()}
+    fixed = [{c: pa.array(f[c], type=t, from_pandas=True) for c, t in kinds.items()}
+             for f in series]                          # a base's columns every variant keeps, as Arrow
     for start in range(0, n, chunk):
         which = [i % len(bases) for i in range(start, min(n, start + chunk))]
         runs = []
@@ -121,20 +125,17 @@ def fill(lib: Library, bases: list, n: int, chunk: int = 2000) -> None:
             got = con.execute("SELECT run_id, content_hash FROM runs WHERE content_hash >= ? AND content_hash <= ?",
                               [runs[0]["content_hash"], runs[-1]["content_hash"]])
             ids = {h: int(r) for r, h in got}
-            parts = []
+            run_id, step, loss = [], [], []
             for i, (b, run) in enumerate(zip(which, runs)):
                 rng = np.random.default_rng([2026, start + i])
-                frame = series[b]
-                m = len(frame)
-                parts.append({"run_id": np.full(m, ids[run["content_hash"]], dtype=np.int32),
-                              "row_index": frame["row_index"].to_numpy(),
-                              "global_step": frame["global_step"].to_numpy() * rng.uniform(1.0, 2.0),
-                              "loss": frame["loss"].to_numpy() * (1 + 0.02 * rng.standard_normal(m)).clip(0.5, 1.5)})
-            table = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-            rest = {c: pd.concat([series[b][c] for b in which], ignore_index=True)
-                    for c in ("epoch", "acc", "time_s", "lr", "extra")}
-            con.insert_bulk("series", pa.table({**table, **{c: pa.array(v, from_pandas=True) for c, v in
-                                                              rest.items()}}))
+                m = len(series[b])
+                run_id.append(np.full(m, ids[run["content_hash"]], dtype=np.int32))
+                step.append(series[b]["global_step"].to_numpy() * rng.uniform(1.0, 2.0))
+                loss.append(series[b]["loss"].to_numpy() * (1 + 0.02 * rng.standard_normal(m)).clip(0.5, 1.5))
+            columns = {"run_id": pa.array(np.concatenate(run_id)), "global_step": pa.array(np.concatenate(step)),
+                       "loss": pa.array(np.concatenate(loss), from_pandas=True)}
+            columns.update({c: pa.concat_arrays([fixed[b][c] for b in which]) for c in fixed[0]})
+            con.insert_bulk("series", pa.table(columns))
     if lib.store.kind == "postgresql":
         lib.store.prepare_bulk_read()
         with lib.store.connect() as con:

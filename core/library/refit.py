@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -290,6 +290,22 @@ def write_fits(store: Store, records: list[dict]) -> None:
         con.insert_frame("fits", pd.DataFrame(records), on_conflict="replace", key=FIT_KEY)
 
 
+def _loaded_ahead(store: Store, groups: list[list[int]]) -> Iterator[list[tuple[int, RunLog]]]:
+    """Each group's runs (``load_logs``), the next one loading in a thread while the caller fits this one: the
+    database's share of a load (DuckDB's query, PostgreSQL's server process) overlaps the fit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="refit-load")
+    try:
+        pending = pool.submit(load_logs, store, groups[0]) if groups else None
+        for i in range(len(groups)):
+            logs = pending.result()
+            pending = pool.submit(load_logs, store, groups[i + 1]) if i + 1 < len(groups) else None
+            yield logs
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def refit_library(library: Library, run_filter: RunFilter | str | None = None, *, engine: str = "local",
                   chunk: int | None = None, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
                   family: str = "optimus", progress: Progress | None = None, **engine_options) -> RefitSummary:
@@ -314,9 +330,9 @@ def refit_library(library: Library, run_filter: RunFilter | str | None = None, *
         store.prepare_bulk_read()
     runner = get_engine(engine, **engine_options)
     options = {"target_acc": float(target_acc), "criterion": criterion, "family": family}
-    where = store if runner.name == "local" else store.worker_target()
-    if where is None:                                        # workers cannot open it: send them the runs
-        fn, work = partial(fit_chunk, **options), (load_logs(store, group) for group in groups)
+    where = None if runner.name == "local" else store.worker_target()
+    if where is None:               # this process loads (the next chunk while one is fitted), or a worker cannot
+        fn, work = partial(fit_chunk, **options), _loaded_ahead(store, groups)
     else:
         fn, work = partial(fit_stored_chunk, store=where, **options), iter(groups)
     done = one_by_one = n_chunks = 0
