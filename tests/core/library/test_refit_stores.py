@@ -116,3 +116,29 @@ def test_many_fits_with_a_conflict_rule_are_replaced(library):
         counts = con.execute("SELECT flags, count(*), min(r2), max(r2), count(epoch_to_target), "
                              "min(epoch_to_target), max(epoch_to_target) FROM fits GROUP BY flags")
     assert [tuple(r) for r in counts] == [("second", 100, 0.25, 0.25, 50, 3, 3)]
+
+
+def test_bulk_insert_and_read_give_back_every_value(db):
+    """``insert_bulk`` (Arrow into DuckDB, CSV through ``COPY`` into PostgreSQL) and ``read_bulk`` (Arrow, CSV
+    through ``COPY ... TO STDOUT``) keep each float to the bit, NULL apart from an empty text, and text with
+    commas and quotes."""
+    import numpy as np
+    import pyarrow as pa
+
+    floats = [0.1 + 0.2, 1e-300, -2.5e300, 123456789.123456789, None, 5e-324]
+    texts = ['[1.5, null]', "", 'a,"b"\nc', None, "x", "ü"]
+    table = pa.table({"run_id": pa.array([999] * 6, pa.int32()), "row_index": pa.array(range(6), pa.int32()),
+                      "global_step": pa.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+                      "epoch": pa.array([1, None, 3, 4, 5, 2**40]),
+                      "loss": pa.array(floats, pa.float64()), "extra": pa.array(texts, pa.string())})
+    with Library(db).store.transaction() as con:
+        con.insert_bulk("series", table)
+    with Library(db).store.connect() as con:
+        got = con.read_bulk("SELECT row_index, epoch, loss, extra FROM series WHERE run_id = ? ORDER BY row_index",
+                            [999])
+    assert got.schema.types == [pa.float64(), pa.float64(), pa.float64(), pa.string()]
+    assert got.column("row_index").to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert got.column("epoch").to_pylist() == [1.0, None, 3.0, 4.0, 5.0, float(2**40)]
+    loss = got.column("loss").to_pylist()
+    assert loss[4] is None and np.array(loss[:4] + loss[5:]).tobytes() == np.array(floats[:4] + floats[5:]).tobytes()
+    assert got.column("extra").to_pylist() == texts
