@@ -70,7 +70,7 @@ from core.library.refit import (  # noqa: E402
     refit_library,
     write_fits,
 )
-from core.library.refit_io import load_logs  # noqa: E402
+from core.library.refit_io import SERIES_SQL, load_logs  # noqa: E402
 from core.logs import read_log_file  # noqa: E402
 from core.runs.analysis import fit_run  # noqa: E402
 
@@ -157,20 +157,26 @@ def engine_alone(lib: Library, n: int, chunk: int) -> tuple[float, float]:
     return engine, (time.perf_counter() - t) / len(ids)
 
 
-def chunk_parts(lib: Library, chunk: int, n_chunks: int = 3) -> tuple[float, float, float]:
-    """Seconds of a chunk's bulk load, fit and analysis, and write (the local engine's steps), median of the
-    first ``n_chunks``."""
+def chunk_parts(lib: Library, chunk: int, n_chunks: int = 3) -> tuple[float, float, float, float]:
+    """Seconds of a chunk's two queries (what a DuckDB file serves to one process at a time), its whole bulk load,
+    its fit and analysis, and its write (the local engine's steps), median of the first ``n_chunks``."""
     ids = [int(i) for i in lib.runs()["run_id"]]
     parts = []
     for start in range(0, min(len(ids), n_chunks * chunk), chunk):
+        group = ids[start:start + chunk]
+        marks = ", ".join("?" for _ in group)
         t0 = time.perf_counter()
-        logs = load_logs(lib.store, ids[start:start + chunk])
+        with lib.store.connect() as con:
+            con.frame(f"SELECT * FROM runs WHERE run_id IN ({marks}) AND deleted_at IS NULL", group)
+            con.read_bulk(SERIES_SQL.format(marks=marks), group)
         t1 = time.perf_counter()
-        records, _ = fit_chunk(logs, 0.92, "epoch")
+        logs = load_logs(lib.store, group)
         t2 = time.perf_counter()
+        records, _ = fit_chunk(logs, 0.92, "epoch")
+        t3 = time.perf_counter()
         write_fits(lib.store, records)
-        parts.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
-    return tuple(float(np.median([p[k] for p in parts])) for k in range(3))
+        parts.append((t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3))
+    return tuple(float(np.median([p[k] for p in parts])) for k in range(4))
 
 
 def refit_on(kind: str, target: str, bases: list, args) -> None:
@@ -188,18 +194,21 @@ def refit_on(kind: str, target: str, bases: list, args) -> None:
         got = refit_library(lib, engine=engine_name, chunk=args.chunk, **options)
         per = got.seconds / max(got.n_fitted, 1)
         print(f"[{kind}] refit end to end, {engine_name}: {got.n_fitted:,} runs in {got.seconds:.1f} s, "
-              f"{per * 1000:.2f} ms/run ({got.n_chunks} chunks, {got.n_one_by_one} fitted one by one): "
+              f"{per * 1000:.2f} ms/run, {1 / per:,.0f} runs/s ({got.n_chunks} chunks, {got.n_one_by_one} fitted one by one): "
               f"{per / engine:.2f}x the engine alone's time per run; 100,000 runs: {per * 1e5 / 60:.1f} min "
               f"(load average {load()})", flush=True)
-    load_s, fit_s, write_s = chunk_parts(lib, args.chunk)
-    per_chunk = load_s + fit_s
-    print(f"[{kind}] a chunk of {args.chunk:,} runs (local, median of 3): load {load_s:.2f} s, fit and analysis "
-          f"{fit_s:.2f} s, write {write_s:.2f} s (load average {load()})")
+    query_s, load_s, fit_s, write_s = chunk_parts(lib, args.chunk)
+    print(f"[{kind}] a chunk of {args.chunk:,} runs (local, median of 3): load {load_s:.2f} s (of which the two "
+          f"queries {query_s:.2f} s), fit and analysis {fit_s:.2f} s, write {write_s:.2f} s (load average {load()})")
+    # serial: the one writer, and for a DuckDB file the queries too (one process at a time holds the file)
+    serial = write_s + (query_s if kind == "duckdb" else 0.0)
+    spread = load_s + fit_s - (query_s if kind == "duckdb" else 0.0)
     for workers in (2, 16, 64):
-        rate = min(workers * args.chunk / per_chunk, args.chunk / write_s)
+        rate = args.chunk / max(spread / workers, serial)
+        bound = "the serial part" if serial >= spread / workers else "the workers"
         print(f"[{kind}]   on paper, {workers} workers: {rate:,.0f} runs/s, 100,000 runs in {1e5 / rate:.0f} s "
-              f"({'the writer' if args.chunk / write_s < workers * args.chunk / per_chunk else 'the workers'} "
-              "bound; the store's reads assumed to keep up)")
+              f"({bound} bound; serial per chunk {serial:.2f} s: the write"
+              f"{' and the queries' if kind == 'duckdb' else ''}; the server's reads assumed to keep up)")
     lib.store.close()
 
 
