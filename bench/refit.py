@@ -194,7 +194,8 @@ def refit_on(kind: str, target: str, bases: list, args) -> None:
         got = refit_library(lib, engine=engine_name, chunk=args.chunk, **options)
         per = got.seconds / max(got.n_fitted, 1)
         print(f"[{kind}] refit end to end, {engine_name}: {got.n_fitted:,} runs in {got.seconds:.1f} s, "
-              f"{per * 1000:.2f} ms/run, {1 / per:,.0f} runs/s ({got.n_chunks} chunks, {got.n_one_by_one} fitted one by one): "
+              f"{per * 1000:.2f} ms/run, {1 / per:,.0f} runs/s ({got.n_chunks} chunks, {got.n_one_by_one} fitted one "
+              "by one): "
               f"{per / engine:.2f}x the engine alone's time per run; 100,000 runs: {per * 1e5 / 60:.1f} min "
               f"(load average {load()})", flush=True)
     query_s, load_s, fit_s, write_s = chunk_parts(lib, args.chunk)
