@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
@@ -294,10 +295,19 @@ class PostgresStore(Store):
     def prepare_bulk_read(self) -> None:
         """The index on ``series (run_id, row_index)``: without it each chunk's read scans every series row.
         Made once (it holds off writers of series while it is built: about a minute for 60 million rows)."""
+        import psycopg
+
         with self.connect(create=True) as con:
-            if not con.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND "
-                               "indexname = 'series_run_rows'"):
+            if con.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND "
+                           "indexname = 'series_run_rows'"):
+                return
+            try:
                 con.execute(SERIES_INDEX)
+            except psycopg.Error as exc:         # not the tables' owner: the refit still runs, reading slower
+                why = " ".join(str(exc).split())[:200]
+                warnings.warn(f"{self.path}: could not add the index series_run_rows ({why}); each chunk of the "
+                              f"refit reads the whole series table. The tables' owner can add it: {SERIES_INDEX}.",
+                              stacklevel=2)
 
     def _schema_guard(self, con: PostgresConnection) -> None:
         con.execute("SELECT pg_advisory_xact_lock(?)", [SCHEMA_LOCK])

@@ -142,3 +142,31 @@ def test_bulk_insert_and_read_give_back_every_value(db):
     loss = got.column("loss").to_pylist()
     assert loss[4] is None and np.array(loss[:4] + loss[5:]).tobytes() == np.array(floats[:4] + floats[5:]).tobytes()
     assert got.column("extra").to_pylist() == texts
+
+
+def test_a_postgresql_user_who_cannot_add_the_index_still_refits(postgres_url):
+    """The first refit adds ``series_run_rows``; a role that does not own the tables gets a warning naming the
+    statement, and the refit stores every fit all the same."""
+    import uuid
+
+    import psycopg
+
+    from tests.pg_server import fresh_schema
+
+    url = fresh_schema(postgres_url)
+    owner = Library(url)
+    assert add_paths(owner, [ROOT / "data" / "logs"]).n_added == 12
+    role, schema = f"reader_{uuid.uuid4().hex[:8]}", url.rsplit("%3D", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute(f"CREATE ROLE {role} LOGIN")
+        con.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        con.execute(f"GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    other = Library(url.replace("postgres@", f"{role}@", 1))
+    with pytest.warns(UserWarning, match="could not add the index series_run_rows .*CREATE INDEX IF NOT EXISTS"):
+        summary = refit_library(other, chunk=5)
+    assert summary.n_fitted == 12 and len(_stored(owner)) == 12
+    refit_library(owner, chunk=5)             # the owner adds it, once
+    with owner.store.connect() as con:
+        assert con.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'series_run_rows' AND schemaname = ?",
+                           [schema]) == [(f"CREATE INDEX series_run_rows ON {schema}.series USING btree (run_id, "
+                                          "row_index)",)]
