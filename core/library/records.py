@@ -184,6 +184,11 @@ def log_from_rows(row: dict, series: pd.DataFrame) -> RunLog:
             len(cells), len(extra))
         for i, name in enumerate(extra):
             frame[name] = values[:, i]
+    return log_from_frame(row, frame)
+
+
+def log_from_frame(row: dict, frame: pd.DataFrame) -> RunLog:
+    """The ``RunLog`` stored as ``row`` (a ``runs`` row) whose frame is already made (a refit's bulk load)."""
     target = _plain(row.get("target"))
     target = Target(**json.loads(target)) if target else None
     steps = _plain(row.get("steps"))

@@ -13,9 +13,10 @@ parameters against it).  A run the batch does not bring to convergence, a family
 Optimus, and a log the fitter refuses are fitted one by one by ``fit_curve`` itself.
 
 The chunks are fitted by an engine of :mod:`core.library.refit_engines` (``local`` or
-``dask``); runs are loaded from the library a chunk at a time, and each chunk's fits are
-stored as soon as it comes back (one short transaction), so an interruption keeps every chunk
-stored.
+``dask``); runs are loaded from the library a chunk at a time, in bulk
+(:func:`core.library.refit_io.load_logs`: two queries, Arrow), by the process that fits them (a
+Dask worker loads its own chunk), and each chunk's fits are stored as soon as it comes back, in
+one statement and one short transaction, so an interruption keeps every chunk stored.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ from core.library.filters import RunFilter
 from core.library.fits import FIT_KEY, fit_record
 from core.library.library import Library, Progress
 from core.library.refit_engines import get_engine
+from core.library.refit_io import load_logs
+from core.library.store import Store
 from core.logs import RunLog
 from core.runs import RunFit, analyse_run, fit_run
 
-#: runs per chunk: loaded, fitted in one batch and stored together
-DEFAULT_CHUNK = 500
+#: runs per chunk: loaded together, fitted in batches and stored in one statement (a Dask task)
+DEFAULT_CHUNK = 2000
 #: runs fitted together by the solver (sorted by length, so that little is padding)
 SUB_BATCH = 128
 #: iterations of the batched solver before a run is handed to the per-run fit
@@ -267,11 +270,40 @@ class RefitSummary:
         return text
 
 
-def _write_fits(library: Library, records: list[dict]) -> None:
+def fit_stored_chunk(run_ids: Sequence[int], store: Store | str, target_acc: float, criterion: str,
+                     family: str = "optimus") -> tuple[list[dict], int]:
+    """Load a chunk of runs from ``store`` (a store, or the target another process opens it by) in bulk and fit
+    it: what an engine runs, in this process or in a worker that loads its own chunk."""
+    if isinstance(store, str):
+        from core.library.stores import open_store
+
+        store = open_store(store)
+    return fit_chunk(load_logs(store, run_ids), target_acc, criterion, family)
+
+
+def write_fits(store: Store, records: list[dict]) -> None:
+    """A chunk's fits in one statement (replacing stored ones): DuckDB inserts the frame, PostgreSQL copies it
+    into a temporary table and inserts from there."""
     if not records:
         return
-    with library.store.transaction() as con:      # the stores' one insert, as fit_library stores its fits
+    with store.transaction() as con:
         con.insert_frame("fits", pd.DataFrame(records), on_conflict="replace", key=FIT_KEY)
+
+
+def _loaded_ahead(store: Store, groups: list[list[int]]) -> Iterator[list[tuple[int, RunLog]]]:
+    """Each group's runs (``load_logs``), the next one loading in a thread while the caller fits this one: the
+    database's share of a load (DuckDB's query, PostgreSQL's server process) overlaps the fit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="refit-load")
+    try:
+        pending = pool.submit(load_logs, store, groups[0]) if groups else None
+        for i in range(len(groups)):
+            logs = pending.result()
+            pending = pool.submit(load_logs, store, groups[i + 1]) if i + 1 < len(groups) else None
+            yield logs
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def refit_library(library: Library, run_filter: RunFilter | str | None = None, *, engine: str = "local",
@@ -279,8 +311,13 @@ def refit_library(library: Library, run_filter: RunFilter | str | None = None, *
                   family: str = "optimus", progress: Progress | None = None, **engine_options) -> RefitSummary:
     """Refit every run the filter matches with ``engine`` and store (replace) their fits, chunk by chunk.
 
-    ``progress(done, total, label)`` follows every chunk stored; returning False stops there
-    (the chunks stored stay).  Ctrl-C does the same: what was stored stays.
+    Each chunk is loaded in bulk (:func:`core.library.refit_io.load_logs`), fitted in batches and its
+    fits written in one statement.  The local engine loads in this process; a Dask worker loads
+    its own chunk from the store (a file or a server's URL), so that loading spreads over the
+    workers and only the ids and the fits cross the network (an in-memory library, which no
+    other process can open, sends its runs instead).  ``progress(done, total, label)`` follows
+    every chunk stored; returning False stops there (the chunks stored stay).  Ctrl-C does the
+    same: what was stored stays.
     """
     from functools import partial
 
@@ -288,18 +325,21 @@ def refit_library(library: Library, run_filter: RunFilter | str | None = None, *
     ids = [int(i) for i in library.runs(run_filter)["run_id"]]
     size = int(chunk or DEFAULT_CHUNK)
     groups = [ids[i:i + size] for i in range(0, len(ids), size)]
+    store = library.store
+    if ids:
+        store.prepare_bulk_read()
     runner = get_engine(engine, **engine_options)
-    fn = partial(fit_chunk, target_acc=float(target_acc), criterion=criterion, family=family)
+    options = {"target_acc": float(target_acc), "criterion": criterion, "family": family}
+    where = None if runner.name == "local" else store.worker_target()
+    if where is None:               # this process loads (the next chunk while one is fitted), or a worker cannot
+        fn, work = partial(fit_chunk, **options), _loaded_ahead(store, groups)
+    else:
+        fn, work = partial(fit_stored_chunk, store=where, **options), iter(groups)
     done = one_by_one = n_chunks = 0
     cancelled = False
-
-    def chunks() -> Iterator[list[tuple[int, RunLog]]]:
-        for group in groups:
-            yield library.get_many(group)
-
     try:
-        for records, slow in runner.map(fn, chunks()):
-            _write_fits(library, records)
+        for records, slow in runner.map(fn, work):
+            write_fits(store, records)
             done += len(records)
             one_by_one += slow
             n_chunks += 1

@@ -101,6 +101,14 @@ class Connection(Protocol):
     def arrow(self, sql: str, params: Sequence = ()):
         """A query's rows as a ``pyarrow.Table`` typed as the table's columns (an export writes it)."""
 
+    def read_bulk(self, sql: str, params: Sequence = ()):
+        """Many rows at once as a ``pyarrow.Table``: every number ``float64`` (NULL a null), text ``string``
+        (a refit loads its series so: Arrow from DuckDB, ``COPY ... TO STDOUT`` from PostgreSQL)."""
+
+    def insert_bulk(self, table: str, rows) -> None:
+        """Insert a ``pyarrow.Table`` (its columns named as the table's) in one statement, no conflict
+        handling (a benchmark fills a library so: Arrow into DuckDB, ``COPY ... FROM STDIN`` into PostgreSQL)."""
+
     def insert_frame(self, table: str, frame: pd.DataFrame, *, on_conflict: str | None = None,
                      key: Sequence[str] = ()) -> None:
         """Insert the frame's rows (its columns named as the table's); NaN and NA become NULL."""
@@ -163,6 +171,14 @@ class Store:
     def exists(self) -> bool:
         """Whether the library holds anything yet (its tables are made)."""
         raise NotImplementedError
+
+    def worker_target(self) -> str | None:
+        """What another process opens this store with (a Dask worker loading its chunk): the file or the
+        URL (with its password); None where it cannot (an in-memory library)."""
+        return None if self.memory else self.path
+
+    def prepare_bulk_read(self) -> None:
+        """Make what reading many runs' series at once needs (nothing for an embedded file)."""
 
     def _session(self, *, create: bool) -> contextlib.AbstractContextManager:
         """An open :class:`Connection` (``None``: nothing to read and nothing to make), closed afterwards."""

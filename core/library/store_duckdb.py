@@ -50,9 +50,19 @@ class DuckDBConnection:
     def arrow(self, sql: str, params: Sequence = ()):
         return self.con.sql(sql, params=list(params)).to_arrow_table()
 
+    def read_bulk(self, sql: str, params: Sequence = ()):
+        """The rows as Arrow straight from DuckDB (no Python object per value), numbers as ``float64``."""
+        import pyarrow as pa
+
+        table = self.con.sql(sql, params=list(params)).to_arrow_table()
+        return table.cast(pa.schema([(f.name, pa.float64() if _numeric(f.type) else f.type) for f in table.schema]))
+
+    def insert_bulk(self, table: str, rows) -> None:
+        self.insert_frame(table, rows)
+
     def insert_frame(self, table: str, frame: pd.DataFrame, *, on_conflict: str | None = None,
                      key: Sequence[str] = ()) -> None:
-        columns = list(frame.columns)
+        columns = list(frame.column_names if hasattr(frame, "column_names") else frame.columns)
         self.con.register("incoming_rows", frame)
         try:
             self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM "
@@ -268,6 +278,12 @@ class DuckDBStore(Store):
             os.replace(fresh, path)
             after = path.stat().st_size
         return before, after
+
+
+def _numeric(kind) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
 
 
 def _quoted(path: str) -> str:

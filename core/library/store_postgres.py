@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
@@ -38,6 +39,10 @@ DIALECT = {
     r"\bstring_split\(": "string_to_array(",
     r"IS NOT NULL\)\s+WHERE": "IS NOT NULL) AS split_tags WHERE",
 }
+#: rows from which an insert with a conflict rule goes through a temporary table and ``COPY``
+COPY_ROWS = 64
+#: the index a bulk read of series uses (made by the first refit; a file store needs none: DuckDB skips by zone maps)
+SERIES_INDEX = "CREATE INDEX IF NOT EXISTS series_run_rows ON series (run_id, row_index)"
 #: the advisory lock held while the tables are made or upgraded (any number both sides agree on)
 SCHEMA_LOCK = 0x7474_6170   # "ttap"
 
@@ -137,20 +142,70 @@ class PostgresConnection:
         schema = pa.schema([(name, t) for (name, _), t in zip(described, types)])
         return pa.Table.from_arrays(arrays, schema=schema)
 
+    def read_bulk(self, sql: str, params: Sequence = ()):
+        """The rows through ``COPY (query) TO STDOUT`` as CSV, parsed by Arrow: no Python object per value.
+
+        PostgreSQL writes a float as its shortest exact text (``extra_float_digits`` 1, the default
+        since version 12), so the parsed ``float64`` values are the stored ones; an unquoted empty
+        field is NULL, a quoted one an empty text."""
+        import pyarrow as pa
+        from psycopg import ClientCursor
+        from pyarrow import csv
+
+        query = ClientCursor(self.con).mogrify(_sql(sql), [_plain(p) for p in params])
+        with self.con.cursor() as cur:
+            cur.execute(f"SELECT * FROM ({query}) AS bulk LIMIT 0")
+            described = [(d.name, d.type_code) for d in cur.description]
+            with cur.copy(f"COPY ({query}) TO STDOUT WITH (FORMAT csv, HEADER true)") as copy:
+                data = b"".join(bytes(part) for part in copy)
+        types = {name: pa.float64() if oid in _INTEGER_OIDS or oid in _FLOAT_OIDS else pa.string()
+                 for name, oid in described}
+        if not data:
+            return pa.table({name: pa.array([], type=t) for name, t in types.items()})
+        return csv.read_csv(pa.BufferReader(data), convert_options=csv.ConvertOptions(
+            column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False))
+
+    def insert_bulk(self, table: str, rows) -> None:
+        """The Arrow table as CSV (Arrow's writer: floats in their shortest exact text) through one ``COPY``."""
+        import pyarrow as pa
+        from pyarrow import csv
+
+        sink = pa.BufferOutputStream()
+        csv.write_csv(rows, sink, write_options=csv.WriteOptions(include_header=False, quoting_style="all_valid"))
+        with self.con.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(rows.column_names)}) FROM STDIN "
+                                                "WITH (FORMAT csv)") as copy:
+            copy.write(sink.getvalue().to_pybytes())
+
     def insert_frame(self, table: str, frame: pd.DataFrame, *, on_conflict: str | None = None,
                      key: Sequence[str] = ()) -> None:
+        """Insert the frame's rows: ``COPY`` without a conflict rule; with one, many rows of distinct keys are
+        copied into a temporary table and inserted from it by one ``INSERT ... ON CONFLICT`` (a refit's batch of
+        fits), a few rows by ``executemany``."""
         columns = list(frame.columns)
         rows = list(zip(*[[_plain(v) for v in frame[c].tolist()] for c in columns])) if len(frame) else []
         if not rows:
             return
+        names = ", ".join(columns)
         with self.con.cursor() as cur:
             if on_conflict is None:                   # the series of a run: COPY, one round trip
-                with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                with cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
+            elif len(rows) >= COPY_ROWS and not (key and frame.duplicated(list(key)).any()):
+                staging = f"incoming_{table}"
+                cur.execute(f"DROP TABLE IF EXISTS {staging}")
+                cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table})")
+                cur.execute(f"SELECT {names} FROM {staging} LIMIT 0")
+                whole = [d.type_code in _INTEGER_OIDS for d in cur.description]
+                with cur.copy(f"COPY {staging} ({names}) FROM STDIN") as copy:
+                    for row in rows:             # a whole number held as a float: as an INSERT casts it
+                        copy.write_row([round(v) if w and isinstance(v, float) else v for v, w in zip(row, whole)])
+                cur.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging} "
+                            f"{conflict_clause(columns, on_conflict, key)}")
+                cur.execute(f"DROP TABLE {staging}")
             else:
                 marks = ", ".join("%s" for _ in columns)
-                cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) "
+                cur.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks}) "
                                 f"{conflict_clause(columns, on_conflict, key)}", rows)
 
     def tables(self) -> set[str]:
@@ -233,6 +288,26 @@ class PostgresStore(Store):
             yield PostgresConnection(con)
         finally:
             con.close()
+
+    def worker_target(self) -> str | None:
+        return self.url
+
+    def prepare_bulk_read(self) -> None:
+        """The index on ``series (run_id, row_index)``: without it each chunk's read scans every series row.
+        Made once (it holds off writers of series while it is built: about a minute for 60 million rows)."""
+        import psycopg
+
+        with self.connect(create=True) as con:
+            if con.execute("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND "
+                           "indexname = 'series_run_rows'"):
+                return
+            try:
+                con.execute(SERIES_INDEX)
+            except psycopg.Error as exc:         # not the tables' owner: the refit still runs, reading slower
+                why = " ".join(str(exc).split())[:200]
+                warnings.warn(f"{self.path}: could not add the index series_run_rows ({why}); each chunk of the "
+                              f"refit reads the whole series table. The tables' owner can add it: {SERIES_INDEX}.",
+                              stacklevel=2)
 
     def _schema_guard(self, con: PostgresConnection) -> None:
         con.execute("SELECT pg_advisory_xact_lock(?)", [SCHEMA_LOCK])
