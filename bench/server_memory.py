@@ -55,8 +55,9 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS in /proc/{pid}/status")
 
 
-def visit_and_upload(browser, url: str, log: Path | None, wait_ms: int = 600_000) -> None:
-    """One session: open the Logs page, upload ``log`` (if any), wait until the run is listed, leave."""
+def visit_and_upload(browser, url: str, log: Path | None, wait_ms: int = 600_000, on_loaded=None) -> None:
+    """One session: open the Logs page, upload ``log`` (if any), wait until the run is listed, call
+    ``on_loaded()`` (if given) while the session is still open, leave."""
     from playwright.sync_api import expect
 
     from tests.e2e.conftest import wait_idle
@@ -74,6 +75,9 @@ def visit_and_upload(browser, url: str, log: Path | None, wait_ms: int = 600_000
             timeout=wait_ms)
         wait_idle(page, timeout=wait_ms)
         expect(page.get_by_test_id("stException")).to_have_count(0)
+        expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+    if on_loaded is not None:
+        on_loaded()
     context.close()
 
 

@@ -1,4 +1,5 @@
-"""Settings of a dashboard server that the pages apply: how many browser sessions one server serves at once.
+"""Settings of a dashboard server that the pages apply: how many browser sessions one server serves at once, and
+how much memory what they upload may take.
 
 Streamlit keeps every session (its uploads, parsed logs and cached results) in the server's memory, and one
 server process has one Python interpreter: past a few dozen active sessions each gets slower and the memory
@@ -6,6 +7,10 @@ grows with them.  ``$TTA_MAX_SESSIONS`` bounds the sessions a server admits (def
 :data:`DEFAULT_MAX_SESSIONS`; ``0`` for no bound).  Sessions are admitted in the order they first arrived; one
 over the bound is told so and waits (its page says to reload) until an earlier one closes.  Several servers
 behind a load balancer share a PostgreSQL library (``docs/library.md``).
+
+Memory (issue 35): ``$TTA_SERVER_MEMORY_MB`` is the user data one server holds (:func:`server_memory_bytes`);
+caches of what uploads turn into are bounded in bytes (:class:`ByteBoundedCache`); a session that has ended is
+released (:class:`SessionRegistry`) and the freed memory handed back to the system (:func:`return_freed_memory`).
 """
 
 from __future__ import annotations
@@ -277,7 +282,8 @@ M_MMAP_THRESHOLD, MMAP_FROM_BYTES = -3, 256 * 2**10
 def make_freed_memory_returnable() -> None:
     """Allocate so that freed memory can go back to the system: pyarrow (the CSV reader) allocates from the
     system's ``malloc`` instead of its own pool, and glibc gives every block of :data:`MMAP_FROM_BYTES` or more
-    pages of its own (elsewhere than glibc, only the first).  Called once per server process, before its first upload is read."""
+    pages of its own (elsewhere than glibc, only the first).  Called once per server process, before its first
+    upload is read."""
     import pyarrow
 
     pyarrow.set_memory_pool(pyarrow.system_memory_pool())
