@@ -15,7 +15,6 @@ session that uploaded it (``_session_memo``).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_lo
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fits_table, run_target
+from core.serving import DERIVED_SHARE, ByteBoundedCache, server_memory_bytes
 from core.tables import frame_digest
 from core.targets import Target
 from pages.shared.state import (
@@ -38,7 +38,6 @@ from pages.shared.state import (
     HASH_FUNCS,
     LIBRARY_DATASETS,
     LIBRARY_RUNS,
-    MAX_SESSION_FILES,
     SHARED,
     UPLOADS,
 )
@@ -110,28 +109,25 @@ def _fit(log: RunLog, family: str, metric: str = "loss") -> RunFit:
     return fitted_run(log, family=family, metric=metric)
 
 
-def _session_memo(name: str, key, compute: Callable, *, max_items: int):
-    """``compute()`` remembered in this session (least recently used dropped past ``max_items``).
+def _session_memo(name: str, key, compute: Callable):
+    """``compute()`` remembered in this session (least recently used dropped past the session's byte bound).
 
     What an upload turns into (its parsed log, its analyses) lives in the session that uploaded
     it, not in a cache shared by every session: it goes when the file is removed or the session
-    ends, so memory does not grow with every distinct upload of every user.
+    ends, so memory does not grow with every distinct upload of every user.  Each memo holds at most
+    ``$TTA_SERVER_MEMORY_MB`` × ``DERIVED_SHARE`` bytes (``core.serving.ByteBoundedCache``).
     """
-    memo = st.session_state.setdefault(f"_memo_{name}", OrderedDict())
-    if key in memo:
-        memo.move_to_end(key)
-        return memo[key]
-    value = memo[key] = compute()
-    while len(memo) > max_items:
-        memo.popitem(last=False)
-    return value
+    memo = st.session_state.get(f"_memo_{name}")
+    if not isinstance(memo, ByteBoundedCache):
+        memo = st.session_state[f"_memo_{name}"] = ByteBoundedCache(int(server_memory_bytes() * DERIVED_SHARE))
+    return memo.get_or_compute(key, compute)
 
 
 def forget_uploads(keep: set[str]) -> None:
     """Drop the session's parsed uploads whose content digest is not in ``keep``."""
-    memo = st.session_state.get("_memo_logs", {})
-    for key in [k for k in memo if k[0] not in keep]:
-        del memo[key]
+    memo = st.session_state.get("_memo_logs")
+    if isinstance(memo, ByteBoundedCache):
+        memo.discard_if(lambda k: k[0] not in keep)
     st.session_state.pop("_memo_analyses", None)
 
 
@@ -148,7 +144,7 @@ def _analyse(log: RunLog, target: Target | float | None, criterion: str, family:
     metric = fit_metric(log, run_target(log, target))
     return _session_memo("analyses", (log.fingerprint(), target, criterion, family),
                          lambda: analyse_run(log, target_acc=target, criterion=criterion, family=family,
-                                             fitted=_fit(log, family, metric)), max_items=512)
+                                             fitted=_fit(log, family, metric)))
 
 
 @st.cache_resource(show_spinner=False)
@@ -218,7 +214,7 @@ def _log_of(name: str, data: bytes, digest: str, origin: str) -> RunLog | LogFor
         log = _read_builtin(digest, data, name, roles, spe, split)
     else:
         log = _session_memo("logs", (digest, name, roles, spe, split),
-                            lambda: _read(data, name, roles, spe, split), max_items=MAX_SESSION_FILES)
+                            lambda: _read(data, name, roles, spe, split))
     if isinstance(log, RunLog) and meta:
         log = log.with_meta(**dict(meta))
     return log

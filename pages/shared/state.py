@@ -9,14 +9,25 @@ target, the built-in sets) live under keys of their own.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import streamlit as st
 
 from core.datasets import BUILTIN_LOG_SETS
+from core.errors import InputError
 from core.logs import RunLog
 from core.runs import RunAnalysis
-from core.serving import MAX_SESSIONS_ENV_VAR, max_sessions, session_admitted
+from core.serving import (
+    DERIVED_SHARE,
+    MAX_SESSIONS_ENV_VAR,
+    SessionRegistry,
+    make_freed_memory_returnable,
+    max_sessions,
+    return_freed_memory,
+    server_memory_bytes,
+    session_admitted,
+)
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -85,7 +96,12 @@ def admit_session() -> None:
     ctx = get_script_run_ctx()
     if ctx is None or not Runtime.exists():          # a bare script run or AppTest: no server to bound
         return
-    limit = max_sessions()
+    try:
+        limit = max_sessions()
+        server_memory_bytes()                        # a bad setting is named on the page, not at the first upload
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+        st.stop()
     runtime = Runtime.instance()
     sessions, lock = _server_sessions()
     with lock:
@@ -93,11 +109,75 @@ def admit_session() -> None:
         for sid in [s for s in sessions if not runtime.is_active_session(s)]:
             del sessions[sid]
         admitted = session_admitted(ctx.session_id, list(sessions), limit)
+    _track_session(ctx, runtime)
     if not admitted:
         st.warning(f"This server already serves its {limit} sessions ({MAX_SESSIONS_ENV_VAR}); nothing was "
                    "loaded for this one. Reload the page in a minute, once another session has closed.",
                    icon=":material/hourglass_top:")
         st.stop()
+
+
+#: how often the server looks for sessions that have ended (seconds)
+SWEEP_EVERY_S = 2.0
+
+
+@st.cache_resource(show_spinner=False)
+def session_registry() -> SessionRegistry:
+    """The server's sessions and how to release each (one per server process), swept by a daemon thread: a
+    session disconnected for ``server.disconnectedSessionTTL`` seconds (Streamlit's own reconnect window) loses
+    its state and uploaded files, and the freed memory goes back to the system (``core.serving``)."""
+    from streamlit.runtime import Runtime
+
+    make_freed_memory_returnable()
+    registry = SessionRegistry(grace_s=float(st.get_option("server.disconnectedSessionTTL")))
+    runtime = Runtime.instance()
+
+    def sweep_forever() -> None:
+        while True:
+            time.sleep(SWEEP_EVERY_S)
+            if registry.sweep(runtime.is_active_session, now=time.monotonic()):
+                return_freed_memory()
+    threading.Thread(target=sweep_forever, name="tta-session-sweeper", daemon=True).start()
+    return registry
+
+
+def _track_session(ctx, runtime) -> None:
+    """Register this session so that its state and uploaded files are released once it has ended."""
+    state, session_id, files = ctx.session_state, ctx.session_id, runtime.uploaded_file_mgr
+
+    def release() -> None:
+        _clear_session_state(state)
+        files.remove_session_files(session_id)
+
+    session_registry().track(session_id, release)
+
+
+def _clear_session_state(state) -> None:
+    """Empty a session's whole state from another thread: values, widgets and the widgets' callbacks with what
+    they hold (Streamlit 1.67's ``SessionState.clear`` behind its thread-safe wrapper); failing that, every key."""
+    inner, lock = vars(state).get("_state"), vars(state).get("_lock")
+    if inner is not None and lock is not None and callable(getattr(inner, "clear", None)):
+        with lock:
+            inner.clear()
+        return
+    for key in list(state.filtered_state):
+        try:
+            del state[key]
+        except KeyError:                           # gone meanwhile
+            pass
+
+
+def upload_bytes_left(session_id: str | None) -> int:
+    """Bytes of uploads this server still takes from ``session_id`` (``$TTA_SERVER_MEMORY_MB`` less its share
+    for derived results and what the other sessions hold)."""
+    budget = int(server_memory_bytes() * (1 - DERIVED_SHARE))
+    return budget - (session_registry().held_by_others(session_id) if session_id else 0)
+
+
+def report_upload_bytes(session_id: str | None, nbytes: int) -> None:
+    """Tell the server's registry how many upload bytes ``session_id`` holds."""
+    if session_id:
+        session_registry().set_held(session_id, nbytes)
 
 
 def keep_valid_choice(key: str, options, default=None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.errors import InputError
 from core.logs import RunLog
 from core.runs import default_target, metric_direction, suggested_target, target_metrics
 from core.targets import Target
@@ -55,9 +56,13 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
     if st.session_state.get(metric_key) not in metrics or st.session_state[metric_key] != target.metric:
         st.session_state[metric_key] = target.metric
 
+    # the callback keeps small targets, never the logs (a widget's callback outlives its session's state)
+    suggestions = {m: t for m in metrics if m != target.metric and (t := _suggestion(logs, m)) is not None}
+
     def _metric_changed() -> None:
-        metric = st.session_state[metric_key]
-        st.session_state[TARGET] = suggested_target(logs, metric).with_origin("user")
+        chosen = suggestions.get(st.session_state[metric_key])
+        if chosen is not None:
+            st.session_state[TARGET] = chosen.with_origin("user")
 
     c1, c2 = st.columns([1, 2])
     c1.selectbox("Target metric", metrics, key=metric_key, on_change=_metric_changed,
@@ -84,6 +89,13 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
                             help=f"The run counts as converged when {target.metric} is {sign} this"
                                  + (" (the value the loaded runs declare)." if target.origin == "log" else "."))
     return Target(target.metric, direction, float(value), target.origin)
+
+
+def _suggestion(logs: list[RunLog], metric: str) -> Target | None:
+    try:
+        return suggested_target(logs, metric)
+    except InputError:                      # no run logs a value of it
+        return None
 
 
 def applied(target: Target) -> Target | None:

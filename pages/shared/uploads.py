@@ -12,6 +12,7 @@ import streamlit as st
 
 from core.errors import LogFormatError
 from core.logs import content_digest, name_uploads
+from core.serving import MEMORY_ENV_VAR
 from pages.shared.cached import forget_uploads, loaded_log
 from pages.shared.state import (
     DIGESTS,
@@ -20,6 +21,8 @@ from pages.shared.state import (
     MAX_SESSION_FILES,
     UPLOADS,
     init_state,
+    report_upload_bytes,
+    upload_bytes_left,
 )
 
 UPLOADER = "logs_upload"       # the Logs page's uploader; its key carries a generation number
@@ -71,12 +74,20 @@ def sync_uploads() -> None:
     plan = name_uploads([(f.name, b) for f, b in zip(new, data)], held=held)
     refused = []
     size = sum(len(b) for b in store.values())
+    session_id = _session_id()
+    server_left = upload_bytes_left(session_id)
     for f, b, name in zip(new, data, plan.names):
         if name is not None and (size + len(b) > MAX_SESSION_UPLOAD_BYTES or len(store) >= MAX_SESSION_FILES):
             refused.append(f"{f.name}: not loaded: this session already holds {size / 2**20:.0f} MB of uploads "
                            f"(at most {MAX_SESSION_UPLOAD_BYTES / 2**20:.0f} MB and {MAX_SESSION_FILES} files). "
                            "Remove some files first.")
             shown.pop(f.file_id, None)                             # tried again at the widget's next change
+            continue
+        if name is not None and size + len(b) > server_left:
+            refused.append(f"{f.name}: not loaded: the server's sessions already hold their share of its memory "
+                           f"for uploads ({MEMORY_ENV_VAR}; {max(server_left - size, 0) / 2**20:.0f} MB left for "
+                           "this session). Remove some files, or try again once other sessions have closed.")
+            shown.pop(f.file_id, None)
             continue
         if name is not None:
             size += len(b)
@@ -85,7 +96,17 @@ def sync_uploads() -> None:
         shown[f.file_id] = (name, content_digest(b))
     st.session_state[UPLOAD_REFUSALS] = refused
     st.session_state[UPLOAD_NOTES] = list(plan.notes)
+    report_upload_bytes(session_id, size)
     forget_uploads({d for _, d in digests.values()})
+
+
+def _session_id() -> str | None:
+    """This browser session's id (None outside a server: AppTest or a bare script)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None and Runtime.exists() else None
 
 
 def _digest(name: str, data: bytes, digests: dict) -> str:
@@ -103,6 +124,7 @@ def clear_uploads() -> None:
     st.session_state[UPLOAD_NOTES] = []
     st.session_state[_SHOWN] = {}
     forget_uploads(set())
+    report_upload_bytes(_session_id(), 0)
     st.session_state[UPLOADER_GENERATION] = st.session_state.get(UPLOADER_GENERATION, 0) + 1
 
 
