@@ -213,17 +213,18 @@ def test_the_answer_comes_first_how_many_runs_reached_the_target_and_which_first
 
 
 
-def _session_memo(at, name: str) -> dict:
-    """What the session remembers for itself under ``name`` (``pages.shared.cached._session_memo``)."""
+def _session_memo(at, name: str) -> list:
+    """The keys of what the session remembers for itself under ``name`` (``pages.shared.cached._session_memo``,
+    a ``core.serving.ByteBoundedCache``)."""
     key = f"_memo_{name}"
-    return dict(at.session_state[key]) if key in at.session_state else {}
+    return list(at.session_state[key].keys()) if key in at.session_state else []
 
 
 def test_builtin_runs_are_analysed_once_per_server_and_an_upload_in_its_own_session():
     # issue 35: the built-in runs' analyses are shared by every session (none in a session's own memo); an
     # upload's lives in the session that uploaded it (one entry: the one uploaded run)
     first = open_page()
-    assert len(shown_table(first)) == len(BUILTIN) and _session_memo(first, "analyses") == {}
+    assert len(shown_table(first)) == len(BUILTIN) and _session_memo(first, "analyses") == []
     name = "resnet99_Tesla V100-PCIE-32GB.csv"
     first.file_uploader(key="logs_upload_0").set_value([(name, course_log(), "text/csv")]).run()
     assert len(shown_table(first)) == len(BUILTIN) + 1
@@ -231,4 +232,4 @@ def test_builtin_runs_are_analysed_once_per_server_and_an_upload_in_its_own_sess
     assert [key[0] for key in _session_memo(first, "analyses")] == [uploaded.fingerprint()]
     second = open_page()                                       # a new session: the built-in runs, no upload
     pd.testing.assert_frame_equal(shown_table(second), shown_table(first).drop(name))
-    assert _session_memo(second, "analyses") == {}
+    assert _session_memo(second, "analyses") == []
