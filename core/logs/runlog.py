@@ -129,10 +129,11 @@ class RunLog:
 
     def __post_init__(self) -> None:
         names = {str(k): str(v) for k, v in dict(self.metrics or {}).items()}
-        if "loss" in self.frame and holds_value(self.frame["loss"]):
-            names.setdefault(LOSS_METRIC, "loss")
-        if "acc" in self.frame and holds_value(self.frame["acc"]):
-            names.setdefault(ACCURACY_METRIC, "acc")
+        # (a role already named keeps its column, so its values are read only when it is not: a stored log's are)
+        if LOSS_METRIC not in names and "loss" in self.frame and holds_value(self.frame["loss"]):
+            names[LOSS_METRIC] = "loss"
+        if ACCURACY_METRIC not in names and "acc" in self.frame and holds_value(self.frame["acc"]):
+            names[ACCURACY_METRIC] = "acc"
         missing = sorted(c for c in names.values() if c not in self.frame)
         if missing:
             raise ValueError(f"{self.source}: metrics name frame columns {missing} that the frame lacks")
