@@ -134,9 +134,11 @@ def _mean_or_none(values: np.ndarray) -> float | None:
     return float(v.mean()) if v.size else None
 
 
-def _row_at(frame: pd.DataFrame, position: int) -> dict[str, float]:
-    """The cells a crossing reads at one row of ``frame``, as floats (NaN: no value), without a row Series made."""
-    names = [c for c in ("global_step", "epoch", "loss", "acc", "time_s", "samples", "tokens") if c in frame]
+def _row_at(frame: pd.DataFrame, position: int, skip: tuple[str, ...] = ()) -> dict[str, float]:
+    """The cells a crossing reads at one row of ``frame``, as floats (NaN: no value), without a row Series made
+    (``skip``: cells the caller knows already)."""
+    names = [c for c in ("global_step", "epoch", "loss", "acc", "time_s", "samples", "tokens")
+             if c not in skip and c in frame]
     return {c: float(frame[c].to_numpy(dtype=float, na_value=np.nan)[position]) for c in names}
 
 
@@ -160,7 +162,7 @@ def _progress(log: RunLog, row: dict[str, float]) -> tuple[float | None, float |
 
 def _crossing_at(log: RunLog, target: Target, criterion: str, position: int, value: float, *, epoch=None,
                  loss: float | None = None, note: str = "") -> TargetCrossing:
-    row = _row_at(log.frame, position)
+    row = _row_at(log.frame, position, ("epoch",) * (epoch is not None) + ("loss",) * (loss is not None))
     samples, tokens, time_s = _progress(log, row)
     ep = row["epoch"] if epoch is None else epoch
     acc = None if math.isnan(row["acc"]) else row["acc"]
