@@ -187,6 +187,20 @@ def log_from_rows(row: dict, series: pd.DataFrame) -> RunLog:
     return log_from_frame(row, frame)
 
 
+def _steps_frame(data: list, columns: list) -> pd.DataFrame:
+    """The ``steps`` table stored as JSON rows (null: NaN), as floats: numpy reads the rows in one call (None is
+    NaN there); rows of unequal length are left to pandas, which refuses them as before.
+
+    >>> _steps_frame([[1, None], [2, 0.5]], ["step", "lr"]).to_numpy().tolist()
+    [[1.0, nan], [2.0, 0.5]]
+    """
+    try:
+        values = np.array(data, dtype=float).reshape(len(data), len(columns))
+    except (ValueError, TypeError):
+        return pd.DataFrame([[np.nan if v is None else v for v in row] for row in data], columns=columns, dtype=float)
+    return pd.DataFrame(values, columns=columns)
+
+
 def log_from_frame(row: dict, frame: pd.DataFrame) -> RunLog:
     """The ``RunLog`` stored as ``row`` (a ``runs`` row) whose frame is already made (a refit's bulk load)."""
     target = _plain(row.get("target"))
@@ -194,8 +208,7 @@ def log_from_frame(row: dict, frame: pd.DataFrame) -> RunLog:
     steps = _plain(row.get("steps"))
     if steps:
         table = json.loads(steps)
-        steps = pd.DataFrame([[np.nan if v is None else v for v in row] for row in table["data"]],
-                             columns=table["columns"], dtype=float)
+        steps = _steps_frame(table["data"], table["columns"])
     else:
         steps = None
     return RunLog(source=str(row["source"]), frame=frame, fmt=str(row["fmt"]),

@@ -12,7 +12,8 @@ import pandas as pd
 
 from core.logs import RunLog
 
-__all__ = ["compared_rows", "epoch_ends", "is_evaluation_metric", "metric_column", "rows_holding"]
+__all__ = ["compared_at", "compared_rows", "epoch_ends", "held_positions", "is_evaluation_metric", "metric_column",
+           "rows_holding"]
 
 
 def rows_holding(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -29,7 +30,11 @@ def rows_holding(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 
 def epoch_ends(rows: pd.DataFrame) -> np.ndarray:
     """Positions (in ``rows``) of the last row of each epoch, ordered by epoch (rows without an epoch skipped)."""
-    epoch = rows["epoch"].to_numpy(dtype=float, na_value=np.nan)
+    return _epoch_ends(rows["epoch"].to_numpy(dtype=float, na_value=np.nan))
+
+
+def _epoch_ends(epoch: np.ndarray) -> np.ndarray:
+    """:func:`epoch_ends` on the rows' epochs as floats (NaN: unknown)."""
     known = np.flatnonzero(~np.isnan(epoch))
     steps = np.diff(epoch[known])
     if known.size and (steps >= 0).all():      # epochs in order (a log, nearly always): each one's last row, no sort
@@ -37,6 +42,19 @@ def epoch_ends(rows: pd.DataFrame) -> np.ndarray:
     backwards = epoch[known][::-1]
     _, first_from_end = np.unique(backwards, return_index=True)   # unique epochs ascending
     return known[len(known) - 1 - first_from_end]
+
+
+def held_positions(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Positions of the rows of ``frame`` where ``column`` holds a value (the rows :func:`rows_holding` keeps),
+    read from the column's array (a float column: not NaN) without a frame made.
+
+    >>> held_positions(pd.DataFrame({"acc": [None, 0.7, float("nan"), 0.8]}), "acc").tolist()
+    [1, 3]
+    """
+    series = frame[column]
+    values = series.to_numpy()
+    held = ~np.isnan(values) if values.dtype.kind == "f" else series.notna().to_numpy()
+    return np.flatnonzero(held)
 
 
 def metric_column(log: RunLog, metric: str) -> str | None:
@@ -112,15 +130,27 @@ def compared_rows(log: RunLog, column: str, criterion: str = "epoch") -> tuple[n
     >>> positions.tolist(), values.tolist(), compared_rows(log, "loss")[1].tolist()
     ([1, 3], [0.7, 0.9], [1.5, 0.75])
     """
-    rows = rows_holding(log.frame, column)
-    values = rows[column].to_numpy(dtype=float)
-    if (criterion != "epoch" or log.granularity != "step" or len(rows) < 2 or rows["epoch"].isna().all()
-            or rows["epoch"].nunique() >= len(rows) or is_evaluation_metric(log, column)):
+    frame = log.frame
+    where = held_positions(frame, column)
+    return compared_at(log, column, criterion, where, frame["epoch"].to_numpy(dtype=float, na_value=np.nan))
+
+
+def compared_at(log: RunLog, column: str, criterion: str, where: np.ndarray, epoch: np.ndarray
+                ) -> tuple[np.ndarray | None, np.ndarray]:
+    """:func:`compared_rows` from the positions of the rows holding ``column`` (:func:`held_positions`) and the
+    frame's epochs as floats (NaN: unknown), on arrays: no frame is made unless a metric's epoch means are asked."""
+    frame = log.frame
+    values = frame[column].to_numpy(dtype=float)[where]
+    held_epoch = epoch[where]
+    known = held_epoch[~np.isnan(held_epoch)]
+    if (criterion != "epoch" or log.granularity != "step" or where.size < 2 or known.size == 0
+            or np.unique(known).size >= where.size or is_evaluation_metric(log, column)):
         return None, values
-    ends = epoch_ends(rows)                     # the last logged row of each epoch, by epoch
+    ends = _epoch_ends(held_epoch)              # the last logged row of each epoch, by epoch
     if len(ends) > 1 and any(f.startswith("partial last epoch") for f in log.flags):
         ends = ends[:-1]                         # an epoch still running has no end-of-epoch value yet
     if column == "acc":                          # a running accuracy: its epoch's last row is the epoch's
         return ends, values[ends]
+    rows = frame if where.size == len(frame) else frame.iloc[where]
     means = rows.groupby("epoch", sort=True)[column].mean()
-    return ends, means.loc[rows["epoch"].to_numpy(dtype=float)[ends]].to_numpy(dtype=float)
+    return ends, means.loc[held_epoch[ends]].to_numpy(dtype=float)

@@ -24,7 +24,7 @@ import pandas as pd
 from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
-from core.runs.evaluations import compared_rows, metric_column, rows_holding
+from core.runs.evaluations import compared_at, compared_rows, held_positions, metric_column
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 
 CRITERIA: dict[str, str] = {
@@ -129,18 +129,24 @@ class TargetCrossing:
         return out
 
 
-def _mean_or_none(values: pd.Series) -> float | None:
-    v = values.to_numpy(dtype=float)
-    v = v[np.isfinite(v)]
+def _mean_or_none(values: np.ndarray) -> float | None:
+    v = values[np.isfinite(values)]
     return float(v.mean()) if v.size else None
 
 
-def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, float | None]:
-    """Samples, tokens and wall seconds at a row, in the units the log counts (None where unknown)."""
+def _row_at(frame: pd.DataFrame, position: int, skip: tuple[str, ...] = ()) -> dict[str, float]:
+    """The cells a crossing reads at one row of ``frame``, as floats (NaN: no value), without a row Series made
+    (``skip``: cells the caller knows already)."""
+    names = [c for c in ("global_step", "epoch", "loss", "acc", "time_s", "samples", "tokens")
+             if c not in skip and c in frame]
+    return {c: float(frame[c].to_numpy(dtype=float, na_value=np.nan)[position]) for c in names}
+
+
+def _progress(log: RunLog, row: dict[str, float]) -> tuple[float | None, float | None, float | None]:
+    """Samples, tokens and wall seconds at a row (:func:`_row_at`), in the units the log counts (None where unknown)."""
     def cell(name: str) -> float | None:
-        if name in row.index and pd.notna(row[name]):
-            return float(row[name])
-        return None
+        value = row.get(name, math.nan)
+        return None if math.isnan(value) else value
 
     meta = log.meta
     samples = cell("samples")
@@ -154,14 +160,15 @@ def _progress(log: RunLog, row: pd.Series) -> tuple[float | None, float | None, 
     return samples, tokens, cell("time_s")
 
 
-def _crossing_at(log: RunLog, target: Target, criterion: str, row: pd.Series, value: float, *, epoch=None,
+def _crossing_at(log: RunLog, target: Target, criterion: str, position: int, value: float, *, epoch=None,
                  loss: float | None = None, note: str = "") -> TargetCrossing:
+    row = _row_at(log.frame, position, ("epoch",) * (epoch is not None) + ("loss",) * (loss is not None))
     samples, tokens, time_s = _progress(log, row)
     ep = row["epoch"] if epoch is None else epoch
-    acc = float(row["acc"]) if pd.notna(row["acc"]) else None
-    if loss is None and pd.notna(row["loss"]):
-        loss = float(row["loss"])
-    return TargetCrossing(target, criterion, True, step=float(row["global_step"]),
+    acc = None if math.isnan(row["acc"]) else row["acc"]
+    if loss is None and not math.isnan(row["loss"]):
+        loss = row["loss"]
+    return TargetCrossing(target, criterion, True, step=row["global_step"],
                           epoch=None if pd.isna(ep) else int(ep), loss=loss, acc=acc, note=note,
                           value=float(value), samples=samples, tokens=tokens, time_s=time_s)
 
@@ -204,23 +211,24 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
             f"no {target.metric!r} metric in the log"
         return TargetCrossing(target, criterion, False, note=what)
     frame = log.frame
-    rows = rows_holding(frame, column)
+    where = held_positions(frame, column)          # the rows holding the metric, as positions: no frame made
+    epochs = frame["epoch"].to_numpy(dtype=float, na_value=np.nan)
     note = ""
-    if criterion == "epoch" and log.granularity == "step" and len(rows) > 1 and rows["epoch"].isna().all():
+    if criterion == "epoch" and log.granularity == "step" and where.size > 1 and np.isnan(epochs[where]).all():
         criterion, note = "first-row", "epochs unknown (set steps per epoch): first-row criterion used"
-    positions, values = compared_rows(log, column, criterion)
+    positions, values = compared_at(log, column, criterion, where, epochs)
     if positions is not None:                    # several rows an epoch: the epoch is the unit
         hit = target.first_met(values)
         if hit is None:
             return TargetCrossing(target, criterion, False)
-        last = rows.iloc[int(positions[hit])]
-        epoch = int(last["epoch"])
-        loss = _mean_or_none(frame.loc[frame["epoch"] == epoch, "loss"])
+        last = int(where[positions[hit]])
+        epoch = int(epochs[last])
+        loss = _mean_or_none(frame["loss"].to_numpy(dtype=float)[epochs == epoch])
         return _crossing_at(log, target, criterion, last, values[hit], epoch=epoch, loss=loss)
     hit = target.first_met(values)             # every row holding the metric, as it is
     if hit is None:
         return TargetCrossing(target, criterion, False, note=note)
-    return _crossing_at(log, target, criterion, rows.iloc[hit], values[hit], note=note)
+    return _crossing_at(log, target, criterion, int(where[hit]), values[hit], note=note)
 
 
 def best_value(log: RunLog, target: Target | float = DEFAULT_TARGET, *, criterion: str = "epoch") -> float | None:
