@@ -294,7 +294,7 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
                 replacing[item.digest] = previous[0]
             yield item
 
-    report = library.add_runs(items(), total=len(runs), progress=progress)
+    report = library.add_runs(items(), total=len(runs), progress=progress, batched=True)
     now = library.known_hashes() if replacing else {}
     stale = [old for digest, old in replacing.items() if digest in now]      # only where the new version is in
     replaced = tuple(library.remove(stale)) if stale else ()
