@@ -19,6 +19,9 @@ temporary folder:
   (``HistoryReader(bulk=True)`` against ``get_metric_history`` per run and metric), the ratio;
   and, with ``--baseline-n`` equal to ``--n``, the whole per-metric import too;
 * **re-import with nothing changed**: the same import again (the goal: at most 5 % of the first);
+* **where the time goes** (the same ``--baseline-n`` runs): histories read (server, transfer and JSON), RunLogs
+  built (``core.logs.log_from_scalars`` against the CSV text round trip it replaced) and library writes
+  (``add_runs(batched=True)``, one transaction a batch, against one transaction a run), in ms a run;
 * **fits**: ``fit_library`` of the MLflow runs against ``fit_library`` of the same runs added from
   the CSV files: the largest parameter difference (the goal: equal), and the histories read
   both ways are compared value by value.
@@ -115,6 +118,33 @@ def fill(client, experiment: str, n: int, points: int, threads: int, csvs: Path)
         list(pool.map(one, range(n)))
 
 
+def through_csv(scalars, source: str):
+    """The RunLog as it was built before issue 35's second round: the wide table written as CSV text and read back."""
+    from dataclasses import replace
+
+    from core.logs import parse_run_name, read_log, table_for_reader, wide_scalars
+
+    table, found = table_for_reader(wide_scalars(scalars), source, None, parse_run_name(source).split)
+    data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
+    return replace(read_log(data, source, roles=found), fmt="mlflow")
+
+
+def client_side(folder: Path, client, runs: list, scalars: list, read_s: float) -> None:
+    """Where an import's time goes, per run, for runs whose histories were read (``read_s``): building RunLogs
+    (the frame path against the CSV round trip) and writing them (one transaction a batch against one a run)."""
+    from core.library.mlflow_source import read_run
+
+    items, build_s = timed(lambda: [read_run(client, r, scalars=s) for r, s in zip(runs, scalars)])
+    _, csv_s = timed(lambda: [through_csv(s, item.log.source) for s, item in zip(scalars, items)])
+    _, batched_s = timed(lambda: Library(folder / "batched.duckdb").add_runs(items, batched=True))
+    _, single_s = timed(lambda: Library(folder / "single.duckdb").add_runs(items))
+    n = max(len(runs), 1)
+    print(f"where the time goes, ms a run ({n} runs): histories (server, transfer, parse) {read_s / n * 1e3:.1f}; "
+          f"building RunLogs {build_s / n * 1e3:.1f} (the CSV round trip {csv_s / n * 1e3:.1f}: "
+          f"{csv_s / build_s:.1f}x); library writes in batches {batched_s / n * 1e3:.1f} (one transaction a run "
+          f"{single_s / n * 1e3:.1f}: {single_s / batched_s:.1f}x); load average {load()}")
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -188,6 +218,7 @@ def main() -> None:
             print(f"reading the histories of {len(runs)} runs: bulk {bulk_s:.2f} s ({reader.requests} requests), "
                   f"per-metric {per_s:.2f} s ({3 * len(runs)} requests): bulk is {per_s / bulk_s:.1f}x faster; "
                   f"identical series in {same} of {len(runs)}; load average {load()}")
+            client_side(folder, client, runs, bulk, bulk_s)
             if args.baseline_n >= args.n:
                 slow = Library(folder / "per-metric.duckdb")
                 _, slow_s = timed(lambda: add_mlflow(slow, source, bulk=False))

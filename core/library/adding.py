@@ -162,3 +162,79 @@ def insert_run(con, item: PendingRun, *, actor: str) -> AddResult:
         raise
     con.commit()
     return AddResult(item.log.source, run_id, True)
+
+
+def _first_match(found: list[tuple], digest: str, data: str) -> tuple | None:
+    """The row (run_id, deleted_at, content_hash, data_hash) of the lowest run id with either hash, as
+    :func:`insert_run` picks it (``ORDER BY run_id``)."""
+    hits = [r for r in found if r[2] == digest or r[3] == data]
+    return min(hits, key=lambda r: int(r[0])) if hits else None
+
+
+def insert_runs(con, items: list[PendingRun], *, actor: str) -> list[AddResult]:
+    """Many runs in one transaction, what :func:`insert_run` does for each: added, found present (by content or
+    data hash, in the library or earlier in ``items``), or restored.  One statement looks the hashes up, one
+    adds the ``runs`` rows, one each the series, tags and fits of every new run.  Any failure undoes the whole
+    batch (the caller may then write the runs one at a time, so that a bad run is refused alone)."""
+    rows = [run_row(i.log, digest=i.digest, dataset=i.dataset, n_params=i.n_params) for i in items]
+    hashes = sorted({h for item, row in zip(items, rows) for h in (item.digest, row["data_hash"])})
+    con.begin()
+    try:
+        marks = ", ".join("?" for _ in hashes)
+        found = con.execute(f"SELECT run_id, deleted_at, content_hash, data_hash FROM runs WHERE content_hash IN "
+                            f"({marks}) OR data_hash IN ({marks})", [*hashes, *hashes])
+        results: list[AddResult | None] = [None] * len(items)
+        fresh: dict[str, int] = {}                       # a hash of a run new in this batch -> its index
+        new: list[int] = []
+        for k, (item, row) in enumerate(zip(items, rows)):
+            hit = _first_match(found, item.digest, row["data_hash"])
+            if hit is not None and hit[1] is not None and all(r.run_id != int(hit[0]) for r in results if r):
+                run_id = int(hit[0])
+                con.execute("UPDATE runs SET deleted_at = NULL WHERE run_id = ?", [run_id])
+                write_audit(con, actor, "restore", [run_id], f"added again as {item.log.source}")
+                results[k] = AddResult(item.log.source, run_id, True, restored=True)
+            elif hit is not None:
+                results[k] = AddResult(item.log.source, int(hit[0]), False)
+            elif item.digest in fresh or row["data_hash"] in fresh:
+                continue                                 # a copy of a run earlier in the batch: resolved below
+            else:
+                fresh[item.digest] = fresh[row["data_hash"]] = k
+                new.append(k)
+        ids: dict[str, int] = {}
+        if new:
+            now = utc_now()
+            names = [*rows[new[0]], "added_at"]
+            values = [v for k in new for v in (*rows[k].values(), now)]
+            one = f"({', '.join('?' for _ in names)})"
+            inserted = con.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES {', '.join([one] * len(new))} "
+                                   "ON CONFLICT DO NOTHING RETURNING run_id, content_hash", values)
+            ids = {str(h): int(i) for i, h in inserted}
+        added = [k for k in new if items[k].digest in ids]
+        for k in new:
+            if k not in added:                           # another writer added it meanwhile
+                again = con.execute("SELECT run_id FROM runs WHERE content_hash = ? OR data_hash = ?",
+                                    [items[k].digest, rows[k]["data_hash"]])
+                results[k] = AddResult(items[k].log.source, int(again[0][0]) if again else 0, False)
+        for k in added:
+            results[k] = AddResult(items[k].log.source, ids[items[k].digest], True)
+        for k, item in enumerate(items):                 # copies of a run earlier in the batch
+            if results[k] is None:
+                first = results[fresh.get(item.digest, fresh.get(rows[k]["data_hash"]))]
+                results[k] = AddResult(item.log.source, first.run_id, False)
+        if added:
+            series = [series_frame(items[k].log) for k in added]
+            for k, frame in zip(added, series):
+                frame.insert(0, "run_id", ids[items[k].digest])
+            con.insert_frame("series", pd.concat(series, ignore_index=True))
+            tags = [(ids[items[k].digest], t) for k in added for t in items[k].tags]
+            if tags:
+                con.insert_frame("run_tags", pd.DataFrame(tags, columns=["run_id", "tag"]))
+            fits = [items[k].fits.assign(run_id=ids[items[k].digest]) for k in added
+                    if items[k].fits is not None and len(items[k].fits)]
+            if fits:
+                con.insert_frame("fits", pd.concat(fits, ignore_index=True), on_conflict="ignore")
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+    return [r for r in results if r is not None]

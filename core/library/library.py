@@ -29,6 +29,7 @@ from core.library.adding import (
     Progress,
     check_tags,
     insert_run,
+    insert_runs,
     utc_now,
     write_audit,
 )
@@ -88,7 +89,8 @@ class Library:
         return report.results[0]
 
     def add_runs(self, pending: Iterable[PendingRun | AddResult | tuple[str, str]], *, total: int | None = None,
-                 progress: Progress | None = None, action: str = "add", note: str = "") -> AddReport:
+                 progress: Progress | None = None, action: str = "add", note: str = "",
+                 batched: bool = False) -> AddReport:
         """Write runs as they come (each in its own transaction); ``(source, message)`` items are refusals,
         ``AddResult`` items runs found already present before they were read.
 
@@ -96,7 +98,9 @@ class Library:
         is held.  Runs are written in batches (at most ``BATCH_RUNS`` runs, ``BATCH_ROWS`` rows or
         ``BATCH_SECONDS`` of reading), so the lock is taken once per batch, for writing only.
         ``progress(done, total, label)`` follows every run; when it returns False the import
-        stops there, every run written complete and no other started.
+        stops there, every run written complete and no other started.  ``batched`` writes each batch in
+        one transaction (``adding.insert_runs``: a few statements a batch, not a few a run; a batch that fails
+        is written again one run at a time): a stop then takes effect after the batch it falls in.
         """
         results: list[AddResult] = []
         errors: list[tuple[str, str]] = []
@@ -124,23 +128,27 @@ class Library:
                 break
             if batch and (len(batch) >= BATCH_RUNS or rows >= BATCH_ROWS
                           or time.perf_counter() - started >= BATCH_SECONDS):
-                self._write(batch, results, errors, tick, state, action, note)
+                self._write(batch, results, errors, tick, state, action, note, batched)
                 batch, rows, started = [], 0, time.perf_counter()
                 if state["stop"]:
                     break
         if batch and not state["stop"]:
-            self._write(batch, results, errors, tick, state, action, note)
+            self._write(batch, results, errors, tick, state, action, note, batched)
         return AddReport(tuple(results), tuple(errors), cancelled=state["stop"])
 
     def _write(self, batch: list[PendingRun], results: list[AddResult], errors: list[tuple[str, str]], tick, state,
-               action: str, note: str) -> None:
+               action: str, note: str, batched: bool = False) -> None:
         added: list[AddResult] = []
         with self.store.connect(create=True) as con:
+            written = None
+            if batched and len(batch) > 1:
+                with contextlib.suppress(*self.store.errors):
+                    written = insert_runs(con, batch, actor=self.actor)
             try:
-                for item in batch:
+                for k, item in enumerate(batch):
                     source = item.log.source
                     try:
-                        result = insert_run(con, item, actor=self.actor)
+                        result = written[k] if written is not None else insert_run(con, item, actor=self.actor)
                     except self.store.errors as exc:
                         errors.append((source, f"{source}: expected a run the library can store; writing it failed "
                                                f"({' '.join(str(exc).split())[:200]}); nothing of it was added."))
@@ -149,7 +157,7 @@ class Library:
                         if result.added and not result.restored:
                             added.append(result)
                     tick(source)
-                    if state["stop"]:
+                    if state["stop"] and written is None:
                         return
             finally:
                 if added:

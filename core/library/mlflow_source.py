@@ -39,7 +39,7 @@ from core.library.library import AddReport, AddResult, Library, PendingRun, Prog
 from core.library.mlflow_bulk import MAX_RESULTS, OWN_METRIC_PREFIX, HistoryReader, scalars_of
 from core.library.records import library_name
 from core.library.sources import parameter_count_of, with_overrides
-from core.logs import RunLog, parse_run_name, read_log
+from core.logs import RunLog, log_from_scalars
 
 #: how a source names an MLflow tracking server on the command line
 PREFIX = "mlflow:"
@@ -198,15 +198,8 @@ def log_of_scalars(scalars: pd.DataFrame, source: str, *, split: str | None = No
     >>> log.meta.model, log.frame["loss"].tolist(), log.frame["acc"].tolist(), log.fmt
     ('resnet20', [2.0, 1.0, 0.7, 0.6], [0.2, 0.5, 0.7, 0.8], 'mlflow')
     """
-    from core.logs import table_for_reader, wide_scalars
-
-    if scalars.empty:
-        raise LogFormatError(source, "expected logged metrics (loss, accuracy, ...); the run has none.")
-    meta_split = split or parse_run_name(source).split
-    table, found = table_for_reader(wide_scalars(scalars), source, None, meta_split)
-    data = table.to_csv(index=False, float_format="%.17g", na_rep="").encode()
-    log = read_log(data, source, roles=found, steps_per_epoch=steps_per_epoch, split=split)
-    return replace(log, fmt="mlflow")
+    return log_from_scalars(scalars, source, split=split, steps_per_epoch=steps_per_epoch, fmt="mlflow",
+                            empty="expected logged metrics (loss, accuracy, ...); the run has none.")
 
 
 def read_run(client, run, *, tags: Sequence[str] = (), dataset: str | None = None,
@@ -301,7 +294,7 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
                 replacing[item.digest] = previous[0]
             yield item
 
-    report = library.add_runs(items(), total=len(runs), progress=progress)
+    report = library.add_runs(items(), total=len(runs), progress=progress, batched=True)
     now = library.known_hashes() if replacing else {}
     stale = [old for digest, old in replacing.items() if digest in now]      # only where the new version is in
     replaced = tuple(library.remove(stale)) if stale else ()

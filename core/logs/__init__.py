@@ -7,7 +7,8 @@ epochs), ``mllog`` (MLCommons MLLOG logs, the MLPerf result files; ``mllog_event
 and collected), ``speedrun`` (NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face
 ``trainer_state.json``), ``tfevents`` (TensorBoard event files); ``noise`` (gradient-noise-scale
 columns), ``files`` (several files at once, each one's error kept; uploads of one name told apart),
-``points`` (runs too short to fit, refused by name), ``naming`` (model, depth, device and batch from a
+``points`` (runs too short to fit, refused by name), ``scalar_log`` (logged scalars to a ``RunLog`` without a
+CSV text), ``naming`` (model, depth, device and batch from a
 file name).
 """
 
@@ -49,6 +50,7 @@ from core.logs.reader import (
     upload_types,
 )
 from core.logs.runlog import FRAME_COLUMNS, PROGRESS_COLUMNS
+from core.logs.scalar_log import log_from_scalars
 from core.logs.speedrun import is_speedrun, read_speedrun
 from core.logs.tfevents import is_event_data, is_event_file, table_for_reader, wide_scalars
 
@@ -57,7 +59,8 @@ __all__ = [
     'READERS', 'ROLES', 'RunLog', 'RunMeta', 'UPLOAD_TYPES', 'UploadNames', 'benchmark_rule', 'check_points',
     'content_digest', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
     'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_event_data',
-    'is_event_file', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'name_uploads',
+    'is_event_file', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'log_from_scalars',
+    'name_uploads',
     'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
     'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description',
     'table_for_reader', 'upload_label', 'upload_types', 'wide_scalars',

@@ -288,6 +288,16 @@ def read_csv_log(data: bytes, source: str, *, roles: Mapping[str, str | None] | 
     text = decode_head(data, source)
     flags: list[str] = []
     table = _read_table(data, text, source, flags)
+    return log_of_table(table, source, roles=roles, steps_per_epoch=steps_per_epoch, split=split, flags=flags)
+
+
+def log_of_table(table: dict[str, np.ndarray], source: str, *, roles: Mapping[str, str | None] | None = None,
+                 steps_per_epoch: int | None = None, split: str | None = None,
+                 flags: list[str] | None = None) -> RunLog:
+    """The ``RunLog`` of a table already parsed (``{column name: values}``, as :func:`read_csv_log` parses a CSV
+    into: names stripped and unique, at least one row): the roles, checks, steps and epochs of a CSV log.
+    ``flags`` are the parse's own, kept first.  (``core.logs.scalar_log`` builds MLflow runs through it.)"""
+    flags = list(flags or ())
     columns = list(table)
     meta = parse_run_name(source)
     if split is not None:
