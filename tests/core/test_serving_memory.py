@@ -183,7 +183,7 @@ def test_every_session_together_stays_within_the_derived_share_whatever_their_nu
     shares = memory_shares(256 * MB)                      # 102.4 MB for what every session derives
     pool = BytePool(shares.derived)
     memos = [ByteBoundedCache(pool.max_bytes, pool=pool) for _ in range(16)]
-    for i, memo in enumerate(memos):                      # 16 sessions, each 10 MB of parsed logs: 160 MB asked
+    for memo in memos:                                    # 16 sessions, each 10 MB of parsed logs: 160 MB asked
         for j in range(10):
             memo.put(j, np.zeros(MB // 8))
     assert pool.nbytes <= shares.derived
