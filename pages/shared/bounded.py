@@ -1,7 +1,7 @@
 """Caches of the pages bounded in bytes: drop-in for ``st.cache_resource`` / ``st.cache_data`` where what a cache
 holds depends on what users upload, edit or load (issue 35).
 
-Part of ``pages/shared`` (re-exported by ``pages.shared.common``).  Nothing here computes a number; it only
+Part of ``pages/shared`` (imported by the pages directly).  Nothing here computes a number; it only
 caches.  Every function decorated here keeps its results in ONE cache per server process
 (``core.serving.ByteBoundedCache``, thread-safe) bounded by the shared caches' share of ``$TTA_SERVER_MEMORY_MB``
 (``core.serving.memory_shares``): least recently used results go first, whatever function made them.  Arguments
