@@ -65,7 +65,9 @@ def _decorator(kind: CacheType, show_spinner: bool | str = False, hash_funcs: di
                 with st.spinner(spinner) if spinner else nullcontext():
                     value = func(*args, **kwargs)
                 cache.put(key, value)
-            return copy.deepcopy(value) if kind is CacheType.DATA else value   # cache_data: a copy per call
+            if kind is CacheType.DATA and not isinstance(value, BaseException):   # an error is not changed
+                return copy.deepcopy(value)                                        # cache_data: a copy per call
+            return value
 
         call.clear = lambda: shared_cache().discard_if(lambda k: k[0] == name)
         return call

@@ -85,3 +85,16 @@ def test_every_other_cache_of_the_pages_is_bounded_in_bytes():
         text = path.read_text()
         streamlit_cached |= set(re.findall(r"@st\.cache_(?:data|resource)\b[^\n]*\n(?:[^\n]*\n)*?def (\w+)", text))
     assert streamlit_cached and streamlit_cached <= STREAMLIT_CACHES, streamlit_cached - STREAMLIT_CACHES
+
+
+def test_a_cached_error_is_returned_as_it_is(monkeypatch):
+    from core.errors import LogFormatError
+
+    cache = ByteBoundedCache(max_bytes=MB)
+    monkeypatch.setattr(bounded, "shared_cache", lambda: cache)
+
+    @bounded.bounded_data()
+    def refused(name: str) -> LogFormatError:
+        return LogFormatError(name, "expected the course's columns")
+
+    assert str(refused("odd.csv")) == str(refused("odd.csv")) and refused("odd.csv") is refused("odd.csv")
