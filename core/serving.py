@@ -21,6 +21,7 @@ import gc
 import os
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 
@@ -75,8 +76,35 @@ MEMORY_ENV_VAR = "TTA_SERVER_MEMORY_MB"
 DEFAULT_SERVER_MEMORY_MB = 2048
 #: the smallest total accepted: below it one upload of the largest size a page takes would not fit
 MIN_SERVER_MEMORY_MB = 256
-#: share of the total kept for results derived from uploads (parsed logs, tables), the rest for the uploads' bytes
-DERIVED_SHARE = 0.5
+#: shares of the total: the uploads' bytes (every session's together), what the sessions derive from them (parsed
+#: logs, analyses: every session's memos together, :class:`BytePool`), and the caches the pages share (results
+#: keyed by their inputs); they add up to 1, so the three together stay within the total
+UPLOAD_SHARE, DERIVED_SHARE, SHARED_CACHE_SHARE = 0.4, 0.4, 0.2
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryShares:
+    """How one server's total of user data is split (bytes): uploads, session memos, shared caches."""
+
+    uploads: int
+    derived: int
+    shared_caches: int
+
+    @property
+    def total(self) -> int:
+        return self.uploads + self.derived + self.shared_caches
+
+
+def memory_shares(total_bytes: int) -> MemoryShares:
+    """The server's total split into its fixed shares (whole bytes, never more than the total together).
+
+    >>> memory_shares(1000)
+    MemoryShares(uploads=400, derived=400, shared_caches=200)
+    >>> memory_shares(2048 * 2**20).total <= 2048 * 2**20
+    True
+    """
+    uploads, derived = int(total_bytes * UPLOAD_SHARE), int(total_bytes * DERIVED_SHARE)
+    return MemoryShares(uploads, derived, min(int(total_bytes * SHARED_CACHE_SHARE), total_bytes - uploads - derived))
 
 
 def server_memory_bytes() -> int:
@@ -137,11 +165,63 @@ def size_of(value, _seen: set[int] | None = None) -> int:
     return sys.getsizeof(value)
 
 
+class BytePool:
+    """One bound in bytes shared by several :class:`ByteBoundedCache` (e.g. every session's memo): past it the
+    least recently used entry of any member goes.  A member that is garbage-collected leaves the pool with its
+    entries (a session's state cleared when it ends frees its share at once).
+
+    >>> pool = BytePool(max_bytes=20_000)
+    >>> a, b = ByteBoundedCache(10**6, pool=pool), ByteBoundedCache(10**6, pool=pool)
+    >>> _ = a.get_or_compute(1, lambda: np.zeros(1000)); _ = b.get_or_compute(2, lambda: np.zeros(1000))
+    >>> _ = b.get_or_compute(3, lambda: np.zeros(1000))    # three of about 8 kB: a's, the oldest, goes
+    >>> len(a), len(b), pool.nbytes <= 20_000
+    (0, 2, True)
+    >>> del b; pool.nbytes
+    0
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes <= 0:
+            raise InputError(f"BytePool: expected max_bytes > 0; got {max_bytes}.")
+        self.max_bytes = int(max_bytes)
+        self.lock = threading.Lock()
+        self.nbytes = 0
+        self._order: OrderedDict[tuple[int, Hashable], int] = OrderedDict()   # (member, key) -> bytes, LRU first
+        self._members: dict[int, weakref.ReferenceType] = {}
+
+    def _join(self, cache: ByteBoundedCache) -> None:
+        cid = id(cache)
+        self._members[cid] = weakref.ref(cache)
+        weakref.finalize(cache, self._leave, cid)
+
+    def _leave(self, cid: int) -> None:
+        with self.lock:
+            self._members.pop(cid, None)
+            for item in [k for k in self._order if k[0] == cid]:
+                self.nbytes -= self._order.pop(item)
+
+    def _added(self, cid: int, key: Hashable, size: int) -> None:      # called with the lock held
+        self._order[(cid, key)] = size
+        self.nbytes += size
+        while self.nbytes > self.max_bytes and self._order:
+            (owner, old), _ = next(iter(self._order.items()))
+            member = self._members[owner]()
+            if member is None:
+                self.nbytes -= self._order.pop((owner, old))
+            else:
+                member._drop(old)
+
+    def _removed(self, cid: int, key: Hashable) -> None:                 # called with the lock held
+        size = self._order.pop((cid, key), None)
+        if size is not None:
+            self.nbytes -= size
+
+
 class ByteBoundedCache:
     """A least-recently-used cache bounded in bytes (:func:`size_of` of each value), safe across threads.
 
     Past ``max_bytes`` the least recently used entries go; a value larger than the whole bound is returned to
-    its caller but not kept.
+    its caller but not kept.  With a ``pool``, the pool's bound holds too, across all its members.
 
     >>> cache = ByteBoundedCache(max_bytes=20_000)
     >>> for i in range(5):
@@ -150,14 +230,18 @@ class ByteBoundedCache:
     (2, [3, 4], True)
     """
 
-    def __init__(self, max_bytes: int, *, sizeof: Callable[[object], int] = size_of) -> None:
+    def __init__(self, max_bytes: int, *, sizeof: Callable[[object], int] = size_of,
+                 pool: BytePool | None = None) -> None:
         if max_bytes <= 0:
             raise InputError(f"ByteBoundedCache: expected max_bytes > 0; got {max_bytes}.")
-        self.max_bytes = int(max_bytes)
+        self.max_bytes = int(max_bytes) if pool is None else min(int(max_bytes), pool.max_bytes)
         self._sizeof = sizeof
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._pool = pool
+        self._lock = pool.lock if pool is not None else threading.Lock()
         self.nbytes = 0
+        if pool is not None:
+            pool._join(self)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -174,6 +258,8 @@ class ByteBoundedCache:
             if key not in self._items:
                 return default
             self._items.move_to_end(key)
+            if self._pool is not None:
+                self._pool._order.move_to_end((id(self), key))
             return self._items[key][0]
 
     def put(self, key: Hashable, value) -> None:
@@ -186,6 +272,8 @@ class ByteBoundedCache:
             self.nbytes += size
             while self.nbytes > self.max_bytes:
                 self._drop(next(iter(self._items)))
+            if self._pool is not None:
+                self._pool._added(id(self), key, size)
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], object]):
         """The value kept under ``key``, else ``compute()`` (kept when it fits)."""
@@ -208,13 +296,15 @@ class ByteBoundedCache:
 
     def clear(self) -> None:
         with self._lock:
-            self._items.clear()
-            self.nbytes = 0
+            for key in list(self._items):
+                self._drop(key)
 
-    def _drop(self, key: Hashable) -> None:
+    def _drop(self, key: Hashable) -> None:                 # called with the lock held
         item = self._items.pop(key, None)
         if item is not None:
             self.nbytes -= item[1]
+            if self._pool is not None:
+                self._pool._removed(id(self), key)
 
 
 # ---------------------------------------------------------------- sessions that ended: their data released

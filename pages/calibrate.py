@@ -39,6 +39,7 @@ from core.targets import Target
 from pages.calibrate_sections.curves import curves_section
 from pages.calibrate_sections.evaluation import loao_section, table_section
 from pages.calibrate_sections.send import send_section
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
     FAMILY,
@@ -74,7 +75,7 @@ def _course_fits() -> pd.DataFrame:
     return read_fits_table(course_fits_path(), source="course table")
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _uploaded_fits(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
     try:
         return read_fits_table(data, source=name)
@@ -84,32 +85,32 @@ def _uploaded_fits(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
 
 # The fits table is passed unhashed (``_fits``) beside its digest ``key`` (``frame_key``): hashing
 # the table for every cached call would cost more than most of the calls.
-@st.cache_data(**{**CACHE, "show_spinner": "Scoring methods by leave-one-architecture-out …"})
+@bounded_data(**{**CACHE, "show_spinner": "Scoring methods by leave-one-architecture-out …"})
 def _scores(key: str, _fits: pd.DataFrame, split: str, holdout: str, threshold: str) -> pd.DataFrame:
     return method_scores_for(_fits, split=split, holdout=holdout, threshold=threshold)
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _calibrate(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str, threshold: str) -> Calibration:
     return calibrate(_fits, holdout=holdout, split=split, method=method, threshold=threshold)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _architectures(key: str, _fits: pd.DataFrame, split: str) -> list[str]:
     return architectures(usable(_fits, split=split))
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _hardware(key: str, _fits: pd.DataFrame, split: str):
     return hardware_independence(_fits, split=split)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[str, ...]:
     return holdout_outside(_fits, holdout, split=split)
 
 
-@st.cache_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
+@bounded_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
                   route: str) -> pd.DataFrame:
     return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target, family=family, route=route,

@@ -37,6 +37,7 @@ from pages.library_sections.removal import (
     notice_section,
     removed_section,
 )
+from pages.shared.bounded import bounded_resource
 from pages.shared.common import (
     SHARED,
     chart,
@@ -57,7 +58,7 @@ SHOWN_COLUMNS = ["run_id", "source", "model", "gpu", "global_batch", "dataset", 
 
 
 # ---------------------------------------------------------------- cached core calls
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _preview_logs(path: str, runs: tuple[tuple[int, str], ...]) -> tuple[RunLog, ...]:
     """The chosen runs (``(id, content hash)``: a run's content never changes, so the pair is a safe key)."""
     from core.library import Library

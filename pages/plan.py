@@ -28,6 +28,7 @@ from pages.plan_sections.results import cost_section, headline_section, table_se
 from pages.plan_sections.schedule import schedule_section
 from pages.plan_sections.speed import speed_section
 from pages.plan_sections.steps import chosen_run_step, steps_section
+from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     CACHE,
     applied,
@@ -41,7 +42,7 @@ from pages.shared.common import (
 )
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _rule_grid(model, estimate: StepsEstimate, rule: ScalingRule, batch: BatchScaling | None,
                b_noise: float | None, ps: tuple[int, ...] | None, max_workers: int, price_worker: float,
                price_ps: float) -> tuple[pd.DataFrame, BatchScaling | None]:

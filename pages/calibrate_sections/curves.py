@@ -12,10 +12,11 @@ import streamlit as st
 from core.calibrate import Calibration, parameter_predictions
 from core.figures.calibrate import heldout_curves_figure, loss_error_figure, parameters_vs_depth_figure
 from core.runs import loss_curves
+from pages.shared.bounded import bounded_data
 from pages.shared.common import CACHE, LoadedRuns, chart, plain
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _param_pred(key: str, _fits: pd.DataFrame, holdout: str, split: str, method: str) -> pd.DataFrame:
     return parameter_predictions(_fits, holdout=holdout, split=split, method=method)
 

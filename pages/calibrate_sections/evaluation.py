@@ -19,20 +19,21 @@ from core.calibrate import (
     nested_summary,
 )
 from core.figures.calibrate import method_scores_figure
+from pages.shared.bounded import bounded_data
 from pages.shared.common import CACHE, chart, plain, table_download
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _loao(key: str, _fits: pd.DataFrame, split: str, method: str, threshold: str) -> pd.DataFrame:
     return leave_one_architecture_out(_fits, split=split, method=method, threshold=threshold)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _loao_summary(key: str, _fits: pd.DataFrame, split: str, methods: tuple[str, ...], threshold: str) -> pd.DataFrame:
     return pd.concat([loao_summary(_loao(key, _fits, split, m, threshold)) for m in methods], ignore_index=True)
 
 
-@st.cache_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
+@bounded_data(**{**CACHE, "show_spinner": "Nested leave-one-architecture-out: every architecture held out in turn, "
                                            "the method and the interval chosen on the others …"})
 def _nested(key: str, _fits: pd.DataFrame, split: str, threshold: str) -> pd.DataFrame:
     return nested_loao(_fits, split=split, method="auto", threshold=threshold)

@@ -27,6 +27,7 @@ from core.prediction import (
     prior_for_run,
     showcase_log,
 )
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
     FAMILY,
@@ -49,7 +50,7 @@ SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none
 
 
 # ---------------------------------------------------------------- cached core calls
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _prior(log: RunLog, others: tuple[RunLog, ...], target: float,
            datasets: tuple[tuple[str, str], ...] = ()) -> Prior:
     return prior_for_run(log, others, target_acc=target, datasets_by_file=dict(datasets))
@@ -60,7 +61,7 @@ def _datasets() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(datasets_by_file().items()))
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str,
               schedule: str | None) -> Forecast:
     return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route,
@@ -68,7 +69,7 @@ def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, fa
                                     cache=shared_fits())
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _convergence(log: RunLog, others: tuple[RunLog, ...], target: float, family: str, route: str,
                  schedule: str | None):
     return convergence_of_prediction(log, target_acc=target, family=family, route=route,
@@ -76,7 +77,7 @@ def _convergence(log: RunLog, others: tuple[RunLog, ...], target: float, family:
                                     cache=shared_fits())
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
     return family_scores(list(logs), fractions=(0.5,), target_acc=target, route=route, cache=shared_fits())
 

@@ -16,13 +16,14 @@ from core.logs import RunLog
 from core.prediction import LossForecast, forecast_progress, forecast_showcase, progress_to_target
 from core.runs import amount_text, metric_column, run_target
 from core.targets import Target
+from pages.shared.bounded import bounded_resource
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
 
 #: fractions of a run's evaluations a user may predict from
 FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> LossForecast:
     return forecast_progress(log, others, target, observe=observe)
 
@@ -35,12 +36,12 @@ def _whole_log_metric(col, log: RunLog, target, unit: str) -> None:
                     "comparison with the forecast from its first part.")
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _whole_log(log: RunLog, target: Target) -> float | None:
     return progress_to_target(log, target)
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _showcase(logs: tuple[RunLog, ...], target: Target | None, metric: str) -> str | None:
     log = forecast_showcase(logs, target, metric)
     return log.source if log is not None else None

@@ -23,6 +23,7 @@ from core.plan import (
 )
 from core.speed import PAPER_GLOBAL_BATCH, StepCalibration, calibrate_paleo_step
 from pages.plan_sections.speed import SPEED_IN_USE
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
     KEPT,
@@ -92,12 +93,12 @@ def prices_section(allreduce: bool) -> tuple[tuple[int, ...], float, float]:
     return tuple(sorted(ps)), float(price_worker), float(price_ps)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@bounded_resource(show_spinner=False, max_entries=16)
 def _paleo_net(ref: str):
     return load_net(ref)
 
 
-@st.cache_data(**{**CACHE, "show_spinner": "Paleo estimate …"})
+@bounded_data(**{**CACHE, "show_spinner": "Paleo estimate …"})
 def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...], batch: int, device: str,
                   network: str, ppp_comp: float, ppp_comm: float,
                   calibrate_to: tuple[float, int, int] | None) -> pd.DataFrame:
@@ -106,7 +107,7 @@ def _paleo_curves(ref: str, steps: float, max_workers: int, ps: tuple[int, ...],
                                 ppp_comm=ppp_comm, calibrate_to=calibrate_to)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _paleo_calibration(ref: str, point: tuple[float, int, int], batch: int, device: str, network: str,
                        ppp_comm: float) -> StepCalibration:
     step_s, p, w = point

@@ -29,6 +29,7 @@ from core.plan import (
 from core.speed import SPEED_FAMILIES
 from core.targets import Target
 from core.transformer import ACCELERATORS
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import CACHE, SHARED, chart, plain, table_download
 
 #: the GPU counts planned: powers of two and the counts the logs measured
@@ -37,17 +38,17 @@ _BASE_WORKERS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 SAME_DEVICE = ""
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _measured(logs: tuple[RunLog, ...], target: Target | None) -> pd.DataFrame:
     return measured_configurations(list(logs), target)[0]
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _default_device(logs: tuple[RunLog, ...], target: Target | None) -> str | None:
     return default_device_for(list(logs), target)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _plan(logs: tuple[RunLog, ...], workers: tuple[int, ...], global_batch: float, target: Target | None,
           price: float, model: str, device: str | None) -> LogPlan:
     return plan_from_logs(list(logs), workers, global_batch=global_batch, target=target, price_worker=price,

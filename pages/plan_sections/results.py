@@ -29,6 +29,7 @@ from core.plan import (
 )
 from core.speed import SpeedModel
 from pages.plan_sections.speed import MODE_LABELS
+from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     CACHE,
     KEPT,
@@ -49,7 +50,7 @@ RULE_ASSUMPTIONS = (
     "cost = time in hours × (w × worker price + p × PS price). " + TUNED_NOTE + " See docs/plan.md.")
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _allocation(model: SpeedModel, steps: float, budget: int, price_worker: float, price_ps: float) -> Allocation:
     return greedy_allocation(model, steps, budget=budget, price_worker=price_worker, price_ps=price_ps)
 

@@ -25,6 +25,7 @@ from core.prediction import (
 )
 from core.schedules import COOLDOWN_SHAPES
 from core.targets import Target
+from pages.shared.bounded import bounded_resource
 from pages.shared.common import KEPT, SHARED, builtin_set_logs, chart, plain, table_download, target_text
 
 #: the built-in set the section shows when no loaded run has a planned schedule and a falling target
@@ -35,12 +36,12 @@ SEEN = {"all": "all of it (a run in progress)", 0.25: "its first 25 %", 0.5: "it
         0.75: "its first 75 %"}
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _forecast(log: RunLog, others: tuple[RunLog, ...], target: Target, observe: float | None) -> ScheduleForecast:
     return cooldown_forecast(log, others, target, observe=observe)
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _plan(log: RunLog, others: tuple[RunLog, ...], target: Target, observe: float | None, shapes: tuple[str, ...],
           fractions: tuple[float, float], step_time_s: float) -> CooldownPlan:
     return plan_cooldown(_forecast(log, others, target, observe), shapes=shapes,

@@ -26,6 +26,7 @@ from core.speed import (
     read_speed_csv,
     speed_model_choices,
 )
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
     KEPT,
@@ -59,7 +60,7 @@ def _builtin_speed_bytes() -> dict[str, bytes]:
     return {name: path.read_bytes() for name, path in builtin_speed_tables()}
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _speed_table(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
     try:
         return read_speed_csv(data, source=name)
@@ -67,7 +68,7 @@ def _speed_table(data: bytes, name: str) -> pd.DataFrame | LogFormatError:
         return exc
 
 
-@st.cache_resource(**{**SHARED, "show_spinner": "Fitting the speed families (leave-one-out) …"})
+@bounded_resource(**{**SHARED, "show_spinner": "Fitting the speed families (leave-one-out) …"})
 def _speed_fit(speed_model: str, mode: str, global_batch: float, table_name: str, table_data: bytes) -> SpeedFit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the model's flags say the same
@@ -75,7 +76,7 @@ def _speed_fit(speed_model: str, mode: str, global_batch: float, table_name: str
                          global_batch=global_batch, source=table_name)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _model(source: str, mode: str, global_batch: float, theta: tuple[float, ...] | None,
            table_name: str | None, table_data: bytes | None,
            step_time: tuple[float, int, int] | None) -> SpeedModel:

@@ -23,6 +23,7 @@ from core.plan import (
 )
 from core.runs import RunAnalysis
 from core.targets import accuracy_target
+from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     BATCH_SOURCES,
     CACHE,
@@ -50,7 +51,7 @@ METHOD_LABELS = {"auto": "measured (fitted if never reached)", "fitted": "fitted
 RUN_METHOD_LABELS = {**METHOD_LABELS, "posterior": "posterior (other runs × its epochs)"}
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _run_steps(run: RunAnalysis, others: tuple[RunAnalysis, ...], method: str, loss_threshold: float | None,
                family: str, route: str) -> StepsEstimate:
     return steps_from_run(run, others, method=method, loss_threshold=loss_threshold, family=family, route=route,

@@ -24,6 +24,7 @@ from core.scaling import (
 )
 from core.speed import PolluxSpeedModel, fit_pollux_speed, read_speed_csv
 from core.targets import accuracy_target
+from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     BATCH_SOURCES,
     CACHE,
@@ -41,7 +42,7 @@ from pages.shared.common import (
 )
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False, max_entries=256)
 def _batch_plan(batch: int, n_samples: int, base_batch: int, base_lr: float,
                 warmup_epochs: float) -> BatchSizePlan:
     return batch_size_plan(batch, n_samples=n_samples, base_batch=base_batch, base_lr=base_lr,
@@ -56,7 +57,7 @@ def _set_speed(key: str) -> PolluxSpeedModel | PlannerError:
     except PlannerError as err:     # remembered: a refused table is fitted once
         return err
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _goodput(key: str, digest: str, target: str, samples_per_epoch: int | None, _model: BatchScaling,
              _speed: PolluxSpeedModel | None, workers: tuple[int, ...]) -> pd.DataFrame:
     return goodput_curves(_model, speed=_speed, workers=workers)

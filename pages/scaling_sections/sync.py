@@ -25,6 +25,7 @@ from core.scaling import (
     sync_schedule,
 )
 from pages.scaling_sections.ps import secs
+from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     chart,
     frame_key,
@@ -39,7 +40,7 @@ EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0,
 
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False, max_entries=256)
 def _schedules(workers: pd.DataFrame, aggregate_s: float, update_s: float
                ) -> tuple[SyncSchedule, AsyncSchedule]:
     starts, durations = schedule_inputs(workers)

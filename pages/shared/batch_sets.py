@@ -15,6 +15,7 @@ from core.datasets import BATCH_RUN_SETS, batch_run_files
 from core.defaults import DEFAULT_LEVEL
 from core.logs import RunLog, read_log_files
 from core.targets import Target
+from pages.shared.bounded import bounded_resource
 from pages.shared.cached import all_log_files, content_digest, library_logs
 from pages.shared.state import SHARED
 
@@ -34,7 +35,7 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
     return _batch_set_bytes(key)
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float | Target,
                  samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
                  ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:

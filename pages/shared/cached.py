@@ -5,12 +5,12 @@ number: every value comes from ``core``; this module only caches and stores.
 
 Caching: a ``RunLog`` or ``RunAnalysis`` argument is hashed by its fingerprint (``HASH_FUNCS``),
 so cached calls take runs as they are.  Runs, fits and analyses are frozen results, cached once
-per server (``st.cache_resource``: no copy per rerun); tables are cached as data.  Every cache is
-bounded in entries and in time (``CACHE``, ``SHARED``), so memory does not grow with every
-distinct upload.  The built-in data is read, fitted (from the fits stored with it,
-``data/builtin_fits.json``) and analysed once per server and shared by every session
-(``BUILTIN_SHARED``: bounded by the data, no time limit).  What an upload turns into lives in the
-session that uploaded it (``_session_memo``).
+per server (no copy per rerun); tables are cached as data.  Every cache of what users bring is
+bounded in bytes (``pages.shared.bounded``: one cache per server, the shared caches' share of
+``$TTA_SERVER_MEMORY_MB``), so memory does not grow with every distinct upload.  The built-in
+data is read, fitted (from the fits stored with it, ``data/builtin_fits.json``) and analysed once
+per server and shared by every session (``BUILTIN_SHARED``: bounded by the data, no time limit).
+What an upload turns into lives in the session that uploaded it (``_session_memo``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_lo
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
 from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fits_table, run_target
-from core.serving import DERIVED_SHARE, ByteBoundedCache, server_memory_bytes
+from core.serving import ByteBoundedCache
 from core.tables import frame_digest
 from core.targets import Target
+from pages.shared.bounded import bounded_data, bounded_resource, derived_pool
 from pages.shared.state import (
     BUILTIN,
     CACHE,
@@ -102,7 +103,7 @@ def _read(data: bytes, name: str, roles, steps_per_epoch, split) -> RunLog | Log
         return exc
 
 
-@st.cache_resource(**{**SHARED, "max_entries": 4096})
+@bounded_resource(**SHARED)
 def _fit(log: RunLog, family: str, metric: str = "loss") -> RunFit:
     """The fitted curve of a log's ``metric`` (a small result: nothing of the log is kept); a built-in log's
     comes from the fits stored with the data (``core.datasets.fitted_run``)."""
@@ -114,12 +115,14 @@ def _session_memo(name: str, key, compute: Callable):
 
     What an upload turns into (its parsed log, its analyses) lives in the session that uploaded
     it, not in a cache shared by every session: it goes when the file is removed or the session
-    ends, so memory does not grow with every distinct upload of every user.  Each memo holds at most
-    ``$TTA_SERVER_MEMORY_MB`` × ``DERIVED_SHARE`` bytes (``core.serving.ByteBoundedCache``).
+    ends, so memory does not grow with every distinct upload of every user.  Every session's memos together
+    hold at most the derived share of ``$TTA_SERVER_MEMORY_MB`` (one ``core.serving.BytePool`` per server:
+    past it the least recently used entry of any session goes).
     """
     memo = st.session_state.get(f"_memo_{name}")
     if not isinstance(memo, ByteBoundedCache):
-        memo = st.session_state[f"_memo_{name}"] = ByteBoundedCache(int(server_memory_bytes() * DERIVED_SHARE))
+        pool = derived_pool()
+        memo = st.session_state[f"_memo_{name}"] = ByteBoundedCache(pool.max_bytes, pool=pool)
     return memo.get_or_compute(key, compute)
 
 
@@ -177,7 +180,7 @@ class LoadedRuns:
         return next((a for a in self.analyses if a.log.source == name), None)
 
 
-@st.cache_data(**CACHE)
+@bounded_data(**CACHE)
 def _fits_table(analyses: tuple[RunAnalysis, ...]) -> pd.DataFrame:
     return fits_table(analyses)
 

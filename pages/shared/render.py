@@ -14,6 +14,7 @@ import streamlit as st
 from core.export import figure_html, figure_png
 from core.untrusted import escape_markdown as plain
 from core.untrusted import spreadsheet_safe
+from pages.shared.bounded import bounded_resource
 from pages.shared.navigation import hand_over_to_app
 from pages.shared.state import (
     BUILTIN,
@@ -91,7 +92,7 @@ def show_errors(errors) -> None:
         st.error(plain(message), icon=":material/error:")
 
 
-@st.cache_resource(**SHARED)
+@bounded_resource(**SHARED)
 def _figure(name: str, inputs: tuple, _args: tuple, _kwargs: dict, _build) -> go.Figure:
     """A figure built once per ``inputs`` (``name`` is the builder; figures are never mutated)."""
     return _build(*_args, **_kwargs)

@@ -19,11 +19,11 @@ from core.errors import InputError
 from core.logs import RunLog
 from core.runs import RunAnalysis
 from core.serving import (
-    DERIVED_SHARE,
     MAX_SESSIONS_ENV_VAR,
     SessionRegistry,
     make_freed_memory_returnable,
     max_sessions,
+    memory_shares,
     return_freed_memory,
     server_memory_bytes,
     session_admitted,
@@ -53,7 +53,8 @@ LIBRARY_DATASETS = "library_datasets"
 
 #: cached results are hashed by content: a run by its fingerprint
 HASH_FUNCS: dict[type, Callable] = {RunLog: RunLog.fingerprint, RunAnalysis: lambda a: a.key}
-#: every cache: at most this many entries, each kept at most an hour
+#: every cache: at most this many entries, each kept at most an hour (Streamlit's caches: the built-in data's);
+#: the caches of what users bring take these too and are bounded in bytes instead (``pages.shared.bounded``)
 CACHE = dict(show_spinner=False, max_entries=256, ttl=3600, hash_funcs=HASH_FUNCS)
 #: frozen results shared as they are (never mutated by a page); small ones only: what an upload
 #: turns into stays in its session (``_session_memo``)
@@ -168,9 +169,9 @@ def _clear_session_state(state) -> None:
 
 
 def upload_bytes_left(session_id: str | None) -> int:
-    """Bytes of uploads this server still takes from ``session_id`` (``$TTA_SERVER_MEMORY_MB`` less its share
-    for derived results and what the other sessions hold)."""
-    budget = int(server_memory_bytes() * (1 - DERIVED_SHARE))
+    """Bytes of uploads this server still takes from ``session_id`` (the uploads' share of
+    ``$TTA_SERVER_MEMORY_MB``, ``core.serving.memory_shares``, less what the other sessions hold)."""
+    budget = memory_shares(server_memory_bytes()).uploads
     return budget - (session_registry().held_by_others(session_id) if session_id else 0)
 
 

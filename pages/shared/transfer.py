@@ -40,6 +40,7 @@ from core.paleo import (
     read_profile,
     workload_from_net,
 )
+from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import chart, guarded, plain, table_download
 
 #: the last transfer sent to the Plan page (a ``core.paleo.DeviceComparison``); absent until sent
@@ -54,7 +55,7 @@ METRIC_LABELS = {"images_per_s": "images/s", "step_time_s": "time per step", "co
 
 
 # ---------------------------------------------------------------- cached core calls
-@st.cache_resource(show_spinner="Counting the work of one training step (a torch model is traced once) …",
+@bounded_resource(show_spinner="Counting the work of one training step (a torch model is traced once) …",
                    max_entries=16, ttl=3600)
 def _workload(key: tuple, _ref: tuple) -> Workload:
     """The workload of the page's net: ``key`` is the net's cheap reference, ``_ref`` carries an upload's bytes."""
@@ -63,7 +64,7 @@ def _workload(key: tuple, _ref: tuple) -> Workload:
     return load_workload(_ref[1])
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+@bounded_data(show_spinner=False, max_entries=64, ttl=3600)
 def _comparison(key: tuple, _ref: tuple, device: str, precision: str, batch: int, step_s: float,
                 targets: tuple[str, ...], prices: tuple[tuple[str, float], ...], samples: int) -> DeviceComparison:
     workload = _workload(key, _ref)
@@ -74,13 +75,13 @@ def _comparison(key: tuple, _ref: tuple, device: str, precision: str, batch: int
                            samples_per_epoch=samples, prices=dict(prices))
 
 
-@st.cache_resource(show_spinner="Comparing the profile with the estimates …", max_entries=16, ttl=3600)
+@bounded_resource(show_spinner="Comparing the profile with the estimates …", max_entries=16, ttl=3600)
 def _profile_comparison(key: tuple, _profile: MeasuredProfile) -> ProfileComparison:
     """``key`` (name and step times) stands for the profile: hashing the profile itself costs more."""
     return compare_profile(_profile, load_workload(_profile.net), load_net(_profile.net))
 
 
-@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+@bounded_data(show_spinner=False, max_entries=16, ttl=3600)
 def _profile_tables(key: tuple, _profile: MeasuredProfile) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-kind totals and the CSV report of a profile's comparison."""
     comparison = _profile_comparison(key, _profile)

@@ -20,12 +20,13 @@ from core.paleo import (
     simulate,
     worker_counts,
 )
+from pages.shared.bounded import bounded_data
 from pages.shared.common import KEPT, chart, guarded, plain, table_download
 from pages.shared.render import metric
 from pages.throughput_sections.inputs import Hardware, NetChoice, net_of
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False, max_entries=256)
 def _simulate(ref: tuple, device: str, network: str, batch: int, workers: tuple[int, ...],
               scaling: str, ppp_comp: float, ppp_comm: float, paleo: bool, pipeline: bool,
               overlap: bool, n_ps: tuple[int, ...]) -> PaleoScaling:
@@ -34,7 +35,7 @@ def _simulate(ref: tuple, device: str, network: str, batch: int, workers: tuple[
                     pipeline=pipeline, overlap=overlap, n_ps=n_ps)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False, max_entries=64)
 def _breakdown(ref: tuple, device: str, batch: int, ppp_comp: float, paleo: bool) -> pd.DataFrame:
     return layer_breakdown(net_of(ref), device=device, batch_size=batch, ppp_comp=ppp_comp,
                            paleo_compatible=paleo)

@@ -31,6 +31,7 @@ from core.transformer import (
     step_table,
     with_dp,
 )
+from pages.shared.bounded import bounded_data
 from pages.shared.common import KEPT, chart, plain, table_download
 
 UPLOAD = "upload a config.json"
@@ -47,7 +48,7 @@ def _config(model: str, upload: bytes | None):
         return load_config(str(path))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False, max_entries=64)
 def _table(model: str, upload: bytes | None, device: str, seq_len: int, global_batch: int, gpus: tuple[int, ...],
            parallel: str, precision: str,
            measured: tuple | None) -> tuple[pd.DataFrame, tuple[str, ...], tuple[str, ...]]:

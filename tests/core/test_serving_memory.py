@@ -1,4 +1,5 @@
-"""Issue 35, bounded memory per server: the byte-bounded cache, the registry that releases ended sessions, and
+"""Issue 35, bounded memory per server: the byte-bounded cache, the pool every session's memo shares, the
+shares of the total, the registry that releases ended sessions, and
 ``$TTA_SERVER_MEMORY_MB``."""
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from core.errors import InputError
 from core.serving import (
     DEFAULT_SERVER_MEMORY_MB,
     ByteBoundedCache,
+    BytePool,
+    MemoryShares,
     SessionRegistry,
+    memory_shares,
     server_memory_bytes,
     size_of,
 )
@@ -130,3 +134,58 @@ def test_a_bad_total_is_refused_with_its_name(monkeypatch, text):
     with pytest.raises(InputError, match=f"TTA_SERVER_MEMORY_MB: expected a whole number of megabytes >= 256; "
                                          f"got '{text}'. Unset it for {DEFAULT_SERVER_MEMORY_MB}."):
         server_memory_bytes()
+
+
+# ---------------------------------------------------------------- one bound for every session's memo, and the total
+def test_the_sessions_memos_share_one_bound_and_the_oldest_entry_of_any_goes():
+    pool = BytePool(max_bytes=10 * MB)
+    sessions = [ByteBoundedCache(10 * MB, pool=pool) for _ in range(4)]
+    for i in range(20):                                   # 20 arrays of 1 MB, round robin over 4 sessions
+        sessions[i % 4].put(i, np.zeros(MB // 8))
+    assert pool.nbytes <= 10 * MB
+    assert pool.nbytes == sum(s.nbytes for s in sessions)
+    assert sorted(k for s in sessions for k in s.keys()) == list(range(11, 20))   # 9 of them, the newest
+    assert sessions[3].keys() == [11, 15, 19] and sessions[0].keys() == [12, 16]
+
+
+def test_reading_a_sessions_entry_keeps_it_in_the_pool():
+    pool = BytePool(max_bytes=3 * MB + 1000)
+    a, b = ByteBoundedCache(10 * MB, pool=pool), ByteBoundedCache(10 * MB, pool=pool)
+    a.put("old", np.zeros(MB // 8))
+    b.put(1, np.zeros(MB // 8))
+    b.put(2, np.zeros(MB // 8))
+    assert a.get("old") is not None                       # read: now the most recent
+    b.put(3, np.zeros(MB // 8))
+    assert a.keys() == ["old"] and b.keys() == [2, 3]
+
+
+def test_a_session_that_ends_frees_its_share_of_the_pool():
+    pool = BytePool(max_bytes=10 * MB)
+    gone, stays = ByteBoundedCache(10 * MB, pool=pool), ByteBoundedCache(10 * MB, pool=pool)
+    gone.put("x", np.zeros(MB // 8))
+    stays.put("y", np.zeros(MB // 8))
+    assert pool.nbytes == 2 * (MB + 112)
+    del gone                                              # its session state cleared
+    assert pool.nbytes == MB + 112
+    stays.clear()
+    assert pool.nbytes == 0
+
+
+@pytest.mark.parametrize(("total_mb", "uploads", "derived", "shared"),
+                         [(2048, 819.2, 819.2, 409.6), (256, 102.4, 102.4, 51.2), (1000, 400, 400, 200)])
+def test_the_total_is_split_into_fixed_shares_that_add_up_to_it(total_mb, uploads, derived, shared):
+    shares = memory_shares(total_mb * MB)
+    assert shares == MemoryShares(int(uploads * MB), int(derived * MB), int(shared * MB))
+    assert shares.total <= total_mb * MB and total_mb * MB - shares.total <= 2
+
+
+def test_every_session_together_stays_within_the_derived_share_whatever_their_number():
+    shares = memory_shares(256 * MB)                      # 102.4 MB for what every session derives
+    pool = BytePool(shares.derived)
+    memos = [ByteBoundedCache(pool.max_bytes, pool=pool) for _ in range(16)]
+    for memo in memos:                                    # 16 sessions, each 10 MB of parsed logs: 160 MB asked
+        for j in range(10):
+            memo.put(j, np.zeros(MB // 8))
+    assert pool.nbytes <= shares.derived
+    assert sum(m.nbytes for m in memos) == pool.nbytes
+    assert len(memos[-1]) == 10 and len(memos[0]) == 0    # the latest session whole, the earliest dropped

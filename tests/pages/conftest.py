@@ -29,9 +29,12 @@ app_test_module.PagesManager = _NavigationPagesManager
 
 @pytest.fixture(autouse=True)
 def _clear_streamlit_cache():
-    """st.cache_data is global to the process; every page test starts from an empty cache.
-    (Only here: the core tests import no streamlit.)"""
+    """st.cache_data and the pages' byte-bounded caches are global to the process; every page test starts from
+    empty caches.  (Only here: the core tests import no streamlit.)"""
+    from pages.shared.bounded import clear_bounded_caches
+
     st.cache_data.clear()
+    clear_bounded_caches()
     yield
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
