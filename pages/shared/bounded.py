@@ -16,12 +16,14 @@ import copy
 import functools
 import hashlib
 import inspect
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Hashable
 from contextlib import nullcontext
 
 import streamlit as st
 from streamlit.runtime.caching.cache_type import CacheType
 from streamlit.runtime.caching.hashing import update_hash
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.serving import ByteBoundedCache, BytePool, memory_shares, server_memory_bytes
 
@@ -36,6 +38,54 @@ def shared_cache() -> ByteBoundedCache:
 def derived_pool() -> BytePool:
     """The bound shared by every session's memo (what uploads turn into) on this server."""
     return BytePool(memory_shares(server_memory_bytes()).derived)
+
+
+class SessionUse:
+    """Which sessions used each shared result: a result goes when the last session that used it has ended.
+
+    Shared results are keyed by content, so sessions that bring the same data share them; but what one
+    session's upload turned into must not outlive every session that used it (issue 35: memory back to the
+    idle server's once sessions end).  Thread-safe.
+
+    >>> use = SessionUse()
+    >>> use.used("fit-a", "s1"); use.used("fit-a", "s2"); use.used("fit-b", "s1")
+    >>> use.ended("s1")
+    ['fit-b']
+    >>> use.ended("s2")
+    ['fit-a']
+    """
+
+    def __init__(self) -> None:
+        self._users: dict[Hashable, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def used(self, key: Hashable, session_id: str) -> None:
+        with self._lock:
+            self._users.setdefault(key, set()).add(session_id)
+
+    def ended(self, session_id: str) -> list[Hashable]:
+        """Forget ``session_id``; the keys no remaining session used (to drop)."""
+        with self._lock:
+            gone = []
+            for key, users in list(self._users.items()):
+                users.discard(session_id)
+                if not users:
+                    del self._users[key]
+                    gone.append(key)
+            return gone
+
+
+@st.cache_resource(show_spinner=False)
+def session_use() -> SessionUse:
+    """The sessions that used each result of the ``bounded_*`` functions of this server."""
+    return SessionUse()
+
+
+def release_session_results(session_id: str) -> None:
+    """Drop the shared results that only ``session_id``, now ended, still used."""
+    cache = shared_cache()
+    for key in session_use().ended(session_id):
+        cache.pop(key)
 
 
 def clear_bounded_caches() -> None:
@@ -65,6 +115,8 @@ def _decorator(kind: CacheType, show_spinner: bool | str = False, hash_funcs: di
                 with st.spinner(spinner) if spinner else nullcontext():
                     value = func(*args, **kwargs)
                 cache.put(key, value)
+            if (ctx := get_script_run_ctx(suppress_warning=True)) is not None:
+                session_use().used(key, ctx.session_id)
             if kind is CacheType.DATA and not isinstance(value, BaseException):   # an error is not changed
                 return copy.deepcopy(value)                                        # cache_data: a copy per call
             return value

@@ -28,6 +28,7 @@ from core.serving import (
     server_memory_bytes,
     session_admitted,
 )
+from pages.shared.bounded import release_session_results
 
 # ---------------------------------------------------------------- session state keys
 UPLOADS = "log_files"          # dict[name, bytes]: uploaded logs, kept across pages
@@ -149,6 +150,7 @@ def _track_session(ctx, runtime) -> None:
     def release() -> None:
         _clear_session_state(state)
         files.remove_session_files(session_id)
+        release_session_results(session_id)
 
     session_registry().track(session_id, release)
 

@@ -70,7 +70,8 @@ def test_the_logs_page_holds_an_upload_once_and_its_parsed_log_in_the_servers_po
 #: Streamlit's own caches that stay: the built-in data's (bounded by the data), the server's singletons, and
 #: caches keyed by a built-in name only
 STREAMLIT_CACHES = {"_builtin_bytes", "_read_builtin", "_builtin_paths", "_builtin_analysis", "shared_fits",
-                    "_server_sessions", "session_registry", "shared_cache", "derived_pool", "_batch_set_bytes",
+                    "_server_sessions", "session_registry", "shared_cache", "derived_pool", "session_use",
+                    "_batch_set_bytes",
                     "_course_fits", "_builtin_speed_bytes", "_set_speed", "_loadable_nets", "_builtin_profile",
                     "_parameter_count", "_pollux_table"}
 
@@ -98,3 +99,33 @@ def test_a_cached_error_is_returned_as_it_is(monkeypatch):
         return LogFormatError(name, "expected the course's columns")
 
     assert str(refused("odd.csv")) == str(refused("odd.csv")) and refused("odd.csv") is refused("odd.csv")
+
+
+def test_a_shared_result_goes_when_the_last_session_that_used_it_ends(monkeypatch):
+    # issue 35: what one session's upload turned into does not outlive every session that used it; a result
+    # two sessions used stays until both have ended
+    cache, use = ByteBoundedCache(10_000_000), bounded.SessionUse()
+    monkeypatch.setattr(bounded, "shared_cache", lambda: cache)
+    monkeypatch.setattr(bounded, "session_use", lambda: use)
+    session = {"id": "a"}
+    monkeypatch.setattr(bounded, "get_script_run_ctx",
+                        lambda suppress_warning=False: type("Ctx", (), {"session_id": session["id"]})())
+    calls = []
+
+    @bounded.bounded_resource()
+    def doubled(x: int) -> np.ndarray:
+        calls.append(x)
+        return np.full(1000, 2 * x)
+
+    doubled(1), doubled(2)          # session a: 1 and 2
+    session["id"] = "b"
+    doubled(2)                      # session b: 2 (shared with a)
+    assert calls == [1, 2] and len(cache) == 2
+    bounded.release_session_results("a")
+    assert len(cache) == 1          # 1 went with a; 2 stays for b
+    doubled(2)
+    assert calls == [1, 2]          # still cached
+    bounded.release_session_results("b")
+    assert len(cache) == 0
+    doubled(2)
+    assert calls == [1, 2, 2]       # computed again once nobody held it
