@@ -93,7 +93,7 @@ def prices_section(allreduce: bool) -> tuple[tuple[int, ...], float, float]:
     return tuple(sorted(ps)), float(price_worker), float(price_ps)
 
 
-@bounded_resource(show_spinner=False, max_entries=16)
+@bounded_resource(show_spinner=False)
 def _paleo_net(ref: str):
     return load_net(ref)
 

@@ -42,7 +42,7 @@ from pages.shared.common import (
 )
 
 
-@bounded_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False)
 def _batch_plan(batch: int, n_samples: int, base_batch: int, base_lr: float,
                 warmup_epochs: float) -> BatchSizePlan:
     return batch_size_plan(batch, n_samples=n_samples, base_batch=base_batch, base_lr=base_lr,

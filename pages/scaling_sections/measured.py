@@ -74,11 +74,11 @@ def _pollux_table(job: str, trace_file: str, n_samples: int | None) -> pd.DataFr
         return read_pollux_trace(POLLUX_DIR / job, n_samples=n_samples)
     return read_scaling_table(POLLUX_DIR / job / trace_file, n_samples=n_samples)
 
-@bounded_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False)
 def _parsed_table(data: bytes | pd.DataFrame, source: str, n_samples: int | None) -> pd.DataFrame:
     return parse_scaling_table(data, source=source, n_samples=n_samples)
 
-@bounded_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False)
 def _analysis(table: pd.DataFrame, n_params: int, itemsize: int, link_gbps: float) -> MeasuredScaling:
     return scaling_analysis(table, n_params=n_params, itemsize=itemsize, link_gbps=link_gbps)
 

@@ -46,7 +46,7 @@ def _count(x: int | float) -> str:
     return f"{x:,}" if isinstance(x, int) else f"{x:,.2f}"
 
 
-@bounded_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False)
 def _ps(n_samples: int, batch: int, epochs: int, machines: int, broadcast_s: float,
         compute_s: float, gather_s: float, aggregate_s: float, batch_kind: str, rounds: str,
         first_rounds: int) -> PSStudy:

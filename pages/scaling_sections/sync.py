@@ -40,7 +40,7 @@ EXAMPLE_WORKERS = pd.DataFrame({"start_s": [0.0, 1.0, 0.5], "compute_1_s": [3.0,
 
 
 
-@bounded_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False)
 def _schedules(workers: pd.DataFrame, aggregate_s: float, update_s: float
                ) -> tuple[SyncSchedule, AsyncSchedule]:
     starts, durations = schedule_inputs(workers)

@@ -55,8 +55,7 @@ METRIC_LABELS = {"images_per_s": "images/s", "step_time_s": "time per step", "co
 
 
 # ---------------------------------------------------------------- cached core calls
-@bounded_resource(show_spinner="Counting the work of one training step (a torch model is traced once) …",
-                   max_entries=16, ttl=3600)
+@bounded_resource(show_spinner="Counting the work of one training step (a torch model is traced once) …")
 def _workload(key: tuple, _ref: tuple) -> Workload:
     """The workload of the page's net: ``key`` is the net's cheap reference, ``_ref`` carries an upload's bytes."""
     if _ref[0] == "upload":
@@ -64,7 +63,7 @@ def _workload(key: tuple, _ref: tuple) -> Workload:
     return load_workload(_ref[1])
 
 
-@bounded_data(show_spinner=False, max_entries=64, ttl=3600)
+@bounded_data(show_spinner=False)
 def _comparison(key: tuple, _ref: tuple, device: str, precision: str, batch: int, step_s: float,
                 targets: tuple[str, ...], prices: tuple[tuple[str, float], ...], samples: int) -> DeviceComparison:
     workload = _workload(key, _ref)
@@ -75,13 +74,13 @@ def _comparison(key: tuple, _ref: tuple, device: str, precision: str, batch: int
                            samples_per_epoch=samples, prices=dict(prices))
 
 
-@bounded_resource(show_spinner="Comparing the profile with the estimates …", max_entries=16, ttl=3600)
+@bounded_resource(show_spinner="Comparing the profile with the estimates …")
 def _profile_comparison(key: tuple, _profile: MeasuredProfile) -> ProfileComparison:
     """``key`` (name and step times) stands for the profile: hashing the profile itself costs more."""
     return compare_profile(_profile, load_workload(_profile.net), load_net(_profile.net))
 
 
-@bounded_data(show_spinner=False, max_entries=16, ttl=3600)
+@bounded_data(show_spinner=False)
 def _profile_tables(key: tuple, _profile: MeasuredProfile) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-kind totals and the CSV report of a profile's comparison."""
     comparison = _profile_comparison(key, _profile)

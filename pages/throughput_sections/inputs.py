@@ -85,7 +85,7 @@ class Hardware:
     overlap: bool
 
 
-@bounded_data(show_spinner="Reading the network (a torch model is traced once) …", max_entries=32)
+@bounded_data(show_spinner="Reading the network (a torch model is traced once) …")
 def net_of(ref: tuple) -> Net:
     if ref[0] == "upload":
         return parse_spec(ref[2], source=ref[1])
@@ -97,7 +97,7 @@ def _loadable_nets() -> dict[str, tuple[str, ...]]:
     return list_nets(loadable_only=True)
 
 
-@bounded_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False)
 def _calibrated(ref: tuple, measured_ms: float, device: str, batch: int, paleo: bool,
                 pipeline: bool) -> PPPCalibration:
     return calibrate_ppp(net_of(ref), measured_ms, device=device, batch_size=batch,

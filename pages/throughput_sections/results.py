@@ -26,7 +26,7 @@ from pages.shared.render import metric
 from pages.throughput_sections.inputs import Hardware, NetChoice, net_of
 
 
-@bounded_data(show_spinner=False, max_entries=256)
+@bounded_data(show_spinner=False)
 def _simulate(ref: tuple, device: str, network: str, batch: int, workers: tuple[int, ...],
               scaling: str, ppp_comp: float, ppp_comm: float, paleo: bool, pipeline: bool,
               overlap: bool, n_ps: tuple[int, ...]) -> PaleoScaling:
@@ -35,7 +35,7 @@ def _simulate(ref: tuple, device: str, network: str, batch: int, workers: tuple[
                     pipeline=pipeline, overlap=overlap, n_ps=n_ps)
 
 
-@bounded_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False)
 def _breakdown(ref: tuple, device: str, batch: int, ppp_comp: float, paleo: bool) -> pd.DataFrame:
     return layer_breakdown(net_of(ref), device=device, batch_size=batch, ppp_comp=ppp_comp,
                            paleo_compatible=paleo)

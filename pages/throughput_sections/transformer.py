@@ -48,7 +48,7 @@ def _config(model: str, upload: bytes | None):
         return load_config(str(path))
 
 
-@bounded_data(show_spinner=False, max_entries=64)
+@bounded_data(show_spinner=False)
 def _table(model: str, upload: bytes | None, device: str, seq_len: int, global_batch: int, gpus: tuple[int, ...],
            parallel: str, precision: str,
            measured: tuple | None) -> tuple[pd.DataFrame, tuple[str, ...], tuple[str, ...]]:
