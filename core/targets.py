@@ -211,24 +211,45 @@ def parse_target(spec: str, *, name: str = "--target") -> Target:
     return Target(metric, op, value)
 
 
-def resolve_target(spec: str | None = None, target_acc: float | None = None, *,
-                   declared: Target | None = None) -> Target:
-    """The target a command uses: ``--target``, else ``--target-acc``, else the log's own, else ``acc>=0.92``.
+def target_for(log=None, given: Target | None = None) -> Target:
+    """The one decision of which target applies to a run: the user's (``given``), else the one the log
+    declares (an MLLOG log's ``target_accuracy``, a speedrun log's 3.28), else ``acc>=0.92`` (origin ``default``).
 
-    >>> resolve_target(None, None).spec, resolve_target(None, 0.8).spec
-    ('acc>=0.92', 'acc>=0.8')
-    >>> resolve_target(None, None, declared=Target("eval_accuracy", "<=", 3.3, "log")).spec
-    'eval_accuracy<=3.3'
+    Every page, command and core step asks this function; none decides it again.
+
+    >>> target_for().spec, target_for().origin
+    ('acc>=0.92', 'default')
+    >>> class Log: target = Target("eval_accuracy", "<=", 3.3, "log")
+    >>> target_for(Log()).spec, target_for(Log(), accuracy_target(0.8)).spec
+    ('eval_accuracy<=3.3', 'acc>=0.8')
     """
-    if spec is not None and target_acc is not None:
-        raise InputError("--target and --target-acc: expected one of them; got both. --target-acc A means acc>=A.")
-    if spec is not None:
-        return spec if isinstance(spec, Target) else parse_target(spec)
-    if target_acc is not None:
-        return accuracy_target(target_acc)
-    if declared is not None:
+    if given is not None:
+        if not isinstance(given, Target):
+            raise InputError(f"target: expected a Target (acc>=0.92, val_loss<=3.28); got {given!r}.")
+        return given
+    declared = getattr(log, "target", None)
+    if isinstance(declared, Target):
         return declared
     return DEFAULT_TARGET
+
+
+def require_accuracy(target: Target, step: str) -> float:
+    """The accuracy fraction of ``target``, for a step of the planner that only makes sense for a climbing
+    accuracy; any other target is refused with words naming the step, never read as an accuracy.
+
+    >>> require_accuracy(accuracy_target(0.8), "the course's epoch model")
+    0.8
+    >>> require_accuracy(Target("val_loss", "<=", 3.28), "the course's epoch model")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: target: the course's epoch model works on an accuracy (acc>=A); got val_loss<=3.28. ...
+    """
+    if not isinstance(target, Target):
+        raise InputError(f"target: expected a Target (acc>=0.92, val_loss<=3.28); got {target!r}.")
+    if not target.is_accuracy:
+        raise InputError(f"target: {step} works on an accuracy (acc>=A); got {target.spec}. "
+                         "Give --target acc>=A, or use a command that forecasts any metric (predict, fit).")
+    return target.value
 
 
 def accuracy_in_percent(values, *, direction: str = ">=") -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.common import (
+    accuracy_spec,
     add_library_arguments,
     chosen_target,
     complain,
@@ -85,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
                         help="the target: METRIC>=VALUE or METRIC<=VALUE (default: the logs' own, else acc>=0.92)")
-    target.add_argument("--target-acc", type=fraction, default=None,
+    target.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
                         help="target accuracy as a fraction: --target acc>=A (default 0.92)")
     target.add_argument("--target-rel", type=fraction, default=None,
                         help="target = this fraction of each log's final accuracy (defining the "

@@ -8,6 +8,7 @@ import sys
 import pandas as pd
 
 from core.errors import InputError, LogFormatError
+from core.targets import accuracy_target, parse_target
 from core.untrusted import spreadsheet_safe
 
 
@@ -25,40 +26,35 @@ def fraction(text: str) -> float:
 
 def target_spec(text: str):
     """argparse type: ``METRIC>=VALUE`` or ``METRIC<=VALUE`` (``core.targets.parse_target``)."""
-    from core.errors import InputError
-    from core.targets import parse_target
-
     try:
         return parse_target(text)
     except InputError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--target: ")) from None
 
 
-def add_target_arguments(parser: argparse.ArgumentParser, *, default_acc: bool = False) -> None:
+def accuracy_spec(text: str):
+    """argparse type of ``--target-acc A``: the ``Target`` ``acc>=A`` (a fraction; ``92`` is refused with a hint)."""
+    return accuracy_target(fraction(text))
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     """``--target METRIC>=VALUE|METRIC<=VALUE`` and ``--target-acc A`` (which means ``acc>=A``), exclusive.
 
-    With neither, a log that declares its own target (MLLOG, speedrun) uses it and others use
-    ``acc>=0.92``; ``default_acc`` makes ``--target-acc`` default to 0.92 for verbs on accuracies only.
+    Both land in ``args.target`` as a ``Target`` (None when neither is given): the float never travels.
+    Which target then applies to a run is ``core.targets.target_for``'s decision alone: the user's, else
+    the log's own (MLLOG, speedrun), else ``acc>=0.92``.
     """
-    from core.defaults import DEFAULT_TARGET_ACC
-
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
                        help="the target: METRIC>=VALUE or METRIC<=VALUE (e.g. val_loss<=3.28, acc>=0.92); "
                             "default: the log's own (MLLOG, speedrun), else acc>=0.92")
-    group.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC if default_acc else None,
-                       help="target accuracy as a fraction: the same as --target acc>=A (default 0.92)")
+    group.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
+                       help="target accuracy as a fraction: the same as --target acc>=A")
 
 
 def chosen_target(args: argparse.Namespace):
     """The ``Target`` asked for with ``--target``/``--target-acc``, or None (each log's own, else acc>=0.92)."""
-    from core.targets import accuracy_target
-
-    if getattr(args, "target", None) is not None:
-        return args.target
-    if getattr(args, "target_acc", None) is not None:
-        return accuracy_target(args.target_acc)
-    return None
+    return getattr(args, "target", None)
 
 
 def positive_float(text: str) -> float:

@@ -18,7 +18,8 @@ from core.targets import (
     accuracy_target,
     direction_of,
     parse_target,
-    resolve_target,
+    require_accuracy,
+    target_for,
 )
 
 
@@ -57,14 +58,25 @@ def test_direction_both_ways_on_hand_values():
     assert Target("x", ">=", 3.3).first_met(values) == 0
 
 
-def test_resolve_prefers_the_user_then_the_log_then_the_default():
-    log_target = Target("val_loss", "<=", 3.28, "log")
-    assert resolve_target("acc>=0.8", None, declared=log_target).spec == "acc>=0.8"
-    assert resolve_target(None, 0.8, declared=log_target) == accuracy_target(0.8)
-    assert resolve_target(None, None, declared=log_target) is log_target
-    assert resolve_target(None, None) == DEFAULT_TARGET
-    with pytest.raises(InputError, match="got both"):
-        resolve_target("acc>=0.8", 0.8)
+def test_target_for_prefers_the_user_then_the_log_then_the_default():
+    class Declaring:
+        target = Target("val_loss", "<=", 3.28, "log")
+
+    class Silent:
+        target = None
+
+    assert target_for(Declaring(), accuracy_target(0.8)) == accuracy_target(0.8)
+    assert target_for(Declaring()) is Declaring.target
+    assert target_for(Silent()) == DEFAULT_TARGET and target_for(Silent()).origin == "default"
+    assert target_for(None) == DEFAULT_TARGET
+    with pytest.raises(InputError, match="expected a Target"):
+        target_for(Silent(), 0.8)                       # a bare float never stands for a target
+
+
+def test_require_accuracy_names_the_step_that_refuses():
+    assert require_accuracy(accuracy_target(0.75), "batch scaling") == 0.75
+    with pytest.raises(InputError, match="batch scaling works on an accuracy"):
+        require_accuracy(Target("val_loss", "<=", 3.28), "batch scaling")
 
 
 def test_the_percent_rule_only_rescales_climbing_accuracies_in_percent():
