@@ -11,7 +11,8 @@ from pathlib import Path
 
 from core.curves import FitResult
 from core.logs import RunLog
-from core.runs import RunFit, fit_metric, fit_run, run_target
+from core.runs import RunFit, fit_metric, fit_run
+from core.targets import target_for
 
 #: the repository's data folder
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -214,7 +215,7 @@ def builtin_fit_entry(name: str, log: RunLog) -> dict:
     """One stored fit: the log's name and fingerprint, the metric its default target fits, and the
     :class:`~core.runs.RunFit` of :func:`core.runs.fit_run` as plain JSON values (what the make script
     writes and the test recomputes)."""
-    metric = fit_metric(log, run_target(log, None))
+    metric = fit_metric(log, target_for(log))
     fitted = fit_run(log, family=BUILTIN_FIT_FAMILY, metric=metric)
     fit = None if fitted.fit is None else {**asdict(fitted.fit), "flags": list(fitted.fit.flags)}
     return {"file": name, "fingerprint": log.fingerprint(), "family": BUILTIN_FIT_FAMILY, "metric": metric,

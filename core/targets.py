@@ -267,3 +267,23 @@ def accuracy_in_percent(values, *, direction: str = ">=") -> bool:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     return bool(v.size) and 1.0 < float(v.max()) <= 100.0 and float(v.min()) >= 0.0
+
+
+def accuracy_value(target: Target) -> float | None:
+    """The fraction of an accuracy target (``acc>=A``), None for any other target: what a ``target_acc``
+    column holds, so that a loss is never written where an accuracy is read.
+
+    >>> accuracy_value(accuracy_target(0.9)), accuracy_value(Target("val_loss", "<=", 3.28))
+    (0.9, None)
+    """
+    return target.value if target.is_accuracy else None
+
+
+def target_label(target: Target) -> str:
+    """A target as a sentence writes it: the accuracy by its value alone (``0.92``), any other by its spec.
+
+    >>> target_label(accuracy_target(0.92)), target_label(Target("val_loss", "<=", 3.28))
+    ('0.92', 'val_loss<=3.28')
+    """
+    value = accuracy_value(target)
+    return target.spec if value is None else f"{value:g}"

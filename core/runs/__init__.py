@@ -20,7 +20,7 @@ from core.runs.analysis import (
     fits_table_of_rows,
     loss_curves,
     run_key,
-    run_target,
+    run_target,  # TODO(i34): goes once core.prediction stops using it (H2)
     select_runs,
     step_scales,
     thin_indices,
@@ -39,10 +39,9 @@ from core.runs.targets import (
     CRITERIA,
     StepPrediction,
     TargetCrossing,
-    as_target,
     best_accuracy,
     best_value,
-    check_target_acc,
+    check_target_acc,  # TODO(i34): goes once core.prediction stops using it (H2)
     criterion_text,
     find_target_crossing,
     predict_step_at_loss,
@@ -50,7 +49,7 @@ from core.runs.targets import (
 
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
+    'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'best_accuracy',
     'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
     'is_evaluation_metric',
     'find_target_crossing',

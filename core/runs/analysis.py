@@ -20,8 +20,8 @@ from core.curves import FitResult, fit_curve
 from core.errors import FitError, FitWarning, InputError
 from core.logs import RunLog
 from core.runs.evaluations import metric_column, rows_holding
-from core.runs.targets import TargetCrossing, as_target, find_target_crossing
-from core.targets import DEFAULT_TARGET, Target
+from core.runs.targets import TargetCrossing, find_target_crossing
+from core.targets import Target, accuracy_value, target_for, target_label
 
 #: columns of the fits table, in order (``python -m core fit`` prints them)
 FIT_TABLE_COLUMNS: tuple[str, ...] = (
@@ -59,10 +59,9 @@ class RunAnalysis:
             out.extend(self.fit.flags)
         c = self.crossing
         if not c.reached:
-            target = f"{c.target.value:g}" if c.target.is_accuracy else c.target.spec
-            out.append(c.note if c.note.startswith("no ") else f"never reached target {target}")
+            out.append(c.note if c.note.startswith("no ") else f"never reached target {target_label(c.target)}")
         else:
-            if not c.target.is_accuracy:
+            if accuracy_value(c.target) is None:        # another metric than the accuracy: said which
                 out.append(f"reached target {c.target.spec}")
             if c.note:
                 out.append(c.note)
@@ -87,7 +86,7 @@ class RunAnalysis:
             "samples_to_target": c.samples if c.reached else None,
             "tokens_to_target": c.tokens if c.reached else None,
             "time_to_target_s": c.time_s if c.reached else None,
-            "target_acc": c.target.value if c.target.is_accuracy else None, "criterion": c.criterion,
+            "target_acc": accuracy_value(c.target), "criterion": c.criterion,
             "format": self.log.fmt,
             "granularity": self.log.granularity,
         }
@@ -122,27 +121,26 @@ def fit_run(log: RunLog, *, family: str = "optimus", metric: str = "loss") -> Ru
     return RunFit(fit)
 
 
-def analyse_run(log: RunLog, *, target_acc: float | Target | None = None, criterion: str = "epoch",
-                family: str = "optimus", fitted: RunFit | None = None, target: Target | None = None) -> RunAnalysis:
+def analyse_run(log: RunLog, *, target: Target | None = None, criterion: str = "epoch",
+                family: str = "optimus", fitted: RunFit | None = None) -> RunAnalysis:
     """Fit the loss curve of ``log`` and find where it met its target.
 
-    ``target`` (a ``Target``) or ``target_acc`` (an accuracy fraction, or a ``Target``); with
-    neither, the target the log declares (an MLLOG or speedrun log's own), else ``acc>=0.92``.
+    ``target``: the user's; None: the target the log declares (an MLLOG or speedrun log's own), else
+    ``acc>=0.92`` (:func:`core.targets.target_for` decides).
     For a falling target the curve fitted is the target's metric (``fit_metric``).
     ``fitted`` reuses a fit made earlier by :func:`fit_run` (with the same ``family``).
     """
-    target = run_target(log, target if target is not None else target_acc)
+    target = target_for(log, target)
     crossing = find_target_crossing(log, target, criterion=criterion)
     fitted = fitted if fitted is not None else fit_run(log, family=family, metric=fit_metric(log, target))
     return RunAnalysis(log, fitted.fit, crossing, fit_problem=fitted.problem)
 
 
-def run_target(log: RunLog, target: Target | float | None = None) -> Target:
-    """The target used for ``log``: the one given, else the one the log declares, else ``acc>=0.92``."""
-    if target is not None:
-        return as_target(target)
-    declared = getattr(log, "target", None)
-    return declared if isinstance(declared, Target) else DEFAULT_TARGET
+# TODO(i34): remove once core.prediction stops using it (H2): core.targets.target_for is the one decision
+def run_target(log: RunLog, target: Target | None = None) -> Target:
+    """The target used for ``log``: :func:`core.targets.target_for` (the one given, else the log's own, else
+    ``acc>=0.92``)."""
+    return target_for(log, target)
 
 
 def fit_metric(log: RunLog, target: Target) -> str:
@@ -158,7 +156,7 @@ def fit_metric(log: RunLog, target: Target) -> str:
     return "loss"
 
 
-def _analyse_path(path: str, target_acc: float | Target | None, criterion: str, family: str,
+def _analyse_path(path: str, target: Target | None, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
     from core.errors import LogFormatError
     from core.logs import MIN_FIT_POINTS, read_log_file
@@ -167,20 +165,20 @@ def _analyse_path(path: str, target_acc: float | Target | None, criterion: str, 
         log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch, min_points=MIN_FIT_POINTS)
     except LogFormatError as exc:
         return None, str(exc)
-    return analyse_run(log, target_acc=target_acc, criterion=criterion, family=family).row(), None
+    return analyse_run(log, target=target, criterion=criterion, family=family).row(), None
 
 
-def fit_files(paths: Iterable[str], *, target_acc: float | Target | None = None, criterion: str = "epoch",
+def fit_files(paths: Iterable[str], *, target: Target | None = None, criterion: str = "epoch",
               family: str = "optimus", steps_per_epoch: int | None = None, jobs: int = 1,
               extra: bool = True) -> tuple[pd.DataFrame, list[str]]:
     """Read, fit and analyse log files: the fits table and one message per rejected file.
 
-    ``target_acc`` is an accuracy fraction or a ``Target``; None: each log's own target, else ``acc>=0.92``.
+    ``target``: the one for every log; None: each log's own target, else ``acc>=0.92`` (``target_for``).
     ``jobs > 1`` spreads the files over that many processes (rows keep the order of
     ``paths``); the numbers are the same as with ``jobs=1``.
     """
     paths = [str(p) for p in paths]
-    args = [(p, target_acc, criterion, family, steps_per_epoch) for p in paths]
+    args = [(p, target, criterion, family, steps_per_epoch) for p in paths]
     if jobs > 1 and len(paths) > 1:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor

@@ -25,7 +25,7 @@ from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
 from core.runs.evaluations import compared_at, compared_rows, held_positions, metric_column
-from core.targets import DEFAULT_TARGET, Target, accuracy_target
+from core.targets import DEFAULT_TARGET, Target, accuracy_target, accuracy_value, target_for
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
@@ -36,11 +36,11 @@ CRITERIA: dict[str, str] = {
 }
 
 
-def criterion_text(criterion: str, target: Target | float | None = None) -> str:
+def criterion_text(criterion: str, target: Target | None = None) -> str:
     """What "the target was reached" means, in the words of ``target``'s metric and direction.
 
-    An accuracy target (or None) gets :data:`CRITERIA`'s text; another metric says its own
-    name, direction and value (per-step logs compare each epoch's mean of it).
+    An accuracy target (None: the default, ``acc>=0.92``) gets :data:`CRITERIA`'s text; another metric
+    says its own name, direction and value (per-step logs compare each epoch's mean of it).
 
     >>> criterion_text("epoch", Target("val_loss", "<=", 3.28))[:70]
     'epoch-level: first epoch whose mean val_loss is ≤ 3.28 (per-step logs;'
@@ -49,8 +49,8 @@ def criterion_text(criterion: str, target: Target | float | None = None) -> str:
     """
     if criterion not in CRITERIA:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
-    target = as_target(target)
-    if target.is_accuracy:
+    target = target_for(given=target)
+    if accuracy_value(target) is not None:
         return CRITERIA[criterion]
     met = f"{target.metric} is {'≥' if target.climbs else '≤'} {target.value:g}"
     if criterion == "epoch":
@@ -60,6 +60,8 @@ def criterion_text(criterion: str, target: Target | float | None = None) -> str:
             "a log of evaluations: its first evaluation at target)")
 
 
+# TODO(i34): remove once core.prediction stops using it (H2); the planner's own steps use
+# core.targets.require_accuracy(target, step)
 def check_target_acc(target_acc: float | Target, name: str = "target_acc") -> float:
     """Validate a target accuracy given as a fraction (or an accuracy ``Target``).
 
@@ -81,14 +83,9 @@ def check_target_acc(target_acc: float | Target, name: str = "target_acc") -> fl
     return accuracy_target(target_acc).value
 
 
-def as_target(target: Target | float | None) -> Target:
-    """A ``Target`` from a ``Target``, an accuracy fraction (``acc>=value``) or None (the default ``acc>=0.92``).
-
-    >>> as_target(0.9).spec, as_target(None).spec
-    ('acc>=0.9', 'acc>=0.92')
-    """
-    if target is None:
-        return DEFAULT_TARGET
+def _given_target(target: Target) -> Target:
+    """``target`` as it is; TODO(i34): the accuracy fraction some callers of core.prediction still pass (H2
+    makes them pass a Target) is read as ``acc>=value`` until then, then this helper goes."""
     if isinstance(target, Target):
         return target
     return accuracy_target(target)
@@ -116,12 +113,8 @@ class TargetCrossing:
     time_s: float | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "target", as_target(self.target))
-
-    @property
-    def target_acc(self) -> float:
-        """The target accuracy (refused, with words, when the target is not an accuracy)."""
-        return check_target_acc(self.target, "crossing")
+        if not isinstance(self.target, Target):
+            raise InputError(f"crossing: expected a Target (acc>=0.92, val_loss<=3.28); got {self.target!r}.")
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -173,16 +166,15 @@ def _crossing_at(log: RunLog, target: Target, criterion: str, position: int, val
                           value=float(value), samples=samples, tokens=tokens, time_s=time_s)
 
 
-def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *,
+def find_target_crossing(log: RunLog, target: Target = DEFAULT_TARGET, *,
                          criterion: str = "epoch") -> TargetCrossing:
     """First step and epoch where the run met ``target``, in either direction.
 
     Parameters
     ----------
     log : RunLog
-    target : Target or float, default ``acc>=0.92``
-        A ``Target`` (``val_loss<=3.28``, ``eval_accuracy<=3.3``) or an accuracy as a fraction
-        (``acc>=value``). "Met" includes equality.
+    target : Target, default ``acc>=0.92``
+        ``acc>=0.92``, ``val_loss<=3.28``, ``eval_accuracy<=3.3``. "Met" includes equality.
     criterion : {"epoch", "first-row"}, default "epoch"
         See the module docstring; for a metric other than the running accuracy of a per-step
         log, each epoch's mean of the metric is compared (the same averaging).
@@ -202,7 +194,7 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
     >>> find_target_crossing(log, Target("loss", "<=", 2.5)).reached
     False
     """
-    target = as_target(target)
+    target = _given_target(target)
     if criterion not in CRITERIA:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
     column = metric_column(log, target.metric)
@@ -231,12 +223,11 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
     return _crossing_at(log, target, criterion, int(where[hit]), values[hit], note=note)
 
 
-def best_value(log: RunLog, target: Target | float = DEFAULT_TARGET, *, criterion: str = "epoch") -> float | None:
+def best_value(log: RunLog, target: Target = DEFAULT_TARGET, *, criterion: str = "epoch") -> float | None:
     """The best value of the target's metric the log shows, compared as :func:`find_target_crossing` compares.
 
     The run met the target exactly when ``target.met(best_value)``; None without the metric.
     """
-    target = as_target(target)
     column = metric_column(log, target.metric)
     if column is None:
         return None
@@ -257,8 +248,8 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     ...                b"2,3,1,0.85\\n", "a.csv")
     >>> best_accuracy(log), best_accuracy(log, criterion="first-row")    # epoch ends: 0.7, 0.85
     (0.85, 0.95)
-    >>> find_target_crossing(log, 0.85).reached, find_target_crossing(log, 0.86).reached
-    (True, False)
+    >>> [find_target_crossing(log, accuracy_target(t)).reached for t in (0.85, 0.86)]
+    [True, False]
     """
     if criterion not in CRITERIA:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")

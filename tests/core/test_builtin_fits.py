@@ -23,7 +23,8 @@ from core.datasets import (
 )
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, read_log, read_log_file
-from core.runs import fit_metric, fit_run, run_target
+from core.runs import fit_metric, fit_run
+from core.targets import target_for
 
 STALE = "data/builtin_fits.json is stale: run python data/make_builtin_fits.py"
 
@@ -55,7 +56,7 @@ def test_the_stored_fits_equal_the_fits_made_now(key):
     logs = [log for k, log in BUILTIN_LOGS if k == key]
     assert logs
     for log in logs:
-        metric = fit_metric(log, run_target(log, None))
+        metric = fit_metric(log, target_for(log))
         entry = stored.get((log.fingerprint(), BUILTIN_FIT_FAMILY, metric))
         assert entry is not None, f"{log.source}: {STALE}"
         assert same_fit(entry, fit_run(log, family=BUILTIN_FIT_FAMILY, metric=metric)), f"{log.source}: {STALE}"

@@ -99,15 +99,15 @@ def test_a_loss_target_on_a_log_is_met_where_the_loss_falls_to_it():
     assert (c.reached, c.step, c.value) == (True, 4.0, 3.28)
     assert not find_target_crossing(log, parse_target("loss<=3.0")).reached
     # the same log has no accuracy: an accuracy target says so instead of reading the loss as one
-    c = find_target_crossing(log, 0.92)
+    c = find_target_crossing(log, accuracy_target(0.92))
     assert not c.reached and c.note == "no accuracy column"
 
 
 def test_an_accuracy_only_path_refuses_a_loss_target_with_words():
     log = read_log(b"step,loss\n1,5.6\n2,4.0\n", "llm.csv")
     c = find_target_crossing(log, parse_target("loss<=3.28"))
-    with pytest.raises(InputError, match="expected an accuracy target"):
-        _ = c.target_acc
+    with pytest.raises(InputError, match="the course's epoch model works on an accuracy"):
+        require_accuracy(c.target, "the course's epoch model")
 
 
 @settings(max_examples=60, deadline=None)

@@ -16,8 +16,8 @@ from core.datasets import BUILTIN_LOG_SETS, builtin_log_files
 from core.logs import read_log, read_log_file
 from core.logs.runlog import holds_value
 from core.runs.evaluations import compared_rows, metric_column, rows_holding
-from core.runs.targets import TargetCrossing, as_target, find_target_crossing
-from core.targets import Target
+from core.runs.targets import TargetCrossing, find_target_crossing
+from core.targets import Target, accuracy_target
 
 
 def _mean_or_none(values: pd.Series) -> float | None:
@@ -28,7 +28,6 @@ def _mean_or_none(values: pd.Series) -> float | None:
 
 def _reference(log, target, criterion: str) -> TargetCrossing:
     """The crossing as the pandas implementation found it (commit 8d701f8, core/runs/targets.py)."""
-    target = as_target(target)
     column = metric_column(log, target.metric)
     if column is None:
         what = "no accuracy column" if target.metric.lower() in ("acc", "accuracy") else \
@@ -113,7 +112,7 @@ def _made_logs() -> list:
     return logs + [replace(logs[1], frame=with_columns, source="columns.csv", metrics={"eval_loss": "eval_loss"})]
 
 
-TARGETS = [0.5, 0.9, 0.92, 0.999, Target("loss", "<=", 0.05), Target("loss", "<=", 1e-6),
+TARGETS = [*map(accuracy_target, (0.5, 0.9, 0.92, 0.999)), Target("loss", "<=", 0.05), Target("loss", "<=", 1e-6),
            Target("eval_loss", "<=", 0.6), Target("val_loss", "<=", 3.28), Target("eval_accuracy", ">=", 0.7)]
 
 
@@ -134,10 +133,10 @@ def test_a_made_log_crosses_where_its_rows_say():
     dense = _made_logs()[0]
     # accuracy 0.4 + 0.08 e + 0.002 s + noise < 0.01 at each epoch's last accuracy row (s = 11): epoch 6 is
     # the first above 0.9 (0.902 + noise); its loss is that epoch's mean of 2 / (60 + s), s = 1..12
-    c = find_target_crossing(dense, 0.9)
+    c = find_target_crossing(dense, accuracy_target(0.9))
     # samples from the file name's global batch 512 (the reader leaves the file's own samples column aside)
     assert (c.reached, c.epoch, c.step, c.samples, c.tokens) == (True, 6, 71.0, 71 * 512.0, None)
-    columns = find_target_crossing(_made_logs()[3], 0.9)
+    columns = find_target_crossing(_made_logs()[3], accuracy_target(0.9))
     assert (columns.reached, columns.step, columns.samples, columns.tokens) == (True, 71.0, 71 * 32.0, 71 * 4096.0)
     assert c.loss == pytest.approx(np.mean([round(2.0 / (60 + s), 5) for s in range(1, 13)]), rel=1e-12)
 

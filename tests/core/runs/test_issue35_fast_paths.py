@@ -10,6 +10,7 @@ import pytest
 from core.logs import read_log
 from core.runs import analyse_run
 from core.runs.evaluations import compared_rows, epoch_ends, rows_holding
+from core.targets import accuracy_target
 
 
 def careful_epoch_ends(rows: pd.DataFrame) -> np.ndarray:
@@ -58,5 +59,5 @@ def test_compared_rows_and_the_crossing_are_those_of_the_selected_rows(acc_gap):
     assert positions.tolist() == careful_epoch_ends(rows).tolist()
     assert values.tolist() == rows["acc"].to_numpy()[positions].tolist()
     # accuracy 0.5 + 0.08 e + 0.001 s at an epoch's last row (s = 10 either way): 0.83 after epoch 4, 0.91 after 5
-    crossing = analyse_run(log, target_acc=0.9).crossing
+    crossing = analyse_run(log, target=accuracy_target(0.9)).crossing
     assert (crossing.reached, crossing.epoch, crossing.step) == (True, 5, 50.0)

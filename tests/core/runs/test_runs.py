@@ -8,6 +8,7 @@ import pytest
 from core.curves import optimus_loss
 from core.logs.reader import read_log
 from core.runs.analysis import FIT_TABLE_COLUMNS, analyse_run, epoch_summary, fits_table, select_runs, thin_indices
+from core.targets import accuracy_target
 
 
 def synthetic_log(b=(2e-3, 0.5, 0.1), epochs=20, spe=50, name="resnet32_Tesla V100-PCIE-32GB.csv") -> bytes:
@@ -22,7 +23,7 @@ def synthetic_log(b=(2e-3, 0.5, 0.1), epochs=20, spe=50, name="resnet32_Tesla V1
 
 
 def test_table_row_has_the_contract_columns_and_hand_checkable_values():
-    a = analyse_run(read_log(synthetic_log(), "resnet32_Tesla V100-PCIE-32GB.csv"), target_acc=0.92)
+    a = analyse_run(read_log(synthetic_log(), "resnet32_Tesla V100-PCIE-32GB.csv"), target=accuracy_target(0.92))
     t = fits_table([a])
     assert list(t.columns[: len(FIT_TABLE_COLUMNS)]) == list(FIT_TABLE_COLUMNS)
     row = t.iloc[0]
@@ -40,7 +41,7 @@ def test_table_row_has_the_contract_columns_and_hand_checkable_values():
 
 
 def test_never_reached_is_flagged_and_cells_are_empty():
-    a = analyse_run(read_log(synthetic_log(epochs=5), "r.csv"), target_acc=0.92)
+    a = analyse_run(read_log(synthetic_log(epochs=5), "r.csv"), target=accuracy_target(0.92))
     row = fits_table([a]).iloc[0]
     assert "never reached target 0.92" in row["flags"]
     assert np.isnan(row["step_to_target"]) and row["epoch_to_target"] is not None

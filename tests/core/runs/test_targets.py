@@ -8,7 +8,8 @@ import pytest
 from core.curves import fit_curve, optimus_loss
 from core.errors import InputError
 from core.logs.reader import read_log
-from core.runs.targets import check_target_acc, find_target_crossing, predict_step_at_loss
+from core.runs.targets import TargetCrossing, find_target_crossing, predict_step_at_loss
+from core.targets import accuracy_target
 
 # Epoch 1: running acc 0.95 on the first batch (one lucky batch), 0.80 at the end.
 # Epoch 2: 0.93 first row, 0.91 at the end. Epoch 3: 0.90 first row, 0.94 at the end.
@@ -26,37 +27,38 @@ LOG = b"""epoch, step, loss, acc
 
 
 def test_epoch_level_criterion_uses_the_epochs_final_running_accuracy():
-    c = find_target_crossing(read_log(LOG, "r.csv"), 0.92, criterion="epoch")
+    c = find_target_crossing(read_log(LOG, "r.csv"), accuracy_target(0.92), criterion="epoch")
     # epoch ends: 0.80, 0.91, 0.94 -> epoch 3; its last step (3-1)*3 + 3 = 9; mean loss (0.5+0.4+0.3)/3
     assert (c.reached, c.epoch, c.step, c.acc) == (True, 3, 9.0, 0.94)
     assert c.loss == pytest.approx(0.4)
 
 
 def test_first_row_criterion_fires_on_the_first_lucky_batch():
-    c = find_target_crossing(read_log(LOG, "r.csv"), 0.92, criterion="first-row")
+    c = find_target_crossing(read_log(LOG, "r.csv"), accuracy_target(0.92), criterion="first-row")
     assert (c.epoch, c.step, c.loss, c.acc) == (1, 1.0, 2.0, 0.95)
 
 
 def test_meeting_the_target_includes_equality():
     # acc>=0.94 is met by an epoch that ends at exactly 0.94; 0.9401 is not
-    assert find_target_crossing(read_log(LOG, "r.csv"), 0.94, criterion="epoch").reached
-    assert not find_target_crossing(read_log(LOG, "r.csv"), 0.9401, criterion="epoch").reached
+    assert find_target_crossing(read_log(LOG, "r.csv"), accuracy_target(0.94), criterion="epoch").reached
+    assert not find_target_crossing(read_log(LOG, "r.csv"), accuracy_target(0.9401), criterion="epoch").reached
 
 
 def test_never_reached_and_no_accuracy():
-    assert not find_target_crossing(read_log(LOG, "r.csv"), 0.99).reached
-    c = find_target_crossing(read_log(b"step,loss\n1,2\n2,1\n3,0.5\n", "r.csv"), 0.92)
+    assert not find_target_crossing(read_log(LOG, "r.csv"), accuracy_target(0.99)).reached
+    c = find_target_crossing(read_log(b"step,loss\n1,2\n2,1\n3,0.5\n", "r.csv"), accuracy_target(0.92))
     assert not c.reached and c.note == "no accuracy column"
 
 
 def test_epoch_trace_crossing_is_the_first_epoch_above_target():
     trace = b"progress,iteration,metric,grad_sqr,grad_var\n391,390,0.5,1,1\n782,781,0.91,1,1\n1173,1171,0.93,1,1\n"
-    c = find_target_crossing(read_log(trace, "cifar10/validation-128.csv"), 0.92)
+    c = find_target_crossing(read_log(trace, "cifar10/validation-128.csv"), accuracy_target(0.92))
     assert (c.epoch, c.step, c.acc) == (3, 1171.0, 0.93)
 
 
 def test_unknown_epochs_fall_back_to_first_row_and_say_so():
-    c = find_target_crossing(read_log(b"Wall time,Step,Value\n1,10,0.5\n2,20,0.95\n", "tag-acc.csv"), 0.92)
+    log = read_log(b"Wall time,Step,Value\n1,10,0.5\n2,20,0.95\n", "tag-acc.csv")
+    c = find_target_crossing(log, accuracy_target(0.92))
     assert c.criterion == "first-row" and "epochs unknown" in c.note and c.step == 20
 
 
@@ -64,7 +66,12 @@ def test_unknown_epochs_fall_back_to_first_row_and_say_so():
                                      (1.0, "expected a finite number in"), ("0.92", r"got '0.92' \(str\)")])
 def test_target_acc_is_validated(bad, msg):
     with pytest.raises(InputError, match=msg):
-        check_target_acc(bad)
+        accuracy_target(bad)
+
+
+def test_a_crossing_takes_a_target_never_a_bare_number():
+    with pytest.raises(InputError, match=r"crossing: expected a Target \(acc>=0.92, val_loss<=3.28\); got 0.92"):
+        TargetCrossing(0.92, "epoch", False)
 
 
 def test_predicted_step_and_epoch_hand_computation():
@@ -125,7 +132,7 @@ def test_an_evaluation_column_of_a_plain_epoch_step_csv_counts_every_evaluation(
         rows.append(f"{(k - 1) // 10 + 1},{k},{2.0 / k:.4f}," + (f"{0.5 + 0.01 * k:.3f}" if k % 5 == 0 else ""))
     log = read_log(("\n".join(rows) + "\n").encode(), "run.csv")
     assert log.fmt == "course" and log.roles.acc == "eval_accuracy"
-    crossing = find_target_crossing(log, 0.75)
+    crossing = find_target_crossing(log, accuracy_target(0.75))
     assert crossing.step == 25.0 and crossing.epoch == 3
 
 
@@ -156,7 +163,7 @@ def test_a_finished_log_that_keeps_every_50th_step_is_not_cut_short():
         rows.append(f"{k},{e},{2.0 / e:.4f},{0.80 + 0.02 * e:.4f}")
     log = read_log(("\n".join(rows) + "\n").encode(), "run.csv")
     assert not any("partial" in f for f in log.flags)
-    crossing = find_target_crossing(log, 0.91)
+    crossing = find_target_crossing(log, accuracy_target(0.91))
     assert crossing.reached and crossing.epoch == 6 and crossing.step == 2300.0
 
 
@@ -167,4 +174,4 @@ def test_an_eval_column_of_a_val_file_is_still_an_evaluation():
         rows.append(f"{(k - 1) // 10 + 1},{k},{2.0 / k:.4f}," + (f"{0.5 + 0.01 * k:.3f}" if k % 5 == 0 else ""))
     data = ("\n".join(rows) + "\n").encode()
     for name in ("run.csv", "run_val.csv", "run_test.csv"):
-        assert find_target_crossing(read_log(data, name), 0.75).step == 25.0, name
+        assert find_target_crossing(read_log(data, name), accuracy_target(0.75)).step == 25.0, name
