@@ -14,7 +14,8 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import ABORTED_FLAG, RunLog
-from core.runs import as_target, find_target_crossing, metric_column
+from core.runs import find_target_crossing, metric_column
+from core.targets import Target, target_label
 from core.validation import check_scalar
 
 
@@ -74,24 +75,26 @@ _MEASURED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEASURED_LOCK = threading.Lock()
 
 
-def measure_batch_run(log: RunLog, *, target_acc: float, global_batch: float | None = None,
+def measure_batch_run(log: RunLog, *, target: Target, global_batch: float | None = None,
                       samples_per_epoch: float | None = None) -> BatchRun:
     """:func:`measure_run` of a log, remembered for as long as the log lives (the same arguments, the same
     :class:`BatchRun`, which is immutable)."""
-    key = (as_target(target_acc), global_batch, samples_per_epoch)
+    if not isinstance(target, Target):
+        raise InputError(f"{log.source}: expected a Target (acc>=0.93, val_loss<=3.28); got {target!r}.")
+    key = (target, global_batch, samples_per_epoch)
     with _MEASURED_LOCK:
         known = _MEASURED.get(log, {}).get(key)
     if known is not None:
         return known
-    measured = measure_run(log, target_acc=target_acc, global_batch=global_batch, samples_per_epoch=samples_per_epoch)
+    measured = measure_run(log, target=target, global_batch=global_batch, samples_per_epoch=samples_per_epoch)
     with _MEASURED_LOCK:
         _MEASURED.setdefault(log, {})[key] = measured
     return measured
 
 
-def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = None,
+def measure_run(log: RunLog, *, target: Target, global_batch: float | None = None,
                 samples_per_epoch: float | None = None) -> BatchRun:
-    """Samples, steps and epochs to ``target_acc`` of one run (epoch-level criterion, ``acc >= target``).
+    """Samples, steps and epochs to ``target`` of one run (epoch-level criterion; either direction).
 
     ``samples = step at target × B`` (the step where the epoch-level criterion of
     :func:`core.runs.find_target_crossing` fires; for an MLLOG or Pollux trace the step of
@@ -106,7 +109,8 @@ def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = 
     --------
     >>> from core.logs import read_log
     >>> log = read_log(b"progress,iteration,metric\\n10,10,0.5\\n20,20,0.91\\n30,30,0.95\\n", "job/validation-64.csv")
-    >>> r = measure_batch_run(log, target_acc=0.9, samples_per_epoch=640)
+    >>> from core.targets import accuracy_target
+    >>> r = measure_batch_run(log, target=accuracy_target(0.9), samples_per_epoch=640)
     >>> r.samples_to_target, r.steps_to_target, r.epochs_to_target     # 20 steps × 64 = 1280 = 2 epochs
     (1280.0, 20.0, 2.0)
     """
@@ -117,11 +121,9 @@ def measure_run(log: RunLog, *, target_acc: float, global_batch: float | None = 
                         samples_per_s=speed)
     lr = log.frame["lr"].to_numpy(dtype=float) if "lr" in log.frame else np.array([])
     lr = float(np.nanmax(lr)) if np.isfinite(lr).any() else None
-    crossing = find_target_crossing(log, target_acc, criterion="epoch")
+    crossing = find_target_crossing(log, target, criterion="epoch")
     if not crossing.reached:
-        target = as_target(target_acc)
-        why = crossing.note if crossing.note.startswith("no ") else \
-            f"never reached {target.value:g}" if target.is_accuracy else f"never reached {target.spec}"
+        why = crossing.note if crossing.note.startswith("no ") else f"never reached {target_label(target)}"
         return BatchRun(log.source, batch, False, note=f"{why}: left out", samples_per_s=speed, learning_rate=lr)
     n = samples_per_epoch or log.meta.samples_per_epoch
     if log.counts_validation_batches:
@@ -186,12 +188,12 @@ def evaluation_resolution(log: RunLog, crossing, batch: float) -> float | None:
     return gap * batch if gap > 0 else None
 
 
-def measure_batch_runs(logs: Sequence[RunLog], *, target_acc: float, batches: Sequence[float] | None = None,
+def measure_batch_runs(logs: Sequence[RunLog], *, target: Target, batches: Sequence[float] | None = None,
                        samples_per_epoch: float | None = None) -> tuple[BatchRun, ...]:
     """:func:`measure_batch_run` for each log, ``batches`` given in the logs' order (or read from them)."""
     if batches is not None and len(batches) != len(logs):
         raise InputError(f"--batch: expected one global batch per log ({len(logs)}); got {len(batches)}. "
                          "Give them in the logs' order, or leave them out to read them from the logs.")
-    return tuple(measure_batch_run(log, target_acc=target_acc, samples_per_epoch=samples_per_epoch,
+    return tuple(measure_batch_run(log, target=target, samples_per_epoch=samples_per_epoch,
                                    global_batch=None if batches is None else batches[i])
                  for i, log in enumerate(logs))

@@ -14,19 +14,19 @@ from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LogFormatError
 from core.logs import RunLog
 from core.logs.noise import GradientNoise
-from core.runs import as_target, metric_column
+from core.runs import metric_column
+from core.targets import Target
 
 
-def crossing_row(log: RunLog, target_acc) -> int | None:
-    """1-based row of a per-evaluation log where its target was first met (None: never).
-
-    ``target_acc`` is an accuracy fraction (``acc>=value``) or a ``core.targets.Target`` in either direction.
+def crossing_row(log: RunLog, target: Target) -> int | None:
+    """1-based row of a per-evaluation log where ``target`` (either direction) was first met (None: never).
 
     >>> from core.logs import read_log
-    >>> crossing_row(read_log(b"progress,iteration,metric\\n1,1,0.5\\n2,2,0.95\\n", "t/validation-8.csv"), 0.9)
+    >>> from core.targets import accuracy_target
+    >>> log = read_log(b"progress,iteration,metric\\n1,1,0.5\\n2,2,0.95\\n", "t/validation-8.csv")
+    >>> crossing_row(log, accuracy_target(0.9))
     2
     """
-    target = as_target(target_acc)
     column = metric_column(log, target.metric)
     if column is None:
         return None
@@ -53,7 +53,7 @@ class BatchStudy:
         return tuple(r for r in self.runs if not r.reached)
 
 
-def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, GradientNoise] | None = None,
+def batch_study(logs: Sequence[RunLog], *, target: Target, noise: dict[str, GradientNoise] | None = None,
                 batches: Sequence[float] | None = None, samples_per_epoch: float | None = None,
                 level: float = DEFAULT_LEVEL, base_batch: float | None = None,
                 learning_rates: Sequence[float] | None = None) -> BatchStudy:
@@ -70,7 +70,8 @@ def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, G
     >>> from core.logs import read_log
     >>> logs = [read_log(f"progress,iteration,metric\\n1,{s},0.5\\n2,{2 * s},0.95\\n".encode(), f"j/validation-{b}.csv")
     ...         for b, s in ((100, 500), (400, 200), (1600, 125))]
-    >>> study = batch_study(logs, target_acc=0.9)
+    >>> from core.targets import accuracy_target
+    >>> study = batch_study(logs, target=accuracy_target(0.9))
     >>> [r.samples_to_target for r in study.runs]            # 1000·100, 400·400, 250·1600
     [100000.0, 160000.0, 400000.0]
     >>> round(study.model.e_min), round(study.model.b_noise)  # the line 80,000 + 200·B: B_noise = 80000/200
@@ -82,12 +83,12 @@ def batch_study(logs: Sequence[RunLog], *, target_acc: float, noise: dict[str, G
     measured, errors = [], []
     for i, log in enumerate(logs):
         try:
-            run = measure_batch_run(log, target_acc=target_acc, samples_per_epoch=samples_per_epoch,
+            run = measure_batch_run(log, target=target, samples_per_epoch=samples_per_epoch,
                                     global_batch=None if batches is None else batches[i])
             measured.append(run if learning_rates is None else replace(run, learning_rate=float(learning_rates[i])))
         except InputError as exc:
             errors.append((log.source, str(exc)))
-    rows = {log.source: crossing_row(log, target_acc) for log in logs}
+    rows = {log.source: crossing_row(log, target) for log in logs}
     try:
         model = batch_scaling(measured, noise=noise, rows={k: v for k, v in rows.items() if v is not None},
                               base_batch=base_batch, level=level, samples_per_epoch=samples_per_epoch)

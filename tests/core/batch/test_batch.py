@@ -24,6 +24,7 @@ from core.datasets import DATA_DIR, batch_run_files
 from core.errors import InputError
 from core.logs import read_log, read_log_file
 from core.logs.noise import read_gradient_noise
+from core.targets import Target, accuracy_target
 
 POLLUX = DATA_DIR / "pollux_traces"
 
@@ -136,7 +137,7 @@ def test_prediction_interval_widens_away_from_the_data():
 # ---------------------------------------------------------------- measured runs
 def test_pollux_trace_samples_to_target_are_iterations_times_batch():
     log = read_log_file(POLLUX / "cifar10" / "validation-128.csv", source="cifar10/validation-128.csv")
-    run = measure_batch_run(log, target_acc=0.93, samples_per_epoch=50_000)
+    run = measure_batch_run(log, target=accuracy_target(0.93), samples_per_epoch=50_000)
     frame = pd.read_csv(POLLUX / "cifar10" / "validation-128.csv")
     first = frame[frame["metric"] > 0.93].iloc[0]      # epoch 56: iteration 21874
     assert run.samples_to_target == first["iteration"] * 128 == 2_799_872
@@ -145,36 +146,36 @@ def test_pollux_trace_samples_to_target_are_iterations_times_batch():
 
 def test_a_log_is_measured_once_per_question_and_each_question_gets_its_own_answer():
     log = read_log(b"progress,iteration,metric\n10,10,0.5\n20,20,0.91\n30,30,0.95\n", "job/validation-64.csv")
-    first = measure_batch_run(log, target_acc=0.9, samples_per_epoch=640)
-    assert measure_batch_run(log, target_acc=0.9, samples_per_epoch=640) is first        # remembered
+    first = measure_batch_run(log, target=accuracy_target(0.9), samples_per_epoch=640)
+    assert measure_batch_run(log, target=accuracy_target(0.9), samples_per_epoch=640) is first        # remembered
     # another target, batch or epoch size is another measurement, never the remembered one
-    assert measure_batch_run(log, target_acc=0.93, samples_per_epoch=640).samples_to_target == 30 * 64
-    assert measure_batch_run(log, target_acc=0.9, global_batch=32).samples_to_target == 20 * 32
-    assert measure_batch_run(log, target_acc=0.9, samples_per_epoch=320).epochs_to_target == 4.0
+    assert measure_batch_run(log, target=accuracy_target(0.93), samples_per_epoch=640).samples_to_target == 30 * 64
+    assert measure_batch_run(log, target=accuracy_target(0.9), global_batch=32).samples_to_target == 20 * 32
+    assert measure_batch_run(log, target=accuracy_target(0.9), samples_per_epoch=320).epochs_to_target == 4.0
     # the same bytes read again are another log: measured afresh, to the same answer
     again = read_log(b"progress,iteration,metric\n10,10,0.5\n20,20,0.91\n30,30,0.95\n", "job/validation-64.csv")
-    assert measure_batch_run(again, target_acc=0.9, samples_per_epoch=640) == first
+    assert measure_batch_run(again, target=accuracy_target(0.9), samples_per_epoch=640) == first
 
 
 def test_pollux_cifar10_samples_grow_about_2_3x_from_128_to_4096():
     logs = [read_log_file(p, source=n) for n, p in batch_run_files("pollux_cifar10")]
-    runs = {r.global_batch: r for r in measure_batch_runs(logs, target_acc=0.93, samples_per_epoch=50_000)}
+    runs = {r.global_batch: r for r in measure_batch_runs(logs, target=accuracy_target(0.93), samples_per_epoch=50_000)}
     assert runs[4096].samples_to_target / runs[128].samples_to_target == pytest.approx(2.29, abs=0.01)
 
 
 def test_batches_given_in_file_order_override_and_must_match_the_logs():
     log = read_log(b"epoch,step,loss,acc\n1,10,1.0,0.5\n2,20,0.5,0.95\n", "run.csv")
-    run = measure_batch_runs([log], target_acc=0.9, batches=[32])[0]
+    run = measure_batch_runs([log], target=accuracy_target(0.9), batches=[32])[0]
     assert (run.global_batch, run.samples_to_target, run.epochs_to_target) == (32.0, 640.0, 2.0)
     with pytest.raises(InputError, match=r"--batch: expected one global batch per log \(1\); got 2"):
-        measure_batch_runs([log], target_acc=0.9, batches=[32, 64])
+        measure_batch_runs([log], target=accuracy_target(0.9), batches=[32, 64])
     with pytest.raises(InputError, match=r"run\.csv: expected the run's global batch; got none"):
-        measure_batch_runs([log], target_acc=0.9)
+        measure_batch_runs([log], target=accuracy_target(0.9))
 
 
 def test_an_aborted_mllog_run_is_left_out_not_fitted():
     path = DATA_DIR / "mlperf_v3.0_resnet50" / "NVIDIA" / "dgxh100_n64_ngc23.04_mxnet" / "result_1.txt"
-    run = measure_batch_run(read_log_file(path), target_acc=0.759)
+    run = measure_batch_run(read_log_file(path), target=accuracy_target(0.759))
     assert not run.reached and "aborted" in run.note and run.global_batch == 20480
 
 
@@ -183,8 +184,8 @@ def test_noise_scale_route_on_a_pollux_trace_matches_a_hand_computation():
     path = POLLUX / "cifar10" / "validation-128.csv"
     data = path.read_bytes()
     log = read_log(data, "cifar10/validation-128.csv")
-    run = measure_batch_run(log, target_acc=0.93, samples_per_epoch=50_000)
-    row = crossing_row(log, 0.93)
+    run = measure_batch_run(log, target=accuracy_target(0.93), samples_per_epoch=50_000)
+    row = crossing_row(log, accuracy_target(0.93))
     model = noise_batch_scaling(run, read_gradient_noise(data, log.source), row=row, samples_per_epoch=50_000)
     frame = pd.read_csv(path)
     # B0 = 50000 / 391 (progress per epoch) = 128; B_noise = median of 128·var/sqr over rows 52..56
@@ -198,9 +199,9 @@ def test_noise_scale_route_on_a_pollux_trace_matches_a_hand_computation():
 def test_one_run_with_a_noise_scale_column_is_enough():
     data = b"progress,iteration,metric,noise_scale\n10,10,0.5,800\n20,20,0.8,1000\n30,30,0.95,1200\n"
     log = read_log(data, "job/validation-500.csv")
-    runs = measure_batch_runs([log], target_acc=0.9)
+    runs = measure_batch_runs([log], target=accuracy_target(0.9))
     noise = {log.source: read_gradient_noise(data, log.source)}
-    model = batch_scaling(runs, noise=noise, rows={log.source: crossing_row(log, 0.9)})
+    model = batch_scaling(runs, noise=noise, rows={log.source: crossing_row(log, accuracy_target(0.9))})
     assert model.method == "noise-scale" and model.b_noise == 1000.0     # median of 800, 1000, 1200
     assert model.steps(500) == pytest.approx(runs[0].steps_to_target, rel=1e-12)
 
@@ -208,7 +209,7 @@ def test_one_run_with_a_noise_scale_column_is_enough():
 # ---------------------------------------------------------------- real reference data (issue 11 measures)
 def test_pollux_imagenet_from_the_three_smallest_batches_predicts_the_others_within_15_pct():
     logs = [read_log_file(p, source=n) for n, p in batch_run_files("pollux_imagenet")]
-    runs = sorted(measure_batch_runs(logs, target_acc=0.74, samples_per_epoch=1_281_167),
+    runs = sorted(measure_batch_runs(logs, target=accuracy_target(0.74), samples_per_epoch=1_281_167),
                   key=lambda r: r.global_batch)
     model = fit_batch_scaling(runs[:3])
     errors = [abs(model.samples(r.global_batch) / r.samples_to_target - 1) for r in runs[3:]]
@@ -217,7 +218,7 @@ def test_pollux_imagenet_from_the_three_smallest_batches_predicts_the_others_wit
 
 def test_mlperf_fit_on_batches_up_to_16384_predicts_20480_and_32256_within_10_pct():
     logs = [read_log_file(p) for _, p in batch_run_files("mlperf")]
-    runs = measure_batch_runs(logs, target_acc=0.759)
+    runs = measure_batch_runs(logs, target=accuracy_target(0.759))
     model = fit_batch_scaling([r for r in runs if r.global_batch <= 16384])
     assert len(model.used) == 22    # 11 systems × 2 seeds at 1,632 to 16,384; the aborted run is at 20,480
     for batch, measured in ((20480, 50), (32256, 56)):
@@ -227,6 +228,17 @@ def test_mlperf_fit_on_batches_up_to_16384_predicts_20480_and_32256_within_10_pc
 def test_samples_to_target_count_a_partial_last_batch_once():
     # 4,000 samples at batch 64: 63 steps an epoch, the last of 32 samples; reached after 2 epochs = 8,000 samples
     log = read_log(b"progress,iteration,metric\n63,63,0.5\n126,126,0.9\n", "job/validation-64.csv")
-    run = measure_batch_run(log, target_acc=0.85, samples_per_epoch=4000)
+    run = measure_batch_run(log, target=accuracy_target(0.85), samples_per_epoch=4000)
     assert run.samples_to_target == 8000.0 and run.steps_to_target == 126.0 and run.epochs_to_target == 2.0
-    assert measure_batch_run(log, target_acc=0.85).samples_to_target == 126 * 64     # N unknown: steps x batch
+    assert measure_batch_run(log, target=accuracy_target(0.85)).samples_to_target == 126 * 64   # N unknown: steps x B
+
+
+def test_a_run_is_measured_against_a_target_never_a_bare_number():
+    log = read_log(b"progress,iteration,metric\n10,10,0.5\n20,20,0.91\n", "job/validation-64.csv")
+    with pytest.raises(InputError, match=r"job/validation-64\.csv: expected a Target \(acc>=0\.93, val_loss<=3\.28\); "
+                                         r"got 0\.9\."):
+        measure_batch_run(log, target=0.9)
+    never = measure_batch_run(log, target=accuracy_target(0.95))
+    assert not never.reached and never.note == "never reached 0.95: left out"
+    loss = measure_batch_run(read_log(b"step,loss\n1,4.0\n2,3.0\n", "lm-8.csv"), target=Target("loss", "<=", 2.0))
+    assert not loss.reached and loss.note == "never reached loss<=2: left out"

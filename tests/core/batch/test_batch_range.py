@@ -17,6 +17,7 @@ from core.batch import (
     measure_batch_run,
 )
 from core.logs import read_log
+from core.targets import accuracy_target
 
 
 def _line(points, resolution=None, lrs=None):
@@ -123,7 +124,7 @@ def test_no_cap_on_a_constant_or_unlogged_learning_rate():
 def test_the_learning_rate_is_read_from_a_logs_lr_column():
     log = read_log(b"epoch, step, loss, acc, lr\n1, 1, 2.0, 0.5, 0.05\n1, 2, 1.5, 0.6, 0.1\n2, 3, 1.0, 0.95, 0.1\n"
                    b"2, 4, 0.9, 0.96, 0.08\n", "cnn_CPU-16.csv")
-    assert measure_batch_run(log, target_acc=0.9).learning_rate == 0.1
+    assert measure_batch_run(log, target=accuracy_target(0.9)).learning_rate == 0.1
 
 
 # ---------------------------------------------------------------- part 1: course _val logs
@@ -138,19 +139,19 @@ def _val_log(batch: int, name: str = "cnn_CPU_val") -> bytes:
 
 def test_a_validation_log_counts_epochs_times_samples_per_epoch_not_validation_steps():
     log = read_log(_val_log(16), "cnn_CPU_val-16.csv")
-    run = measure_batch_run(log, target_acc=0.92, samples_per_epoch=4096)
+    run = measure_batch_run(log, target=accuracy_target(0.92), samples_per_epoch=4096)
     # passes 0.92 at the end of epoch 3 (validation step 12): 3 × 4,096 = 12,288 samples, not 12 × 16 = 192
     assert (run.samples_to_target, run.steps_to_target, run.epochs_to_target) == (12_288, 768, 3)
     assert run.resolution == 4096
 
 
 def test_a_validation_log_without_samples_per_epoch_is_left_out_saying_why():
-    run = measure_batch_run(read_log(_val_log(16), "cnn_CPU_val-16.csv"), target_acc=0.92)
+    run = measure_batch_run(read_log(_val_log(16), "cnn_CPU_val-16.csv"), target=accuracy_target(0.92))
     assert not run.reached and "--samples-per-epoch" in run.note
 
 
 def test_validation_logs_at_three_batches_give_the_same_samples_whatever_the_batch():
     logs = [read_log(_val_log(b), f"cnn_CPU_val-{b}.csv") for b in (16, 64, 256)]
-    study = batch_study(logs, target_acc=0.92, samples_per_epoch=4096)
+    study = batch_study(logs, target=accuracy_target(0.92), samples_per_epoch=4096)
     assert [r.samples_to_target for r in study.runs] == [12_288] * 3      # 3 epochs each
     assert study.model.b_noise == math.inf
