@@ -47,7 +47,7 @@ from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow
 from core.library.records import RUN_COLUMNS, content_hash, data_hash, library_name
 from core.library.refit import refit_library
 from core.library.refit_engines import ENGINES
-from core.library.run_table import filter_options, with_reached
+from core.library.run_table import filter_options, reached_note, with_reached
 from core.library.settings import ACTOR_ENV_VAR, KEEP_DAYS_ENV_VAR, default_actor, keep_days_setting
 from core.library.sources import (
     Collected,
@@ -74,5 +74,5 @@ __all__ = [
     'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
     'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',
     'parameter_count_of',
-    'read_manifest', 'read_source', 'speed_table_bytes', 'speed_tables', 'with_reached',
+    'read_manifest', 'read_source', 'speed_table_bytes', 'speed_tables', 'reached_note', 'with_reached',
 ]

@@ -15,13 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.defaults import DEFAULT_TARGET_ACC
-from core.errors import InputError
 from core.library.filters import RunFilter
 from core.library.library import Library, Progress, utc_now
 from core.library.records import library_name
 from core.runs import analyse_run, fits_table_of_rows
-from core.targets import Target
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 
 #: runs loaded and fitted between two writes of their fits
 FIT_BATCH = 32
@@ -82,35 +80,33 @@ def _row_from(run: dict, fit: dict) -> dict:
             "granularity": run["granularity"]}
 
 
-def _stored(library: Library, ids: list[int], family: str, target_acc: float, criterion: str) -> dict[int, dict]:
+def _stored(library: Library, ids: list[int], family: str, target: Target, criterion: str) -> dict[int, dict]:
+    """The stored fits of ``ids`` for an accuracy ``target`` (the ``fits`` table keys them by its value)."""
     if not ids:
         return {}
     with library.store.connect() as con:
         if con is None:
             return {}
         table = con.frame(f"SELECT * FROM fits WHERE family = ? AND target_acc = ? AND criterion = ? AND run_id IN "
-                          f"({', '.join('?' for _ in ids)})", [family, target_acc, criterion, *ids])
+                          f"({', '.join('?' for _ in ids)})", [family, target.value, criterion, *ids])
     return {int(r["run_id"]): r for r in table.to_dict("records")}
 
 
 def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
-                target_acc: float | Target = DEFAULT_TARGET_ACC, criterion: str = "epoch", family: str = "optimus",
+                target: Target = DEFAULT_TARGET, criterion: str = "epoch", family: str = "optimus",
                 progress: Progress | None = None, extra: bool = True) -> LibraryFits:
     """The fits table of every run the filter matches, fitting (and storing) those without a stored fit.
 
+    ``target`` applies to every run; a stored fit is for an accuracy target (the ``fits`` table's
+    ``target_acc``), so another metric is refused (:func:`core.targets.require_accuracy`).
     ``progress(done, total, label)`` follows every run; returning False stops after the
     current batch is written (the table then holds the runs done so far).
     """
-    if isinstance(target_acc, Target):        # ``calibrate --target``: a stored fit is for an accuracy target
-        if not target_acc.is_accuracy:
-            raise InputError(f"target {target_acc.spec}: expected an accuracy target (acc>=A) for the library's "
-                             "stored fits; got another metric. Give --target acc>=A, or fit the logs with "
-                             "python -m core fit --target.")
-        target_acc = target_acc.value
+    require_accuracy(target, "the library's stored fits (fit --from-library, calibrate --from-library)")
     runs = library.runs(run_filter)
     by_id = {int(r["run_id"]): r for r in runs.to_dict("records")}
     ids = list(by_id)
-    stored = _stored(library, ids, family, float(target_acc), criterion)
+    stored = _stored(library, ids, family, target, criterion)
     rows: dict[int, dict] = {i: _row_from(by_id[i], stored[i]) for i in ids if i in stored}
     todo = [i for i in ids if i not in stored]
     done, cancelled, n_fitted = len(rows), False, 0
@@ -121,7 +117,7 @@ def fit_library(library: Library, run_filter: RunFilter | str | None = None, *,
             break
         records = []
         for run_id, log in library.get_many(todo[start:start + FIT_BATCH]):
-            analysis = analyse_run(log, target_acc=target_acc, criterion=criterion, family=family)
+            analysis = analyse_run(log, target=target, criterion=criterion, family=family)
             row = analysis.row()
             record = fit_record(run_id, row, analysis)
             record["family"] = family

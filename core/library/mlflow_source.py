@@ -40,6 +40,7 @@ from core.library.mlflow_bulk import MAX_RESULTS, OWN_METRIC_PREFIX, HistoryRead
 from core.library.records import library_name
 from core.library.sources import parameter_count_of, with_overrides
 from core.logs import RunLog, log_from_scalars
+from core.targets import Target, require_accuracy
 
 #: how a source names an MLflow tracking server on the command line
 PREFIX = "mlflow:"
@@ -302,12 +303,15 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
 
 
 # --------------------------------------------------------------------------- forecasts back to MLflow
-def forecast_values(log: RunLog, others: Sequence[RunLog], *, target_acc: float, level: float) -> dict:
-    """The forecast of ``log`` reaching ``target_acc`` (``core.prediction.forecast_epoch_at_target``, as
+def forecast_values(log: RunLog, others: Sequence[RunLog], *, target: Target, level: float) -> dict:
+    """The forecast of ``log`` reaching ``target`` (``core.prediction.forecast_epoch_at_target``, as
     ``python -m core predict`` makes it, with ``others`` as the prior) as plain numbers: epochs, steps,
-    samples and seconds to the target with the ``level`` interval, and the method."""
+    samples and seconds to the target with the ``level`` interval, and the method.  The epoch forecast is
+    for an accuracy: another metric is refused (:func:`core.targets.require_accuracy`)."""
     from core.prediction import forecast_epoch_at_target, n_epochs, prior_for_run
 
+    target_acc = require_accuracy(target, "forecast-to (the epoch forecast written back to MLflow)")
+    # TODO(i34): pass target=target once core.prediction takes a Target (H2)
     prior = prior_for_run(log, list(others), target_acc=target_acc, level=level) if others else None
     f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target_acc=target_acc,
                                  level=level, prior=prior)
@@ -336,7 +340,7 @@ def _seconds_per_step(log: RunLog) -> float | None:
 
 
 def forecast_to_mlflow(library: Library, source: MlflowSource | str, *, run_ids: Sequence[str] = (),
-                       target_acc: float, level: float, prior_filter: str | None = None,
+                       target: Target, level: float, prior_filter: str | None = None,
                        client=None) -> pd.DataFrame:
     """Write the forecast of each MLflow run (``run_ids``, or every run of the source's experiment) back to it.
 
@@ -349,6 +353,7 @@ def forecast_to_mlflow(library: Library, source: MlflowSource | str, *, run_ids:
     from mlflow.entities import Metric, RunTag
     from mlflow.exceptions import MlflowException
 
+    require_accuracy(target, "forecast-to (the epoch forecast written back to MLflow)")
     source = parse_source(source) if isinstance(source, str) else source
     try:
         client = client or client_for(source)
@@ -364,7 +369,7 @@ def forecast_to_mlflow(library: Library, source: MlflowSource | str, *, run_ids:
         ids = [] if table is None else [int(i) for i, t in zip(table["run_id"], table["tags"])
                                         if own not in str(t or "").split(",")]
         others = [replace(log, source=library_name(i, log.source)) for i, log in library.get_many(ids)]
-        values = forecast_values(item.log, others, target_acc=target_acc, level=level)
+        values = forecast_values(item.log, others, target=target, level=level)
         now = int(pd.Timestamp.now("UTC").timestamp() * 1000)
         metrics = []
         for what in ("epochs", "steps", "samples", "time_s"):
@@ -373,7 +378,7 @@ def forecast_to_mlflow(library: Library, source: MlflowSource | str, *, run_ids:
                 if v is not None and math.isfinite(float(v)):
                     metrics.append(Metric(f"{OWN_METRIC_PREFIX}{what}_to_target{suffix}", float(v), now, 0))
         run_tags = [RunTag(OWN_TAG_PREFIX + "method", values["method"]),
-                    RunTag(OWN_TAG_PREFIX + "target_acc", f"{target_acc:g}"),
+                    RunTag(OWN_TAG_PREFIX + "target_acc", f"{values['target_acc']:g}"),
                     RunTag(OWN_TAG_PREFIX + "level", f"{level:g}")]
         client.log_batch(run.info.run_id, metrics=metrics, tags=run_tags)
         rows.append({"mlflow_run_id": run.info.run_id, "run_name": run_name(run), **values})

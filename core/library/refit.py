@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 
 from core.curves import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_result, get_family, validate_xy
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import FitError, FitWarning, InputError
 from core.library.filters import RunFilter
 from core.library.fits import FIT_KEY, fit_record
@@ -41,6 +40,7 @@ from core.library.refit_io import load_logs
 from core.library.store import Store
 from core.logs import RunLog
 from core.runs import RunFit, analyse_run, fit_run
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 
 #: runs per chunk: loaded together, fitted in batches and stored in one statement (a Dask task)
 DEFAULT_CHUNK = 2000
@@ -234,14 +234,14 @@ def fit_runs_batched(logs: Sequence[RunLog], *, family: str = "optimus", tol: fl
     return out, one_by_one
 
 
-def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target_acc: float, criterion: str,
+def fit_chunk(chunk: Sequence[tuple[int, RunLog]], target: Target, criterion: str,
               family: str = "optimus") -> tuple[list[dict], int]:
     """The ``fits`` rows of a chunk of ``(run_id, RunLog)``: what an engine runs (in this process or a worker)."""
 
     fits, one_by_one = fit_runs_batched([log for _, log in chunk], family=family)
     records = []
     for (run_id, log), fitted in zip(chunk, fits):
-        analysis = analyse_run(log, target_acc=target_acc, criterion=criterion, family=family, fitted=fitted)
+        analysis = analyse_run(log, target=target, criterion=criterion, family=family, fitted=fitted)
         record = fit_record(run_id, analysis.row(), analysis)
         record["family"] = family
         records.append(record)
@@ -270,7 +270,7 @@ class RefitSummary:
         return text
 
 
-def fit_stored_chunk(run_ids: Sequence[int], store: Store | str, target_acc: float, criterion: str,
+def fit_stored_chunk(run_ids: Sequence[int], store: Store | str, target: Target, criterion: str,
                      family: str = "optimus") -> tuple[list[dict], int]:
     """Load a chunk of runs from ``store`` (a store, or the target another process opens it by) in bulk and fit
     it: what an engine runs, in this process or in a worker that loads its own chunk."""
@@ -278,7 +278,7 @@ def fit_stored_chunk(run_ids: Sequence[int], store: Store | str, target_acc: flo
         from core.library.stores import open_store
 
         store = open_store(store)
-    return fit_chunk(load_logs(store, run_ids), target_acc, criterion, family)
+    return fit_chunk(load_logs(store, run_ids), target, criterion, family)
 
 
 def write_fits(store: Store, records: list[dict]) -> None:
@@ -307,7 +307,7 @@ def _loaded_ahead(store: Store, groups: list[list[int]]) -> Iterator[list[tuple[
 
 
 def refit_library(library: Library, run_filter: RunFilter | str | None = None, *, engine: str = "local",
-                  chunk: int | None = None, target_acc: float = DEFAULT_TARGET_ACC, criterion: str = "epoch",
+                  chunk: int | None = None, target: Target = DEFAULT_TARGET, criterion: str = "epoch",
                   family: str = "optimus", progress: Progress | None = None, **engine_options) -> RefitSummary:
     """Refit every run the filter matches with ``engine`` and store (replace) their fits, chunk by chunk.
 
@@ -317,10 +317,12 @@ def refit_library(library: Library, run_filter: RunFilter | str | None = None, *
     workers and only the ids and the fits cross the network (an in-memory library, which no
     other process can open, sends its runs instead).  ``progress(done, total, label)`` follows
     every chunk stored; returning False stops there (the chunks stored stay).  Ctrl-C does the
-    same: what was stored stays.
+    same: what was stored stays.  ``target`` applies to every run: an accuracy (the ``fits`` table keys a
+    fit by its ``target_acc``; another metric is refused).
     """
     from functools import partial
 
+    require_accuracy(target, "refit (the library's stored fits)")
     started = time.perf_counter()
     ids = [int(i) for i in library.runs(run_filter)["run_id"]]
     size = int(chunk or DEFAULT_CHUNK)
@@ -329,7 +331,7 @@ def refit_library(library: Library, run_filter: RunFilter | str | None = None, *
     if ids:
         store.prepare_bulk_read()
     runner = get_engine(engine, **engine_options)
-    options = {"target_acc": float(target_acc), "criterion": criterion, "family": family}
+    options = {"target": target, "criterion": criterion, "family": family}
     where = None if runner.name == "local" else store.worker_target()
     if where is None:               # this process loads (the next chunk while one is fitted), or a worker cannot
         fn, work = partial(fit_chunk, **options), _loaded_ahead(store, groups)

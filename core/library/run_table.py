@@ -10,7 +10,7 @@ import pandas as pd
 
 from core.library.filters import target_spec_of
 from core.library.records import RUN_COLUMNS
-from core.targets import Target
+from core.targets import Target, accuracy_value
 
 
 def filter_options(table: pd.DataFrame) -> dict[str, list]:
@@ -26,27 +26,42 @@ def filter_options(table: pd.DataFrame) -> dict[str, list]:
             "batch": sorted(int(b) for b in table["global_batch"].dropna().unique())}
 
 
-def with_reached(table: pd.DataFrame, target_acc: float | Target) -> pd.DataFrame:
+def with_reached(table: pd.DataFrame, target: Target) -> pd.DataFrame:
     """``table`` (of :meth:`Library.runs`) with ``reached_target`` after ``best_acc``: whether each run's
-    accuracy passed ``target_acc`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
+    accuracy passed ``target`` (epoch-level, as ``core.runs.find_target_crossing``); empty without accuracy.
 
     A target on another metric (``val_loss<=3.28``) is not answered from the table (it keeps the best
-    accuracy and the final loss only): the column is empty (None), never a loss read as an accuracy.
+    accuracy and the final loss only): the column is empty (None), never a loss read as an accuracy
+    (:func:`reached_note` says so).
 
-    >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), 0.92)["reached_target"].tolist()
+    >>> from core.targets import accuracy_target
+    >>> with_reached(pd.DataFrame({"best_acc": [0.95, 0.9, None]}), accuracy_target(0.92))["reached_target"].tolist()
     [True, False, None]
     >>> with_reached(pd.DataFrame({"best_acc": [0.95]}), Target("val_loss", "<=", 3.28))["reached_target"].tolist()
     [None]
     """
     out = table.copy()
-    if isinstance(target_acc, Target) and not target_acc.is_accuracy:
-        reached = [None] * len(out)
-    else:
-        value = target_acc.value if isinstance(target_acc, Target) else target_acc
-        reached = [None if pd.isna(b) else bool(b >= value) for b in out["best_acc"]]
+    value = accuracy_value(target)
+    reached = [None if value is None or pd.isna(b) else bool(b >= value) for b in out["best_acc"]]
     out.insert(out.columns.get_loc("best_acc") + 1, "reached_target",
                pd.Series(reached, dtype=object, index=out.index))
     return out
+
+
+def reached_note(target: Target) -> str | None:
+    """Why the table's ``reached_target`` column is empty for ``target`` (None when the table answers it).
+
+    >>> reached_note(Target("val_loss", "<=", 3.28))[:60]
+    "The library's table keeps each run's best accuracy and final"
+    >>> from core.targets import accuracy_target
+    >>> reached_note(accuracy_target(0.92)) is None
+    True
+    """
+    if accuracy_value(target) is not None:
+        return None
+    return (f"The library's table keeps each run's best accuracy and final loss only: whether a run reached "
+            f"{target.metric} {'≥' if target.climbs else '≤'} {target.value:g} shows in the chart of the runs you "
+            "choose.")
 
 
 def empty_runs() -> pd.DataFrame:

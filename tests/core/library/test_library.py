@@ -10,6 +10,7 @@ from core.errors import InputError, LibraryError
 from core.library import Library, PendingRun, RunFilter, add_paths, check_tags, content_hash, with_reached
 from core.logs import read_log, read_log_file
 from core.runs import find_target_crossing
+from core.targets import accuracy_target
 from tests.core.library.helpers import course_csv, write_events
 
 
@@ -189,7 +190,7 @@ def test_reached_target_agrees_with_the_target_crossing(db):
     for _name, path in builtin_log_files("mnist1d")[:6]:
         lib.add(read_log_file(path), data=path.read_bytes())
     logs = lib.load(named=False)
-    for target in (0.8, 0.9, 0.95, 0.97):
+    for target in map(accuracy_target, (0.8, 0.9, 0.95, 0.97)):
         table = with_reached(lib.runs(), target)
         assert table["reached_target"].tolist() == [find_target_crossing(log, target).reached for log in logs]
 

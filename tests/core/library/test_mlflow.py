@@ -29,6 +29,7 @@ from core.library import Library, fit_library
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, parse_source, run_digest
 from core.logs import read_log
 from core.runs.analysis import analyse_run
+from core.targets import accuracy_target
 
 ROOT = Path(__file__).resolve().parents[3]
 LOGS = ROOT / "data" / "logs"
@@ -209,7 +210,7 @@ def test_forecast_to_writes_tags_and_metrics_that_read_back_and_do_not_change_th
     run_id = ids[NAMES[0]]
     client = MlflowClient(mlflow_uri)
     digest = run_digest(client.get_run(run_id))
-    table = forecast_to_mlflow(lib, source, run_ids=[run_id], target_acc=0.5, level=0.8)
+    table = forecast_to_mlflow(lib, source, run_ids=[run_id], target=accuracy_target(0.5), level=0.8)
     assert len(table) == 1 and table["mlflow_run_id"].iloc[0] == run_id
     row = table.iloc[0]
     # the run passed 50 % in its 5th epoch (as core.runs counts it): measured, 5 × 16 steps, × batch 64 as logged

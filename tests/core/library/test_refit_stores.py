@@ -18,6 +18,7 @@ from core.library.fits import FIT_COLUMNS, FIT_KEY
 from core.library.refit import fit_runs_batched, refit_library, write_fits
 from core.library.refit_io import load_logs
 from core.runs import analyse_run
+from core.targets import accuracy_target
 
 ROOT = Path(__file__).resolve().parents[3]
 #: 12 course logs, then one log of each kind whose frame has optional columns (samples, tokens, train_loss),
@@ -83,7 +84,7 @@ def test_refit_end_to_end_stores_the_fits_the_engine_makes(library, engine):
                                                   if math.isfinite(v)}
         assert {k: v for k, v in json.loads(row["params"]).items() if v is not None} == expected, log.source
         n_params += len(expected)
-        analysis = analyse_run(log, target_acc=0.92, criterion="epoch", fitted=fitted)
+        analysis = analyse_run(log, target=accuracy_target(0.92), criterion="epoch", fitted=fitted)
         assert row["flags"] == analysis.row()["flags"]
         assert row["epoch_to_target"] == (analysis.crossing.epoch if analysis.crossing.reached else None) or \
             (pd.isna(row["epoch_to_target"]) and not analysis.crossing.reached)
