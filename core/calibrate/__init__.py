@@ -5,7 +5,8 @@ methods), ``limits`` (distance from the calibration set, "outside" flags, confor
 intervals), ``evaluate`` (leave-one-architecture-out, method scores and choice, the
 ``Calibration`` result), ``holdout`` (predict a held-out or unseen architecture), ``nested``
 (nested leave-one-architecture-out of the whole procedure), ``stored_scores`` (the course table's method
-scores, computed once and shipped), ``hardware`` (hardware independence).
+scores, computed once and shipped), ``hardware`` (hardware independence), ``targets`` (whether fits were made for
+the target, and what the page says about it).
 """
 
 from core.calibrate.evaluate import (
@@ -38,12 +39,14 @@ from core.calibrate.methods import (
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
 from core.calibrate.stored_scores import method_scores_for, stored_method_scores
 from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
+from core.calibrate.targets import CalibrationTarget, calibration_target, check_fits_target
 
 __all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
            "AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
            "PREDICTION_COLUMNS",
-           "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
-           "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",
+           "THRESHOLDS", "Calibration", "CalibrationTarget", "FeatureSpace", "HardwareIndependence",
+           "architecture_parameters", "architectures", "calibrate", "calibration_target", "check_fits_target",
+           "companion_method", "excluded_rows", "feature_frame",
            "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",
            "loss_threshold", "mape", "method_scores",
            "method_scores_for", "stored_method_scores", "nested_loao", "nested_summary", "normalise_fits",

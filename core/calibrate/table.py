@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 
 from core.curves import degenerate_reason
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.logs import depth_of, gpu_short_name
 from core.tables import file_bytes, read_csv_frame
-from core.targets import Target, accuracy_target
+from core.targets import DEFAULT_TARGET, Target, accuracy_value
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
@@ -66,13 +65,16 @@ def _exclusion(row: pd.Series) -> str:
 
 
 def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str | None = None,
-                   target_acc: float | Target | None = None, datasets_by_file: dict[str, str] | None = None
+                   target: Target | None = None, datasets_by_file: dict[str, str] | None = None
                    ) -> pd.DataFrame:
     """The calibration frame of a course table or a fits table.
 
     ``dataset`` names what the runs trained on (``cifar10``, ``mnist1d``; it picks the
     parameter counts in ``core.calibrate.methods.architecture_parameters``);
     ``datasets_by_file`` sets it per row of a fits table by its ``file`` column.
+    ``target`` is what a fits table's runs were fitted for when the table does not record it (no
+    ``metric,direction,target`` nor ``target_acc`` columns); a table's own record comes first.  The
+    course table records ``acc>=0.92``.
 
     Rows whose fit is degenerate (see ``core.curves.degenerate_reason``) or whose depth is
     unknown keep their place with the reason in ``excluded``; callers drop them by default.
@@ -93,8 +95,8 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
             "epoch_to_target": _never_to_nan(table["epoch_to_92acc"]),
             "loss_at_target": _never_to_nan(table["loss_92acc"]),
         })
-        out["target_acc"] = DEFAULT_TARGET_ACC
-        out["target_spec"] = f"acc>={DEFAULT_TARGET_ACC:g}"
+        out["target_acc"] = DEFAULT_TARGET.value
+        out["target_spec"] = DEFAULT_TARGET.spec
         out["dataset"] = dataset or "cifar10"
     elif set(FIT_COLUMNS) <= cols:
         out = table[list(FIT_COLUMNS)].copy()
@@ -103,18 +105,18 @@ def normalise_fits(table: pd.DataFrame, *, source: str = "table", dataset: str |
         out["split"] = _text(out["split"], "train")
         for c in ("step_to_target", "epoch_to_target", "loss_at_target"):
             out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
-        given = None if target_acc is None else target_acc if isinstance(target_acc, Target) \
-            else accuracy_target(target_acc)
         if "target_acc" in cols:
             out["target_acc"] = pd.to_numeric(table["target_acc"], errors="coerce").astype(float)
         else:
-            out["target_acc"] = given.value if given is not None and given.is_accuracy else math.nan
+            given = None if target is None else accuracy_value(target)
+            out["target_acc"] = math.nan if given is None else given
         if {"metric", "direction", "target"} <= cols:
             out["target_spec"] = [None if pd.isna(m) else f"{m}{d}{float(v):g}"
                                   for m, d, v in zip(table["metric"], table["direction"], table["target"])]
+        elif "target_acc" in cols or target is None:
+            out["target_spec"] = [None if pd.isna(a) else f"acc>={float(a):g}" for a in out["target_acc"]]
         else:
-            out["target_spec"] = [None if pd.isna(a) else f"acc>={float(a):g}" for a in out["target_acc"]] \
-                if given is None or given.is_accuracy else given.spec
+            out["target_spec"] = target.spec
         out["dataset"] = dataset or "other"
         if datasets_by_file and "file" in cols:
             out["dataset"] = [datasets_by_file.get(f, d) for f, d in zip(table["file"], out["dataset"])]
