@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from core.curves import bin_log_spaced
 from core.figures.style import TARGET_LINE, base_layout, color, dash_of, empty_figure, escaped, log_axis
 from core.runs import RunAnalysis, thin_indices
+from core.targets import Target, require_accuracy
 
 #: raw points drawn per run at most (SVG: fast to draw in any browser, GPU or not; the thinning is
 #: log-spaced, so the early bend keeps every point)
@@ -88,15 +89,16 @@ def loss_curve_figure(analyses: Sequence[RunAnalysis], *, log_x: bool = False, l
 
 
 @escaped
-def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x: bool = False,
+def accuracy_figure(analyses: Sequence[RunAnalysis], *, target: Target, log_x: bool = False,
                     max_points: int = MAX_DISPLAY_POINTS, step_scale: Mapping[str, float] | None = None
                     ) -> go.Figure:
     """Accuracy against global step with the target line and where each run passed it.
 
     Per run: ``measured`` (thinned points or the per-epoch trace) and ``reached`` (a marker
     at the crossing, when reached); last trace: ``target``.  ``step_scale`` as in
-    :func:`loss_curve_figure`.
+    :func:`loss_curve_figure`.  ``target`` is an accuracy (``acc>=A``); another metric is refused.
     """
+    acc = require_accuracy(target, "the accuracy figure")
     runs = [a for a in analyses if a.log.has_acc]
     scale = step_scale or {}
     if not runs:
@@ -122,9 +124,9 @@ def accuracy_figure(analyses: Sequence[RunAnalysis], *, target_acc: float, log_x
                                      legendgroup=a.log.source, showlegend=not many,
                                      marker=dict(color=c, size=11, symbol="star", line=dict(color="#222", width=1)),
                                      hovertemplate=f"epoch {cr.epoch}, step %{{x:.0f}}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[0, k_max], y=[target_acc, target_acc], mode="lines", name="target",
+    fig.add_trace(go.Scatter(x=[0, k_max], y=[acc, acc], mode="lines", name="target",
                              line=TARGET_LINE, hoverinfo="skip"))
-    base_layout(fig, title=f"Accuracy against global step (target {target_acc:.0%})",
+    base_layout(fig, title=f"Accuracy against global step (target {acc:.0%})",
                 x_title="global step k", y_title="accuracy")
     if log_x:
         log_axis(fig, "x")

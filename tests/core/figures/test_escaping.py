@@ -14,6 +14,7 @@ from core.logs.reader import read_log
 from core.plan.grid import best_workers, plan_grid
 from core.runs.analysis import analyse_run
 from core.speed.optimus import paper_speed_model
+from core.targets import accuracy_target
 from tests.core.runs.test_runs import synthetic_log
 
 LINK = '<a href="x">re-authenticate</a>.csv'
@@ -39,7 +40,7 @@ def _runs():
 
 
 def test_a_link_in_a_file_name_is_text_in_the_legend():
-    for fig in (loss_curve_figure(_runs()), accuracy_figure(_runs(), target_acc=0.9)):
+    for fig in (loss_curve_figure(_runs()), accuracy_figure(_runs(), target=accuracy_target(0.9))):
         spec = fig.to_json()
         assert "<a " not in spec and "</a>" not in spec
         texts = [t.name or "" for t in fig.data] + [fig.layout.title.text or ""]

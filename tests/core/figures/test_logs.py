@@ -9,6 +9,7 @@ from core.curves import optimus_loss
 from core.figures.logs import accuracy_figure, loss_curve_figure
 from core.logs.reader import read_log
 from core.runs.analysis import analyse_run
+from core.targets import accuracy_target
 from tests.core.runs.test_runs import synthetic_log
 
 
@@ -35,7 +36,7 @@ def test_overlay_has_one_legend_entry_per_run_and_log_axes(runs):
 
 
 def test_accuracy_figure_marks_the_crossing_and_the_target(runs):
-    fig = accuracy_figure(runs[:1], target_acc=0.92)
+    fig = accuracy_figure(runs[:1], target=accuracy_target(0.92))
     assert [t.name for t in fig.data] == ["measured", "reached", "target"]
     reached = fig.data[1]
     # acc>=0.92 includes equality: epoch 12 ends at 0.8 + 0.12 = 0.92 (logged 0.920000), its last step 600
