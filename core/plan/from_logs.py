@@ -34,8 +34,8 @@ from core.batch import evaluation_resolution, load_rcps, predict_from_points, rc
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, PlannerError
 from core.logs import RunLog
-from core.runs import find_target_crossing, run_target
-from core.targets import Target
+from core.runs import find_target_crossing
+from core.targets import Target, target_for
 
 #: columns of :func:`measured_configurations`
 MEASURED_COLUMNS: tuple[str, ...] = ("source", "w", "nodes", "global_batch", "step_time_s", "samples_to_target",
@@ -81,7 +81,7 @@ def measured_configurations(logs: Sequence[RunLog], target: Target | None = None
     rows, left_out = [], []
     for log in logs:
         meta = log.meta
-        t = run_target(log, target)
+        t = target_for(log, target)
         missing = [what for what, value in (("GPU count", meta.n_devices), ("global batch", meta.global_batch),
                                             ("step time or throughput", _step_time(log))) if not value]
         crossing = find_target_crossing(log, t, criterion="first-row")

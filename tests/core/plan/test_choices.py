@@ -9,12 +9,13 @@ from core.logs import read_log
 from core.plan import ScalingRule, anchor_batch_of, default_run, steps_sources
 from core.runs import analyse_run
 from core.speed.optimus import SpeedModel
+from core.targets import accuracy_target
 
 
 def _run(name: str, final_acc: float):
     rows = ["epoch, step, loss, acc"] + [f"{e}, {s}, {1 / (0.02 * (10 * e + s) + 0.5):.5f}, "
                                          f"{final_acc * e / 6:.4f}" for e in range(1, 7) for s in range(1, 11)]
-    return analyse_run(read_log(("\n".join(rows) + "\n").encode(), name), target_acc=0.9)
+    return analyse_run(read_log(("\n".join(rows) + "\n").encode(), name), target=accuracy_target(0.9))
 
 
 def test_sources_need_runs_for_run_and_a_handed_over_calibration_for_calibrate():

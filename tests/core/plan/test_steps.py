@@ -17,6 +17,7 @@ from core.plan.run_steps import loss_threshold_from_runs, run_methods, steps_fro
 from core.plan.steps import steps_from_calibration, typed_steps
 from core.runs import RunAnalysis, TargetCrossing, analyse_run
 from core.speed.optimus import paper_speed_model
+from core.targets import accuracy_target
 
 NAN = float("nan")
 
@@ -89,8 +90,8 @@ def _run(name: str, step: float | None, loss: float | None, fit=None, *, flags="
     if flags:
         log = replace(log, flags=(flags,))
     reached = step is not None
-    crossing = TargetCrossing(0.92, "epoch", reached, step=step, epoch=int(step // 100) if reached else None,
-                              loss=loss)
+    crossing = TargetCrossing(accuracy_target(0.92), "epoch", reached, step=step,
+                              epoch=int(step // 100) if reached else None, loss=loss)
     return RunAnalysis(log, fit, crossing)
 
 
@@ -178,7 +179,8 @@ def test_run_without_a_fit_that_never_reached_is_refused():
 
 def test_builtin_run_that_never_reached_uses_the_other_train_runs():
     """ResNet-8 (MNIST-1D) never reaches 92 %: its curve is inverted at the mean of the 5 other train runs."""
-    analyses = [analyse_run(read_log_file(path), target_acc=0.92) for _, path in builtin_log_files("mnist1d")]
+    analyses = [analyse_run(read_log_file(path), target=accuracy_target(0.92))
+                for _, path in builtin_log_files("mnist1d")]
     run = next(a for a in analyses if a.log.source == "resnet8_Intel Xeon Processor.csv")
     e = steps_from_run(run, analyses)
     others = [a for a in analyses if a.log.meta.split == "train" and a.crossing.reached and a is not run]
@@ -195,7 +197,8 @@ def test_family_method_is_the_widened_forecast():
     """"family" steps are the forecast's epoch (widened as the other runs teach) × steps per epoch."""
     from core.prediction import forecast_epoch_at_target
 
-    analyses = [analyse_run(read_log_file(path), target_acc=0.92) for _, path in builtin_log_files("mnist1d")]
+    analyses = [analyse_run(read_log_file(path), target=accuracy_target(0.92))
+                for _, path in builtin_log_files("mnist1d")]
     run = next(a for a in analyses if a.log.source == "resnet8_Intel Xeon Processor.csv")
     assert "family" in run_methods(run) and "family" not in run_methods(analyses[2])
     e = steps_from_run(run, analyses, method="family", family="auto")
@@ -235,7 +238,7 @@ def test_posterior_method_is_offered_first_for_a_partial_run_with_a_prior_and_us
     from core.prediction import forecast_epoch_at_target
     from core.runs import analyse_run
 
-    analyses = [analyse_run(read_log_file(p), target_acc=0.92) for _, p in builtin_log_files("mnist1d")]
+    analyses = [analyse_run(read_log_file(p), target=accuracy_target(0.92)) for _, p in builtin_log_files("mnist1d")]
     run = analyses[0]                                           # resnet8 never reaches 92 % in its log
     assert list(run_methods(run, analyses))[0] == "posterior"
     assert "posterior" not in run_methods(run)                  # no other run, no prior
@@ -246,3 +249,17 @@ def test_posterior_method_is_offered_first_for_a_partial_run_with_a_prior_and_us
     assert e.source == "posterior" and e.steps == f.posterior.epoch * spe
     assert e.interval == (f.posterior.epoch_low * spe, f.posterior.epoch_high * spe)
     assert steps_from_posterior(f, steps_per_epoch=spe, label="x").steps == e.steps
+
+
+def test_the_extrapolating_methods_are_offered_and_taken_for_an_accuracy_target_only():
+    """A run short of a loss target gets the fitted curve; "family" (an accuracy's extrapolation) is neither
+    offered nor taken, and says why."""
+    from core.targets import Target
+
+    loss = Target("loss", "<=", 0.01)            # far below every MNIST-1D run's loss: none reached it
+    analyses = [analyse_run(read_log_file(path), target=loss) for _, path in builtin_log_files("mnist1d")]
+    run = next(a for a in analyses if a.log.source == "resnet8_Intel Xeon Processor.csv")
+    assert not run.crossing.reached and run.log.has_acc
+    assert list(run_methods(run, analyses)) == ["auto", "fitted"]
+    with pytest.raises(InputError, match=r"the plan's 'family' method \(steps from a run\) works on an accuracy"):
+        steps_from_run(run, analyses, method="family")
