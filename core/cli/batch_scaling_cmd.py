@@ -52,10 +52,11 @@ import argparse
 import pandas as pd
 
 from core.batch import TUNED_NOTE, batch_study
-from core.cli.common import complain, fraction, parse_number, print_csv, target_spec
+from core.cli.common import accuracy_spec, complain, fraction, parse_number, print_csv, target_spec
 from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import read_log_files
+from core.targets import target_for
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
                   "steps_high", "source", "region", "in_fit", "note", "file")
@@ -64,17 +65,18 @@ _QUIET_FLAGS = ("fitted on ",)
 
 
 def _declared_target(paths):
-    """The target every log declares (MLLOG, speedrun), None when one does not or they differ."""
+    """The target every log declares (MLLOG, speedrun: ``core.targets.target_for`` of each, from the log), None
+    when one does not or they differ."""
     from core.errors import LogFormatError
     from core.logs import read_log_file
 
     found = set()
     for path in paths:
         try:
-            target = getattr(read_log_file(path, source=path), "target", None)
+            target = target_for(read_log_file(path, source=path))
         except LogFormatError:
             continue                      # refused again, with its message, when the logs are read
-        if target is None:
+        if target.origin == "default":      # the log declares none
             return None
         found.add(target)
     return found.pop() if len(found) == 1 else None
@@ -86,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--target", type=target_spec, default=None, metavar="SPEC",
                         help="the target: METRIC>=VALUE or METRIC<=VALUE (default with LOG: the logs' own, as MLLOG "
                              "and speedrun logs declare it)")
-    target.add_argument("--target-acc", type=fraction, default=None,
+    target.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
                         help="target accuracy as a fraction: --target acc>=A")
     parser.add_argument("--rcp", default=None, metavar="BENCHMARK[:ROUND]",
                         help="MLCommons reference convergence points from the installed mlperf-logging instead of "
@@ -169,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.logs:
             raise InputError("batch-scaling: expected LOG files (runs at different global batches) or --rcp "
                              "BENCHMARK[:ROUND]; got neither.")
-        if args.target is None and args.target_acc is None:
+        if args.target is None:
             declared = _declared_target(args.logs)
             if declared is None:
                 raise InputError("--target-acc: expected the target (--target METRIC<=VALUE, or --target-acc A as a "
@@ -202,8 +204,7 @@ def run(args: argparse.Namespace) -> int:
         complain(message)
     rejected += len(read.errors)
     kept = {log.source for log in read.logs}
-    target = args.target if args.target is not None else args.target_acc
-    study = batch_study(read.logs, target_acc=target, noise=read.noise, level=args.level,
+    study = batch_study(read.logs, target=args.target, noise=read.noise, level=args.level,
                         batches=None if batches is None else [b for (src, _), b in zip(files, given) if src in kept],
                         learning_rates=None if rates is None else [r for (src, _), r in zip(files, given_lr)
                                                                    if src in kept],

@@ -28,6 +28,7 @@ from core.calibrate import (
     PREDICTION_COLUMNS,
     THRESHOLDS,
     calibrate,
+    check_fits_target,
     holdout_outside,
     method_scores,
     nested_loao,
@@ -36,10 +37,9 @@ from core.calibrate import (
     recommend_method,
     unnamed_runs,
 )
-from core.cli.common import add_library_arguments, add_target_arguments, chosen_target, complain, fraction, print_csv
-from core.defaults import DEFAULT_TARGET_ACC
+from core.cli.common import add_library_arguments, add_target_arguments, complain, fraction, print_csv
 from core.errors import InputError, LibraryError, LogFormatError
-from core.targets import Target, accuracy_target
+from core.targets import target_for
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,43 +65,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_library_arguments(parser)
 
 
-def _check_target(fits: pd.DataFrame, target: Target, source: str) -> None:
-    """Refuse a table whose fits were made for another target (its ``target_spec``, else ``target_acc``)."""
-    if fits["target_spec"].notna().any() and fits["target_acc"].isna().all():
-        recorded = set(fits["target_spec"].dropna())
-        if recorded != {target.spec}:
-            raise InputError(f"{source}: expected fits made for target {target.spec}; the table records "
-                             f"{', '.join(sorted(recorded))}. Refit with `python -m core fit --target "
-                             f"'{target.spec}'`.")
-        return
-    recorded = pd.to_numeric(fits["target_acc"], errors="coerce").dropna().unique()
-    if not target.is_accuracy:
-        raise InputError(f"{source}: expected fits made for target {target.spec}; the table records accuracy "
-                         f"targets only. Refit with `python -m core fit --target '{target.spec}'`.")
-    if len(recorded) and not np.allclose(recorded, target.value):
-        raise InputError(f"{source}: expected fits made for target {target.value:g}; the table records "
-                         f"{', '.join(f'{t:g}' for t in recorded)}. Refit with `python -m core fit "
-                         f"--target-acc {target.value:g}` (the course table only has 0.92).")
-
-
 def _fits(args: argparse.Namespace) -> pd.DataFrame:
     """The table to calibrate on: FITS_CSV, the library's runs, or both (``InputError`` for neither)."""
-    target = chosen_target(args) or accuracy_target(DEFAULT_TARGET_ACC)
+    target = target_for(given=args.target)
     frames = []
     if args.fits is not None:
         fits = read_fits_table(args.fits, source=args.fits, dataset=args.dataset)
-        _check_target(fits, target, args.fits)
+        check_fits_target(fits, target, args.fits)
         frames.append(fits)
     if args.from_library is not None:
         from core.calibrate import normalise_fits
         from core.library import Library, fit_library
 
-        library = fit_library(Library(args.db), args.from_library, target_acc=target)
+        library = fit_library(Library(args.db), args.from_library, target=target)
         complain(f"library: {len(library.table)} run(s), {library.n_fitted} fitted now, {library.n_stored} fitted "
                  "before")
         if len(library.table):
             frames.append(normalise_fits(library.table, source="library", dataset=args.dataset,
-                                         target_acc=target, datasets_by_file=library.datasets))
+                                         target=target, datasets_by_file=library.datasets))
     if not frames:
         raise InputError("calibrate: expected FITS_CSV or --from-library [FILTER]; got neither (or no library run "
                          "matched). Give a fits table or add runs to the library.")

@@ -18,15 +18,14 @@ import pandas as pd
 from core.cli.common import (
     add_library_arguments,
     add_target_arguments,
-    chosen_target,
     complain,
     positive_int,
     print_csv,
 )
 from core.curves import FAMILIES
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LibraryError
 from core.runs import CRITERIA, fit_files
+from core.targets import target_for
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.logs and args.from_library is None:
         complain("fit: expected LOG files or --from-library [FILTER]; got neither.")
         return 2
-    target = chosen_target(args)
-    table, errors = fit_files(args.logs, target_acc=target, criterion=args.criterion,
+    table, errors = fit_files(args.logs, target=args.target, criterion=args.criterion,
                               family=args.family, steps_per_epoch=args.steps_per_epoch, jobs=args.jobs,
                               extra=not args.no_extra)
     for message in errors:
@@ -63,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             library = fit_library(Library(args.db), args.from_library,
-                                  target_acc=DEFAULT_TARGET_ACC if target is None else target,
+                                  target=target_for(given=args.target),
                                   criterion=args.criterion, family=args.family, extra=not args.no_extra)
         except (InputError, LibraryError) as exc:
             complain(str(exc))

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import add_db_argument, complain, fraction, positive_int, print_csv
-from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.cli.common import accuracy_spec, add_db_argument, complain, fraction, positive_int, print_csv
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError, LibraryError, LogFormatError
 from core.library import (
     ENGINES,
@@ -64,6 +64,7 @@ from core.library import (
     with_reached,
 )
 from core.tables import file_bytes
+from core.targets import target_for
 
 VERBS = ("add", "list", "show", "rm", "restore", "tag", "export", "import", "vacuum", "log", "forecast-to",
          "refit")
@@ -89,8 +90,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         listing.add_argument(f"--{key}", action="append", default=[], help=FILTER_KEYS[key])
     listing.add_argument("--batch", action="append", default=[], type=positive_int, help=FILTER_KEYS["batch"])
     listing.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
-    listing.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC,
-                         help="target for the reached_target column (default 0.92)")
+    listing.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
+                         help="target accuracy for the reached_target column (default 0.92)")
     listing.add_argument("--removed", action="store_true", help="list the removed runs not purged yet instead "
                                                                  "(restore them with library restore ID)")
     show = verbs.add_parser("show", help="a run's metadata (field,value), or its series with --series")
@@ -120,7 +121,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fto.add_argument("--run-id", action="append", default=[], metavar="ID",
                      help="the MLflow run to forecast (repeatable; default: every run of the experiment)")
     fto.add_argument("--experiment", default=None, metavar="NAME", help="the experiment (instead of #EXPERIMENT)")
-    fto.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC, help="target accuracy (default 0.92)")
+    fto.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
+                     help="target accuracy (default 0.92)")
     fto.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
     fto.add_argument("--prior", default="", metavar="FILTER", help="library runs for the prior (default: all)")
     refit = verbs.add_parser("refit", help="refit every (or every matching) run and store the fits")
@@ -130,7 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refit.add_argument("--workers", type=positive_int, default=2, help="LocalCluster worker processes (default 2)")
     refit.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
     refit.add_argument("--chunk", type=positive_int, default=None, help="runs per chunk (fitted, then stored)")
-    refit.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC, help="target accuracy (default 0.92)")
+    refit.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
+                       help="target accuracy (default 0.92)")
     refit.add_argument("--criterion", default="epoch", choices=["epoch", "step"], help="target crossing criterion")
     for sub in verbs.choices.values():
         add_db_argument(sub, default=argparse.SUPPRESS)
@@ -217,7 +220,8 @@ def _forecast_to(lib: Library, args) -> int:
     source = parse_source(args.source)
     if args.experiment:
         source = type(source)(source.tracking_uri, args.experiment)
-    table = forecast_to_mlflow(lib, source, run_ids=args.run_id, target_acc=args.target_acc, level=args.level,
+    table = forecast_to_mlflow(lib, source, run_ids=args.run_id, target=target_for(given=args.target),
+                               level=args.level,
                                prior_filter=args.prior or None)
     print_csv(table)
     complain(f"{source.name}: forecasts written to {len(table)} run(s) (tags tta.*, metrics tta_*)")
@@ -236,7 +240,7 @@ def _refit(lib: Library, args) -> int:
     options = {"scheduler": args.scheduler, "n_workers": args.workers} if args.engine == "dask" else {}
     try:
         summary = refit_library(lib, RunFilter.parse(args.filter), engine=args.engine, chunk=args.chunk,
-                                target_acc=args.target_acc, criterion=args.criterion, progress=progress,
+                                target=target_for(given=args.target), criterion=args.criterion, progress=progress,
                                 **options)
     finally:
         bar.close()
@@ -263,7 +267,7 @@ def _list(lib: Library, args) -> int:
     if args.removed:
         print_csv(lib.removed())
         return 0
-    print_csv(with_reached(lib.runs(_filter(args)), args.target_acc))
+    print_csv(with_reached(lib.runs(_filter(args)), target_for(given=args.target)))
     return 0
 
 

@@ -55,12 +55,10 @@ from core.batch import typed_batch_scaling
 from core.cli.common import (
     add_library_arguments,
     add_target_arguments,
-    chosen_target,
     complain,
     library_logs,
     print_csv,
 )
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import PlannerError
 from core.plan import ScalingRule, batch_plan_grid, plan_grid
 from core.speed import MODES, SPEED_MODEL_CHOICES, FittedSpeed, build_speed_model, read_speed_csv
@@ -223,8 +221,7 @@ def _library_steps(args: argparse.Namespace):
     if not logs:
         raise _BadArgument(f"--from-library: expected runs matching {args.from_library or 'all runs'!r}; none "
                            "match. See python -m core library list.")
-    target_acc = DEFAULT_TARGET_ACC if chosen_target(args) is None else chosen_target(args)
-    analyses = [analyse_run(log, target_acc=target_acc) for log in logs]
+    analyses = [analyse_run(log, target=args.target) for log in logs]      # None: each run's own (target_for)
     estimates = []
     for run in analyses:
         try:
@@ -232,7 +229,8 @@ def _library_steps(args: argparse.Namespace):
         except PlannerError as exc:
             complain(f"{run.log.source}: left out: {exc}")
     if not estimates:
-        raise _BadArgument(f"--from-library: expected a run that reached {target_acc} or has a fitted curve "
+        targets = ", ".join(sorted({a.crossing.target.spec for a in analyses}))
+        raise _BadArgument(f"--from-library: expected a run that reached {targets} or has a fitted curve "
                            "that gets there; none of the matching runs does.")
     batches = {log.meta.global_batch for log in logs}
     for e in estimates:
@@ -276,7 +274,7 @@ def _run_from_logs(args: argparse.Namespace) -> int:
         if args.gpus_per_node is not None and args.gpus_per_node < 1:
             raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
         plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
-                              per_worker_batch=args.per_worker_batch, target=chosen_target(args),
+                              per_worker_batch=args.per_worker_batch, target=args.target,
                               price_worker=args.price_worker, model=args.model or "auto", device=args.to_device,
                               paths=[log.source for log in logs], gpus_per_node=args.gpus_per_node,
                               strategy=parse_strategy(args.parallel) if args.parallel else None,
