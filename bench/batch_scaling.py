@@ -27,12 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.batch import batch_study, fit_batch_scaling
 from core.datasets import BATCH_RUN_SETS, batch_run_files
 from core.logs import read_log_files
+from core.targets import accuracy_target
 
 
 def _runs(key: str, target: float):
     entry = BATCH_RUN_SETS[key]
     read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files(key)])
-    study = batch_study(read.logs, target_acc=target, noise=read.noise, samples_per_epoch=entry.samples_per_epoch)
+    study = batch_study(read.logs, target=accuracy_target(target), noise=read.noise,
+                        samples_per_epoch=entry.samples_per_epoch)
     return study
 
 

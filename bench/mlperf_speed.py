@@ -22,10 +22,11 @@ from core.datasets import DATA_DIR
 from core.logs import read_log_file
 from core.runs import find_target_crossing
 from core.speed import fit_speed, speed_table_from_logs
+from core.targets import accuracy_target
 
 SERIES = ("R750xax4A100-PCIE-80GB", "2xR750xax4A100-PCIE-80GB", "4xR750xax4A100-PCIE-80GB",
           "8xR750xax4A100-PCIE-80GB")
-TARGET = 0.759
+TARGET = accuracy_target(0.759)
 
 
 def main() -> None:
@@ -36,10 +37,10 @@ def main() -> None:
     table, skipped = speed_table_from_logs(train)
     print("speed table (4, 8, 16 GPUs):")
     print(table.to_string(index=False))
-    study = batch_study(train, target_acc=TARGET)
+    study = batch_study(train, target=TARGET)
     batch = held[0].meta.global_batch
     steps = float(study.model.steps(batch))
-    print(f"\nsteps to {TARGET} at M = {batch:,}: {steps:,.0f} ({study.model.summary()})")
+    print(f"\nsteps to {TARGET.value} at M = {batch:,}: {steps:,.0f} ({study.model.summary()})")
     measured_thr = [log.meta.throughput for log in held]
     measured_t = [find_target_crossing(log, TARGET).step for log in held]
     measured_s = [float(log.frame.loc[log.frame["global_step"] == s, "time_s"].iloc[0])

@@ -73,6 +73,7 @@ from core.library.refit import (  # noqa: E402
 from core.library.refit_io import SERIES_SQL, load_logs  # noqa: E402
 from core.logs import read_log_file  # noqa: E402
 from core.runs.analysis import fit_run  # noqa: E402
+from core.targets import DEFAULT_TARGET  # noqa: E402
 
 
 def base_logs() -> list:
@@ -153,7 +154,7 @@ def engine_alone(lib: Library, n: int, chunk: int) -> tuple[float, float]:
     engine = (time.perf_counter() - t) / len(ids)
     t = time.perf_counter()
     for c in chunks:
-        fit_chunk(c, 0.92, "epoch")
+        fit_chunk(c, DEFAULT_TARGET, "epoch")
     return engine, (time.perf_counter() - t) / len(ids)
 
 
@@ -172,7 +173,7 @@ def chunk_parts(lib: Library, chunk: int, n_chunks: int = 3) -> tuple[float, flo
         t1 = time.perf_counter()
         logs = load_logs(lib.store, group)
         t2 = time.perf_counter()
-        records, _ = fit_chunk(logs, 0.92, "epoch")
+        records, _ = fit_chunk(logs, DEFAULT_TARGET, "epoch")
         t3 = time.perf_counter()
         write_fits(lib.store, records)
         parts.append((t1 - t0, t2 - t1, t3 - t2, time.perf_counter() - t3))
