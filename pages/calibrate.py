@@ -17,6 +17,7 @@ from core.calibrate import (
     Calibration,
     architectures,
     calibrate,
+    calibration_target,
     companion_method,
     hardware_independence,
     holdout_outside,
@@ -28,7 +29,6 @@ from core.calibrate import (
     usable,
 )
 from core.datasets import COURSE_FITS_RUNS, course_fits_path
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LogFormatError
 from core.figures.calibrate import (
     epochs_to_target_figure,
@@ -58,7 +58,6 @@ from pages.shared.common import (
     plain,
     shared_fits,
     target_input,
-    target_text,
 )
 from pages.shared.render import metric
 
@@ -111,10 +110,11 @@ def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[s
 
 
 @bounded_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
-def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
+def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: Target, family: str,
                   route: str) -> pd.DataFrame:
-    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target, family=family, route=route,
-                                 cache=shared_fits())
+    # TODO(i34): pass target=target once core.prediction.extrapolate_unreached takes a Target (H2)
+    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target.value, family=family,
+                                 route=route, cache=shared_fits())
 
 
 # ---------------------------------------------------------------- sections
@@ -136,11 +136,10 @@ def fits_section(source: str, target: Target, runs: LoadedRuns | None) -> pd.Dat
     frames = []
     if source in ("course", "both"):
         frames.append(_course_fits())
-        if abs(target.value - DEFAULT_TARGET_ACC) > 1e-9:
-            st.warning("The course table records only the 92 % target; its rows use 0.92 whatever the slider says.")
+        if (warning := calibration_target(target).course_warning) is not None:
+            st.warning(warning)
     if runs is not None:
-        frames.append(normalise_fits(runs.table, source="Logs page", target_acc=target if not target.is_accuracy
-                                     else target.value,
+        frames.append(normalise_fits(runs.table, source="Logs page", target=target,
                                      datasets_by_file=datasets_by_file()))
     if source == "upload":
         up = st.file_uploader("Fits table (course columns or `python -m core fit` output)", type=["csv"],
@@ -203,12 +202,12 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
                + "".join(f" {n}." for n in cal.notes))
     extrapolated = None
     unreached = runs is not None and cal.predictions["epoch_actual"].isna().any()
-    if unreached and not target.is_accuracy:
-        st.caption(f"{holdout}'s logs end before {plain(target_text(target))} on some devices; their extrapolation "
-                   "(the Logs page's curve family) is drawn for an accuracy target only.")
+    refusal = calibration_target(target, holdout=cal.holdout).extrapolation_refusal
+    if unreached and refusal is not None:
+        st.caption(plain(refusal))
     elif unreached:
         family, route = st.session_state[FAMILY], st.session_state[ROUTE]
-        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target.value, family, route)
+        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target, family, route)
         if len(extrapolated):
             st.caption(f"{holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
                        f"with the curve family chosen on the Logs page ({family}, {route} route) and its backtest "
@@ -229,18 +228,14 @@ def main() -> None:
     answer = st.container()      # the held-out architecture's epochs to target first, its inputs below
     st.divider()
     source, split, threshold, target = source_section()
-    if not target.is_accuracy and source in ("course", "both"):
+    said = calibration_target(target)
+    if (refusal := said.refuses(source)) is not None:
         # the course table's fits are for acc >= 0.92: never mixed with, nor read as, another metric's
-        answer.info(plain(f"The course table records acc ≥ {DEFAULT_TARGET_ACC:g} only: the target "
-                          f"{target_text(target)} is not an accuracy, and a loss is never read as one. Choose "
-                          "\"Runs loaded on the Logs page\" (fitted to this target) or an uploaded fits table "
-                          "(`python -m core fit --target`) as the source, or acc as the target metric."),
-                    icon=":material/info:")
+        answer.info(plain(refusal), icon=":material/info:")
         st.stop()
-    if not target.is_accuracy:
-        answer.caption(plain(f"Epochs to {target_text(target)}: each run's fit and crossing are for this target."))
-    runs = load_runs(target_acc=target if not target.is_accuracy else target.value) \
-        if source in ("logs", "both") else None
+    if said.caption is not None:
+        answer.caption(plain(said.caption))
+    runs = load_runs(target=target) if source in ("logs", "both") else None
     fits = fits_section(source, target, runs)
     key = frame_key(fits) if fits is not None else ""
     chosen = method_section(key, fits, split, threshold) if fits is not None else None

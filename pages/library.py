@@ -24,6 +24,7 @@ from core.library import (
     export_zip,
     filter_options,
     metric_options,
+    reached_note,
     with_reached,
 )
 from core.logs import RunLog
@@ -117,9 +118,8 @@ def filters_section(table) -> RunFilter:
 
 def table_section(shown, target: Target) -> None:
     table = with_reached(shown, target)[SHOWN_COLUMNS]
-    if not target.is_accuracy:
-        st.caption(plain(f"The library's table keeps each run's best accuracy and final loss only: whether a run "
-                         f"reached {target_text(target)} shows in the chart of the runs you choose."))
+    if (note := reached_note(target)) is not None:
+        st.caption(plain(note))
     st.subheader(f"Runs ({len(table)})")
     st.dataframe(table, key="library_table", hide_index=True, width="stretch",
                  column_config={"best_acc": st.column_config.NumberColumn("best acc", format="%.4f"),

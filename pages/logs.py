@@ -103,7 +103,7 @@ def main() -> None:
     for note in st.session_state.get(UPLOAD_NOTES, []):    # files of one name told apart, the same file once
         st.info(plain(note), icon=":material/info:")
     target, criterion, log_x, log_y = options_section()
-    runs = load_runs(target_acc=applied(target), criterion=criterion)
+    runs = load_runs(target=applied(target), criterion=criterion)
     show_errors(runs.errors)
     if not runs.analyses:
         st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")

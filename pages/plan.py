@@ -81,7 +81,7 @@ def _plan_body(logs, target, answer) -> None:
     steps_col, speed_col, cluster_col = st.columns(3, gap="large")
     with cluster_col:
         max_workers, global_batch = cluster_section()
-    runs = load_runs(target_acc=applied(target))
+    runs = load_runs(target=applied(target))
     with steps_col:                  # first: the run chosen there lends its measured step to the speed model
         st.markdown("#### Steps to target")
         st.caption(plain(f"Target: {target_text(target)}"))

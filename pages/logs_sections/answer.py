@@ -47,6 +47,6 @@ def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool
           step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
           key="logs_loss_chart", file_stem="loss_curves")
     if target.is_accuracy:
-        chart(accuracy_figure, shown, target_acc=target.value, log_x=log_x, step_scale=scales,
+        chart(accuracy_figure, shown, target=target, log_x=log_x, step_scale=scales,
               key="logs_acc_chart", file_stem="accuracy")
     return view

@@ -147,7 +147,7 @@ def _steps_from_batch(global_batch: float) -> tuple[StepsEstimate, BatchScaling]
         target = accuracy_target(float(c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005,
                                                        format="%.3f", key="plan_batch_target", **KEPT)))
     entry = BATCH_RUN_SETS.get(key)
-    study, errors, _ = load_batch_study(key, target_acc=target,
+    study, errors, _ = load_batch_study(key, target=target,
                                         samples_per_epoch=entry.samples_per_epoch if entry else None)
     if study is None or study.model is None:
         raise InputError(study.problem if study is not None else "batch scaling: expected loaded runs; got none. "

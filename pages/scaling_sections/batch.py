@@ -117,7 +117,7 @@ def batch_scaling_section() -> None:
                                 help="Turns samples into epochs; 0: from the logs (MLLOG train_samples).")
     predict = c[3].number_input("Predict at batch", min_value=0, value=0, step=1024, key="scaling_batch_predict",
                                 help="0: none.")
-    study, errors, digest = load_batch_study(source, target_acc=target, samples_per_epoch=int(samples) or None)
+    study, errors, digest = load_batch_study(source, target=target, samples_per_epoch=int(samples) or None)
     if study is None:
         st.info("No runs loaded: pick a built-in set, or load runs on the Logs page.", icon=":material/info:")
         return

@@ -36,29 +36,29 @@ def batch_set_files(key: str) -> tuple[tuple[str, bytes, str], ...]:
 
 
 @bounded_resource(**SHARED)
-def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target_acc: float | Target,
+def _batch_study(key: str, digest: str, _files: tuple[tuple[str, bytes], ...], target: Target,
                  samples_per_epoch: int | None, _extra: tuple[RunLog, ...] = ()
                  ) -> tuple[BatchStudy, tuple[tuple[str, str], ...]]:
     from core.batch import batch_study
 
     read = read_log_files(_files)
-    study = batch_study([*read.logs, *_extra], target_acc=target_acc, noise=read.noise,
+    study = batch_study([*read.logs, *_extra], target=target, noise=read.noise,
                         samples_per_epoch=samples_per_epoch, level=DEFAULT_LEVEL)
     return study, read.errors
 
 
-def load_batch_study(source: str, *, target_acc: float | Target, samples_per_epoch: int | None = None
+def load_batch_study(source: str, *, target: Target, samples_per_epoch: int | None = None
                      ) -> tuple[BatchStudy | None, tuple[tuple[str, str], ...], str]:
     """The batch-scaling study of a run set (``BATCH_SOURCES``): the study (None without runs), the files
-    refused, and a digest of the runs (a cache key for charts).  ``target_acc``: an accuracy fraction or a
-    ``Target`` in either direction (a loss falls to it).  ``LOADED_RUNS`` includes the runs loaded from the
+    refused, and a digest of the runs (a cache key for charts).  ``target``: in either direction (a loss
+    falls to it).  ``LOADED_RUNS`` includes the runs loaded from the
     library (without gradient statistics: the library keeps the tidy series only)."""
     files = batch_set_files(source)
     extra = tuple(library_logs()) if source == LOADED_RUNS else ()
     digest = "|".join([*(d for _, _, d in files), *(log.fingerprint() for log in extra)])
     if not files and not extra:
         return None, (), digest
-    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target_acc, samples_per_epoch,
+    study, errors = _batch_study(source, digest, tuple((n, b) for n, b, _ in files), target, samples_per_epoch,
                                  extra)
     return study, errors, digest
 

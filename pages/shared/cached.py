@@ -26,10 +26,10 @@ import streamlit as st
 from core.datasets import BUILTIN_LOG_SETS, builtin_datasets_by_file, builtin_log_files, fitted_run, is_builtin_log
 from core.errors import LogFormatError
 from core.logs import MIN_FIT_POINTS, RunLog, content_digest, read_log, read_log_file
-from core.runs import RunAnalysis, RunFit, analyse_run, as_target, fit_metric, fits_table, run_target
+from core.runs import RunAnalysis, RunFit, analyse_run, fit_metric, fits_table
 from core.serving import ByteBoundedCache
 from core.tables import frame_digest
-from core.targets import Target
+from core.targets import Target, target_for
 from pages.shared.bounded import bounded_data, bounded_resource, derived_pool
 from pages.shared.state import (
     BUILTIN,
@@ -135,18 +135,18 @@ def forget_uploads(keep: set[str]) -> None:
 
 
 @st.cache_resource(**BUILTIN_SHARED)
-def _builtin_analysis(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+def _builtin_analysis(log: RunLog, target: Target | None, criterion: str, family: str) -> RunAnalysis:
     """A built-in log's analysis, made once per server and shared by every session (read-only: frozen)."""
-    return analyse_run(log, target_acc=target, criterion=criterion, family=family,
-                       fitted=_fit(log, family, fit_metric(log, run_target(log, target))))
+    return analyse_run(log, target=target, criterion=criterion, family=family,
+                       fitted=_fit(log, family, fit_metric(log, target_for(log, target))))
 
 
-def _analyse(log: RunLog, target: Target | float | None, criterion: str, family: str) -> RunAnalysis:
+def _analyse(log: RunLog, target: Target | None, criterion: str, family: str) -> RunAnalysis:
     if is_builtin_log(log):       # the built-in data as shipped: one analysis per server, not per session
         return _builtin_analysis(log, target, criterion, family)
-    metric = fit_metric(log, run_target(log, target))
+    metric = fit_metric(log, target_for(log, target))
     return _session_memo("analyses", (log.fingerprint(), target, criterion, family),
-                         lambda: analyse_run(log, target_acc=target, criterion=criterion, family=family,
+                         lambda: analyse_run(log, target=target, criterion=criterion, family=family,
                                              fitted=_fit(log, family, metric)))
 
 
@@ -255,15 +255,13 @@ def _library_log(name: str) -> RunLog:
     return log.with_meta(**changes) if changes else log
 
 
-def load_runs(*, target_acc: Target | float | None = None, criterion: str = "epoch", family: str = "optimus"
-              ) -> LoadedRuns:
+def load_runs(*, target: Target | None = None, criterion: str = "epoch", family: str = "optimus") -> LoadedRuns:
     """Read and analyse every file in play; a bad file is reported, never fatal.
 
-    ``target_acc``: a ``Target`` (or an accuracy fraction); None: each run's own declared target, else
-    ``acc>=0.92`` (``core.runs.run_target``)."""
-    target_acc = as_target(target_acc) if isinstance(target_acc, float) else target_acc
+    ``target``: the user's, for every run; None: each run's own declared target, else ``acc>=0.92``
+    (``core.targets.target_for``)."""
     logs, errors = load_logs()
-    return LoadedRuns(tuple(_analyse(log, target_acc, criterion, family) for log in logs), tuple(errors))
+    return LoadedRuns(tuple(_analyse(log, target, criterion, family) for log in logs), tuple(errors))
 
 
 def loaded_log(name: str) -> RunLog:

@@ -193,8 +193,8 @@ def test_calibrate_page_calibrates_the_mnist1d_runs_to_a_loss_target():
     # what core calibrates on the same runs fitted to loss <= 0.8 (as `fit --target 'loss<=0.8'` then `calibrate`)
     target = Target("loss", "<=", 0.8)
     logs = [read_log_file(p, source=n) for n, p in builtin_log_files("mnist1d")]
-    fits = normalise_fits(fits_table([analyse_run(log, target_acc=target) for log in logs]), source="Logs page",
-                          target_acc=target, datasets_by_file=builtin_datasets_by_file())
+    fits = normalise_fits(fits_table([analyse_run(log, target=target) for log in logs]), source="Logs page",
+                          target=target, datasets_by_file=builtin_datasets_by_file())
     assert set(fits["target_spec"]) == {"loss<=0.8"}
     cal = calibrate(fits, holdout="resnet56", method="course")
     row = cal.predictions.iloc[0]
@@ -215,7 +215,7 @@ def test_scaling_page_fits_batch_scaling_to_the_llama_log_perplexity_target():
     assert at.number_input(key="scaling_target_acc_eval_accuracy").value == pytest.approx(3.3)
     # the page fits what core fits: the 7 runs (batches 16, 36, 64) each to log-perplexity <= 3.3
     read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
-    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    model = batch_study(read.logs, target=Target("eval_accuracy", "<=", 3.3)).model
     assert len(model.used) == 7
     labels = {m.label: m.value for m in at.metric}
     assert labels["E_min (samples)"] == f"{model.e_min:,.0f}"
@@ -227,7 +227,7 @@ def test_scaling_page_fits_batch_scaling_to_the_llama_log_perplexity_target():
     # a looser target (3.5): every run gets there in fewer samples, so E_min falls
     at.number_input(key="scaling_target_acc_eval_accuracy").set_value(3.5).run()
     assert not at.exception and not at.error
-    looser = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.5)).model
+    looser = batch_study(read.logs, target=Target("eval_accuracy", "<=", 3.5)).model
     assert looser.e_min < model.e_min
     assert {m.label: m.value for m in at.metric}["E_min (samples)"] == f"{looser.e_min:,.0f}"
 
@@ -288,7 +288,7 @@ def test_plan_page_batch_fit_of_the_loaded_llama_runs_uses_the_log_perplexity_ta
     assert not at.exception and not at.error
     assert any("Their target: eval_accuracy ≤ 3.3" in shown(c.value) for c in at.caption)
     read = read_log_files([(n, p.read_bytes()) for n, p in builtin_log_files("mlperf_llama8b")])
-    model = batch_study(read.logs, target_acc=Target("eval_accuracy", "<=", 3.3)).model
+    model = batch_study(read.logs, target=Target("eval_accuracy", "<=", 3.3)).model
     steps = steps_from_batch_scaling(model, 128.0, label="loaded").steps     # the default global batch M = 128
     assert {m.label: m.value for m in at.metric}["Steps to target"] == f"{steps:,.0f}"
 

@@ -11,6 +11,7 @@ from core.defaults import DEFAULT_TARGET_ACC
 from core.logs import MIN_FIT_POINTS, read_log
 from core.logs.reader import read_log_file
 from core.runs.analysis import analyse_run, fits_table
+from core.targets import DEFAULT_TARGET, accuracy_target
 from tests.pages.conftest import chart_specs, open_page, shown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ def test_opens_on_the_builtin_runs_with_the_core_numbers():
     assert at.title[0].value == "Logs"
     table = shown_table(at)
     assert len(table) == len(BUILTIN)
-    expected = fits_table([analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC)
+    expected = fits_table([analyse_run(read_log_file(p), target=DEFAULT_TARGET)
                            for p in BUILTIN]).set_index("file")
     expected = expected.loc[table.index]
     assert table["b0"].to_numpy() == pytest.approx(expected["b0"].to_numpy(), rel=1e-9)
@@ -81,7 +82,8 @@ def test_moving_the_target_slider_updates_the_table_as_core_says():
     at = open_page()
     at.slider(key="logs_target_acc").set_value(0.80).run()
     table = shown_table(at)
-    expected = fits_table([analyse_run(read_log_file(p), target_acc=0.80) for p in BUILTIN]).set_index("file")
+    expected = fits_table([analyse_run(read_log_file(p), target=accuracy_target(0.80))
+                           for p in BUILTIN]).set_index("file")
     pd.testing.assert_series_equal(table["epoch_to_target"], expected.loc[table.index, "epoch_to_target"],
                                    check_dtype=False)
     at2 = open_page()
@@ -203,7 +205,7 @@ def test_the_answer_comes_first_how_many_runs_reached_the_target_and_which_first
     from core.runs import summarize_targets
 
     at = open_page("pages/logs.py")
-    want = summarize_targets([analyse_run(read_log_file(p, source=n), target_acc=DEFAULT_TARGET_ACC)
+    want = summarize_targets([analyse_run(read_log_file(p, source=n), target=DEFAULT_TARGET)
                               for n, p in builtin_log_files("mnist1d")])
     assert 0 < want.n_reached < want.n_runs == 12 and want.unit == "s"
     metrics = {m.label: m.value for m in at.metric}

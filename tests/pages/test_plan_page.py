@@ -25,6 +25,7 @@ from core.plan import (
 from core.plan import typed_steps as core_typed_steps
 from core.runs import analyse_run
 from core.speed import SpeedModel, paper_speed_model, scale_to_step_time
+from core.targets import DEFAULT_TARGET
 from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"
@@ -40,7 +41,7 @@ EXAMPLE = scale_to_step_time(paper_speed_model("sync"), 0.906, 2, 4)
 
 @pytest.fixture(scope="module")
 def builtin_analyses():
-    return [analyse_run(read_log_file(p), target_acc=DEFAULT_TARGET_ACC) for _, p in builtin_log_files("mnist1d")]
+    return [analyse_run(read_log_file(p), target=DEFAULT_TARGET) for _, p in builtin_log_files("mnist1d")]
 
 
 @pytest.fixture(scope="module")
@@ -461,7 +462,7 @@ def test_steps_from_the_builtin_batch_fit_under_the_best_batch_rule_follow_core(
     assert not at.exception and not at.error
     assert "plan_b_noise" not in [n.key for n in at.number_input]     # the fit gives B_noise
     read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files("mnist1d_batch")])
-    model = batch_study(read.logs, target_acc=DEFAULT_TARGET_ACC, noise=read.noise).model
+    model = batch_study(read.logs, target=DEFAULT_TARGET, noise=read.noise).model
     grid = batch_plan_grid(CALIBRATED, model, ScalingRule("best", batch_min=32, batch_max=8192), ps=(2, 4),
                            workers=range(1, 33), price_worker=2.5, price_ps=0.5)
     spec = figure(at)

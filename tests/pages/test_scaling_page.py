@@ -30,6 +30,7 @@ from core.scaling import (
     scaling_analysis,
     sync_schedule,
 )
+from core.targets import accuracy_target
 from tests.pages.conftest import chart_specs, open_page, shown
 
 PAGE = "pages/scaling.py"
@@ -392,7 +393,7 @@ def _study(key: str, target: float, samples: int | None):
     from core.logs import read_log_files
 
     read = read_log_files([(n, p.read_bytes()) for n, p in batch_run_files(key)])
-    return batch_study(read.logs, target_acc=target, noise=read.noise, samples_per_epoch=samples)
+    return batch_study(read.logs, target=accuracy_target(target), noise=read.noise, samples_per_epoch=samples)
 
 
 def test_batch_view_opens_on_the_builtin_mnist1d_runs_with_the_core_fit():
