@@ -29,6 +29,7 @@ from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.prior import MIN_ARCHITECTURES, MIN_JOB_RUNS, Prior, prior_from_calibration, prior_from_other_runs
 from core.runs import analyse_run, find_target_crossing, fits_table_of_rows
+from core.targets import accuracy_target
 from core.validation import check_scalar
 
 #: the calibration method of a prior from other architectures: the one the nested leave-one-
@@ -63,7 +64,7 @@ def fit_rows(logs: Sequence[RunLog], *, target_acc: float) -> pd.DataFrame:
             if row is not None:
                 _FIT_ROWS.move_to_end(key)
         if row is None:
-            row = analyse_run(log, target_acc=target_acc).row()
+            row = analyse_run(log, target=accuracy_target(target_acc)).row()   # TODO(i34): H2 passes its Target
             with _FIT_ROWS_LOCK:
                 _FIT_ROWS[key] = row
                 while len(_FIT_ROWS) > FIT_ROW_CACHE_SIZE:
@@ -106,7 +107,7 @@ def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target_acc:
     runs = []
     for o in job:
         try:
-            runs.append(measure_batch_run(o, target_acc=target_acc))
+            runs.append(measure_batch_run(o, target=accuracy_target(target_acc)))   # TODO(i34): H2: its Target
         except InputError:
             continue
     try:
@@ -224,7 +225,7 @@ def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, meth
     frames = []
     if pool:
         table = fit_rows(pool, target_acc=target_acc)
-        frames.append(normalise_fits(table, source="other runs", target_acc=target_acc,
+        frames.append(normalise_fits(table, source="other runs", target=accuracy_target(target_acc),  # TODO(i34)
                                      datasets_by_file=datasets_by_file))
     if extra_fits is not None:
         recorded = pd.to_numeric(extra_fits["target_acc"], errors="coerce")

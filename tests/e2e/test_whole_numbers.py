@@ -19,13 +19,13 @@ from playwright.sync_api import expect
 
 from core.calibrate import CALIBRATION_METHODS, calibrate, method_scores, read_fits_table, recommend_method
 from core.datasets import builtin_log_files, course_fits_path
-from core.defaults import DEFAULT_TARGET_ACC
 from core.logs import read_log_file
 from core.paleo import DEFAULT_DEVICES, DEFAULT_NETWORK, load_net, simulate, worker_counts
 from core.plan import best_workers, default_run, measured_step_time, plan_grid, steps_from_run
 from core.runs import analyse_run, summarize_targets
 from core.scaling import PSJob, ps_rounds
 from core.speed import paper_speed_model, scale_to_step_time
+from core.targets import DEFAULT_TARGET
 from tests.e2e.conftest import WAIT_MS, goto_page, no_exception, streamlit_server, wait_idle
 
 WIDTH, HEIGHT = 1280, 800
@@ -42,7 +42,7 @@ _CUT = """() => [...document.querySelectorAll(
 # ---------------------------------------------------------------- what core says each page's answer shows
 def _logs() -> dict[str, str]:
     """The Logs page's headline on its default data (the MNIST-1D runs, acc >= 0.92)."""
-    summary = summarize_targets([analyse_run(read_log_file(p, source=n), target_acc=DEFAULT_TARGET_ACC)
+    summary = summarize_targets([analyse_run(read_log_file(p, source=n), target=DEFAULT_TARGET)
                                  for n, p in builtin_log_files("mnist1d")])
     return {"Runs that reached the target": summary.reached_value(), "First to the target": summary.first_value()}
 
@@ -59,7 +59,7 @@ def _calibrate() -> dict[str, str]:
 def _plan() -> dict[str, str]:
     """Plan's answer on its default data: the first built-in run that reached 92 %, its steps to target, the paper's
     θ scaled to its measured step at p = 1, w = 1, the page's default grid (p = 2, 4; w = 1..32; prices 2.5 / 0.5)."""
-    analyses = [analyse_run(read_log_file(p, source=n), target_acc=DEFAULT_TARGET_ACC)
+    analyses = [analyse_run(read_log_file(p, source=n), target=DEFAULT_TARGET)
                 for n, p in builtin_log_files("mnist1d")]
     run = next(a for a in analyses if a.log.source == default_run(analyses))
     steps = steps_from_run(run, analyses, method="auto").steps

@@ -51,6 +51,7 @@ from core.logs import read_log, read_log_file
 from core.logs.tfevents import read_tfevents_dir
 from core.prediction import forecast_epoch_at_target
 from core.runs import find_target_crossing, fit_run
+from core.targets import accuracy_target
 
 REPO = Path(__file__).resolve().parents[3]
 SWEEP = REPO / "tests" / "data" / "sweep"
@@ -145,7 +146,7 @@ def test_every_format_crosses_at_the_same_epoch_and_step(logs, batch):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_gives_the_same_samples_to_target(logs, fmt):
-    study = batch_study([logs[fmt, b] for b in BATCHES], target_acc=TARGET, samples_per_epoch=N_TRAIN,
+    study = batch_study([logs[fmt, b] for b in BATCHES], target=accuracy_target(TARGET), samples_per_epoch=N_TRAIN,
                         batches=list(BATCHES))
     by_batch = {r.global_batch: r for r in study.runs}
     for b in BATCHES:
@@ -159,7 +160,7 @@ def test_every_format_gives_the_same_samples_to_target(logs, fmt):
 
 
 def _model(fmt: str, logs, batches=BATCHES):
-    study = batch_study([logs[fmt, b] for b in batches], target_acc=TARGET, samples_per_epoch=N_TRAIN,
+    study = batch_study([logs[fmt, b] for b in batches], target=accuracy_target(TARGET), samples_per_epoch=N_TRAIN,
                         batches=list(batches))
     assert study.model is not None, (fmt, study.problem)
     return study.model

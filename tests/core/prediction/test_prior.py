@@ -16,6 +16,7 @@ from core.prediction import Prior, job_prior, prior_for_run, prior_from_other_ru
 from core.prediction.prior import z_of
 from core.prediction.run_prior import same_job_runs
 from core.runs import find_target_crossing
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import course_log, pollux_logs
 
 Z80 = z_of(0.8)   # 1.2816
@@ -120,7 +121,7 @@ def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_ba
     prior = prior_for_run(log, others, target_acc=0.759)
     # by hand: the fit of the other systems' samples to target, at B = 20,480, in epochs of
     # 1,281,167 images, less half an epoch (the runs' samples count to the end of the passing epoch)
-    model = fit_batch_scaling(measure_batch_runs(others, target_acc=0.759), level=0.8)
+    model = fit_batch_scaling(measure_batch_runs(others, target=accuracy_target(0.759)), level=0.8)
     n = 1_281_167
     assert log.meta.global_batch == 20_480 and log.meta.samples_per_epoch == n
     assert prior.source == "batch scaling"
@@ -158,7 +159,7 @@ def test_the_calibration_pool_is_fitted_once_per_process_and_keeps_no_log(monkey
     from core.runs import analyse_run, fits_table
 
     log = job_run("resnet8", 64, 12)
-    fresh = fits_table([analyse_run(log, target_acc=0.9)])
+    fresh = fits_table([analyse_run(log, target=accuracy_target(0.9))])
     calls = []
     real = run_prior.analyse_run
     monkeypatch.setattr(run_prior, "analyse_run", lambda *a, **k: calls.append(a[0].source) or real(*a, **k))
