@@ -303,6 +303,10 @@ def add_mlflow(library: Library, source: MlflowSource | str, *, tags: Sequence[s
 
 
 # --------------------------------------------------------------------------- forecasts back to MLflow
+#: the step named when a target is not an accuracy (the epoch forecast is for one)
+FORECAST_STEP = "forecast-to (the epoch forecast written back to MLflow)"
+
+
 def forecast_values(log: RunLog, others: Sequence[RunLog], *, target: Target, level: float) -> dict:
     """The forecast of ``log`` reaching ``target`` (``core.prediction.forecast_epoch_at_target``, as
     ``python -m core predict`` makes it, with ``others`` as the prior) as plain numbers: epochs, steps,
@@ -310,7 +314,7 @@ def forecast_values(log: RunLog, others: Sequence[RunLog], *, target: Target, le
     for an accuracy: another metric is refused (:func:`core.targets.require_accuracy`)."""
     from core.prediction import forecast_epoch_at_target, n_epochs, prior_for_run
 
-    target_acc = require_accuracy(target, "forecast-to (the epoch forecast written back to MLflow)")
+    target_acc = require_accuracy(target, FORECAST_STEP)
     # TODO(i34): pass target=target once core.prediction takes a Target (H2)
     prior = prior_for_run(log, list(others), target_acc=target_acc, level=level) if others else None
     f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target_acc=target_acc,
@@ -353,7 +357,7 @@ def forecast_to_mlflow(library: Library, source: MlflowSource | str, *, run_ids:
     from mlflow.entities import Metric, RunTag
     from mlflow.exceptions import MlflowException
 
-    require_accuracy(target, "forecast-to (the epoch forecast written back to MLflow)")
+    require_accuracy(target, FORECAST_STEP)
     source = parse_source(source) if isinstance(source, str) else source
     try:
         client = client or client_for(source)
