@@ -111,9 +111,9 @@ def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[s
 
 
 @bounded_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
-def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: float, family: str,
+def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: Target, family: str,
                   route: str) -> pd.DataFrame:
-    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target, family=family, route=route,
+    return extrapolate_unreached(list(logs), model=model, split=split, target=target, family=family, route=route,
                                  cache=shared_fits())
 
 
@@ -208,7 +208,7 @@ def prediction_section(cal: Calibration, cal_other: Calibration | None, runs: Lo
                    "(the Logs page's curve family) is drawn for an accuracy target only.")
     elif unreached:
         family, route = st.session_state[FAMILY], st.session_state[ROUTE]
-        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target.value, family, route)
+        extrapolated = _extrapolated(runs.logs, cal.holdout, cal.split, target, family, route)
         if len(extrapolated):
             st.caption(f"{holdout}'s logs end before the target on some devices: the diamonds extrapolate them "
                        f"with the curve family chosen on the Logs page ({family}, {route} route) and its backtest "

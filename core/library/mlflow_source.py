@@ -40,6 +40,7 @@ from core.library.mlflow_bulk import MAX_RESULTS, OWN_METRIC_PREFIX, HistoryRead
 from core.library.records import library_name
 from core.library.sources import parameter_count_of, with_overrides
 from core.logs import RunLog, log_from_scalars
+from core.targets import accuracy_target
 
 #: how a source names an MLflow tracking server on the command line
 PREFIX = "mlflow:"
@@ -308,8 +309,9 @@ def forecast_values(log: RunLog, others: Sequence[RunLog], *, target_acc: float,
     samples and seconds to the target with the ``level`` interval, and the method."""
     from core.prediction import forecast_epoch_at_target, n_epochs, prior_for_run
 
-    prior = prior_for_run(log, list(others), target_acc=target_acc, level=level) if others else None
-    f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target_acc=target_acc,
+    target = accuracy_target(target_acc)
+    prior = prior_for_run(log, list(others), target=target, level=level) if others else None
+    f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target=target,
                                  level=level, prior=prior)
     post = f.posterior
     epochs = {"epochs": post.epoch, "epochs_low": post.epoch_low, "epochs_high": post.epoch_high}

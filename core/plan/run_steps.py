@@ -117,7 +117,7 @@ def run_methods(run: RunAnalysis, others: Sequence[RunAnalysis] = ()) -> dict[st
     methods = {k: v for k, v in RUN_METHODS.items() if k not in ("family", "posterior")}
     if not run.crossing.reached and run.log.has_acc:
         methods["family"] = RUN_METHODS["family"]
-        if prior_source(run.log, [o.log for o in others], target_acc=run.crossing.target_acc) is not None:
+        if prior_source(run.log, [o.log for o in others], target=run.crossing.target) is not None:
             methods = {"posterior": RUN_METHODS["posterior"], **methods}
     return methods
 
@@ -180,12 +180,12 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     name = run.log.source
     if method == "posterior":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
-                                            target_acc=run.crossing.target_acc, family=family, route=route,
+                                            target=run.crossing.target, family=family, route=route,
                                             level=level, prior="auto", schedule="auto", cache=cache)
         return steps_from_posterior(forecast, steps_per_epoch=run.log.steps_per_epoch, label=name)
     if method == "family":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
-                                            target_acc=run.crossing.target_acc, family=family, route=route,
+                                            target=run.crossing.target, family=family, route=route,
                                             level=level, cache=cache)
         return steps_from_target_prediction(forecast.prediction, steps_per_epoch=run.log.steps_per_epoch,
                                             label=name)

@@ -1,7 +1,7 @@
 """The Logs page's prediction for a target on any metric (a loss that falls, an accuracy in samples):
 the forecast through the planned learning-rate schedule where one is known and its rate changes, else the
 prior, extrapolation and posterior of the samples (tokens, steps) to target; one call,
-``core.prediction.forecast_progress``, picks the route.
+``core.prediction.forecast_run``, picks the route.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import streamlit as st
 from core.figures.progress import progress_forecast_figure
 from core.figures.schedule import schedule_forecast_figure
 from core.logs import RunLog
-from core.prediction import LossForecast, forecast_progress, forecast_showcase, progress_to_target
-from core.runs import amount_text, metric_column, run_target
-from core.targets import Target
+from core.prediction import PROGRESS, LossForecast, forecast_run, forecast_showcase, progress_to_target, route_for
+from core.runs import amount_text, metric_column
+from core.targets import Target, target_for
 from pages.shared.bounded import bounded_resource
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
 
@@ -25,7 +25,7 @@ FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 
 @bounded_resource(**SHARED)
 def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> LossForecast:
-    return forecast_progress(log, others, target, observe=observe)
+    return forecast_run(log, others, target, observe=observe).progress
 
 
 def _whole_log_metric(col, log: RunLog, target, unit: str) -> None:
@@ -65,8 +65,12 @@ def _interval(value, low, high) -> str | None:
 def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, preferred: str | None) -> None:
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
     st.subheader("Predict the progress to target from the first evaluations")
-    by_name = {a.log.source: a for a in runs.analyses
-               if metric_column(a.log, run_target(a.log, target).metric) is not None}
+    by_name = {a.log.source: a for a in runs.analyses if route_for(a.log, target)[0] == PROGRESS
+               and metric_column(a.log, target_for(a.log, target).metric) is not None}
+    elsewhere = [a.log.source for a in runs.analyses if route_for(a.log, target)[0] != PROGRESS]
+    if elsewhere:              # their own target is an accuracy: forecast in epochs with acc as the target metric
+        st.caption(":material/info: " + plain(f"Forecast in epochs to their own accuracy target (choose acc as the "
+                                              f"target metric): {', '.join(elsewhere)}."))
     if not by_name:
         st.info("No loaded run logs the target's metric.")
         return

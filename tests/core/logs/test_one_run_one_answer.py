@@ -51,6 +51,7 @@ from core.logs import read_log, read_log_file
 from core.logs.tfevents import read_tfevents_dir
 from core.prediction import forecast_epoch_at_target
 from core.runs import find_target_crossing, fit_run
+from core.targets import accuracy_target
 
 REPO = Path(__file__).resolve().parents[3]
 SWEEP = REPO / "tests" / "data" / "sweep"
@@ -218,7 +219,8 @@ def test_prediction_from_the_first_epochs_is_the_same_in_every_format(logs):
     for b in (32, 128):
         answers = {}
         for fmt in FORMATS:
-            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target_acc=TARGET, family="exp3")
+            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target=accuracy_target(TARGET),
+                                         family="exp3")
             p = f.prediction
             answers[fmt] = (p.status, p.epoch, p.epoch_low, p.epoch_high)
         assert len(set(answers.values())) == 1, (b, answers)
