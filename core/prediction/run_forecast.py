@@ -43,6 +43,7 @@ from core.prediction.run_prior import prior_for_run
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.schedules import PlannedSchedule, is_schedule_spec
 from core.targets import Target, target_for
+from core.validation import check_option
 
 #: the epoch at an accuracy target, from the first epochs
 EPOCHS = "epochs"
@@ -219,8 +220,8 @@ def forecast_run(log: RunLog, others: Sequence[RunLog] = (), target: Target | No
                  level: float = DEFAULT_LEVEL, prior: Prior | str | None = "auto", fits: pd.DataFrame | None = None,
                  datasets_by_file: dict[str, str] | None = None, posterior_method: str = DEFAULT_POSTERIOR_METHOD,
                  curve_route: str = "accuracy", fit_cache: FitCache | None = None,
-                 progress_cache: ProgressCache | None = None,
-                 schedule_cache: ScheduleFitCache | None = None) -> RunForecast:
+                 progress_cache: ProgressCache | None = None, schedule_cache: ScheduleFitCache | None = None,
+                 route: str | None = None) -> RunForecast:
     """``log`` forecast to ``target`` (None: ``target_for(log)``) by the route that applies (module docstring).
 
     Parameters
@@ -247,6 +248,10 @@ def forecast_run(log: RunLog, others: Sequence[RunLog] = (), target: Target | No
         The epoch route's curve: the accuracy, or the loss through a threshold.
     fit_cache, progress_cache, schedule_cache
         Fits shared between calls.
+    route : {"epochs", "progress"} or None
+        None: the route this run takes (:func:`route_for`). A page that forecasts its runs by the one route core
+        picks for them together (:func:`route_for_runs`) names it: beside a run of a loss, a course run is then
+        forecast in its own progress unit to its own accuracy target, as the page's other runs are.
 
     Examples
     --------
@@ -263,7 +268,13 @@ def forecast_run(log: RunLog, others: Sequence[RunLog] = (), target: Target | No
     ('progress', 'power law in steps', 36)
     """
     target = target_for(log, target)
-    route, why = route_for(log, target)
+    own, why = route_for(log, target)
+    if route is None or route == own:
+        route = own
+    elif check_option(route, "route", FORECAST_ROUTES) == EPOCHS:
+        raise InputError(f"{log.source}: cannot be forecast from its first epochs to {target.spec}: {why}.")
+    else:
+        why = "the route of the runs forecast with it"
     planned = schedule if isinstance(schedule, PlannedSchedule) or (
         isinstance(schedule, str) and is_schedule_spec(schedule)) else None
     if route == PROGRESS:

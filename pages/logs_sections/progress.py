@@ -1,7 +1,8 @@
 """The Logs page's prediction for a target on any metric (a loss that falls, an accuracy in samples):
 the forecast through the planned learning-rate schedule where one is known and its rate changes, else the
-prior, extrapolation and posterior of the samples (tokens, steps) to target; one call,
-``core.prediction.forecast_run``, picks the route.
+prior, extrapolation and posterior of the samples (tokens, steps) to target: ``core.prediction.forecast_run`` on
+the progress route that ``core.prediction.route_for_runs`` picked for the page's runs (it picks between the
+schedule and the power law).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import streamlit as st
 from core.figures.progress import progress_forecast_figure
 from core.figures.schedule import schedule_forecast_figure
 from core.logs import RunLog
-from core.prediction import PROGRESS, LossForecast, forecast_run, forecast_showcase, progress_to_target, route_for
+from core.prediction import PROGRESS, LossForecast, forecast_run, forecast_showcase, progress_to_target
 from core.runs import amount_text, metric_column
 from core.targets import Target, target_for
 from pages.shared.bounded import bounded_resource
@@ -25,7 +26,7 @@ FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 
 @bounded_resource(**SHARED)
 def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> LossForecast:
-    return forecast_run(log, others, target, observe=observe).progress
+    return forecast_run(log, others, target, observe=observe, route=PROGRESS).progress
 
 
 def _whole_log_metric(col, log: RunLog, target, unit: str) -> None:
@@ -65,12 +66,8 @@ def _interval(value, low, high) -> str | None:
 def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, preferred: str | None) -> None:
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
     st.subheader("Predict the progress to target from the first evaluations")
-    by_name = {a.log.source: a for a in runs.analyses if route_for(a.log, target)[0] == PROGRESS
-               and metric_column(a.log, target_for(a.log, target).metric) is not None}
-    elsewhere = [a.log.source for a in runs.analyses if route_for(a.log, target)[0] != PROGRESS]
-    if elsewhere:              # their own target is an accuracy: forecast in epochs with acc as the target metric
-        st.caption(":material/info: " + plain(f"Forecast in epochs to their own accuracy target (choose acc as the "
-                                              f"target metric): {', '.join(elsewhere)}."))
+    by_name = {a.log.source: a for a in runs.analyses
+               if metric_column(a.log, target_for(a.log, target).metric) is not None}
     if not by_name:
         st.info("No loaded run logs the target's metric.")
         return
