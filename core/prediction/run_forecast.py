@@ -264,7 +264,7 @@ def forecast_run(log: RunLog, others: Sequence[RunLog] = (), target: Target | No
     >>> steps = "".join(f"{s},{2.0 + 30 * (s * 100) ** -0.5:.6f}\\n" for s in range(1, 41))
     >>> g = forecast_run(read_log(("step,loss\\n" + steps).encode(), "llm.csv"), target=Target("loss", "<=", 2.5),
     ...                  observe=0.25)
-    >>> g.route, g.progress.route, round(g.row()["extrapolation_samples"] or g.progress.progress.extrapolation.value)
+    >>> g.route, g.progress.route, round(g.progress.progress.extrapolation.value)
     ('progress', 'power law in steps', 36)
     """
     target = target_for(log, target)
