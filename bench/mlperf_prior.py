@@ -38,6 +38,7 @@ from core.logs import read_log_file  # noqa: E402
 from core.prediction import FitCache, forecast_epoch_at_target, prior_for_run, prior_from_other_runs  # noqa: E402
 from core.prediction.combined import posterior_cells, prior_cells  # noqa: E402
 from core.runs import find_target_crossing  # noqa: E402
+from core.targets import accuracy_target  # noqa: E402
 
 
 def system_of(source: str, key: str) -> str:
@@ -58,10 +59,10 @@ def main(key: str = "mlperf") -> None:
         others = [o for o in logs if system_of(o.source, key) != system_of(log.source, key)]
         evals = log.frame["epoch"].dropna().to_numpy()
         n = int(evals[len(evals) // 2 - 1])                           # the first half of the evaluations
-        prior = prior_for_run(log, others, target_acc=target)
+        prior = prior_for_run(log, others, target=accuracy_target(target))
         done = [crossing[o.source].epoch - 0.5 for o in others if crossing[o.source].reached]
         flat = prior_from_other_runs(done)
-        f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, prior=prior,
+        f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target=accuracy_target(target), prior=prior,
                                      schedule="auto", cache=cache)
         p, post = f.prediction, f.posterior
         ext = p.epoch if p.status == "predicted" else None

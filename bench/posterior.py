@@ -79,6 +79,7 @@ from core.prediction import FitCache  # noqa: E402
 from core.prediction.backtest import backtest_cases, table_with_posteriors  # noqa: E402
 from core.prediction.combined import priors_for_logs, priors_without_each_run  # noqa: E402
 from core.prediction.schedule import POLLUX_SCHEDULES  # noqa: E402
+from core.targets import accuracy_target  # noqa: E402
 
 FRACTIONS = (0.1, 0.25, 0.5)
 DATA = {"built-in": 0.92, "cifar10": 0.94, "imagenet": 0.75, "mlperf": 0.759, "hidden-batch": 0.90,
@@ -152,12 +153,13 @@ def _cases(data: str) -> tuple[dict, dict[str, list]]:
     t0 = time.perf_counter()
     logs = load(data)
     target = DATA[data]
-    priors = priors_for_logs(logs, target_acc=target, datasets_by_file=datasets_of(data, logs))
+    priors = priors_for_logs(logs, target=accuracy_target(target), datasets_by_file=datasets_of(data, logs))
     print(f"# {data}: priors in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     cache = FitCache()
     cases = {}
     for label, schedule in schedules_of(data).items():
-        cases[label] = backtest_cases(logs, fractions=FRACTIONS, target_acc=target, schedule=schedule, cache=cache)
+        cases[label] = backtest_cases(logs, fractions=FRACTIONS, target=accuracy_target(target), schedule=schedule,
+                                      cache=cache)
         print(f"# {data} {label}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return priors, cases
 
@@ -176,7 +178,8 @@ def strict_priors(data: str, *, refresh: bool = False) -> dict:
 
 def _strict_priors(data: str) -> dict:
     logs = load(data)
-    return priors_without_each_run(logs, logs, target_acc=DATA[data], datasets_by_file=datasets_of(data, logs))
+    return priors_without_each_run(logs, logs, target=accuracy_target(DATA[data]),
+                                   datasets_by_file=datasets_of(data, logs))
 
 
 def datasets_of(data: str, logs) -> dict[str, str]:

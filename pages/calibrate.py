@@ -112,9 +112,8 @@ def _outside(key: str, _fits: pd.DataFrame, holdout: str, split: str) -> tuple[s
 @bounded_data(**{**CACHE, "show_spinner": "Extrapolating the held-out runs' logs …"})
 def _extrapolated(logs: tuple[RunLog, ...], model: str, split: str, target: Target, family: str,
                   route: str) -> pd.DataFrame:
-    # TODO(i34): pass target=target once core.prediction.extrapolate_unreached takes a Target (H2)
-    return extrapolate_unreached(list(logs), model=model, split=split, target_acc=target.value, family=family,
-                                 route=route, cache=shared_fits())
+    return extrapolate_unreached(list(logs), model=model, split=split, target=target, family=family, route=route,
+                                 cache=shared_fits())
 
 
 # ---------------------------------------------------------------- sections

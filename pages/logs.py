@@ -15,14 +15,13 @@ import streamlit as st
 
 from core.curves import OPTIMUS
 from core.logs import MAX_LOG_BYTES, UPLOAD_TYPES, readable_formats
-from core.runs import CRITERIA, FIT_TABLE_COLUMNS, criterion_text
+from core.runs import CRITERIA, FIT_TABLE_COLUMNS, criterion_text, given_target
 from core.targets import Target
 from pages.logs_sections.answer import OVERLAYS, charts_section, headline_section
 from pages.logs_sections.runs import edit_section, save_section
 from pages.shared.common import (
     UPLOAD_REFUSALS,
     LoadedRuns,
-    applied,
     detail_tabs,
     guarded,
     hand_over_to_app,
@@ -103,7 +102,7 @@ def main() -> None:
     for note in st.session_state.get(UPLOAD_NOTES, []):    # files of one name told apart, the same file once
         st.info(plain(note), icon=":material/info:")
     target, criterion, log_x, log_y = options_section()
-    runs = load_runs(target=applied(target), criterion=criterion)
+    runs = load_runs(target=given_target(target), criterion=criterion)
     show_errors(runs.errors)
     if not runs.analyses:
         st.info("No runs loaded: upload logs above or choose built-in runs in the sidebar.")
@@ -119,14 +118,9 @@ def main() -> None:
     with tabs["Prediction"]:
         if tabs["Prediction"].open:
             # imported here only: these sections need core.prediction (see the module docstring)
-            from pages.logs_sections.prediction import can_forecast, prediction_section
-            from pages.logs_sections.progress import progress_section
+            from pages.logs_sections.prediction import forecast_section
 
-            preferred = None if view in OVERLAYS else view
-            if target.is_accuracy and any(can_forecast(a.log) for a in runs.analyses):
-                prediction_section(runs, target=target.value, preferred=preferred)
-            else:
-                progress_section(runs, target=applied(target), metric=target.metric, preferred=preferred)
+            forecast_section(runs, target=target, preferred=None if view in OVERLAYS else view)
     edit_section(runs)
     save_section()
 

@@ -22,6 +22,7 @@ from core.plan import (
     best_workers,
     plan_with_rule,
 )
+from core.runs import given_target
 from pages.plan_sections.cluster import cluster_section, paleo_section, prices_section, rule_section
 from pages.plan_sections.from_logs import can_plan_from_logs, from_logs_section
 from pages.plan_sections.results import cost_section, headline_section, table_section
@@ -31,7 +32,6 @@ from pages.plan_sections.steps import chosen_run_step, steps_section
 from pages.shared.bounded import bounded_data
 from pages.shared.common import (
     CACHE,
-    applied,
     guarded,
     load_logs,
     load_runs,
@@ -64,24 +64,24 @@ def main() -> None:
     body, schedule_box = st.container(), st.container()   # the plan's inputs and details, then the schedule
     with schedule_box:               # filled first: the plan below may stop the page until its inputs are set
         st.divider()
-        schedule_section(logs, applied(target))
+        schedule_section(logs, given_target(target))
     with body:
         _plan_body(logs, target, answer)
 
 
 def _plan_body(logs, target, answer) -> None:
     """The plan: from the MLPerf / LLM logs loaded, or steps to target × a speed model."""
-    if can_plan_from_logs(logs, applied(target)):
+    if can_plan_from_logs(logs, given_target(target)):
         how = st.radio("Plan from", ["logs", "model"], key="plan_how", horizontal=True,
                        format_func={"logs": "the MLPerf / LLM logs loaded (their GPU counts and step times)",
                                     "model": "steps to target × a speed model"}.get)
         if how == "logs":
-            from_logs_section(logs, applied(target), answer)
+            from_logs_section(logs, given_target(target), answer)
             return
     steps_col, speed_col, cluster_col = st.columns(3, gap="large")
     with cluster_col:
         max_workers, global_batch = cluster_section()
-    runs = load_runs(target=applied(target))
+    runs = load_runs(target=given_target(target))
     with steps_col:                  # first: the run chosen there lends its measured step to the speed model
         st.markdown("#### Steps to target")
         st.caption(plain(f"Target: {target_text(target)}"))

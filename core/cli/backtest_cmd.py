@@ -1,7 +1,8 @@
 """``python -m core backtest LOG... [--observe 0.3,0.5,0.7] [--target-acc 0.92] [--family NAME|auto]``.
 
 For every readable log and observed fraction, predicts the epoch at the target from the
-first epochs only and compares it with what the rest of the log shows (``core.prediction.backtest``).
+first epochs only and compares it with what the rest of the log shows (``core.prediction.backtest_runs``,
+which picks the route from the logs' targets: the epoch route below, or the progress route further down).
 Prints CSV on stdout: ``file,family,observed_fraction,epoch_pred,epoch_low,epoch_high,
 epoch_actual,error_pct,covered`` (accuracy route), then the extra columns of
 ``core.prediction.backtest_table.EXTRA_COLUMNS`` (row status, the loss route's ``*_via_loss`` columns, ...).
@@ -35,7 +36,6 @@ import argparse
 from core.cli.common import (
     accuracy_spec,
     add_library_arguments,
-    chosen_target,
     complain,
     datasets_by_source,
     fraction,
@@ -47,21 +47,9 @@ from core.cli.common import (
     target_spec,
 )
 from core.curves import FAMILIES
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError, LibraryError, LogFormatError
 from core.logs import read_log_file
-from core.prediction import (
-    BACKTEST_COLUMNS,
-    DEFAULT_FRACTIONS,
-    DEFAULT_POSTERIOR_METHOD,
-    backtest_logs,
-    backtest_summary,
-    prior_for_run,
-    priors_without_each_run,
-    resolve_target,
-    summary_line,
-    summary_of,
-)
+from core.prediction import DEFAULT_FRACTIONS, DEFAULT_POSTERIOR_METHOD, backtest_runs
 
 
 def fractions(text: str) -> list[float]:
@@ -143,74 +131,24 @@ def run(args: argparse.Namespace) -> int:
             complain(str(exc))
             rejected += 1
     logs += library
-    chosen = chosen_target(args)
-    declared = {str(getattr(lg, "target", None)) for lg in logs if getattr(lg, "target", None) is not None}
-    if (chosen is not None and not chosen.is_accuracy) or (chosen is None and args.target_rel is None and declared
-                                                           and len(declared) == 1 and "acc>=" not in declared.pop()):
-        return _progress_backtest(logs, chosen, args, rejected)
-    args.target_acc = DEFAULT_TARGET_ACC if chosen is None else chosen.value
-    if args.target_rel is not None:
-        kept = []
-        for log in logs:
-            try:
-                resolve_target(log, target_rel=args.target_rel)
-                kept.append(log)
-            except InputError as exc:
-                complain(str(exc))
-                rejected += 1
-        logs = kept
-    priors = priors_without = None
+    others = fits = datasets = None
     if args.prior_from is not None:
         others, fits, bad = read_prior_sources(args.prior_from, args)
         rejected += bad
         datasets = datasets_by_source([*logs, *others], args.dataset)
-        priors = {lg.source: prior_for_run(lg, others, target_acc=args.target_acc, fits=fits,
-                                           datasets_by_file=datasets) for lg in logs}
-        if args.posterior_method != "precision":       # the other runs' cases: priors that never saw the run
-            priors_without = priors_without_each_run(logs, others, target_acc=args.target_acc,
-                                                     datasets_by_file=datasets)
     try:
-        table = backtest_logs(logs, fractions=args.observe, target_acc=args.target_acc,
-                              target_rel=args.target_rel, family=args.family,
-                              calibration=args.calibration, loss_threshold=args.loss_threshold,
-                              correct=not args.no_correction, schedule=args.schedule, priors=priors,
-                              posterior_method=args.posterior_method, priors_without=priors_without)
+        answer = backtest_runs(logs, args.target, target_rel=args.target_rel, fractions=args.observe,
+                               family=args.family, calibration=args.calibration, loss_threshold=args.loss_threshold,
+                               correct=not args.no_correction, schedule=args.schedule, prior_from=others, fits=fits,
+                               datasets_by_file=datasets, posterior_method=args.posterior_method)
     except InputError as exc:
         complain(f"backtest: {exc}")
         return 2
-    print_csv(table[list(BACKTEST_COLUMNS)] if args.no_extra else table)
-    complain(summary_line(backtest_summary(table), family=args.family))
-    if priors is not None:
-        complain(_three_way_line(summary_of(table)))
-    return 2 if rejected else 0
-
-
-def _progress_backtest(logs, target, args, rejected: int) -> int:
-    from core.prediction import backtest_progress, progress_backtest_summary
-
-    try:
-        table = backtest_progress(logs, target, fractions=args.observe)
-    except InputError as exc:
-        complain(f"backtest: {exc}")
-        return 2
-    print_csv(table)
-    complain(progress_backtest_summary(table))
-    if args.posterior_method != DEFAULT_POSTERIOR_METHOD:
-        complain(f"backtest: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
-                 "accuracy target; a target in progress units is scored with the progress posterior (its weights "
-                 "and interval from a backtest of the other logs)")
-    return 2 if rejected else 0
-
-
-def _three_way_line(summary) -> str:
-    """Per fraction: median |error| and coverage of the prior, the extrapolation and the posterior."""
-    def part(r):
-        med = "n/a" if r.n_answered == 0 else f"{r.median_abs_error_pct:.1f} %"
-        cov = "" if r.n_answered == 0 else f", {100 * r.coverage:.0f} % covered"
-        flagged = f", {r.n_flagged} without an answer" if r.n_flagged else ""
-        return f"{r.prediction} {med}{cov}{flagged}"
-
-    parts = []
-    for f, g in summary.groupby("observed_fraction", sort=True):
-        parts.append(f"f={f:g} ({int(g['n_scored'].iloc[0])} scored): " + "; ".join(part(r) for r in g.itertuples()))
-    return "summary [prior, extrapolation, posterior]: " + " | ".join(parts)
+    for problem in answer.left_out:
+        complain(problem)
+    print_csv(answer.shown(extra=not args.no_extra))
+    for line in answer.lines:
+        complain(line)
+    for note in answer.notes:
+        complain(f"backtest: {note}")
+    return 2 if rejected or answer.left_out else 0

@@ -41,12 +41,9 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
-
 from core.cli.common import (
     about,
     add_target_arguments,
-    chosen_target,
     complain,
     datasets_by_source,
     fraction,
@@ -58,29 +55,17 @@ from core.cli.common import (
 )
 from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, LogFormatError, PlannerError
+from core.errors import LogFormatError, PlannerError
 from core.logs import MIN_FIT_POINTS, read_log_file
 from core.prediction import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
     ProgressCache,
     ScheduleFitCache,
-    forecast_epoch_at_target,
-    forecast_progress,
-    n_epochs,
-    observed_epochs,
-    prior_for_run,
-    whole,
+    forecast_run,
+    forecast_table,
 )
-from core.runs import run_target
-from core.schedules import SCHEDULE_KINDS, is_schedule_spec
-
-PREDICT_COLUMNS = ("file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch",
-                   "extrap_low", "extrap_high", "posterior_epoch", "posterior_low", "posterior_high", "method",
-                   "flags", "metric", "direction", "target", "unit", "prior_samples", "extrapolation_samples",
-                   "posterior_samples", "posterior_samples_low", "posterior_samples_high", "time_to_target_s",
-                   "posterior_progress", "posterior_progress_low", "posterior_progress_high",
-                   "metric_at_end", "metric_at_end_low", "metric_at_end_high", "schedule", "route")
+from core.schedules import SCHEDULE_KINDS
 
 
 def observe(text: str) -> float:
@@ -136,8 +121,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     others, fits, rejected = read_prior_sources(args.prior_from, args)
     datasets = datasets_by_source(others, args.dataset)
-    rows = []
-    chosen = chosen_target(args)
+    forecasts = []
     progress_cache, schedule_cache = ProgressCache(), ScheduleFitCache()
     for path in args.logs:
         try:
@@ -146,111 +130,23 @@ def run(args: argparse.Namespace) -> int:
             complain(str(exc))
             rejected += 1
             continue
-        target = run_target(log, chosen)
-        if not target.is_accuracy:
-            try:
-                answer = forecast_progress(log, others, target, observe=args.observe, planned=_planned(args),
-                                           family=args.family, level=args.level, cache=progress_cache,
-                                           schedule_cache=schedule_cache)
-            except PlannerError as exc:
-                complain(about(path, exc))
-                rejected += 1
-                continue
-            f = answer.progress
-            rows.append(_progress_row(path, answer))
-            complain(f"{path}: target {target.spec}; route: {answer.route} ({answer.why}); prior: "
-                     f"{f.prior.description or 'none'}; extrapolation: {f.extrapolation.description}; posterior: "
-                     f"{f.posterior.description} ({f.unit})")
-            if answer.schedule is not None:
-                complain(f"{path}: parameters: {answer.schedule.sources_text()}")
-            if args.posterior_method != DEFAULT_POSTERIOR_METHOD:
-                complain(f"{path}: --posterior-method {args.posterior_method} not applied: it combines epochs to an "
-                         f"accuracy target; a target in {f.unit} has the progress posterior above (its weights and "
-                         "interval from a backtest of the other loaded runs)")
-            continue
-        if args.planned_schedule is not None or is_schedule_spec(args.schedule):
-            complain(f"{path}: a planned schedule in optimiser steps is forecast through with a falling target; "
-                     f"{target.spec} climbs. Give the schedule in epochs (--schedule step:30,60) or a loss target.")
-            rejected += 1
-            continue
-        target_acc = target.value
-        total = n_epochs(log)
-        n = total if args.observe is None else (observed_epochs(total, args.observe) if args.observe < 1
-                                                else min(int(args.observe), total))
         datasets.update(datasets_by_source([log], args.dataset))
         try:
-            prior = prior_for_run(log, others, target_acc=target_acc, level=args.level, fits=fits,
-                                  datasets_by_file=datasets)
-            f = forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target_acc,
-                                         family=args.family, level=args.level, prior=prior, schedule=args.schedule,
-                                         posterior_method=args.posterior_method, datasets_by_file=datasets)
-        except InputError as exc:
-            complain(f"{path}: {exc}")
+            f = forecast_run(log, others, args.target, observe=args.observe, schedule=_schedule(args),
+                             family=args.family, level=args.level, fits=fits, datasets_by_file=datasets,
+                             posterior_method=args.posterior_method, progress_cache=progress_cache,
+                             schedule_cache=schedule_cache)
+        except PlannerError as exc:
+            complain(about(path, exc))
             rejected += 1
             continue
-        rows.append(_row(path, n, f, log, target))
-        complain(f"{path}: prior: {f.prior.description}; extrapolation: "
-                 f"{f.prediction.family} ({f.prediction.status}); posterior: {f.posterior.description}"
-                 + (f"; schedule {f.schedule.describe()}" if f.schedule is not None else ""))
-    print_csv(pd.DataFrame(rows, columns=list(PREDICT_COLUMNS)))
+        forecasts.append(f)
+        for line in f.lines():
+            complain(f"{path}: {line}")
+    print_csv(forecast_table(forecasts))
     return 2 if rejected else 0
 
 
-def _planned(args):
-    """The plan the user declared: ``--planned-schedule``'s, or ``--schedule``'s when it is a planned spec."""
-    if args.planned_schedule is not None:
-        return args.planned_schedule
-    return args.schedule if is_schedule_spec(args.schedule) else None
-
-
-def _progress_row(path: str, answer) -> dict:
-    """A row for a target in the run's progress unit (``posterior_progress*``); the ``*_samples`` columns only in
-    samples, never an epoch of the accuracy columns; the loss at the plan's end through the schedule."""
-    f, s = answer.progress, answer.schedule
-    in_samples = f.unit == "samples"
-
-    def samples(value):
-        return value if in_samples else None
-
-    return {"file": path, "method": f.method, "flags": "; ".join(f.flags), "metric": f.target.metric,
-            "direction": f.target.direction, "target": f.target.value, "unit": f.unit,
-            "prior_samples": samples(f.prior.value), "extrapolation_samples": samples(f.extrapolation.value),
-            "posterior_samples": samples(f.posterior.value), "posterior_samples_low": samples(f.posterior.low),
-            "posterior_samples_high": samples(f.posterior.high), "time_to_target_s": f.time_to_target_s,
-            "posterior_progress": f.posterior.value, "posterior_progress_low": f.posterior.low,
-            "posterior_progress_high": f.posterior.high,
-            "metric_at_end": s.metric_at_end if s else None, "metric_at_end_low": s.metric_at_end_low if s else None,
-            "metric_at_end_high": s.metric_at_end_high if s else None,
-            "schedule": s.schedule.source if s else None, "route": answer.route}
-
-
-def _samples_per_epoch(log) -> float | None:
-    m = log.meta
-    if m.samples_per_epoch:
-        return float(m.samples_per_epoch)
-    if m.global_batch and log.steps_per_epoch:
-        return float(m.global_batch * log.steps_per_epoch)
-    return None
-
-
-def _row(path: str, n: int, f, log, target) -> dict:
-    prior, p, post = f.prior, f.prediction, f.posterior
-    pe = pl = ph = None
-    if prior.available:
-        lo, hi = prior.interval()
-        pe, pl, ph = whole(prior.epoch), (whole(lo) if lo > 0 else 1.0), whole(hi)
-    xe, xl, xh = (p.epoch, p.epoch_low, p.epoch_high) if p.status == "predicted" else (None, None, None)
-    flags = list(p.flags) + list(post.flags)
-    spe = _samples_per_epoch(log)
-
-    def samples(epochs):
-        return None if spe is None or epochs is None else float(epochs) * spe
-
-    return {"file": path, "observed_epochs": n, "prior_epoch": pe, "prior_low": pl, "prior_high": ph,
-            "extrapolated_epoch": xe, "extrap_low": xl, "extrap_high": xh, "posterior_epoch": post.epoch,
-            "posterior_low": post.epoch_low, "posterior_high": post.epoch_high, "method": post.method,
-            "flags": "; ".join(dict.fromkeys(flags)), "metric": target.metric, "direction": target.direction,
-            "target": target.value, "unit": "samples" if spe is not None else None,
-            "prior_samples": samples(pe), "extrapolation_samples": samples(xe),
-            "posterior_samples": samples(post.epoch), "posterior_samples_low": samples(post.epoch_low),
-            "posterior_samples_high": samples(post.epoch_high), "time_to_target_s": None}
+def _schedule(args):
+    """The schedule the user declared: ``--planned-schedule``'s, else ``--schedule``'s (``auto`` by default)."""
+    return args.planned_schedule if args.planned_schedule is not None else args.schedule

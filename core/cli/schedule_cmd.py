@@ -21,7 +21,6 @@ import argparse
 from core.cli.common import (
     about,
     add_target_arguments,
-    chosen_target,
     complain,
     fraction,
     positive_float,
@@ -93,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     others, _fits, rejected = read_prior_sources(args.prior_from, args_with_defaults(args))
     try:
         log = read_log_file(args.log, source=args.log)
-        forecast = cooldown_forecast(log, others, chosen_target(args), observe=args.observe,
+        forecast = cooldown_forecast(log, others, args.target, observe=args.observe,
                                      max_steps=args.max_steps, family=args.family, level=args.level)
         plan = plan_cooldown(forecast, shapes=args.shapes, decay_fractions=args.decay_fraction,
                              max_steps=args.max_steps, final=args.final_lr, step_time_s=args.step_time,

@@ -314,10 +314,9 @@ def forecast_values(log: RunLog, others: Sequence[RunLog], *, target: Target, le
     for an accuracy: another metric is refused (:func:`core.targets.require_accuracy`)."""
     from core.prediction import forecast_epoch_at_target, n_epochs, prior_for_run
 
-    target_acc = require_accuracy(target, FORECAST_STEP)
-    # TODO(i34): pass target=target once core.prediction takes a Target (H2)
-    prior = prior_for_run(log, list(others), target_acc=target_acc, level=level) if others else None
-    f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target_acc=target_acc,
+    target_acc = require_accuracy(target, FORECAST_STEP)     # the value written as MLflow's target_acc metric
+    prior = prior_for_run(log, list(others), target=target, level=level) if others else None
+    f = forecast_epoch_at_target(log, list(others), n_epochs_seen=n_epochs(log), target=target,
                                  level=level, prior=prior)
     post = f.posterior
     epochs = {"epochs": post.epoch, "epochs_low": post.epoch_low, "epochs_high": post.epoch_high}

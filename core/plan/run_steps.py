@@ -24,7 +24,7 @@ from core.errors import InputError
 from core.plan.steps import StepsEstimate
 from core.prediction import FitCache, Forecast, TargetPrediction, forecast_epoch_at_target, prior_source
 from core.runs import RunAnalysis, predict_step_at_loss
-from core.targets import accuracy_value, require_accuracy
+from core.targets import accuracy_value
 from core.validation import check_option
 
 #: how steps are taken from a logged run
@@ -119,17 +119,9 @@ def run_methods(run: RunAnalysis, others: Sequence[RunAnalysis] = ()) -> dict[st
     methods = {k: v for k, v in RUN_METHODS.items() if k not in ("family", "posterior")}
     if not run.crossing.reached and run.log.has_acc and accuracy_value(run.crossing.target) is not None:
         methods["family"] = RUN_METHODS["family"]
-        if prior_source(run.log, [o.log for o in others], target_acc=_accuracy(run, "posterior")) is not None:
+        if prior_source(run.log, [o.log for o in others], target=run.crossing.target) is not None:
             methods = {"posterior": RUN_METHODS["posterior"], **methods}
     return methods
-
-
-def _accuracy(run: RunAnalysis, method: str) -> float:
-    """The accuracy the run's target asks for: the "family" and "posterior" methods extrapolate an accuracy.
-
-    TODO(i34): pass ``target=run.crossing.target`` to core.prediction instead once it takes a Target (H2).
-    """
-    return require_accuracy(run.crossing.target, f"the plan's {method!r} method (steps from a run)")
 
 
 def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: str = "auto",
@@ -190,12 +182,12 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     name = run.log.source
     if method == "posterior":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
-                                            target_acc=_accuracy(run, method), family=family, route=route,
+                                            target=run.crossing.target, family=family, route=route,
                                             level=level, prior="auto", schedule="auto", cache=cache)
         return steps_from_posterior(forecast, steps_per_epoch=run.log.steps_per_epoch, label=name)
     if method == "family":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
-                                            target_acc=_accuracy(run, method), family=family, route=route,
+                                            target=run.crossing.target, family=family, route=route,
                                             level=level, cache=cache)
         return steps_from_target_prediction(forecast.prediction, steps_per_epoch=run.log.steps_per_epoch,
                                             label=name)

@@ -20,7 +20,7 @@ from core.prediction.backtest import (
     backtest_run,
     inflation_from_other_runs,
     observed_epochs,
-    resolve_target,
+    relative_target,
 )
 from core.prediction.backtest_table import BACKTEST_COLUMNS
 from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, priors_without_each_run, summary_of, whole
@@ -62,6 +62,18 @@ from core.prediction.progress_route import (
     forecast_showcase,
     schedule_route_applies,
 )
+from core.prediction.run_backtest import BacktestAnswer, backtest_route, backtest_runs, three_way_line
+from core.prediction.run_forecast import (
+    EPOCHS,
+    FORECAST_COLUMNS,
+    FORECAST_ROUTES,
+    PROGRESS,
+    RunForecast,
+    forecast_run,
+    forecast_table,
+    route_for,
+    route_for_runs,
+)
 from core.prediction.run_prior import job_prior, prior_for_run, prior_source
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
@@ -83,6 +95,8 @@ from core.prediction.target_prediction import TargetPrediction, prediction_curve
 from core.prediction.through_schedule import ScheduleForecast, forecast_through_schedule, what_if
 
 __all__ = [
+    'EPOCHS', 'FORECAST_COLUMNS', 'FORECAST_ROUTES', 'PROGRESS', 'RunForecast', 'forecast_run', 'forecast_table',
+    'route_for', 'route_for_runs', 'BacktestAnswer', 'backtest_route', 'backtest_runs', 'three_way_line',
     'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
     'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between',
     'default_cooldown_target', 'in_progress',
@@ -104,5 +118,5 @@ __all__ = [
     'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
     'priors_without_each_run',
     'resolve_schedule',
-    'resolve_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
+    'relative_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
 ]

@@ -23,7 +23,7 @@ Definitions (``docs/prediction.md`` has the long version)
   at a threshold ``L``).  ``L`` comes from the observed epochs of the same run
   (``loss_threshold="observed"``, the default) or from other runs (``"runs"``: the median
   loss at target of the other runs that reached it; never the run's own).
-* **Target.** ``target_acc`` (absolute) or ``target_rel`` (a fraction of the log's final
+* **Target.** ``target`` (absolute, an accuracy ``acc>=A``) or ``target_rel`` (a fraction of the log's final
   accuracy: the *definition* of the target then reads the end of the log, the prediction
   does not; rows say which in ``target_definition``).
 * **Calibration of the interval.** ``calibration="self"``: each run's interval comes from
@@ -46,7 +46,6 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest_table import BacktestCase, cases_table
@@ -62,8 +61,9 @@ from core.prediction.log_series import first_epochs, n_epochs
 from core.prediction.predict import check_family, predict_epoch_at_target, widen
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.prediction.target_prediction import TargetPrediction
-from core.runs import check_target_acc, epoch_summary, find_target_crossing, run_key
-from core.validation import check_option
+from core.runs import epoch_summary, find_target_crossing, run_key
+from core.targets import ACCURACY_METRIC, DEFAULT_TARGET, Target, require_accuracy, target_for
+from core.validation import check_option, check_scalar
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.3, 0.5, 0.7)
 #: inflation factors tried when learning the interval's width from other runs
@@ -94,26 +94,37 @@ def final_accuracy(log: RunLog) -> float:
     return float(table["acc"].iloc[-1]) if len(table) else math.nan
 
 
-def resolve_target(log: RunLog, target_acc: float | None = DEFAULT_TARGET_ACC,
-                   target_rel: float | None = None) -> tuple[float, str]:
-    """(target accuracy, how it was defined) for ``log``.
+def relative_target(log: RunLog, rel: float) -> tuple[Target, str]:
+    """The target ``acc >= rel × final accuracy`` of ``log`` and how it was defined (``--target-rel``).
 
-    ``target_rel`` wins: ``target_rel × final accuracy`` (reads the end of the log to define
-    the target only).
+    Reads the end of the log to *define* the target only; the prediction never reads it.
+
+    >>> from core.logs.reader import read_log
+    >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2.0,0.5\\n2,2,1.0,0.8\\n", "r.csv")
+    >>> t, how = relative_target(log, 0.9); t.spec, how
+    ('acc>=0.72', '0.9 × final accuracy 0.8')
     """
+    rel = check_scalar(rel, "target_rel", float, min_val=0, max_val=1, include_boundaries="neither")
+    final = final_accuracy(log)
+    if not math.isfinite(final):
+        raise InputError(f"{log.source}: expected an accuracy column to define a target relative to the "
+                         "final accuracy; the log has none. Give an absolute target (--target acc>=A) instead.")
+    return Target(ACCURACY_METRIC, ">=", rel * final), f"{rel:g} × final accuracy {final:.4g}"
+
+
+def target_of_case(log: RunLog, target: Target, target_rel: float | None) -> tuple[Target, str]:
+    """(the target of ``log``'s backtest, how it was defined): ``target_rel`` of its final accuracy when given
+    (:func:`relative_target`), else ``target_for(log, target)`` (an accuracy: the epoch route's)."""
     if target_rel is not None:
-        rel = check_target_acc(target_rel, "target_rel")
-        final = final_accuracy(log)
-        if not math.isfinite(final):
-            raise InputError(f"{log.source}: expected an accuracy column to define a target relative to the "
-                             "final accuracy; the log has none. Give an absolute target (target_acc) instead.")
-        return rel * final, f"{rel:g} × final accuracy {final:.4g}"
-    return check_target_acc(target_acc), "absolute"
+        return relative_target(log, target_rel)
+    target = target_for(log, target)
+    require_accuracy(target, "the backtest of the epoch at target")
+    return target, "absolute"
 
 
-def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, loss_threshold,
+def _cases(log: RunLog, *, fractions, target, target_rel, family, routes, loss_threshold,
            level, correct, cache, schedule=None) -> list[BacktestCase]:
-    target, definition = resolve_target(log, target_acc, target_rel)
+    target, definition = target_of_case(log, target, target_rel)
     crossing = find_target_crossing(log, target)
     actual = crossing.epoch if crossing.reached else None
     total = n_epochs(log)
@@ -132,7 +143,7 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
             sched = resolve_schedule(observed) if schedule == "auto" else check_schedule(schedule)
             for route in routes:
                 preds[route] = predict_epoch_at_target(
-                    observed, target_acc=target, family=family, route=route,
+                    observed, target=target, family=family, route=route,
                     loss_threshold=loss_threshold if route == "loss" else None, level=level,
                     correct=correct, cache=cache, schedule=sched)
         out.append(BacktestCase(log, f, total, n, target, definition, actual, status, preds, family, sched))
@@ -140,7 +151,7 @@ def _cases(log: RunLog, *, fractions, target_acc, target_rel, family, routes, lo
 
 
 def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
-                 target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                 target: Target | None = None, target_rel: float | None = None,
                  family: str = "auto", loss_threshold: float | None = None,
                  level: float = DEFAULT_LEVEL, correct: bool = True,
                  cache: FitCache | None = None) -> pd.DataFrame:
@@ -154,11 +165,12 @@ def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
     >>> from core.logs.reader import read_log
     >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 25))
     >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
-    >>> t = backtest_run(log, fractions=[0.3, 0.5, 0.7], target_acc=0.92, family="exp3")
+    >>> from core.targets import accuracy_target
+    >>> t = backtest_run(log, fractions=[0.3, 0.5, 0.7], target=accuracy_target(0.92), family="exp3")
     >>> t[["observed_fraction", "status", "epoch_pred", "epoch_actual"]].values.tolist()
     [[0.3, 'scored', 14.0, 14], [0.5, 'scored', 14.0, 14], [0.7, 'observed', nan, 14]]
     """
-    cases = _cases(log, fractions=check_fractions(fractions), target_acc=target_acc,
+    cases = _cases(log, fractions=check_fractions(fractions), target=target,
                    target_rel=target_rel, family=check_family(family), routes=("accuracy", "loss"),
                    loss_threshold=loss_threshold, level=level, correct=correct,
                    cache=cache or FitCache())
@@ -167,7 +179,7 @@ def backtest_run(log: RunLog, *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
 
 # --------------------------------------------------------------------------- many runs
 def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
-                  target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                  target: Target | None = None, target_rel: float | None = None,
                   family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
                   level: float = DEFAULT_LEVEL, correct: bool = True,
                   cache: FitCache | None = None, schedule: Schedule | str | None = None,
@@ -178,9 +190,10 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     ----------
     logs : sequence of RunLog
     fractions : iterable of float, default (0.3, 0.5, 0.7)
-    target_acc : float, default 0.92
+    target : Target, optional
+        An accuracy that climbs (``acc>=A``): the epoch route's; None: each log's own (``target_for``).
     target_rel : float, optional
-        A fraction of each log's final accuracy instead of ``target_acc``.
+        A fraction of each log's final accuracy instead of ``target`` (:func:`relative_target`).
     family : str, default "auto"
     calibration : {"runs", "self"}, default "runs"
         Where the interval's inflation comes from (module docstring).
@@ -215,9 +228,9 @@ def backtest_logs(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAUL
     """
     priors = check_priors(priors, logs)
     if priors is not None and target_rel is not None:
-        raise InputError("priors: expected an absolute target (target_acc) to compare with other runs; got a "
+        raise InputError("priors: expected an absolute target (acc>=A) to compare with other runs; got a "
                          "relative one. Drop target_rel or the priors.")
-    cases = backtest_cases(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel, family=family,
+    cases = backtest_cases(logs, fractions=fractions, target=target, target_rel=target_rel, family=family,
                            calibration=calibration, loss_threshold=loss_threshold, level=level, correct=correct,
                            cache=cache, schedule=schedule)
     return table_with_posteriors(cases, priors, level=level, posterior_method=posterior_method,
@@ -239,7 +252,7 @@ def table_with_posteriors(cases: list[BacktestCase], priors=None, *, level: floa
 
 
 def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAULT_FRACTIONS,
-                   target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                   target: Target | None = None, target_rel: float | None = None,
                    family: str = "auto", calibration: str = "runs", loss_threshold: str = "observed",
                    level: float = DEFAULT_LEVEL, correct: bool = True,
                    cache: FitCache | None = None, schedule: Schedule | str | None = None) -> list[BacktestCase]:
@@ -250,11 +263,11 @@ def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAU
     family = check_family(family)
     schedule = schedule if schedule == "auto" else check_schedule(schedule)
     cache = cache if cache is not None else FitCache()
-    thresholds = _thresholds_from_other_runs(logs, target_acc, target_rel) if loss_threshold == "runs" \
+    thresholds = _thresholds_from_other_runs(logs, target, target_rel) if loss_threshold == "runs" \
         else [None] * len(logs)
     cases: list[BacktestCase] = []
     for log, threshold in zip(logs, thresholds):
-        cases += _cases(log, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
+        cases += _cases(log, fractions=fractions, target=target, target_rel=target_rel,
                         family=family, routes=("accuracy", "loss"), loss_threshold=threshold,
                         level=level, correct=correct, cache=cache, schedule=schedule)
     if calibration == "runs":
@@ -300,12 +313,12 @@ def _with_posteriors(cases: list[BacktestCase], priors, *, level: float, method:
     return out
 
 
-def _thresholds_from_other_runs(logs, target_acc, target_rel) -> list[float | None]:
+def _thresholds_from_other_runs(logs, target: Target | None, target_rel: float | None) -> list[float | None]:
     """Per log: the median loss at target over the *other* runs that reached it (NaN if none)."""
     keys = [run_key(log) for log in logs]
     losses = []
     for log in logs:
-        crossing = find_target_crossing(log, resolve_target(log, target_acc, target_rel)[0])
+        crossing = find_target_crossing(log, target_of_case(log, target, target_rel)[0])
         losses.append(crossing.loss if crossing.reached and crossing.loss is not None else math.nan)
     out = []
     for i in range(len(logs)):
@@ -350,7 +363,7 @@ def _calibrate_on_other_runs(cases: list[BacktestCase], level: float) -> list[Ba
 
 
 def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_seen: int,
-                              target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
+                              target: Target = DEFAULT_TARGET, family: str = "auto",
                               route: str = "accuracy", level: float = DEFAULT_LEVEL,
                               cache: FitCache | None = None, schedule=None) -> tuple[float | None, int]:
     """The interval inflation that ``log``'s prediction after ``n_epochs_seen`` epochs should get,
@@ -363,7 +376,7 @@ def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_s
     than ``MIN_CALIBRATION_CASES`` exist (the caller then keeps the run's own interval).
     A ``schedule`` (declared for ``log``) applies to the other runs of the same model.
     """
-    target = check_target_acc(target_acc)
+    require_accuracy(target, "the interval learned from other runs")
     fraction = n_epochs_seen / max(n_epochs(log), 1)
     cache = cache if cache is not None else FitCache()
     pool = []
@@ -376,7 +389,7 @@ def inflation_from_other_runs(logs: Sequence[RunLog], log: RunLog, *, n_epochs_s
         if not crossing.reached or crossing.epoch is None or crossing.epoch <= seen or seen >= total:
             continue
         same = schedule if schedule is not None and other.meta.model == log.meta.model else None
-        p = predict_epoch_at_target(first_epochs(other, seen), target_acc=target, family=family, route=route,
+        p = predict_epoch_at_target(first_epochs(other, seen), target=target, family=family, route=route,
                                     level=level, cache=cache, schedule=same)
         need = needed_inflation(p, int(crossing.epoch))
         if not math.isnan(need):

@@ -17,6 +17,7 @@ from core.prediction.posterior import Posterior
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule
 from core.prediction.target_prediction import TargetPrediction
+from core.targets import Target
 
 #: the contract columns of ``python -m core backtest``, in order
 BACKTEST_COLUMNS: tuple[str, ...] = (
@@ -43,7 +44,7 @@ class BacktestCase:
     fraction: float
     n_total: int
     n_observed: int
-    target_acc: float
+    target: Target
     target_definition: str
     actual: int | None
     status: str
@@ -89,7 +90,7 @@ def _route_cells(case: BacktestCase, route: str) -> dict:
 def case_row(case: BacktestCase, with_priors: bool) -> dict:
     """The row of one case (see :mod:`core.prediction.backtest` for every definition)."""
     row = {"file": case.log.source, "family": None, "observed_fraction": case.fraction,
-           "epoch_actual": case.actual, "status": case.status, "target_acc": case.target_acc,
+           "epoch_actual": case.actual, "status": case.status, "target_acc": case.target.value,
            "target_definition": case.target_definition, "n_epochs": case.n_total,
            "n_epochs_observed": case.n_observed}
     for route in ("accuracy", "loss"):

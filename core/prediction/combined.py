@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.posterior import (
@@ -32,6 +32,7 @@ from core.prediction.prior import Prior
 from core.prediction.run_prior import prior_for_run
 from core.prediction.target_prediction import TargetPrediction
 from core.runs import run_key
+from core.targets import Target, target_for
 
 #: the columns ``backtest_logs`` adds when it is given priors
 PRIOR_COLUMNS: tuple[str, ...] = (
@@ -42,20 +43,21 @@ PRIOR_COLUMNS: tuple[str, ...] = (
 
 
 def priors_for_logs(logs: Sequence[RunLog], *, extra: Sequence[RunLog] = (), fits: pd.DataFrame | None = None,
-                    target_acc: float = DEFAULT_TARGET_ACC, level: float = DEFAULT_LEVEL,
+                    target: Target | None = None, level: float = DEFAULT_LEVEL,
                     datasets_by_file: dict[str, str] | None = None) -> dict[str, Prior]:
     """Each log's prior from the *other* logs (and ``extra`` logs, and a fits table): never its own.
 
     ``core.prediction.run_prior.prior_for_run``: other batch sizes of the same job when at least two
-    reached the target, else a calibration over the other architectures.
+    reached the target, else a calibration over the other architectures. Each log's target is
+    ``target_for(log, target)``.
     """
     pool = list(logs) + [e for e in extra if e.source not in {lg.source for lg in logs}]
-    return {log.source: prior_for_run(log, pool, target_acc=target_acc, level=level, fits=fits,
+    return {log.source: prior_for_run(log, pool, target=target_for(log, target), level=level, fits=fits,
                                       datasets_by_file=datasets_by_file) for log in logs}
 
 
 def priors_without_each_run(logs: Sequence[RunLog], others: Sequence[RunLog], *,
-                            target_acc: float = DEFAULT_TARGET_ACC, level: float = DEFAULT_LEVEL,
+                            target: Target | None = None, level: float = DEFAULT_LEVEL,
                             datasets_by_file: dict[str, str] | None = None) -> dict[tuple, dict[str, Prior]]:
     """``{run key K: {file: prior}}``: each of ``logs``' prior from ``others`` without run ``K``'s files
     (nor its own), for every run ``K`` among ``logs``.
@@ -66,7 +68,8 @@ def priors_without_each_run(logs: Sequence[RunLog], others: Sequence[RunLog], *,
     table).  ``backtest_logs(..., priors_without=...)`` uses it.  One prior per pair of runs.
     """
     keys = dict.fromkeys(run_key(log) for log in logs)
-    return {key: {log.source: prior_for_run(log, [o for o in others if run_key(o) != key], target_acc=target_acc,
+    return {key: {log.source: prior_for_run(log, [o for o in others if run_key(o) != key],
+                                            target=target_for(log, target),
                                             level=level, datasets_by_file=datasets_by_file)
                   for log in logs if run_key(log) != key}
             for key in keys}

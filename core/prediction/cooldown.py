@@ -28,9 +28,9 @@ from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.through_schedule import ScheduleForecast, ScheduleModel, forecast_through_schedule
-from core.runs import metric_column, run_target
+from core.runs import metric_column
 from core.schedules import COOLDOWN_SHAPES, PlannedSchedule, build_schedule, log_schedule
-from core.targets import LOSS_METRIC, Target
+from core.targets import LOSS_METRIC, Target, target_for
 from core.validation import check_option, check_scalar
 
 #: the table :func:`plan_cooldown` returns, in order (``python -m core schedule`` prints it)
@@ -62,7 +62,7 @@ def cooldown_candidates(logs: Sequence[RunLog], target: Target | None = None) ->
     target climbs is measured on its loss) and a planned schedule, in the order given."""
     out = []
     for log in logs:
-        t = run_target(log, target)
+        t = target_for(log, target)
         if t.climbs:
             t = Target(LOSS_METRIC, "<=", 1.0)
         if metric_column(log, t.metric) is not None and log_schedule(log) is not None:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs, observed_epochs
@@ -33,6 +33,7 @@ from core.prediction.run_prior import prior_for_run
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.prediction.target_prediction import TargetPrediction
 from core.runs import find_target_crossing, run_key
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 
 #: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)
 DEFAULT_POSTERIOR_METHOD = "precision"
@@ -90,13 +91,14 @@ class Forecast:
 
 
 def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int | None = None,
-                             target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
+                             target: Target = DEFAULT_TARGET, family: str = "auto",
                              route: str = "accuracy", level: float = DEFAULT_LEVEL,
                              cache: FitCache | None = None, prior: Prior | str | None = None,
                              schedule: Schedule | str | None = None,
                              datasets_by_file: dict[str, str] | None = None,
                              posterior_method: str = DEFAULT_POSTERIOR_METHOD) -> Forecast:
-    """Predict where ``log`` passes ``target_acc`` from its first ``n_epochs_seen`` epochs (all by default).
+    """Predict where ``log`` passes ``target`` (an accuracy, ``acc>=A``) from its first ``n_epochs_seen`` epochs
+    (all by default).
 
     Parameters
     ----------
@@ -108,7 +110,7 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     n_epochs_seen : int, optional
         Epochs to predict from; ``None`` uses the whole log (extrapolating a run that ended
         before the target).
-    target_acc, family, route, level
+    target, family, route, level
         As in :func:`core.prediction.predict.predict_epoch_at_target`.
     cache : FitCache, optional
         Shares fits between the prediction and the other runs' predictions.
@@ -135,19 +137,22 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     >>> from core.logs import read_log
     >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 25))
     >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
-    >>> f = forecast_epoch_at_target(log, [log], n_epochs_seen=10, target_acc=0.92, family="exp3")
+    >>> from core.targets import accuracy_target
+    >>> f = forecast_epoch_at_target(log, [log], n_epochs_seen=10, target=accuracy_target(0.92),
+    ...                              family="exp3")
     >>> f.prediction.epoch, f.inflation     # error 0.8·2^(−e/4) <= 0.08 at e = 13.3: epoch 14
     (14.0, None)
     """
+    require_accuracy(target, "the forecast of the epoch at target")
     cache = cache if cache is not None else FitCache()
     total = n_epochs(log)
     n = total if n_epochs_seen is None else int(n_epochs_seen)
     observed = log if n >= total else first_epochs(log, n)
     sched = resolve_schedule(observed) if schedule == "auto" else check_schedule(schedule)
-    p = predict_epoch_at_target(observed, target_acc=target_acc, family=family, route=route, level=level,
+    p = predict_epoch_at_target(observed, target=target, family=family, route=route, level=level,
                                 cache=cache, schedule=sched)
     declared = sched if schedule not in (None, "auto") else None
-    inflation, n_cases = inflation_from_other_runs(list(others), log, n_epochs_seen=n, target_acc=target_acc,
+    inflation, n_cases = inflation_from_other_runs(list(others), log, n_epochs_seen=n, target=target,
                                                    family=family, route=route, level=level, cache=cache,
                                                    schedule=declared)
     if inflation is not None and p.status == "predicted":
@@ -155,16 +160,16 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     if prior is None:
         return Forecast(p, inflation, n_cases, schedule=sched)
     if isinstance(prior, str):
-        prior = prior_for_run(log, others, target_acc=target_acc, level=level, datasets_by_file=datasets_by_file)
+        prior = prior_for_run(log, others, target=target, level=level, datasets_by_file=datasets_by_file)
     measured = None
     if p.status == "reached":
-        c = find_target_crossing(observed, target_acc)
+        c = find_target_crossing(observed, target)
         measured = float(c.epoch) if c.reached and c.epoch is not None else None
     if posterior_method not in FORECAST_POSTERIOR_METHODS:
         raise InputError(f"posterior_method: expected one of {', '.join(FORECAST_POSTERIOR_METHODS)}; "
                          f"got {posterior_method!r}.")
     if posterior_method in ("backtest", "correlated", "calibrated") and measured is None:
-        cases = cases_from_other_runs(log, others, n_epochs_seen=n, target_acc=target_acc, family=family,
+        cases = cases_from_other_runs(log, others, n_epochs_seen=n, target=target, family=family,
                                       route=route, level=level, cache=cache, datasets_by_file=datasets_by_file)
         if posterior_method == "backtest":
             post = combine(prior, p, n_epochs_observed=n, level=level, method="backtest",
@@ -180,7 +185,7 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
 
 
 def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int,
-                           target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto", route: str = "accuracy",
+                           target: Target = DEFAULT_TARGET, family: str = "auto", route: str = "accuracy",
                            level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
                            datasets_by_file: dict[str, str] | None = None) -> list[tuple[float, float]]:
     """The ``(prior, extrapolation)`` log errors (:func:`core.prediction.posterior.log_errors`) of the
@@ -188,13 +193,13 @@ def errors_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_se
     than it and ``log`` (leave-one-run-out; a run's val/train twin counts as the run)."""
     return [(math.log(a - 0.5) - mu_p, math.log(a - 0.5) - mu_x)
             for a, mu_p, _, mu_x, _ in cases_from_other_runs(log, others, n_epochs_seen=n_epochs_seen,
-                                                             target_acc=target_acc, family=family, route=route,
+                                                             target=target, family=family, route=route,
                                                              level=level, cache=cache,
                                                              datasets_by_file=datasets_by_file)]
 
 
 def cases_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_seen: int,
-                          target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto", route: str = "accuracy",
+                          target: Target = DEFAULT_TARGET, family: str = "auto", route: str = "accuracy",
                           level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
                           datasets_by_file: dict[str, str] | None = None) -> list[OtherCase]:
     """The :data:`~core.prediction.posterior_calibrated.OtherCase` ``(actual, μp, σp, μx, σx)`` of
@@ -209,15 +214,15 @@ def cases_from_other_runs(log: RunLog, others: Sequence[RunLog], *, n_epochs_see
     for other in others:
         if run_key(other) == key:
             continue
-        crossing = find_target_crossing(other, target_acc)
+        crossing = find_target_crossing(other, target)
         total = n_epochs(other)
         seen = observed_epochs(total, fraction)
         if not crossing.reached or crossing.epoch is None or crossing.epoch <= seen or seen >= total:
             continue
         cut = first_epochs(other, seen)
-        p = predict_epoch_at_target(cut, target_acc=target_acc, family=family, route=route, level=level, cache=cache,
+        p = predict_epoch_at_target(cut, target=target, family=family, route=route, level=level, cache=cache,
                                     schedule=resolve_schedule(cut))
         pool = [o for o in others if run_key(o) not in (key, run_key(other))]
-        prior = prior_for_run(other, pool, target_acc=target_acc, level=level, datasets_by_file=datasets_by_file)
+        prior = prior_for_run(other, pool, target=target, level=level, datasets_by_file=datasets_by_file)
         out.append(other_case(crossing.epoch, prior, p))
     return out

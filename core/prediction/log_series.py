@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.intervals import (
     EpochSeries,
 )
-from core.runs import epoch_summary
+from core.runs import epoch_summary, find_target_crossing
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 
 
 def n_epochs(log: RunLog) -> int:
@@ -62,19 +62,22 @@ def loss_series(log: RunLog) -> EpochSeries:
                   x_per_epoch=x_per_epoch, mid_epoch=step_level)
 
 
-def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
-    """The loss ``L`` at which the accuracy should pass ``target_acc``, from ``log`` alone.
+def loss_threshold_from_observed(log: RunLog, target: Target) -> float:
+    """The loss ``L`` at which the accuracy should pass ``target`` (``acc>=A``), from ``log`` alone.
 
     Fits ``ln(1 − acc) = α + β·ln(loss)`` by least squares on the per-epoch mean loss and
     final accuracy of the later half of the log's epochs (the part nearest the target),
-    and solves for the loss where ``1 − acc = 1 − target_acc``.  NaN when the fit has no
+    and solves for the loss where ``1 − acc = 1 − A``.  NaN when the fit has no
     positive slope (accuracy not improving with loss).
 
     >>> from core.logs.reader import read_log
+    >>> from core.targets import accuracy_target
     >>> rows = "".join(f"{e},{e},{l},{1 - 0.25 * l}\\n" for e, l in enumerate([2.0, 1.6, 1.2, 0.8], 1))
-    >>> round(loss_threshold_from_observed(read_log(("epoch,step,loss,acc\\n" + rows).encode(), "r.csv"), 0.9), 6)
+    >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "r.csv")
+    >>> round(loss_threshold_from_observed(log, accuracy_target(0.9)), 6)
     0.4
     """
+    value = require_accuracy(target, "the loss threshold of the loss route")
     table = epoch_summary(log).dropna(subset=["loss", "acc"])
     table = table[(table["loss"] > 0) & (table["acc"] < 1)]
     if len(table) < 2:
@@ -87,24 +90,22 @@ def loss_threshold_from_observed(log: RunLog, target_acc: float) -> float:
     beta, alpha = np.polyfit(x, y, 1)
     if not beta > 0:
         return math.nan
-    return float(np.exp((math.log(1.0 - target_acc) - alpha) / beta))
+    return float(np.exp((math.log(1.0 - value) - alpha) / beta))
 
 
-def reached_target(log: RunLog, target_acc: float) -> bool:
-    """Whether an observed epoch already passed ``target_acc`` (the epoch-level criterion)."""
+def reached_target(log: RunLog, target: Target) -> bool:
+    """Whether an observed epoch's accuracy already met ``target`` (the epoch-level criterion)."""
     table = epoch_summary(log)
-    return bool((table["acc"] >= target_acc).any())
+    return bool(target.met(table["acc"]).any())
 
 
-def showcase_log(logs, target_acc: float = DEFAULT_TARGET_ACC) -> RunLog | None:
+def showcase_log(logs, target: Target = DEFAULT_TARGET) -> RunLog | None:
     """The first log whose target epoch lies in the second half of its epochs (so predicting from
     its first half can be compared with what happened); else the first log; None if empty.
     """
-    from core.runs import find_target_crossing
-
     logs = list(logs)
     for log in logs:
-        c = find_target_crossing(log, target_acc)
+        c = find_target_crossing(log, target)
         if c.reached and c.epoch is not None and c.epoch > n_epochs(log) / 2:
             return log
     return logs[0] if logs else None

@@ -6,7 +6,7 @@ Two routes, both fitted with ``core.curves.fit_curve`` on the observed epochs on
   running accuracy, the quantity the epoch-level criterion of ``core.runs.targets`` tests) is
   fitted as the error ``1 − acc`` against the epoch number ``e`` with a decreasing family;
   the predicted epoch is the first whole epoch where the fitted error is at or below
-  ``1 − target_acc``: ``ceil(e*)`` with ``e* = inverse(1 − target_acc)``.
+  ``1 − A`` for the target ``acc>=A``: ``ceil(e*)`` with ``e* = inverse(1 − A)``.
 * ``"loss"`` (through a loss threshold): the per-step loss is fitted against the global
   step ``k``; the threshold ``L`` is the loss at which the accuracy is expected to pass the
   target, taken **from the observed epochs only** (see ``loss_threshold_from_observed``) or
@@ -32,7 +32,6 @@ import math
 from dataclasses import replace
 
 from core.curves import FAMILIES, FitResult
-from core.defaults import DEFAULT_TARGET_ACC
 from core.logs import RunLog
 from core.prediction.intervals import (
     DEFAULT_LEVEL,
@@ -56,7 +55,7 @@ from core.prediction.log_series import (
 from core.prediction.phases import check_future, epochs_after, shift_prediction
 from core.prediction.schedule import MIN_PHASE_EPOCHS, Schedule, check_schedule
 from core.prediction.target_prediction import TargetPrediction
-from core.runs import check_target_acc
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 from core.validation import check_option, check_scalar
 
 ROUTES = ("accuracy", "loss")
@@ -75,23 +74,24 @@ def check_route(route: str) -> str:
 
 
 # --------------------------------------------------------------------------- prediction
-def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC, family: str = "auto",
+def predict_epoch_at_target(log: RunLog, *, target: Target = DEFAULT_TARGET, family: str = "auto",
                             route: str = "accuracy", loss_threshold: float | None = None,
                             inflation: float = 1.0, level: float = DEFAULT_LEVEL, correct: bool = True,
                             cache: FitCache | None = None, schedule: Schedule | str | None = None
                             ) -> TargetPrediction:
-    """Predict, from all of ``log`` (the observed epochs), the epoch where it passes ``target_acc``.
+    """Predict, from all of ``log`` (the observed epochs), the epoch where it passes ``target``.
 
     Parameters
     ----------
     log : RunLog
         The observed part of a run (``first_epochs(full_log, n)``); nothing else is read.
-    target_acc : float, default 0.92
+    target : Target, default acc>=0.92
+        An accuracy that climbs (``acc>=A``); any other target is refused (the epoch route models an accuracy).
     family : str, default "auto"
         A key of ``FAMILIES``, or ``"auto"``: the family with the best inner-backtest score.
     route : {"accuracy", "loss"}, default "accuracy"
     loss_threshold : float, optional
-        ``L`` for the loss route; by default ``loss_threshold_from_observed(log, target_acc)``.
+        ``L`` for the loss route; by default ``loss_threshold_from_observed(log, target)``.
     inflation : float, default 1.0
         Widening of the interval (1: from this run's observed epochs alone; see
         ``core.prediction.backtest`` for a factor learned on other runs).
@@ -116,19 +116,20 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
     at epoch ``4·log2(10) = 13.3``, i.e. in epoch 14:
 
     >>> from core.logs.reader import read_log
+    >>> from core.targets import accuracy_target
     >>> rows = "".join(f"{e},{e},{1 / e:.6f},{1 - 0.8 * 0.5 ** (e / 4):.6f}\\n" for e in range(1, 11))
     >>> log = read_log(("epoch,step,loss,acc\\n" + rows).encode(), "run.csv")
-    >>> p = predict_epoch_at_target(log, target_acc=0.92, family="exp3")
+    >>> p = predict_epoch_at_target(log, target=accuracy_target(0.92), family="exp3")
     >>> p.status, p.epoch, p.epoch_low <= 14 <= p.epoch_high
     ('predicted', 14.0, True)
     """
-    target_acc = check_target_acc(target_acc)
+    require_accuracy(target, "the epoch prediction from the first epochs")
     check_family(family)
     check_route(route)
     inflation = check_scalar(inflation, "inflation", float, min_val=0, include_boundaries="neither")
     schedule = check_schedule(schedule)
     cache = cache or FitCache()
-    options = dict(target_acc=target_acc, family=family, route=route, loss_threshold=loss_threshold,
+    options = dict(target=target, family=family, route=route, loss_threshold=loss_threshold,
                    inflation=inflation, level=level, correct=correct, cache=cache)
     if schedule is not None and schedule.kind != "none":
         return _predict_in_phases(log, schedule, **options)
@@ -138,17 +139,17 @@ def predict_epoch_at_target(log: RunLog, *, target_acc: float = DEFAULT_TARGET_A
 def _predict_in_phases(log: RunLog, schedule: Schedule, **options) -> TargetPrediction:
     """The unscheduled prediction within the current phase of ``schedule``, then its future checked.
 
-    ``options`` are ``_predict_unscheduled``'s (``target_acc``, ``family``, ``route``, ``level``, ...).
+    ``options`` are ``_predict_unscheduled``'s (``target``, ``family``, ``route``, ``level``, ...).
     """
     n = n_epochs(log)
     d = schedule.phase_start(n)
     flags: list[str] = []
-    if reached_target(log, options["target_acc"]):
+    if reached_target(log, options["target"]):
         return _predict_unscheduled(log, **options)
     if d > 0:
         if n - d < MIN_PHASE_EPOCHS:
             return TargetPrediction(
-                log.source, options["route"], options["family"], options["target_acc"], n, "refused",
+                log.source, options["route"], options["family"], options["target"].value, n, "refused",
                 level=options["level"], steps_per_epoch=log.steps_per_epoch,
                 reason=(f"only {n - d:g} epochs since the learning-rate drop after epoch {d:g} ({schedule.source}): "
                         f"too few to fit the new phase (at least {MIN_PHASE_EPOCHS})"))
@@ -160,16 +161,16 @@ def _predict_in_phases(log: RunLog, schedule: Schedule, **options) -> TargetPred
     return check_future(p, schedule, n, flags)
 
 
-def _predict_unscheduled(log: RunLog, *, target_acc: float, family: str, route: str, loss_threshold: float | None,
+def _predict_unscheduled(log: RunLog, *, target: Target, family: str, route: str, loss_threshold: float | None,
                          inflation: float, level: float, correct: bool, cache: FitCache) -> TargetPrediction:
     """The prediction from every observed epoch, one curve over them all (arguments checked by the caller)."""
     n_obs = n_epochs(log)
-    base = dict(source=log.source, route=route, family=family, target_acc=target_acc,
+    base = dict(source=log.source, route=route, family=family, target_acc=target.value,
                 n_epochs_observed=n_obs, level=level, steps_per_epoch=log.steps_per_epoch,
                 corrected=correct, inflation=float(inflation))
-    if reached_target(log, target_acc):
+    if reached_target(log, target):
         return TargetPrediction(**base, status="reached", reason="the observed epochs already passed the target")
-    series, y_target, threshold, why = _route_data(log, route, target_acc, loss_threshold)
+    series, y_target, threshold, why = _route_data(log, route, target, loss_threshold)
     if series is None:
         return TargetPrediction(**base, status="not fitted", loss_threshold=threshold, reason=why)
     candidates = AUTO_FAMILIES if family == "auto" else (family,)
@@ -237,27 +238,27 @@ def _note(drift: Drift, fit: FitResult, y_target: float, raw: float) -> str:
     return ""
 
 
-def _route_data(log: RunLog, route: str, target_acc: float, loss_threshold: float | None
+def _route_data(log: RunLog, route: str, target: Target, loss_threshold: float | None
                 ) -> tuple[EpochSeries | None, float, float | None, str]:
     """(series, level to reach, loss threshold, reason when there is no series)."""
     if route == "accuracy":
         if not log.has_acc:
             return None, math.nan, None, "no accuracy column"
-        return accuracy_series(log), 1.0 - target_acc, None, ""
+        return accuracy_series(log), 1.0 - target.value, None, ""
     if not log.has_loss:
         return None, math.nan, None, "no loss column (an accuracy trace): use the accuracy route"
-    threshold = loss_threshold_from_observed(log, target_acc) if loss_threshold is None else float(loss_threshold)
+    threshold = loss_threshold_from_observed(log, target) if loss_threshold is None else float(loss_threshold)
     if not (math.isfinite(threshold) and threshold > 0):
         return None, math.nan, None, "no loss threshold: the observed loss and accuracy do not move together"
     return loss_series(log), threshold, threshold, ""
 
 
-def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target_acc: float = DEFAULT_TARGET_ACC,
+def prediction_from_first_epochs(log: RunLog, n_epochs_seen: int, *, target: Target = DEFAULT_TARGET,
                                  family: str = "auto", route: str = "accuracy", **kwargs) -> TargetPrediction:
     """``predict_epoch_at_target(first_epochs(log, n_epochs_seen), ...)``: what the first epochs say.
 
     The rest of ``log`` is cut away before anything is fitted.
     """
     n_epochs_seen = check_scalar(n_epochs_seen, "n_epochs_seen", int, min_val=1)
-    return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target_acc=target_acc,
+    return predict_epoch_at_target(first_epochs(log, int(n_epochs_seen)), target=target,
                                    family=family, route=route, **kwargs)

@@ -37,9 +37,8 @@ from core.prediction.through_schedule import (
     forecast_through_schedule,
     time_at_step,
 )
-from core.runs import run_target
 from core.schedules import declared_schedule, log_schedule
-from core.targets import Target
+from core.targets import Target, target_for
 from core.validation import check_option
 
 
@@ -98,7 +97,7 @@ def forecast_showcase(logs: Sequence[RunLog], target: Target | None = None, metr
     through a schedule whose rate changes (a cool-down to show), else among all of them."""
     logs = list(logs)
     # cut as the page's forecast cuts it (a fraction of the run): the whole lr column is then its plan
-    through = [lg for lg in logs if schedule_route_applies(lg, run_target(lg, target), observe=0.5)[0]
+    through = [lg for lg in logs if schedule_route_applies(lg, target_for(lg, target), observe=0.5)[0]
                and (plan := log_schedule(lg)) is not None and plan.changes_after(0.0)]
     return progress_showcase(through or logs, target, metric) or progress_showcase(logs, target, metric)
 
@@ -130,7 +129,7 @@ def forecast_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target
     >>> g.route, g.schedule.schedule.total_steps
     ('through the schedule (lr-annealing)', 40.0)
     """
-    target = run_target(log, target)
+    target = target_for(log, target)
     check_option(family, "family", tuple(dict.fromkeys(("auto", *FAMILY_CHOICES, *FAMILIES))))
     power_law = observe
     if observe is not None and observe >= 1 and not target.climbs:

@@ -24,12 +24,12 @@ import pandas as pd
 
 from core.calibrate import architectures, calibrate, normalise_fits, query_rows, usable
 from core.datasets import builtin_datasets_by_file
-from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
+from core.defaults import DEFAULT_LEVEL
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.prior import MIN_ARCHITECTURES, MIN_JOB_RUNS, Prior, prior_from_calibration, prior_from_other_runs
 from core.runs import analyse_run, find_target_crossing, fits_table_of_rows
-from core.targets import accuracy_target
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 from core.validation import check_scalar
 
 #: the calibration method of a prior from other architectures: the one the nested leave-one-
@@ -40,31 +40,32 @@ PRIOR_METHOD = "arch-kernel"
 #: fitted rows kept by :func:`fit_rows` (a few hundred bytes each): the calibration pool of every prior
 #: is refitted from them, not from the logs, so that eight sessions' priors share the built-in runs' fits
 FIT_ROW_CACHE_SIZE = 512
-_FIT_ROWS: OrderedDict[tuple[str, float], dict] = OrderedDict()
+_FIT_ROWS: OrderedDict[tuple[str, Target], dict] = OrderedDict()
 _FIT_ROWS_LOCK = Lock()
 
 
-def fit_rows(logs: Sequence[RunLog], *, target_acc: float) -> pd.DataFrame:
-    """The fits table (``core.runs.fits_table``) of ``logs`` at ``target_acc``, each run's row fitted once
+def fit_rows(logs: Sequence[RunLog], *, target: Target) -> pd.DataFrame:
+    """The fits table (``core.runs.fits_table``) of ``logs`` at ``target``, each run's row fitted once
     per process: rows are kept by the log's content fingerprint (at most ``FIT_ROW_CACHE_SIZE``, least
     recently used dropped), never the log itself, so a removed upload's data is not held.
 
     >>> from core.logs import read_log
     >>> rows = "".join(f"{k // 10 + 1},{k},{2 / k + 0.1:.4f},0.5\\n" for k in range(1, 40))
     >>> log = read_log(f"epoch,step,loss,acc\\n{rows}".encode(), "resnet8_cpu.csv")
-    >>> table = fit_rows([log], target_acc=0.9)
-    >>> table.equals(fit_rows([log], target_acc=0.9)), table["file"].tolist()
+    >>> from core.targets import accuracy_target
+    >>> table = fit_rows([log], target=accuracy_target(0.9))
+    >>> table.equals(fit_rows([log], target=accuracy_target(0.9))), table["file"].tolist()
     (True, ['resnet8_cpu.csv'])
     """
     rows = []
     for log in logs:
-        key = (log.fingerprint(), float(target_acc))
+        key = (log.fingerprint(), target)
         with _FIT_ROWS_LOCK:
             row = _FIT_ROWS.get(key)
             if row is not None:
                 _FIT_ROWS.move_to_end(key)
         if row is None:
-            row = analyse_run(log, target=accuracy_target(target_acc)).row()   # TODO(i34): H2 passes its Target
+            row = analyse_run(log, target=target).row()
             with _FIT_ROWS_LOCK:
                 _FIT_ROWS[key] = row
                 while len(_FIT_ROWS) > FIT_ROW_CACHE_SIZE:
@@ -96,7 +97,7 @@ def _samples_per_epoch(log: RunLog) -> float | None:
     return None
 
 
-def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target_acc: float,
+def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target: Target,
                               level: float) -> Prior | None:
     """The batch-scaling fit of ``job`` at ``log``'s batch, in ``log``'s epochs; None when it cannot be made."""
     from core.batch import fit_batch_scaling, measure_batch_run
@@ -107,7 +108,7 @@ def _batch_scaling_prediction(log: RunLog, job: Sequence[RunLog], *, target_acc:
     runs = []
     for o in job:
         try:
-            runs.append(measure_batch_run(o, target=accuracy_target(target_acc)))   # TODO(i34): H2: its Target
+            runs.append(measure_batch_run(o, target=target))
         except InputError:
             continue
     try:
@@ -136,7 +137,7 @@ def _job_mean(done: Sequence[tuple[RunLog, float]], level: float) -> Prior:
                                  labels=[f"batch {o.meta.global_batch}" for o, _ in done])
 
 
-def job_prior(log: RunLog, job: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC,
+def job_prior(log: RunLog, job: Sequence[RunLog], *, target: Target = DEFAULT_TARGET,
               level: float = DEFAULT_LEVEL) -> Prior:
     """The prior from other runs of the same job: the batch-scaling fit or the mean, by leave-one-run-out.
 
@@ -156,11 +157,13 @@ def job_prior(log: RunLog, job: Sequence[RunLog], *, target_acc: float = DEFAULT
     ...     rows = "".join(f"{k},{k * 1000 // b},{1 / k:.4f},0.{50 + 45 * (k >= e)}\\n" for k in range(1, e + 3))
     ...     return read_log(f"epoch,step,loss,acc\\n{rows}".encode(), f"resnet20_x-{b}.csv")
     >>> job = [run(50, 110), run(100, 120), run(250, 150), run(500, 200)]
-    >>> p = job_prior(run(1000, 300), job, target_acc=0.9)
+    >>> from core.targets import accuracy_target
+    >>> p = job_prior(run(1000, 300), job, target=accuracy_target(0.9))
     >>> p.source, round(p.epoch, 6)
     ('batch scaling', 299.5)
     """
-    done = [(o, find_target_crossing(o, target_acc)) for o in job]
+    require_accuracy(target, "the prior from other batch sizes of the job")
+    done = [(o, find_target_crossing(o, target)) for o in job]
     done = [(o, float(c.epoch)) for o, c in done if c.reached and c.epoch is not None]
     mean = _job_mean(done, level)
     if len(done) < MIN_JOB_RUNS + 1 or _samples_per_epoch(log) is None:
@@ -168,7 +171,7 @@ def job_prior(log: RunLog, job: Sequence[RunLog], *, target_acc: float = DEFAULT
     errors: dict[str, list[float]] = {"batch scaling": [], "other runs": []}
     for i, (o, actual) in enumerate(done):
         rest = [d for j, d in enumerate(done) if j != i]
-        fitted = _batch_scaling_prediction(o, [r for r, _ in rest], target_acc=target_acc, level=level)
+        fitted = _batch_scaling_prediction(o, [r for r, _ in rest], target=target, level=level)
         if fitted is None:
             return mean
         errors["batch scaling"].append(abs(math.log(fitted.epoch / (actual - 0.5))))
@@ -177,25 +180,25 @@ def job_prior(log: RunLog, job: Sequence[RunLog], *, target_acc: float = DEFAULT
     score = (f"leave-one-run-out median error over {len(done)} runs: batch-scaling fit "
              f"{100 * math.expm1(med['batch scaling']):.1f} %, mean of the others "
              f"{100 * math.expm1(med['other runs']):.1f} %")
-    fitted = _batch_scaling_prediction(log, job, target_acc=target_acc, level=level)
+    fitted = _batch_scaling_prediction(log, job, target=target, level=level)
     chosen = fitted if fitted is not None and med["batch scaling"] < med["other runs"] else mean
     return replace(chosen, description=f"{chosen.description} ({score})")
 
 
-def prior_source(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC) -> str | None:
+def prior_source(log: RunLog, others: Sequence[RunLog], *, target: Target = DEFAULT_TARGET) -> str | None:
     """Which prior :func:`prior_for_run` would try for ``log``: ``"other runs"`` (at least two other
     batch sizes of the same job reached the target), ``"calibration"`` (at least three other
     architectures of its split with a loss curve), or None — a quick check, nothing is fitted."""
     others = [o for o in others if o.source != log.source]
     job = same_job_runs(log, others)
-    if sum(find_target_crossing(o, target_acc).reached for o in job) >= MIN_JOB_RUNS:
+    if sum(find_target_crossing(o, target).reached for o in job) >= MIN_JOB_RUNS:
         return "other runs"
     archs = {o.meta.model for o in others if o.meta.model and o.meta.model != log.meta.model and o.has_loss
              and o.meta.split == log.meta.split}
     return "calibration" if log.meta.model and len(archs) >= MIN_ARCHITECTURES else None
 
 
-def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = DEFAULT_TARGET_ACC,
+def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target: Target = DEFAULT_TARGET,
                   level: float = DEFAULT_LEVEL, datasets_by_file: dict[str, str] | None = None,
                   method: str = PRIOR_METHOD, fits: pd.DataFrame | None = None) -> Prior:
     """The prior for ``log`` from the other loaded runs (module docstring); ``Prior.none`` when none.
@@ -206,17 +209,18 @@ def prior_for_run(log: RunLog, others: Sequence[RunLog], *, target_acc: float = 
     ``log`` itself and every run of its own architecture (its val/train twin included, and the
     table's rows of it) are left out before anything is computed.
     """
+    require_accuracy(target, "the prior from other runs' epochs")
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     others = [o for o in others if o.source != log.source]
     job = same_job_runs(log, others)
-    if sum(find_target_crossing(o, target_acc).reached for o in job) >= MIN_JOB_RUNS:
-        return job_prior(log, job, target_acc=target_acc, level=level)
+    if sum(find_target_crossing(o, target).reached for o in job) >= MIN_JOB_RUNS:
+        return job_prior(log, job, target=target, level=level)
     datasets = {**builtin_datasets_by_file(), **(datasets_by_file or {})}   # the built-in runs are known
-    return _calibration_prior(log, others, target_acc=target_acc, level=level,
+    return _calibration_prior(log, others, target=target, level=level,
                               datasets_by_file=datasets, method=method, extra_fits=fits)
 
 
-def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, method, extra_fits) -> Prior:
+def _calibration_prior(log, others, *, target: Target, level, datasets_by_file, method, extra_fits) -> Prior:
     model = log.meta.model
     if not model:
         return Prior.none(f"{log.source}: the model is unknown (name the file <model>_<device>.csv)")
@@ -224,13 +228,13 @@ def _calibration_prior(log, others, *, target_acc, level, datasets_by_file, meth
     pool = [o for o in other_models if o.has_loss]
     frames = []
     if pool:
-        table = fit_rows(pool, target_acc=target_acc)
-        frames.append(normalise_fits(table, source="other runs", target=accuracy_target(target_acc),  # TODO(i34)
+        table = fit_rows(pool, target=target)
+        frames.append(normalise_fits(table, source="other runs", target=target,
                                      datasets_by_file=datasets_by_file))
     if extra_fits is not None:
         recorded = pd.to_numeric(extra_fits["target_acc"], errors="coerce")
-        if recorded.notna().any() and not np.allclose(recorded.dropna(), target_acc):
-            return Prior.none(f"the fits table was made for target {recorded.dropna().iloc[0]:g}, not {target_acc:g}")
+        if recorded.notna().any() and not np.allclose(recorded.dropna(), target.value):
+            return Prior.none(f"the fits table was made for target {recorded.dropna().iloc[0]:g}, not {target.value:g}")
         frames.append(extra_fits[extra_fits["model"] != model])
     if not frames:
         if other_models:

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from core.defaults import DEFAULT_TARGET_ACC
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import backtest_logs
@@ -25,7 +24,8 @@ from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.prediction.target_prediction import TargetPrediction
-from core.runs import check_target_acc, find_target_crossing
+from core.runs import find_target_crossing
+from core.targets import DEFAULT_TARGET, Target, require_accuracy
 
 _SUFFIX = {"accuracy": "", "loss": "_via_loss"}
 
@@ -80,7 +80,7 @@ def summary_line(summary: pd.DataFrame, *, family: str, level: float = DEFAULT_L
 
 # --------------------------------------------------------------------------- for the pages
 def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float] = (0.5,),
-                  target_acc: float = DEFAULT_TARGET_ACC, target_rel: float | None = None,
+                  target: Target = DEFAULT_TARGET, target_rel: float | None = None,
                   route: str = "accuracy", calibration: str = "self", cache: FitCache | None = None) -> pd.DataFrame:
     """Each family's backtest error and coverage over ``logs`` (for a family selector).
 
@@ -94,7 +94,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
     rows = []
     cache = cache if cache is not None else FitCache()  # "auto" reuses every family's fits
     for family in (*AUTO_FAMILIES, "auto"):
-        table = backtest_logs(logs, fractions=fractions, target_acc=target_acc, target_rel=target_rel,
+        table = backtest_logs(logs, fractions=fractions, target=target, target_rel=target_rel,
                               family=family, calibration=calibration, cache=cache)
         scored = table[table["status"] == "scored"]
         err = pd.to_numeric(scored[f"error_pct{sfx}"], errors="coerce").dropna()
@@ -105,7 +105,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
     return pd.DataFrame(rows)
 
 
-def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET_ACC,
+def convergence_of_prediction(log: RunLog, *, target: Target = DEFAULT_TARGET,
                               family: str = "auto", route: str = "accuracy", min_epochs: int = 2,
                               level: float = DEFAULT_LEVEL, cache: FitCache | None = None,
                               prior: Prior | None = None, schedule: Schedule | str | None = None) -> pd.DataFrame:
@@ -121,7 +121,7 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
     posterior_method`` and ``schedule_change`` (the schedule's change epochs seen so far, one
     per row where it applies; ``schedule="auto"`` reads each cut's lr column or curve).
     """
-    target = check_target_acc(target_acc)
+    require_accuracy(target, "the convergence of the epoch prediction")
     crossing = find_target_crossing(log, target)
     actual = crossing.epoch if crossing.reached else None
     cache = cache if cache is not None else FitCache()
@@ -129,7 +129,7 @@ def convergence_of_prediction(log: RunLog, *, target_acc: float = DEFAULT_TARGET
     for n in range(max(1, int(min_epochs)), n_epochs(log)):
         cut = first_epochs(log, n)
         sched = resolve_schedule(cut) if schedule == "auto" else check_schedule(schedule)
-        p = predict_epoch_at_target(cut, target_acc=target, family=family,
+        p = predict_epoch_at_target(cut, target=target, family=family,
                                     route=route, level=level, cache=cache, schedule=sched)
         measured = float(actual) if actual is not None and actual <= n else None
         row = {"epochs_seen": n, "family": p.family, "status": p.status,
@@ -167,7 +167,7 @@ def _posterior_columns(prior: Prior, p: TargetPrediction, n: int, level: float, 
             "posterior_method": post.method, "schedule_change": max(seen) if seen else math.nan}
 
 
-def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, target_acc: float = DEFAULT_TARGET_ACC,
+def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, target: Target = DEFAULT_TARGET,
                           family: str = "auto", route: str = "accuracy", cache: FitCache | None = None
                           ) -> pd.DataFrame:
     """Runs of ``model`` (``split``) whose logs end before the target, extrapolated by ``family``.
@@ -177,7 +177,7 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
     epoch, low, high, family`` (``high`` may be ``inf``: the run may never get there); runs
     the family cannot extrapolate are left out.
     """
-    target = check_target_acc(target_acc)
+    require_accuracy(target, "the extrapolation of runs short of the target")
     logs = list(logs)
     cache = cache if cache is not None else FitCache()
     rows = []
@@ -186,7 +186,7 @@ def extrapolate_unreached(logs: Sequence[RunLog], *, model: str, split: str, tar
             continue
         if find_target_crossing(log, target).reached or n_epochs(log) < 4:
             continue
-        p = forecast_epoch_at_target(log, logs, target_acc=target, family=family, route=route, cache=cache).prediction
+        p = forecast_epoch_at_target(log, logs, target=target, family=family, route=route, cache=cache).prediction
         if p.status != "predicted":
             continue
         rows.append({"source": log.source, "gpu": log.meta.gpu, "epoch": p.epoch, "low": p.epoch_low,

@@ -40,9 +40,8 @@ from core.logs import RunLog
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.schedule_model import ScheduleModel, first_crossing, fit_model
 from core.prediction.schedule_runs import ScheduleRun, schedule_pool, schedule_run, time_per_step
-from core.runs import run_target
 from core.schedules import PlannedSchedule, declared_schedule, joined_plan, resolve_planned_schedule
-from core.targets import Target
+from core.targets import Target, target_for
 from core.validation import check_option, check_scalar
 
 #: the families a forecast through the schedule takes (``auto``: the registry's default)
@@ -181,7 +180,7 @@ def forecast_through_schedule(log: RunLog, others: Sequence[RunLog] = (), target
     """
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
     check_option(family, "schedule family", FAMILY_CHOICES)
-    target = run_target(log, target)
+    target = target_for(log, target)
     cache = ScheduleFitCache() if cache is None else cache
     whole = schedule_run(log, target)       # the whole file's plan (a backtest knows the rest of it)
     if whole.steps.size == 0:

@@ -33,7 +33,16 @@ from core.runs.summary import (
     not_loaded_text,
     summarize_targets,
 )
-from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
+from core.runs.target_choice import (
+    accuracy_chart_target,
+    given_target,
+    metric_direction,
+    slider_range,
+    starting_target,
+    suggested_target,
+    target_metrics,
+    widget_target,
+)
 from core.runs.targets import (
     COVARIANCE_INTERVAL,
     CRITERIA,
@@ -50,7 +59,8 @@ from core.runs.targets import (
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'best_accuracy',
-    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
+    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'epoch_summary',
+    'accuracy_chart_target', 'given_target', 'slider_range', 'starting_target', 'widget_target',
     'is_evaluation_metric',
     'find_target_crossing',
     'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget',

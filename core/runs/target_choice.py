@@ -1,5 +1,9 @@
-"""Which target the pages offer on loaded runs: the one the runs declare, the metrics a target can
-name, each metric's direction, and a reachable target suggested from the runs.
+"""What the pages' target widget offers on loaded runs: its starting value (the target the runs declare), the
+target it shows, the metrics a target can name, each metric's direction, and a reachable target suggested from the
+runs.
+
+Which target applies to a run is :func:`core.targets.target_for`'s decision alone; the widget only says what the
+user chose (:func:`given_target`, its ``given``).
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from core.runs.targets import best_value
 from core.targets import DEFAULT_TARGET, LOSS_METRIC, Target, direction_of
 
 
-def default_target(logs: Iterable[RunLog]) -> Target:
-    """The target the pages start from: the one the loaded runs declare, else ``acc>=0.92``.
+def starting_target(logs: Iterable[RunLog]) -> Target:
+    """The target widget's starting value: the one the loaded runs declare, else ``acc>=0.92``.
 
     Runs that declare a target (an MLLOG log's ``target_accuracy``, a speedrun log's 3.28) give
     it; when they declare several, the one most of them declare (the first of equals, in load
@@ -26,9 +30,9 @@ def default_target(logs: Iterable[RunLog]) -> Target:
 
     >>> from core.logs import read_log
     >>> plain = read_log(b"step,loss,acc\\n1,2.0,0.5\\n", "a.csv")
-    >>> default_target([plain]).spec, default_target([]).origin
+    >>> starting_target([plain]).spec, starting_target([]).origin
     ('acc>=0.92', 'default')
-    >>> default_target([read_log(b"step,loss\\n1,2.0\\n2,1.5\\n", "lm.csv")]).spec
+    >>> starting_target([read_log(b"step,loss\\n1,2.0\\n2,1.5\\n", "lm.csv")]).spec
     'loss<=1.5'
     """
     logs = list(logs)
@@ -42,6 +46,62 @@ def default_target(logs: Iterable[RunLog]) -> Target:
         counts[t] = counts.get(t, 0) + 1
     best = max(counts, key=lambda t: counts[t])   # max keeps the first of equals (dict order: load order)
     return next(t for t in declared if t == best).with_origin("log")
+
+
+def widget_target(chosen: Target | None, logs: Iterable[RunLog]) -> Target:
+    """The target the widget shows: the user's ``chosen`` one while a loaded run logs its metric (or it is the
+    accuracy, always offered), else :func:`starting_target`.
+
+    >>> from core.logs import read_log
+    >>> lm = [read_log(b"step,loss\\n1,2.0\\n2,1.5\\n", "lm.csv")]
+    >>> widget_target(Target("loss", "<=", 1.8), lm).spec, widget_target(Target("val_loss", "<=", 3.0), lm).spec
+    ('loss<=1.8', 'loss<=1.5')
+    """
+    logs = list(logs)
+    if isinstance(chosen, Target) and chosen.metric in ("acc", *target_metrics(logs)):
+        return chosen
+    return starting_target(logs)
+
+
+def given_target(shown: Target) -> Target | None:
+    """What a page passes on as the user's target (``core.targets.target_for``'s ``given``) for the target its
+    widget shows: the target itself once the user chose it, None while it shows the runs' declared target or
+    ``acc>=0.92`` (each run then gets its own declaration, else ``acc>=0.92``, from ``target_for``); a loss the
+    widget starts from on runs that log only a loss and declare nothing (:func:`starting_target`) applies to
+    every run as it is.
+
+    >>> given_target(Target("val_loss", "<=", 3.28, "log")) is None, given_target(Target("acc", ">=", 0.8)).spec
+    (True, 'acc>=0.8')
+    >>> given_target(Target("loss", "<=", 1.5, "default")).spec
+    'loss<=1.5'
+    """
+    if shown.origin == "user" or (shown.origin == "default" and shown != DEFAULT_TARGET):
+        return shown
+    return None
+
+
+#: the range of the widget's slider for a target whose value is a fraction (an accuracy that climbs)
+ACCURACY_SLIDER: tuple[float, float] = (0.50, 0.99)
+
+
+def slider_range(target: Target) -> tuple[float, float] | None:
+    """The range of the widget's slider for ``target``'s value: :data:`ACCURACY_SLIDER` for an accuracy (a
+    fraction), None for any other metric (a number field takes its value as it is).
+
+    >>> slider_range(DEFAULT_TARGET), slider_range(Target("val_loss", "<=", 3.28))
+    ((0.5, 0.99), None)
+    """
+    return ACCURACY_SLIDER if target.is_accuracy else None
+
+
+def accuracy_chart_target(target: Target) -> Target | None:
+    """The target an accuracy chart draws its line at: ``target`` when it is an accuracy that climbs, None when it is
+    on another metric (a page then shows no accuracy chart beside the loss chart).
+
+    >>> accuracy_chart_target(DEFAULT_TARGET).spec, accuracy_chart_target(Target("val_loss", "<=", 3.28))
+    ('acc>=0.92', None)
+    """
+    return target if target.is_accuracy else None
 
 
 def target_metrics(logs: Iterable[RunLog]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures.logs import accuracy_figure, loss_curve_figure
-from core.runs import not_loaded_text, select_runs, step_scales, summarize_targets
+from core.runs import accuracy_chart_target, not_loaded_text, select_runs, step_scales, summarize_targets
 from core.targets import Target
 from pages.shared.common import LoadedRuns, chart, plain
 
@@ -46,7 +46,8 @@ def charts_section(runs: LoadedRuns, *, target: Target, log_x: bool, log_y: bool
     chart(loss_curve_figure, shown, log_x=log_x, log_y=log_y, show_measured=len(shown) <= 4,
           step_scale=scales, inputs=(fits_key, tuple(sorted(scales.items()))),
           key="logs_loss_chart", file_stem="loss_curves")
-    if target.is_accuracy:
-        chart(accuracy_figure, shown, target=target, log_x=log_x, step_scale=scales,
+    accuracy = accuracy_chart_target(target)
+    if accuracy is not None:       # the figure draws its line at the value (core.figures.logs.accuracy_figure)
+        chart(accuracy_figure, shown, target=accuracy, log_x=log_x, step_scale=scales,
               key="logs_acc_chart", file_stem="accuracy")
     return view

@@ -1,5 +1,7 @@
-"""Logs page, its Prediction tab: the epoch at target predicted from a run's first epochs (prior,
-extrapolation, posterior), how the prediction converges, and every family's backtest.
+"""Logs page, its Prediction tab: the route ``core.prediction.route_for_runs`` picks for the page's target; on
+the epoch route, the epoch at target predicted from a run's first epochs (prior, extrapolation, posterior:
+``core.prediction.forecast_run``), how the prediction converges, and every family's backtest; on the progress
+route, ``pages.logs_sections.progress``.
 
 A section of ``pages/logs.py``, imported only when the tab is open: it is the one part of the page
 that needs ``core.prediction``'s priors and backtests (scipy.stats, scikit-learn through
@@ -14,19 +16,24 @@ from core.figures.prediction import prediction_band_figure, prediction_convergen
 from core.logs import RunLog
 from core.prediction import (
     AUTO_FAMILIES,
+    EPOCHS,
     MIN_PREDICTION_EPOCHS,
     ROUTES,
     Forecast,
     Prior,
-    can_forecast,
     convergence_of_prediction,
     family_scores,
-    forecast_epoch_at_target,
+    forecast_run,
     known_schedule,
     n_epochs,
     prior_for_run,
+    route_for,
+    route_for_runs,
     showcase_log,
 )
+from core.runs import given_target
+from core.targets import Target
+from pages.logs_sections.progress import progress_section
 from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
@@ -41,7 +48,7 @@ from pages.shared.common import (
     shared_fits,
 )
 
-__all__ = ["can_forecast", "prediction_section"]
+__all__ = ["forecast_section", "prediction_section"]
 
 FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
@@ -51,9 +58,9 @@ SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none
 
 # ---------------------------------------------------------------- cached core calls
 @bounded_resource(**SHARED)
-def _prior(log: RunLog, others: tuple[RunLog, ...], target: float,
+def _prior(log: RunLog, others: tuple[RunLog, ...], target: Target,
            datasets: tuple[tuple[str, str], ...] = ()) -> Prior:
-    return prior_for_run(log, others, target_acc=target, datasets_by_file=dict(datasets))
+    return prior_for_run(log, others, target=target, datasets_by_file=dict(datasets))
 
 
 def _datasets() -> tuple[tuple[str, str], ...]:
@@ -62,24 +69,23 @@ def _datasets() -> tuple[tuple[str, str], ...]:
 
 
 @bounded_data(**CACHE)
-def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: float, family: str, route: str,
+def _forecast(log: RunLog, others: tuple[RunLog, ...], n: int, target: Target, family: str, route: str,
               schedule: str | None) -> Forecast:
-    return forecast_epoch_at_target(log, others, n_epochs_seen=n, target_acc=target, family=family, route=route,
-                                    prior=_prior(log, others, target, _datasets()), schedule=schedule,
-                                    cache=shared_fits())
+    return forecast_run(log, others, target, observe=n, family=family, curve_route=route, schedule=schedule,
+                        prior=_prior(log, others, target, _datasets()), fit_cache=shared_fits()).epochs
 
 
 @bounded_data(**CACHE)
-def _convergence(log: RunLog, others: tuple[RunLog, ...], target: float, family: str, route: str,
+def _convergence(log: RunLog, others: tuple[RunLog, ...], target: Target, family: str, route: str,
                  schedule: str | None):
-    return convergence_of_prediction(log, target_acc=target, family=family, route=route,
+    return convergence_of_prediction(log, target=target, family=family, route=route,
                                      prior=_prior(log, others, target, _datasets()), schedule=schedule,
                                     cache=shared_fits())
 
 
 @bounded_data(**CACHE)
-def _family_scores(logs: tuple[RunLog, ...], target: float, route: str):
-    return family_scores(list(logs), fractions=(0.5,), target_acc=target, route=route, cache=shared_fits())
+def _family_scores(logs: tuple[RunLog, ...], target: Target, route: str):
+    return family_scores(list(logs), fractions=(0.5,), target=target, route=route, cache=shared_fits())
 
 
 # ---------------------------------------------------------------- sections
@@ -87,12 +93,21 @@ def _set_shared(shared_key: str, widget_key: str) -> None:
     st.session_state[shared_key] = st.session_state[widget_key]
 
 
+def forecast_section(runs: LoadedRuns, *, target: Target, preferred: str | None) -> None:
+    """The forecast of a loaded run to the page's ``target`` by the route core picks for them
+    (``core.prediction.route_for_runs``): the epoch route's section, else the progress route's."""
+    if route_for_runs([a.log for a in runs.analyses], target) == EPOCHS:
+        prediction_section(runs, target=target, preferred=preferred)
+    else:
+        progress_section(runs, target=given_target(target), metric=target.metric, preferred=preferred)
+
+
 @st.fragment
 @guarded("Logs: prediction")
-def prediction_section(runs: LoadedRuns, *, target: float, preferred: str | None) -> None:
+def prediction_section(runs: LoadedRuns, *, target: Target, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")
-    by_name = {a.log.source: a for a in runs.analyses if can_forecast(a.log)}
+    by_name = {a.log.source: a for a in runs.analyses if route_for(a.log, target)[0] == EPOCHS}
     if not by_name:
         st.info(f"No loaded run has an accuracy column and at least {MIN_PREDICTION_EPOCHS} epochs.")
         return
@@ -177,7 +192,7 @@ def _epochs_text(epoch, low, high) -> str:
     return f"{epoch:.0f} ({lo} – {hi})"
 
 
-def family_scores_section(logs: tuple[RunLog, ...], *, target: float, route: str) -> None:
+def family_scores_section(logs: tuple[RunLog, ...], *, target: Target, route: str) -> None:
     """Every family's backtest error over the loaded runs, computed on request (it refits every run)."""
     with st.expander("Which family predicts these runs best? (backtest of every family)",
                      icon=":material/leaderboard:"):

@@ -1,7 +1,8 @@
 """The Logs page's prediction for a target on any metric (a loss that falls, an accuracy in samples):
 the forecast through the planned learning-rate schedule where one is known and its rate changes, else the
-prior, extrapolation and posterior of the samples (tokens, steps) to target; one call,
-``core.prediction.forecast_progress``, picks the route.
+prior, extrapolation and posterior of the samples (tokens, steps) to target: ``core.prediction.forecast_run`` on
+the progress route that ``core.prediction.route_for_runs`` picked for the page's runs (it picks between the
+schedule and the power law).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import streamlit as st
 from core.figures.progress import progress_forecast_figure
 from core.figures.schedule import schedule_forecast_figure
 from core.logs import RunLog
-from core.prediction import LossForecast, forecast_progress, forecast_showcase, progress_to_target
-from core.runs import amount_text, metric_column, run_target
-from core.targets import Target
+from core.prediction import PROGRESS, LossForecast, forecast_run, forecast_showcase, progress_to_target
+from core.runs import amount_text, metric_column
+from core.targets import Target, target_for
 from pages.shared.bounded import bounded_resource
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
 
@@ -25,7 +26,7 @@ FRACTIONS = (0.1, 0.25, 0.5, 0.75)
 
 @bounded_resource(**SHARED)
 def _progress(log: RunLog, others: tuple[RunLog, ...], target: Target | None, observe: float) -> LossForecast:
-    return forecast_progress(log, others, target, observe=observe)
+    return forecast_run(log, others, target, observe=observe, route=PROGRESS).progress
 
 
 def _whole_log_metric(col, log: RunLog, target, unit: str) -> None:
@@ -66,7 +67,7 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
     st.subheader("Predict the progress to target from the first evaluations")
     by_name = {a.log.source: a for a in runs.analyses
-               if metric_column(a.log, run_target(a.log, target).metric) is not None}
+               if metric_column(a.log, target_for(a.log, target).metric) is not None}
     if not by_name:
         st.info("No loaded run logs the target's metric.")
         return

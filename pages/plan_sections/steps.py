@@ -21,7 +21,7 @@ from core.plan import (
     steps_sources,
     typed_steps,
 )
-from core.runs import RunAnalysis
+from core.runs import RunAnalysis, widget_target
 from core.targets import accuracy_target
 from pages.shared.bounded import bounded_data
 from pages.shared.common import (
@@ -33,7 +33,6 @@ from pages.shared.common import (
     LOADED_RUNS,
     ROUTE,
     LoadedRuns,
-    current_target,
     keep_valid_choice,
     load_batch_study,
     load_logs,
@@ -42,6 +41,7 @@ from pages.shared.common import (
     show_errors,
     target_text,
 )
+from pages.shared.state import TARGET
 
 STEPS_SOURCE_LABELS = {"run": "a run on the Logs page", "calibrate": "the Calibrate page's prediction",
                  "typed": "a number typed in", "batch": "a batch-scaling fit (runs at several batches)"}
@@ -141,7 +141,7 @@ def _steps_from_batch(global_batch: float) -> tuple[StepsEstimate, BatchScaling]
                        help="Runs of one job at several global batches (see the Scaling page, Batch size tab); "
                             "loaded runs give their batch in the log or a -<batch> file-name suffix.")
     if key == LOADED_RUNS:        # the loaded runs: the page's target, in either direction (a loss falls to it)
-        target = current_target(load_logs()[0])
+        target = widget_target(st.session_state.get(TARGET), load_logs()[0])
         c2.caption(plain(f"Their target: {target_text(target)} (the page's target, above)"))
     else:
         target = accuracy_target(float(c2.number_input("Their target", min_value=0.01, max_value=0.999, step=0.005,

@@ -51,7 +51,7 @@ from pages.shared.state import (
     init_state,
     keep_valid_choice,
 )
-from pages.shared.target import applied, current_target, target_input, target_text
+from pages.shared.target import target_input, target_text
 from pages.shared.uploads import (
     MAX_SESSION_UPLOAD_BYTES,
     UPLOAD_REFUSALS,
@@ -77,5 +77,5 @@ __all__ = [
     "load_batch_study", "load_library_runs", "load_logs", "load_runs", "loaded_log", "page_setup", "plain",
     "hand_over_to_app",
     "save_uploads_to_library", "shared_fits", "show_errors", "store_files", "sync_uploads", "table_download",
-    "applied", "current_target", "target_input", "target_text", "unload_library_runs", "uploader_key",
+    "target_input", "target_text", "unload_library_runs", "uploader_key",
 ]

@@ -1,8 +1,9 @@
 """The target widget shared by the pages: a metric, its direction and a value (``val_loss ≤ 3.28``).
 
 Part of ``pages/shared`` (re-exported by ``pages.shared.common``).  One ``Target`` lives in the
-session under ``TARGET``: None until the user picks one, and then the target follows the loaded
-runs (``core.runs.default_target``: the target they declare, else ``acc ≥ 0.92``).  Each page draws
+session under ``TARGET``: None until the user picks one; until then the widget starts from the loaded
+runs (``core.runs.widget_target``, ``core.runs.starting_target``: the target they declare, else
+``acc ≥ 0.92``), and what a page passes on is ``core.runs.given_target`` of it.  Each page draws
 its own widgets (widget state is page-scoped); they start from the shared target and write every
 change back, so a change on one page holds on all.
 """
@@ -13,12 +14,9 @@ import streamlit as st
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.runs import default_target, metric_direction, suggested_target, target_metrics
+from core.runs import metric_direction, slider_range, suggested_target, target_metrics, widget_target
 from core.targets import Target
 from pages.shared.state import TARGET, init_state
-
-#: the accuracy value's slider range (a fraction)
-ACC_RANGE = (0.50, 0.99)
 
 
 def target_text(target: Target) -> str:
@@ -32,15 +30,6 @@ def offered_metrics(logs) -> list[str]:
     return list(dict.fromkeys(["acc", *target_metrics(logs)]))
 
 
-def current_target(logs: list[RunLog] | tuple[RunLog, ...]) -> Target:
-    """The session's target: the user's, while the loaded runs have its metric; else the runs' default."""
-    init_state()
-    chosen = st.session_state.get(TARGET)
-    if isinstance(chosen, Target) and chosen.metric in offered_metrics(logs):
-        return chosen
-    return default_target(logs)
-
-
 def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target:
     """The target widget: the metric (among those the loaded runs log), its direction, the value.
 
@@ -48,7 +37,8 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
     (``{key}_{metric}``).  Returns the target in use.
     """
     logs = list(logs)
-    target = current_target(logs)
+    init_state()
+    target = widget_target(st.session_state.get(TARGET), logs)
     metrics = offered_metrics(logs)
     if target.metric not in metrics:
         metrics.insert(0, target.metric)
@@ -71,14 +61,15 @@ def target_input(logs: list[RunLog] | tuple[RunLog, ...], *, key: str) -> Target
     direction = metric_direction(logs, target.metric) if target.metric != "acc" else ">="
     sign = "≥" if direction == ">=" else "≤"
     label = f"Target: {target.metric} {sign}"
-    if target.is_accuracy:
+    bounds = slider_range(target)
+    if bounds is not None:
         def _sync() -> None:
-            st.session_state[TARGET] = Target("acc", ">=", float(st.session_state[key]))
+            st.session_state[TARGET] = Target(target.metric, target.direction, float(st.session_state[key]))
 
-        st.session_state[key] = min(max(target.value, ACC_RANGE[0]), ACC_RANGE[1])
-        value = c2.slider(label, min_value=ACC_RANGE[0], max_value=ACC_RANGE[1], step=0.01, key=key, on_change=_sync,
+        st.session_state[key] = min(max(target.value, bounds[0]), bounds[1])
+        value = c2.slider(label, min_value=bounds[0], max_value=bounds[1], step=0.01, key=key, on_change=_sync,
                           format="%.2f", help="The run counts as converged when its accuracy reaches this.")
-        return Target("acc", ">=", float(value), target.origin)
+        return Target(target.metric, target.direction, float(value), target.origin)
     value_key = f"{key}_{target.metric}"
 
     def _sync_value() -> None:
@@ -96,10 +87,3 @@ def _suggestion(logs: list[RunLog], metric: str) -> Target | None:
         return suggested_target(logs, metric)
     except InputError:                      # no run logs a value of it
         return None
-
-
-def applied(target: Target) -> Target | None:
-    """What the analyses take: the user's target, or None (each run its own declared target, else
-    ``acc ≥ 0.92``) while the user has not chosen one; a default on a loss (runs that log no accuracy and
-    declare nothing: ``core.runs.default_target``) applies to every run as it is."""
-    return target if target.origin == "user" or (target.origin == "default" and not target.is_accuracy) else None

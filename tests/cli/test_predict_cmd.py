@@ -12,6 +12,7 @@ import pytest
 from core.cli import main
 from core.logs import read_log_file
 from core.prediction import PRIOR_COLUMNS, forecast_epoch_at_target, prior_for_run
+from core.targets import accuracy_target
 from tests.conftest import ROOT
 
 COLUMNS = ["file", "observed_epochs", "prior_epoch", "prior_low", "prior_high", "extrapolated_epoch", "extrap_low",
@@ -39,8 +40,9 @@ def test_prints_prior_extrapolation_and_posterior_of_a_partial_run(capsys):
     run = read_log_file(log, source=log)
     others = [read_log_file(p, source=p) for p in BUILTIN]
     datasets = {p: "mnist1d" for p in BUILTIN}
-    prior = prior_for_run(run, others, target_acc=0.92, datasets_by_file=datasets)
-    f = forecast_epoch_at_target(run, others, n_epochs_seen=12, target_acc=0.92, prior=prior, schedule="auto")
+    prior = prior_for_run(run, others, target=accuracy_target(0.92), datasets_by_file=datasets)
+    f = forecast_epoch_at_target(run, others, n_epochs_seen=12, target=accuracy_target(0.92), prior=prior,
+                                 schedule="auto")
     assert row["observed_epochs"] == 12 and row["method"] == f.posterior.method == "precision"
     assert row["prior_epoch"] == math.ceil(prior.epoch)
     assert (row["extrapolated_epoch"], row["extrap_low"], row["extrap_high"]) == (

@@ -151,8 +151,9 @@ def test_prediction_from_the_first_epochs_is_cores():
     assert not at.exception
     logs = [read_log_file(p) for p in BUILTIN]
     log = next(lg for lg in logs if lg.source == run)
-    prior = prior_for_run(log, logs, target_acc=DEFAULT_TARGET_ACC, datasets_by_file=builtin_datasets_by_file())
-    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target_acc=DEFAULT_TARGET_ACC, family="weibull",
+    target = accuracy_target(DEFAULT_TARGET_ACC)
+    prior = prior_for_run(log, logs, target=target, datasets_by_file=builtin_datasets_by_file())
+    f = forecast_epoch_at_target(log, logs, n_epochs_seen=10, target=target, family="weibull",
                                  prior=prior, schedule="auto")
     p, post = f.prediction, f.posterior
     values = {shown(m.label): m.value for m in at.metric}
@@ -171,7 +172,7 @@ def test_prediction_from_the_first_epochs_is_cores():
     n_tables = len(at.dataframe)
     at.toggle(key="logs_family_scores_on").set_value(True).run()
     assert len(at.dataframe) == n_tables + 1
-    scores = family_scores(logs, fractions=(0.5,), target_acc=DEFAULT_TARGET_ACC).set_index("family")
+    scores = family_scores(logs, fractions=(0.5,), target=accuracy_target(DEFAULT_TARGET_ACC)).set_index("family")
     shown_scores = at.dataframe[-1].value.set_index("family")
     assert shown_scores.loc["weibull", "median_abs_error_pct"] == scores.loc["weibull", "median_abs_error_pct"]
     assert list(shown_scores.index) == list(scores.index)

@@ -25,7 +25,7 @@ from core.plan import (
 from core.plan import typed_steps as core_typed_steps
 from core.runs import analyse_run
 from core.speed import SpeedModel, paper_speed_model, scale_to_step_time
-from core.targets import DEFAULT_TARGET
+from core.targets import DEFAULT_TARGET, accuracy_target
 from tests.pages.conftest import APP, chart_specs, open_page, shown
 
 PAGE = "pages/plan.py"
@@ -392,7 +392,7 @@ def test_a_run_short_of_the_target_can_be_extrapolated_by_the_logs_family():
     assert not at.exception
     logs = [read_log_file(p) for p in sorted((ROOT / "data" / "logs").glob("*.csv"))]
     log = next(lg for lg in logs if lg.source == run)
-    p = forecast_epoch_at_target(log, logs, target_acc=DEFAULT_TARGET_ACC, family="auto").prediction
+    p = forecast_epoch_at_target(log, logs, target=accuracy_target(DEFAULT_TARGET_ACC), family="auto").prediction
     # epoch × 63 steps per epoch
     assert metrics(at)["Steps to target"] == f"{p.epoch * 63:,.0f}"
 

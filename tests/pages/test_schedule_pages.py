@@ -14,7 +14,7 @@ from core.prediction import (
     forecast_through_schedule,
     plan_cooldown,
 )
-from core.runs import amount_text, default_target
+from core.runs import amount_text, starting_target
 from pages.plan_sections.schedule import EXAMPLE_RUN
 from tests.pages.conftest import chart_specs, shown
 from tests.pages.test_llm_targets import open_on, open_prediction
@@ -27,7 +27,7 @@ def curves():
 
 def test_logs_prediction_tab_forecasts_through_the_schedule_as_core_does(curves):
     at = open_prediction(open_on("pages/logs.py", ["lr_schedules"]))
-    target = default_target(curves)
+    target = starting_target(curves)
     assert target.metric == "loss" and target.direction == "<="          # loss curves: a falling default target
     run = at.selectbox(key="logs_progress_run").value
     log = next(lg for lg in curves if lg.source == run)
@@ -49,7 +49,7 @@ def test_logs_prediction_tab_on_the_wsd_run_seen_to_half_its_steps(curves):
     at.selectbox(key="logs_progress_observe").set_value(0.5).run()
     assert not at.exception and not at.error
     log = next(lg for lg in curves if lg.source == "csv_100/wsd_20000_24000.csv")
-    f = forecast_progress(log, [lg for lg in curves if lg is not log], default_target(curves), observe=0.5)
+    f = forecast_progress(log, [lg for lg in curves if lg is not log], starting_target(curves), observe=0.5)
     values = {m.label: m.value for m in at.metric}
     assert values["loss at the schedule's end"] == f"{f.schedule.metric_at_end:.4g}"
     band = f"step 23,904 · 80 % band: {f.schedule.metric_at_end_low:.4g} – {f.schedule.metric_at_end_high:.4g}"

@@ -12,6 +12,7 @@ from core.figures.prediction import prediction_band_figure, prediction_convergen
 from core.prediction.log_series import first_epochs
 from core.prediction.predict import prediction_from_first_epochs
 from core.prediction.tables import convergence_of_prediction
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 BAND_NAMES = ["band", "observed", "unseen", "fitted", "predicted", "target", "predicted epoch", "actual epoch"]
@@ -74,7 +75,7 @@ def test_loss_route_draws_the_epoch_mean_loss(log):
 
 
 def test_unreachable_prediction_has_an_empty_epoch_marker(log):
-    p = prediction_from_first_epochs(log, 8, family="exp3", target_acc=0.99)
+    p = prediction_from_first_epochs(log, 8, family="exp3", target=accuracy_target(0.99))
     by = {t.name: t for t in prediction_band_figure(log, p).data}
     assert p.status == "unreachable" and len(by["predicted epoch"].x) == 0
 

@@ -219,7 +219,8 @@ def test_prediction_from_the_first_epochs_is_the_same_in_every_format(logs):
     for b in (32, 128):
         answers = {}
         for fmt in FORMATS:
-            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target_acc=TARGET, family="exp3")
+            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target=accuracy_target(TARGET),
+                                         family="exp3")
             p = f.prediction
             answers[fmt] = (p.status, p.epoch, p.epoch_low, p.epoch_high)
         assert len(set(answers.values())) == 1, (b, answers)

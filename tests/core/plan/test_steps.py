@@ -202,7 +202,7 @@ def test_family_method_is_the_widened_forecast():
     run = next(a for a in analyses if a.log.source == "resnet8_Intel Xeon Processor.csv")
     assert "family" in run_methods(run) and "family" not in run_methods(analyses[2])
     e = steps_from_run(run, analyses, method="family", family="auto")
-    f = forecast_epoch_at_target(run.log, [a.log for a in analyses], target_acc=0.92, family="auto")
+    f = forecast_epoch_at_target(run.log, [a.log for a in analyses], target=accuracy_target(0.92), family="auto")
     assert e.source == "predicted" and e.steps == f.prediction.epoch * run.log.steps_per_epoch
 
 
@@ -218,12 +218,12 @@ def test_steps_from_a_family_prediction_are_epochs_times_steps_per_epoch():
     from tests.conftest import ROOT
 
     log = read_log_file(ROOT / "data" / "logs" / "resnet20_Intel Xeon Processor.csv")
-    p = prediction_from_first_epochs(log, 10, target_acc=0.92, family="auto")
+    p = prediction_from_first_epochs(log, 10, target=accuracy_target(0.92), family="auto")
     est = steps_from_target_prediction(p, steps_per_epoch=63, label="resnet20")
     # the epoch is reached at its last step: epoch × 63
     assert est.steps == p.epoch * 63 and est.source == "predicted"
     assert est.steps_low == p.epoch_low * 63 and est.steps_high == p.epoch_high * 63
-    reached = prediction_from_first_epochs(log, 20, target_acc=0.92)
+    reached = prediction_from_first_epochs(log, 20, target=accuracy_target(0.92))
     with pytest.raises(InputError, match="resnet20: expected a predicted epoch at target; got reached"):
         steps_from_target_prediction(reached, steps_per_epoch=63, label="resnet20")
     with pytest.raises(InputError, match="steps per epoch"):
@@ -244,7 +244,8 @@ def test_posterior_method_is_offered_first_for_a_partial_run_with_a_prior_and_us
     assert "posterior" not in run_methods(run)                  # no other run, no prior
     assert "posterior" not in run_methods(analyses[2], analyses)   # resnet14 reached the target
     e = steps_from_run(run, analyses, method="posterior")
-    f = forecast_epoch_at_target(run.log, [a.log for a in analyses], target_acc=0.92, prior="auto", schedule="auto")
+    f = forecast_epoch_at_target(run.log, [a.log for a in analyses], target=accuracy_target(0.92), prior="auto",
+                                 schedule="auto")
     spe = run.log.steps_per_epoch
     assert e.source == "posterior" and e.steps == f.posterior.epoch * spe
     assert e.interval == (f.posterior.epoch_low * spe, f.posterior.epoch_high * spe)

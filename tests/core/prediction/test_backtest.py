@@ -14,13 +14,14 @@ from core.prediction.backtest import (
     backtest_run,
     needed_inflation,
     observed_epochs,
-    resolve_target,
+    relative_target,
     run_key,
 )
 from core.prediction.backtest_table import BACKTEST_COLUMNS, EXTRA_COLUMNS
 from core.prediction.intervals import Drift
 from core.prediction.predict import prediction_from_first_epochs
 from core.prediction.target_prediction import TargetPrediction
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, actual_epoch, course_csv, course_log
 
 #: every column a prediction is made of (what must not move when the unseen part changes)
@@ -49,7 +50,7 @@ def test_statuses_scored_observed_and_never():
     observed = table.iloc[2]
     assert pd.isna(observed["epoch_pred"]) and pd.isna(observed["error_pct"]) and pd.isna(observed["covered"])
     # a target of 0.99 is never passed (error floor 0.02): reported apart, with beyond_log
-    never = backtest_run(course_log(), fractions=[0.5], family="exp3", target_acc=0.99).iloc[0]
+    never = backtest_run(course_log(), fractions=[0.5], family="exp3", target=accuracy_target(0.99)).iloc[0]
     assert never["status"] == "never" and pd.isna(never["epoch_actual"]) and pd.isna(never["error_pct"])
     assert bool(never["beyond_log"]) is True  # the fit says "never" too
 
@@ -105,9 +106,10 @@ def test_needed_inflation_is_the_smallest_factor_that_covers():
 
 def test_relative_target_reads_the_final_accuracy_only_to_define_the_target():
     log = course_log()
-    target, how = resolve_target(log, target_rel=0.95)
+    target, how = relative_target(log, 0.95)
     final = 1 - (0.8 * math.exp(-24 / 5) + 0.02)
-    assert target == pytest.approx(0.95 * final, rel=1e-5) and how.startswith("0.95 × final accuracy")
+    assert target.metric == "acc" and target.climbs and target.value == pytest.approx(0.95 * final, rel=1e-5)
+    assert how.startswith("0.95 × final accuracy")
     table = backtest_run(log, fractions=[0.3], target_rel=0.95, family="exp3")
     assert table["target_definition"].iloc[0] == how
 
@@ -167,7 +169,7 @@ def test_extrapolate_unreached_only_takes_runs_short_of_the_target():
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
-    frame = extrapolate_unreached(logs, model="resnet8", split="train", target_acc=0.92)
+    frame = extrapolate_unreached(logs, model="resnet8", split="train", target=accuracy_target(0.92))
     assert frame["source"].tolist() == ["resnet8_Intel Xeon Processor.csv"]
     row = frame.iloc[0]
     assert row["epoch"] > 24 and row["low"] <= row["epoch"] <= row["high"]  # beyond the 24 logged epochs

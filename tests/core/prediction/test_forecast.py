@@ -15,6 +15,7 @@ from core.prediction import (
     forecast_epoch_at_target,
     predict_epoch_at_target,
 )
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import course_csv
 
 
@@ -26,8 +27,8 @@ def halving_run(n: int = 24, name: str = "run.csv"):
 
 def test_the_first_epochs_alone_are_read_and_no_prior_gives_no_posterior():
     log = halving_run()
-    f = forecast_epoch_at_target(log, [log], n_epochs_seen=10, target_acc=0.92, family="exp3")
-    alone = predict_epoch_at_target(first_epochs(log, 10), target_acc=0.92, family="exp3")
+    f = forecast_epoch_at_target(log, [log], n_epochs_seen=10, target=accuracy_target(0.92), family="exp3")
+    alone = predict_epoch_at_target(first_epochs(log, 10), target=accuracy_target(0.92), family="exp3")
     assert f.prediction.epoch == alone.epoch == 14.0 and f.prediction.n_epochs_observed == 10
     assert f.prior is None and f.posterior is None
     # the run itself is never one of the "other runs": nothing to learn a widening from
@@ -38,7 +39,7 @@ def test_the_first_epochs_alone_are_read_and_no_prior_gives_no_posterior():
 def test_a_given_prior_is_combined_with_the_extrapolation_by_precision():
     log = halving_run()
     prior = Prior.from_interval(20.0, 15.0, 27.0, level=0.8)
-    f = forecast_epoch_at_target(log, [], n_epochs_seen=10, target_acc=0.92, family="exp3", prior=prior)
+    f = forecast_epoch_at_target(log, [], n_epochs_seen=10, target=accuracy_target(0.92), family="exp3", prior=prior)
     expected = combine(prior, f.prediction, n_epochs_observed=10, method=DEFAULT_POSTERIOR_METHOD)
     assert DEFAULT_POSTERIOR_METHOD == "precision" and f.prior is prior
     assert f.posterior.to_dict() == expected.to_dict()
@@ -48,7 +49,8 @@ def test_a_given_prior_is_combined_with_the_extrapolation_by_precision():
 def test_a_run_that_passed_the_target_is_its_measurement():
     log = halving_run()
     prior = Prior.from_interval(30.0, 20.0, 45.0, level=0.8)
-    f = forecast_epoch_at_target(log, [], target_acc=0.92, family="exp3", prior=prior)   # all 24 epochs seen
+    f = forecast_epoch_at_target(log, [], target=accuracy_target(0.92), family="exp3",
+                                 prior=prior)   # all 24 epochs seen
     assert f.prediction.status == "reached"
     post = f.posterior
     assert (post.method, post.epoch, post.epoch_low, post.epoch_high) == ("measured", 14.0, 14.0, 14.0)
@@ -56,7 +58,8 @@ def test_a_run_that_passed_the_target_is_its_measurement():
 
 def test_a_declared_schedule_is_used_and_returned():
     log = halving_run()
-    f = forecast_epoch_at_target(log, [], n_epochs_seen=10, target_acc=0.92, family="exp3", schedule="step:12,40")
+    f = forecast_epoch_at_target(log, [], n_epochs_seen=10, target=accuracy_target(0.92), family="exp3",
+                                 schedule="step:12,40")
     assert f.schedule.spec() == "step:12,40"
     # epoch 14 lies after the drop after epoch 12: no extrapolation across it
     assert f.prediction.status == "refused" and "learning-rate drop after epoch 12" in f.prediction.reason
@@ -67,7 +70,7 @@ def test_unseen_epochs_change_neither_prior_nor_extrapolation_nor_posterior(buil
     others = [lg for lg in builtin_logs if "resnet20" not in lg.source]
     clean = read_log(course_csv(), "resnet20_Intel Xeon Processor.csv")
     dirty = read_log(course_csv(poison_after=8), "resnet20_Intel Xeon Processor.csv")
-    kw = dict(n_epochs_seen=8, target_acc=0.92, prior="auto", schedule="auto",
+    kw = dict(n_epochs_seen=8, target=accuracy_target(0.92), prior="auto", schedule="auto",
               datasets_by_file=builtin_datasets_by_file())
     a, b = (forecast_epoch_at_target(lg, others, **kw) for lg in (clean, dirty))
     assert a.prior.source == "calibration" and a.posterior is not None
@@ -81,6 +84,6 @@ def test_unseen_epochs_change_neither_prior_nor_extrapolation_nor_posterior(buil
 def test_the_interval_source_says_widened_or_narrowed_as_the_factor_is():
     from dataclasses import replace
 
-    f = forecast_epoch_at_target(halving_run(), [], n_epochs_seen=10, target_acc=0.92, family="exp3")
+    f = forecast_epoch_at_target(halving_run(), [], n_epochs_seen=10, target=accuracy_target(0.92), family="exp3")
     assert replace(f, inflation=1.4, n_cases=5).interval_source.startswith("widened ×1.40, learned from 5 predictions")
     assert replace(f, inflation=0.89, n_cases=5).interval_source.startswith("narrowed ×0.89, learned from 5")

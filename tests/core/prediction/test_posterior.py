@@ -17,6 +17,7 @@ from core.prediction import (
 )
 from core.prediction.posterior import backtest_variances, combine_beliefs, extrapolation_belief
 from core.prediction.prior import z_of
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import pollux_logs
 
 Z80 = z_of(0.8)   # 1.2816: a central 80 % interval is median·exp(∓1.2816·σ)
@@ -98,8 +99,8 @@ def test_backtest_variances_replace_the_interval_ones():
 
 def test_backtest_with_priors_scores_prior_extrapolation_and_posterior():
     logs = pollux_logs("imagenet")[:4]
-    priors = {lg.source: prior_for_run(lg, logs, target_acc=0.75) for lg in logs}
-    t = backtest_logs(logs, fractions=(0.5,), target_acc=0.75, priors=priors, schedule="step:30,60")
+    priors = {lg.source: prior_for_run(lg, logs, target=accuracy_target(0.75)) for lg in logs}
+    t = backtest_logs(logs, fractions=(0.5,), target=accuracy_target(0.75), priors=priors, schedule="step:30,60")
     scored = t[t["status"] == "scored"]
     assert len(scored) == 4
     # the declared drop after epoch 60 lies between epoch 45 and the target: every extrapolation is refused

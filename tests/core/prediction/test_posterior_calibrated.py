@@ -20,6 +20,7 @@ from core.prediction.posterior_calibrated import (
     whole_epoch_score,
 )
 from core.prediction.prior import z_of
+from core.targets import accuracy_target
 
 LN = math.log
 
@@ -181,7 +182,7 @@ def test_a_backtest_row_never_reads_its_own_unseen_epochs():
     def table(poison: bool):
         logs = [course_log(f"resnet{8 + 6 * i}_gpu.csv", scale=s, epochs=30,
                            poison_after=7 if poison and i == 0 else None) for i, s in enumerate(scales)]
-        return backtest_logs(logs, fractions=(0.25,), target_acc=0.92, family="exp3", schedule=None,
+        return backtest_logs(logs, fractions=(0.25,), target=accuracy_target(0.92), family="exp3", schedule=None,
                              priors={lg.source: prior for lg in logs}, posterior_method="calibrated")
 
     clean, poisoned = table(False), table(True)
@@ -198,12 +199,12 @@ def test_predict_learns_the_calibrated_posterior_from_the_other_loaded_runs():
 
     scales = (0.9, 1.0, 1.1, 1.2, 1.3, 1.4)
     logs = [course_log(f"resnet20_gpu{i}.csv", scale=s, epochs=30) for i, s in enumerate(scales)]
-    cases = cases_from_other_runs(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3")
+    cases = cases_from_other_runs(logs[1], logs, n_epochs_seen=10, target=accuracy_target(0.92), family="exp3")
     assert [c[0] for c in cases] == [float(actual_epoch(s)) for s in (0.9, 1.1, 1.2, 1.3, 1.4)]
     assert all(math.isnan(c[1]) for c in cases)          # one model only: no calibration prior for them
     # noise-free exp3 runs: each other run's extrapolation from its first third is right to the epoch
     assert [math.ceil(math.exp(c[3]) + 0.5 - 1e-9) for c in cases] == [c[0] for c in cases]
-    f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target_acc=0.92, family="exp3",
+    f = forecast_epoch_at_target(logs[1], logs, n_epochs_seen=10, target=accuracy_target(0.92), family="exp3",
                                  prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="calibrated")
     # no other run has a prior: the combination cannot be judged, and only the extrapolation is calibrated
     # (on the five other runs' cases, all exact: q = 0), so it is used alone and the prior 20 has no say

@@ -17,6 +17,7 @@ from core.prediction.posterior import combine_beliefs, combine_correlated, log_e
 from core.prediction.prior import prior_from_other_runs
 from core.prediction.run_prior import prior_for_run
 from core.prediction.tables import convergence_of_prediction
+from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import course_log
 
 
@@ -102,7 +103,7 @@ def test_an_accuracy_only_prior_refusal_names_the_missing_loss_column():
         return read_log(f"epoch,acc\n{rows}".encode(), name, roles={"loss": None, "acc": "acc"})
 
     others = [acc_only(f"{m}_V100.csv") for m in ("resnet32", "resnet44", "resnet56", "vgg11", "densenet")]
-    prior = prior_for_run(acc_only("resnet20_V100.csv"), others, target_acc=0.92)
+    prior = prior_for_run(acc_only("resnet20_V100.csv"), others, target=accuracy_target(0.92))
     assert not prior.available
     assert "needs a loss column" in prior.description and "5 logs of the 5 other architectures" in prior.description
     assert "no other architecture" not in prior.description
@@ -117,7 +118,7 @@ def test_the_runs_of_a_prior_are_named_once_each():
 def test_once_the_target_is_passed_every_later_point_is_the_measured_epoch():
     log = course_log(epochs=24)                     # passes 0.92 at epoch 13
     prior = Prior(16.0, 0.3, "given", "a prior")
-    frame = convergence_of_prediction(log, target_acc=0.92, family="exp3", prior=prior)
+    frame = convergence_of_prediction(log, target=accuracy_target(0.92), family="exp3", prior=prior)
     after = frame[frame["epochs_seen"] >= 13]
     assert len(after) == 24 - 13
     for col in ("epoch_pred", "epoch_low", "epoch_high", "posterior_epoch", "posterior_low", "posterior_high"):
@@ -144,13 +145,13 @@ def test_forecast_learns_the_correlated_posterior_from_the_other_loaded_runs():
 
     scales = (0.8, 0.9, 1.0, 1.1, 1.2)
     logs = [course_log(f"resnet20_gpu{i}.csv", scale=s, epochs=30) for i, s in enumerate(scales)]
-    errors = errors_from_other_runs(logs[2], logs, n_epochs_seen=6, target_acc=0.92, family="exp3")
+    errors = errors_from_other_runs(logs[2], logs, n_epochs_seen=6, target=accuracy_target(0.92), family="exp3")
     assert len(errors) == 4                         # the four other runs, all finished past epoch 6
     for (ep, ex), s in zip(errors, (0.8, 0.9, 1.1, 1.2)):
         assert math.isnan(ep)                       # one model only: no calibration prior for them
         assert abs(ex) < 0.1                        # exp3 runs: the extrapolation is close to each truth
         assert ex == pytest.approx(math.log(actual_epoch(s) - 0.5) - math.log(actual_epoch(s) - 0.5 - ex))
-    f = forecast_epoch_at_target(logs[2], logs, n_epochs_seen=6, target_acc=0.92, family="exp3",
+    f = forecast_epoch_at_target(logs[2], logs, n_epochs_seen=6, target=accuracy_target(0.92), family="exp3",
                                  prior=Prior(20.0, 0.3, "given", "a prior"), posterior_method="correlated")
     # the others' priors were unavailable, so the extrapolation's errors alone make the interval
     assert f.posterior.method == "correlated" and f.posterior.weight_prior == 0.0

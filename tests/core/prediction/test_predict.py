@@ -13,6 +13,7 @@ from core.prediction.intervals import Drift
 from core.prediction.log_series import accuracy_series, first_epochs, loss_threshold_from_observed, n_epochs
 from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target, prediction_from_first_epochs, widen
 from core.prediction.target_prediction import TargetPrediction, prediction_curves
+from core.targets import Target, accuracy_target
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
 
 
@@ -32,7 +33,7 @@ def test_accuracy_series_is_the_error_of_each_epoch():
 
 def test_accuracy_route_recovers_the_hand_computed_epoch_from_an_exact_curve():
     # the run's error is exactly the exp3 family: 0.08 is reached at e* = 5·ln(0.8/0.06) = 12.95
-    p = prediction_from_first_epochs(course_log(), 7, target_acc=TARGET, family="exp3")
+    p = prediction_from_first_epochs(course_log(), 7, target=accuracy_target(TARGET), family="exp3")
     assert p.status == "predicted" and p.epoch_raw == pytest.approx(12.9515, abs=1e-3)
     assert p.epoch == ACTUAL_EPOCH == 13
     # an exact family leaves nothing to correct: every horizon ratio is 1, and the interval is
@@ -43,9 +44,10 @@ def test_accuracy_route_recovers_the_hand_computed_epoch_from_an_exact_curve():
 
 def test_loss_route_inverts_the_loss_fit_at_a_threshold_from_the_observed_epochs():
     log = course_log()
-    p = prediction_from_first_epochs(log, 10, target_acc=TARGET, family="optimus", route="loss")
+    p = prediction_from_first_epochs(log, 10, target=accuracy_target(TARGET), family="optimus", route="loss")
     assert p.route == "loss" and p.status == "predicted"
-    assert p.loss_threshold == pytest.approx(loss_threshold_from_observed(first_epochs(log, 10), TARGET))
+    threshold = loss_threshold_from_observed(first_epochs(log, 10), accuracy_target(TARGET))
+    assert p.loss_threshold == pytest.approx(threshold)
     # the loss 1/(0.002k + 0.5) + 0.05 is exactly Optimus: its fit is exact, so the predicted
     # epoch is where the epoch-mean loss falls to L; L from the observed epochs is close to
     # the loss of epoch 13, so the prediction is within one epoch of it
@@ -59,13 +61,13 @@ def test_given_loss_threshold_is_used_as_it_is():
 
 
 def test_reached_in_the_observed_epochs_is_not_predicted():
-    p = prediction_from_first_epochs(course_log(), 15, target_acc=TARGET, family="exp3")
+    p = prediction_from_first_epochs(course_log(), 15, target=accuracy_target(TARGET), family="exp3")
     assert p.status == "reached" and p.epoch is None
 
 
 def test_a_curve_that_levels_off_below_the_target_is_unreachable():
     # the error floor is 0.02: a target of 0.99 (error 0.01) is never reached
-    p = prediction_from_first_epochs(course_log(), 12, target_acc=0.99, family="exp3")
+    p = prediction_from_first_epochs(course_log(), 12, target=accuracy_target(0.99), family="exp3")
     assert p.status == "unreachable" and p.epoch is None
     assert (p.epoch_low, p.epoch_high) == (13.0, math.inf)
     assert "never reaches 0.01" in p.reason
@@ -75,9 +77,9 @@ def test_trace_without_loss_has_no_loss_route():
     trace = read_log(b"progress,iteration,metric\n" + b"".join(
         f"{i * 100.0},{i * 100},{1 - 0.8 * math.exp(-i / 5):.5f}\n".encode() for i in range(1, 21)),
         "cifar10/validation-128.csv")
-    p = prediction_from_first_epochs(trace, 10, target_acc=0.9, family="exp3", route="loss")
+    p = prediction_from_first_epochs(trace, 10, target=accuracy_target(0.9), family="exp3", route="loss")
     assert p.status == "not fitted" and "no loss column" in p.reason
-    assert prediction_from_first_epochs(trace, 10, target_acc=0.9, family="exp3").status == "predicted"
+    assert prediction_from_first_epochs(trace, 10, target=accuracy_target(0.9), family="exp3").status == "predicted"
 
 
 def test_auto_scores_every_family_and_takes_the_best():
@@ -124,7 +126,7 @@ def test_prediction_curves_cross_the_target_near_the_predicted_epoch():
 @pytest.mark.parametrize("kwargs,message", [
     (dict(family="pow5"), "family: expected one of auto, optimus"),
     (dict(route="steps"), "route: expected one of accuracy, loss; got 'steps'"),
-    (dict(target_acc=92), "Did you mean 0.92"),
+    (dict(target=Target("loss", "<=", 2.0)), "the epoch prediction from the first epochs works on an accuracy"),
     (dict(inflation=0), "inflation: expected a finite number > 0; got 0"),
 ])
 def test_bad_arguments_are_refused_with_the_value(kwargs, message):
@@ -145,7 +147,7 @@ def test_showcase_log_prefers_a_target_in_the_second_half():
     from tests.conftest import ROOT
 
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
-    chosen = showcase_log(logs, 0.92)
+    chosen = showcase_log(logs, accuracy_target(0.92))
     from core.runs.targets import find_target_crossing
     c = find_target_crossing(chosen, 0.92)
     assert c.reached and c.epoch > 12  # 24 epochs: the crossing is in the second half

@@ -60,11 +60,11 @@ def test_same_job_runs_are_the_other_batches_of_the_same_model_and_split():
 def test_the_prior_source_is_the_job_then_a_calibration_then_none():
     log = job_run("resnet20", 100, 12)
     job = [job_run("resnet20", 200, 14), job_run("resnet20", 400, 18)]
-    assert prior_source(log, job, target_acc=0.9) == "other runs"         # two other batches reached 0.9
-    assert prior_source(log, job[:1], target_acc=0.9) is None             # one is not enough, no other model
+    assert prior_source(log, job, target=accuracy_target(0.9)) == "other runs"         # two other batches reached 0.9
+    assert prior_source(log, job[:1], target=accuracy_target(0.9)) is None      # one is not enough, no other model
     archs = [job_run(m, 100, 12) for m in ("resnet32", "resnet44", "resnet56")]
-    assert prior_source(log, job[:1] + archs, target_acc=0.9) == "calibration"   # three other architectures
-    assert prior_source(log, job[:1] + archs[:2], target_acc=0.9) is None  # two architectures are too few
+    assert prior_source(log, job[:1] + archs, target=accuracy_target(0.9)) == "calibration"  # three other architectures
+    assert prior_source(log, job[:1] + archs[:2], target=accuracy_target(0.9)) is None  # two architectures are too few
 
 
 def test_the_job_prior_is_the_log_mean_of_two_other_batches():
@@ -73,10 +73,10 @@ def test_the_job_prior_is_the_log_mean_of_two_other_batches():
     log = job_run("resnet20", 100, 12)
     job = [job_run("resnet20", 200, 14), job_run("resnet20", 400, 18)]
     assert [find_target_crossing(o, 0.9).epoch for o in job] == [14, 18]
-    p = job_prior(log, job, target_acc=0.9)
+    p = job_prior(log, job, target=accuracy_target(0.9))
     assert p.source == "other runs" and p.n_runs == 2
     assert p.epoch == pytest.approx(math.sqrt(13.5 * 17.5))
-    assert p == prior_for_run(log, job, target_acc=0.9)
+    assert p == prior_for_run(log, job, target=accuracy_target(0.9))
 
 
 def test_prior_from_other_runs_is_the_student_t_prediction_interval():
@@ -96,7 +96,7 @@ def test_prior_from_other_runs_is_the_student_t_prediction_interval():
 
 def test_a_pollux_run_gets_its_prior_from_the_other_batch_sizes():
     logs = pollux_logs("imagenet")
-    prior = prior_for_run(logs[0], logs, target_acc=0.75)
+    prior = prior_for_run(logs[0], logs, target=accuracy_target(0.75))
     assert prior.source == "other runs" and prior.n_runs == len(logs) - 1
     assert logs[0].meta.global_batch and f"batch {logs[0].meta.global_batch}" not in prior.description
 
@@ -104,11 +104,12 @@ def test_a_pollux_run_gets_its_prior_from_the_other_batch_sizes():
 def test_the_prior_never_reads_the_held_out_architecture():
     fits = read_fits_table(course_fits_path())
     log = course_log("resnet50_Tesla V100-PCIE-32GB.csv", steps_per_epoch=391)
-    clean = prior_for_run(log, [], target_acc=0.92, fits=fits, datasets_by_file={log.source: "cifar10"})
+    clean = prior_for_run(log, [], target=accuracy_target(0.92), fits=fits, datasets_by_file={log.source: "cifar10"})
     poisoned = fits.copy()
     m = poisoned["model"] == "resnet50"
     poisoned.loc[m, ["step_to_target", "epoch_to_target", "b0", "b1", "b2"]] = [1.0, 1.0, 0.5, 0.01, 3.0]
-    dirty = prior_for_run(log, [], target_acc=0.92, fits=poisoned, datasets_by_file={log.source: "cifar10"})
+    dirty = prior_for_run(log, [], target=accuracy_target(0.92), fits=poisoned,
+                          datasets_by_file={log.source: "cifar10"})
     assert clean.source == "calibration" and "outside the calibration set" in clean.flags[0]
     assert (clean.epoch, clean.log_sd) == (dirty.epoch, dirty.log_sd)
 
@@ -118,7 +119,7 @@ def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_ba
 
     log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n64_") and lg.source.endswith("_0.txt"))
     others = [lg for lg in mlperf_logs if not lg.source.startswith("dgxh100_n64_")]
-    prior = prior_for_run(log, others, target_acc=0.759)
+    prior = prior_for_run(log, others, target=accuracy_target(0.759))
     # by hand: the fit of the other systems' samples to target, at B = 20,480, in epochs of
     # 1,281,167 images, less half an epoch (the runs' samples count to the end of the passing epoch)
     model = fit_batch_scaling(measure_batch_runs(others, target=accuracy_target(0.759)), level=0.8)
@@ -143,7 +144,8 @@ def test_the_batch_scaling_prior_reads_only_the_runs_batch(mlperf_logs):
     frame = log.frame.copy()
     frame["acc"] = 0.01                                  # the run's own curve poisoned: never reaches anything
     poisoned = dataclasses.replace(log, frame=frame)
-    assert prior_for_run(log, others, target_acc=0.759) == prior_for_run(poisoned, others, target_acc=0.759)
+    target = accuracy_target(0.759)
+    assert prior_for_run(log, others, target=target) == prior_for_run(poisoned, others, target=target)
 
 
 
@@ -163,12 +165,12 @@ def test_the_calibration_pool_is_fitted_once_per_process_and_keeps_no_log(monkey
     calls = []
     real = run_prior.analyse_run
     monkeypatch.setattr(run_prior, "analyse_run", lambda *a, **k: calls.append(a[0].source) or real(*a, **k))
-    first = run_prior.fit_rows([log], target_acc=0.9)
-    second = run_prior.fit_rows([log], target_acc=0.9)
+    first = run_prior.fit_rows([log], target=accuracy_target(0.9))
+    second = run_prior.fit_rows([log], target=accuracy_target(0.9))
     assert calls == ["resnet8_x-64.csv"]                          # fitted once, then read from the cache
     assert_frame_equal(first, fresh)
     assert_frame_equal(second, fresh)
-    run_prior.fit_rows([log], target_acc=0.8)                      # another target is another row
+    run_prior.fit_rows([log], target=accuracy_target(0.8))                      # another target is another row
     assert calls == ["resnet8_x-64.csv", "resnet8_x-64.csv"]
     ref = weakref.ref(log)
     del log
