@@ -24,6 +24,7 @@ from core.prediction.progress_measure import (
     progress_to_target,
     progress_unit,
 )
+from core.prediction.progress_units import ProgressUnits, left_out_summary, pooled_value, progress_units
 from core.runs import metric_column
 from core.targets import Target
 
@@ -39,7 +40,8 @@ POWER_LAW = "pow3"
 class ProgressEstimate:
     """Progress to target (``value``, ``inf`` = may never get there) with a ``level`` interval.
 
-    ``value`` None: this source has no answer (``description`` says why).
+    ``value`` None: this source has no answer (``description`` says why). ``left_out``: the other runs a prior
+    did not pool, each with its reason (``(source, reason)``), for a page or the command line to list.
     """
 
     source: str
@@ -48,6 +50,7 @@ class ProgressEstimate:
     low: float | None = None
     high: float | None = None
     description: str = ""
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def available(self) -> bool:
@@ -55,7 +58,7 @@ class ProgressEstimate:
 
     def to_dict(self) -> dict:
         return {"source": self.source, "unit": self.unit, "value": self.value, "low": self.low,
-                "high": self.high, "description": self.description}
+                "high": self.high, "description": self.description, "left_out": [list(p) for p in self.left_out]}
 
 
 @dataclass
@@ -104,6 +107,10 @@ class ProgressCache:
     def unit(self, log: RunLog) -> str:
         """:func:`progress_unit`, once per run."""
         return self._get(("unit", id(log)), log, lambda: progress_unit(log))
+
+    def units(self, log: RunLog) -> ProgressUnits:
+        """:func:`core.prediction.progress_units.progress_units`: the run's factors between its units, once per run."""
+        return self._get(("units", id(log)), log, lambda: progress_units(log, self.unit(log)))
 
     def has_metric(self, log: RunLog, metric: str) -> bool:
         """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
@@ -186,20 +193,46 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
 
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
                    level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
-    progress to target across calls."""
+    """The progress to target of the other finished runs, each said in ``log``'s unit (module docstring).
+
+    Every other run that logs the target's metric and reached the target is pooled when its progress can be put
+    in ``log``'s unit (:func:`core.prediction.progress_units.pooled_value`: through tokens or samples, with each
+    run's own factors); the others are named in ``left_out`` with their reason, and counted by reason in the
+    description. ``cache`` remembers each run's progress to target and factors across calls.
+    """
     cache = ProgressCache() if cache is None else cache
     unit = cache.unit(log)
-    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
-            and cache.has_metric(o, target.metric)]
-    done = [(o, cache.truth(o, target)) for o in pool]
-    done = [(o, v) for o, v in done if v is not None and v > 0]
+    mine = cache.units(log)
+    done, left_out, converted = [], [], 0
+    for o in others:
+        if o.source == log.source:
+            continue
+        if not cache.has_metric(o, target.metric):
+            left_out.append((o.source, "metric", f"does not log {target.metric}"))
+            continue
+        truth = cache.truth(o, target)
+        if truth is None or truth <= 0:
+            left_out.append((o.source, "target", f"did not reach {target.spec}"))
+            continue
+        value, why = pooled_value(truth, cache.units(o), mine)
+        if value is None:
+            left_out.append((o.source, "unit", why))
+            continue
+        done.append((o, value))
+        converted += cache.unit(o) != unit
+    named = tuple((src, why) for src, _, why in left_out)
     if not done:
-        return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
+        text = "no other run given" if not left_out else \
+            f"no other run to pool in {unit}: {left_out_summary(left_out)}"
+        return ProgressEstimate("prior", unit, None, description=text, left_out=named)
     batch = log.meta.global_batch
     same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
     chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
         (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
+    if converted:
+        what += f" ({converted} converted into {unit})"
+    if left_out:
+        what += f"; left out: {left_out_summary(left_out)}"
     raw = sorted(v for _, v in chosen)
     values = np.log(raw)
     n = len(values)
@@ -212,4 +245,4 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
     t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
     half = t * sd * math.sqrt(1 + 1 / n)
     return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
-                            f"median of {what}")
+                            f"median of {what}", left_out=named)
