@@ -205,7 +205,7 @@ def shared_unit(other: ProgressUnits, mine: ProgressUnits) -> tuple[str | None, 
     if data_mine and not data_other:
         return None, f"counts {other.unit} and {other.missing(data_mine[0])}"
     if data_other and not data_mine:
-        return None, f"counts {other.unit}; this run's {FACTOR_NAMES[data_other[0]]} is unknown"
+        return None, f"counts {other.unit}; this run's {mine.missing(data_other[0]).removeprefix('its ')}"
     if data_mine:                                      # each knows a different data unit and not the other's
         return None, f"counts {other.unit} and {other.missing(data_mine[0])}"
     if not other.knows(mine.unit):
