@@ -24,7 +24,13 @@ from core.prediction.progress_measure import (
     progress_to_target,
     progress_unit,
 )
-from core.prediction.progress_units import ProgressUnits, left_out_summary, pooled_value, progress_units
+from core.prediction.progress_units import (
+    DATA_UNITS,
+    ProgressUnits,
+    left_out_summary,
+    pooled_value,
+    progress_units,
+)
 from core.runs import metric_column
 from core.targets import Target
 
@@ -191,6 +197,36 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
     return float(lo), float(hi)
 
 
+def _batch(units: ProgressUnits, shared: str) -> tuple[str, float] | None:
+    """A run's batch in the unit its progress is pooled in (samples or tokens a step); None when pooled in steps or
+    epochs (the batch is not known)."""
+    per_step = units.per_step(shared) if shared in DATA_UNITS else None
+    return None if per_step is None else (shared, per_step)
+
+
+def _pool(log: RunLog, others: Sequence[RunLog], target: Target, cache: ProgressCache) -> tuple[list, list]:
+    """The other runs' progress to target in ``log``'s unit with each one's batch ((run, value, batch) triples), and
+    the runs left out ((source, kind, reason) triples: ``metric``, ``target`` or ``unit``)."""
+    mine = cache.units(log)
+    done, left_out = [], []
+    for o in others:
+        if o.source == log.source:
+            continue
+        if not cache.has_metric(o, target.metric):
+            left_out.append((o.source, "metric", f"does not log {target.metric}"))
+            continue
+        truth = cache.truth(o, target)
+        if truth is None or truth <= 0:
+            left_out.append((o.source, "target", f"did not reach {target.spec}"))
+            continue
+        value, shared = pooled_value(truth, cache.units(o), mine)
+        if value is None:
+            left_out.append((o.source, "unit", shared))
+            continue
+        done.append((o, value, _batch(cache.units(o), shared)))
+    return done, left_out
+
+
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
                    level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
     """The progress to target of the other finished runs, each said in ``log``'s unit (module docstring).
@@ -203,32 +239,21 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
     cache = ProgressCache() if cache is None else cache
     unit = cache.unit(log)
     mine = cache.units(log)
-    done, left_out, converted = [], [], 0
-    for o in others:
-        if o.source == log.source:
-            continue
-        if not cache.has_metric(o, target.metric):
-            left_out.append((o.source, "metric", f"does not log {target.metric}"))
-            continue
-        truth = cache.truth(o, target)
-        if truth is None or truth <= 0:
-            left_out.append((o.source, "target", f"did not reach {target.spec}"))
-            continue
-        value, why = pooled_value(truth, cache.units(o), mine)
-        if value is None:
-            left_out.append((o.source, "unit", why))
-            continue
-        done.append((o, value))
-        converted += cache.unit(o) != unit
+    done, left_out = _pool(log, others, target, cache)
     named = tuple((src, why) for src, _, why in left_out)
     if not done:
         text = "no other run given" if not left_out else \
             f"no other run to pool in {unit}: {left_out_summary(left_out)}"
         return ProgressEstimate("prior", unit, None, description=text, left_out=named)
-    batch = log.meta.global_batch
-    same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
-    chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
-        (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
+    batches = {b for _, _, b in done if b is not None}
+    batch = next((b for b in batches if b == _batch(mine, b[0])), None)
+    same = [(o, v) for o, v, b in done if batch is not None and b == batch]
+    size = None if batch is None else (f"global batch {batch[1]:,.0f}" if batch[0] == "samples"
+                                       else f"{batch[1]:,.0f} {batch[0]} a step")
+    chosen, what = (same, f"{len(same)} other runs at {size}") if len(same) >= 2 else \
+        ([(o, v) for o, v, _ in done], f"{len(done)} other runs" +
+         (" (fewer than two at this run's batch)" if any(mine.knows(u) for u in DATA_UNITS) and len(batches) else ""))
+    converted = sum(cache.unit(o) != unit for o, _ in chosen)
     if converted:
         what += f" ({converted} converted into {unit})"
     if left_out:

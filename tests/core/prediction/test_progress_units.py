@@ -159,3 +159,13 @@ def test_a_validation_log_is_never_pooled_with_a_training_log():
     p = prior_progress(val, [train], Target("acc", ">=", 0.85))
     assert p.left_out == (("resnet8_V100-512.csv", "counts samples; this run's steps count validation batches, "
                                                    "not training steps"),)
+
+
+def test_the_runs_at_the_same_tokens_a_step_are_pooled_alone_when_two_or_more_are():
+    # this run: 8 sequences of 128 tokens = 1,024 tokens a step; two others at 1,024 tokens a step (counted in
+    # tokens) reach at steps 100 and 120: 102,400 and 122,880 tokens = 800 and 960 of this run's samples
+    others = [speedrun("rec_a/a.txt", tokens_header(1024), 100), speedrun("rec_b/b.txt", tokens_header(1024), 120),
+              speedrun("rec_c/c.txt", tokens_header(2048), 300)]
+    p = prior_progress(speedrun("rec_new/new.txt", SAMPLES_8x128, 150), others, others[0].target)
+    assert p.value == pytest.approx(math.sqrt(800 * 960), rel=1e-12)
+    assert p.description.startswith("median of 2 other runs at 1,024 tokens a step (2 converted into samples)")
