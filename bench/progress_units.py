@@ -150,6 +150,10 @@ def report(label: str, result: dict) -> None:
               f"records with a prior for every log: {every} of {len(by_record)}")
         for name in ("prior", "posterior", "time"):
             print(f"    {_stats(rows, name)}")
+        for unit in units:
+            part = [r for r in rows if r["unit"] == unit]
+            print(f"    predicted in {unit} ({len(part)}): " + "; ".join(
+                _stats(part, name).split("  80 %")[0] for name in ("prior", "posterior")))
         reasons = Counter(re.sub(r"\d[\d,.]*", "N", why) for r in rows for why in r["left_out"])
         for why, n in reasons.most_common(3):
             print(f"    left out {n:5d}×: {why}")

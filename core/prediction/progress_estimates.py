@@ -197,16 +197,25 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
     return float(lo), float(hi)
 
 
-def _batch(units: ProgressUnits, shared: str) -> tuple[str, float] | None:
-    """A run's batch in the unit its progress is pooled in (samples or tokens a step); None when pooled in steps or
-    epochs (the batch is not known)."""
-    per_step = units.per_step(shared) if shared in DATA_UNITS else None
-    return None if per_step is None else (shared, per_step)
+def _batch(units: ProgressUnits, shared: str) -> tuple[float | None, float | None] | None:
+    """A run's batch as it declares it: (samples a step, tokens a step), either None where unknown; None when its
+    progress is pooled in steps or epochs (no batch is known)."""
+    if shared not in DATA_UNITS:
+        return None
+    return units.per_step("samples"), units.per_step("tokens")
+
+
+def _batch_text(batch: tuple[float | None, float | None]) -> str:
+    samples, tokens = batch
+    if samples is None:
+        return f"{tokens:,.0f} tokens a step"
+    return f"global batch {samples:,.0f}" + (f" ({tokens:,.0f} tokens a step)" if tokens is not None else "")
 
 
 def _pool(log: RunLog, others: Sequence[RunLog], target: Target, cache: ProgressCache) -> tuple[list, list]:
-    """The other runs' progress to target in ``log``'s unit with each one's batch ((run, value, batch) triples), and
-    the runs left out ((source, kind, reason) triples: ``metric``, ``target`` or ``unit``)."""
+    """The other runs' progress to target in ``log``'s unit, each with its batch and whether its value was converted
+    ((run, value, batch, converted)), and the runs left out ((source, kind, reason): ``metric``, ``target``,
+    ``unit``)."""
     mine = cache.units(log)
     done, left_out = [], []
     for o in others:
@@ -223,7 +232,7 @@ def _pool(log: RunLog, others: Sequence[RunLog], target: Target, cache: Progress
         if value is None:
             left_out.append((o.source, "unit", shared))
             continue
-        done.append((o, value, _batch(cache.units(o), shared)))
+        done.append((o, value, _batch(cache.units(o), shared), value != truth))
     return done, left_out
 
 
@@ -245,20 +254,17 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
         text = "no other run given" if not left_out else \
             f"no other run to pool in {unit}: {left_out_summary(left_out)}"
         return ProgressEstimate("prior", unit, None, description=text, left_out=named)
-    batches = {b for _, _, b in done if b is not None}
-    batch = next((b for b in batches if b == _batch(mine, b[0])), None)
-    same = [(o, v) for o, v, b in done if batch is not None and b == batch]
-    size = None if batch is None else (f"global batch {batch[1]:,.0f}" if batch[0] == "samples"
-                                       else f"{batch[1]:,.0f} {batch[0]} a step")
-    chosen, what = (same, f"{len(same)} other runs at {size}") if len(same) >= 2 else \
-        ([(o, v) for o, v, _ in done], f"{len(done)} other runs" +
-         (" (fewer than two at this run's batch)" if any(mine.knows(u) for u in DATA_UNITS) and len(batches) else ""))
-    converted = sum(cache.unit(o) != unit for o, _ in chosen)
+    batch = _batch(mine, "samples")
+    same = [(v, c) for _, v, b, c in done if b is not None and b == batch]
+    chosen, what = (same, f"{len(same)} other runs at {_batch_text(batch)}") if len(same) >= 2 else \
+        ([(v, c) for _, v, _, c in done], f"{len(done)} other runs" +
+         (" (fewer than two at this run's batch)" if any(b is not None for _, _, b, _ in done) else ""))
+    converted = sum(c for _, c in chosen)
     if converted:
         what += f" ({converted} converted into {unit})"
     if left_out:
         what += f"; left out: {left_out_summary(left_out)}"
-    raw = sorted(v for _, v in chosen)
+    raw = sorted(v for v, _ in chosen)
     values = np.log(raw)
     n = len(values)
     # the median in log space, taken on the values themselves (the middle one, or the geometric mean of

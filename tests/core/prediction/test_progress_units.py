@@ -161,11 +161,20 @@ def test_a_validation_log_is_never_pooled_with_a_training_log():
                                                    "not training steps"),)
 
 
-def test_the_runs_at_the_same_tokens_a_step_are_pooled_alone_when_two_or_more_are():
-    # this run: 8 sequences of 128 tokens = 1,024 tokens a step; two others at 1,024 tokens a step (counted in
-    # tokens) reach at steps 100 and 120: 102,400 and 122,880 tokens = 800 and 960 of this run's samples
-    others = [speedrun("rec_a/a.txt", tokens_header(1024), 100), speedrun("rec_b/b.txt", tokens_header(1024), 120),
-              speedrun("rec_c/c.txt", tokens_header(2048), 300)]
-    p = prior_progress(speedrun("rec_new/new.txt", SAMPLES_8x128, 150), others, others[0].target)
+def test_the_runs_at_this_runs_batch_are_pooled_alone_when_two_or_more_are():
+    # this run: 8 sequences of 128 tokens a step. Two others at the same batch reach at steps 100 and 120 (800 and
+    # 960 samples); one at 16 sequences of 64 tokens (the same 1,024 tokens a step, another batch) and one counted
+    # in tokens (its samples a step unknown) are pooled only when fewer than two runs are at this run's batch
+    shape_16x64 = SAMPLES_8x128.replace("= 8 #", "= 16 #").replace("= 128 #", "= 64 #")
+    others = [speedrun("rec_a/a.txt", SAMPLES_8x128, 100), speedrun("rec_b/b.txt", SAMPLES_8x128, 120),
+              speedrun("rec_c/c.txt", shape_16x64, 60), speedrun("rec_d/d.txt", tokens_header(1024), 300)]
+    new = speedrun("rec_new/new.txt", SAMPLES_8x128, 150)
+    p = prior_progress(new, others, others[0].target)
     assert p.value == pytest.approx(math.sqrt(800 * 960), rel=1e-12)
-    assert p.description.startswith("median of 2 other runs at 1,024 tokens a step (2 converted into samples)")
+    assert p.description == "median of 2 other runs at global batch 8 (1,024 tokens a step)"
+    # without the second run at this batch all three others are pooled: 800 samples; 60 × 1,024 / 128 = 480;
+    # 300 × 1,024 / 128 = 2,400: the median 800
+    p = prior_progress(new, [others[0], *others[2:]], others[0].target)
+    assert p.value == 800.0
+    assert p.description == ("median of 3 other runs (fewer than two at this run's batch) (2 converted into "
+                             "samples)")
