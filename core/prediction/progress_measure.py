@@ -22,8 +22,6 @@ from core.targets import Target, target_for
 #: fewest epochs whose ends stand for a per-step log's evaluations: a run of fewer (a fine-tune of 1-3
 #: epochs) is evaluated at every logged row, as a curve needs points to be fitted to
 MIN_EPOCH_EVALUATIONS = 8
-#: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "tokens", "steps", "epochs")
 
 
 # --------------------------------------------------------------------------- progress axis
