@@ -178,3 +178,14 @@ def test_the_runs_at_this_runs_batch_are_pooled_alone_when_two_or_more_are():
     assert p.value == 800.0
     assert p.description == ("median of 3 other runs (fewer than two at this run's batch) (2 converted into "
                              "samples)")
+
+
+def test_a_batch_that_grows_over_the_run_gives_no_single_factor_and_says_so():
+    from dataclasses import replace
+
+    log = read_log(b"step,loss\n1,3.0\n2,2.8\n3,2.6\n4,2.5\n", "ramp.csv")
+    # 1,000 tokens a step for two steps, then 2,000: 1,000 / 1,000 / 1,333 / 1,500 tokens a step on average
+    ramp = replace(log, frame=log.frame.assign(tokens=[1000.0, 2000.0, 4000.0, 6000.0]))
+    u = progress_units(ramp, "tokens")
+    assert u.tokens_per_step is None
+    assert u.missing("steps") == "its tokens per step vary over the log (1,000 to 1,500): no single tokens per step"
