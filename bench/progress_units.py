@@ -83,7 +83,7 @@ def _case(log, others, fraction: float, cache) -> dict | None:
         return None
     f = predict_progress(log, others, target, observe=fraction, cache=cache)
     m = _POOLED.search(f.prior.description or "")
-    row = {"file": log.source, "record": log.source.split("/")[0], "unit": f.unit,
+    row = {"file": log.source, "record": log.source.split("/")[0], "unit": f.unit, "status": f.status,
            "pooled": int(m.group(1)) if m and f.prior.available else 0,
            "left_out": [why for _, why in getattr(f.prior, "left_out", ())]}
     for name, est in (("prior", f.prior), ("posterior", f.posterior)):
@@ -139,14 +139,15 @@ def report(label: str, result: dict) -> None:
     for scenario in ("records", "built-in"):
         block = result[scenario]
         rows = block["rows"]
-        pooled = [r["pooled"] for r in rows]
+        asked = [r for r in rows if r["status"] != "reached"]        # a run at target in its observed part: no prior
+        pooled = [r["pooled"] for r in asked]
         by_record: dict[str, list] = {}
-        for r in rows:
+        for r in asked:
             by_record.setdefault(r["record"], []).append(r["prior_error"] is not None)
         every = sum(all(v) for v in by_record.values())
         units = Counter(r["unit"] for r in rows)
-        print(f"  {scenario}: {len(rows)} predictions ({', '.join(f'{n} in {u}' for u, n in units.items())}), "
-              f"{block['seconds']:.0f} s")
+        print(f"  {scenario}: {len(rows)} predictions ({', '.join(f'{n} in {u}' for u, n in units.items())}; "
+              f"{len(rows) - len(asked)} at target in the seen part, no prior asked), {block['seconds']:.0f} s")
         print(f"    runs pooled per prior: median {np.median(pooled):.0f}, min {min(pooled)}, max {max(pooled)}; "
               f"records with a prior for every log: {every} of {len(by_record)}")
         for name in ("prior", "posterior", "time"):
