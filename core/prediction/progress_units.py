@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.errors import InputError
+from core.logs import RunLog
 
 #: every unit progress can be counted in
 UNITS: tuple[str, ...] = ("steps", "epochs", "samples", "tokens", "time_s")
@@ -151,7 +152,7 @@ def _seconds_per_step(frame, step: np.ndarray) -> float | None:
     return slope if slope > 0 else None
 
 
-def progress_units(log, unit: str) -> ProgressUnits:
+def progress_units(log: RunLog, unit: str) -> ProgressUnits:
     """The factors ``log`` knows between its units (module docstring); ``unit`` is the one it counts in
     (:func:`core.prediction.progress_measure.progress_unit`).
 
@@ -168,7 +169,7 @@ def progress_units(log, unit: str) -> ProgressUnits:
     """
     meta = log.meta
     frame = log.frame
-    if getattr(log, "counts_validation_batches", False):
+    if log.counts_validation_batches:
         return ProgressUnits(log.source, unit, steps_known=False)
     step = frame["global_step"].to_numpy(dtype=float)
     notes = []
