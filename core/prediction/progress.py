@@ -9,8 +9,11 @@ samples, and its target is a loss or log-perplexity that falls (``eval_accuracy<
   ``core.curves``) fitted to the observed evaluations against samples ``D``, inverted at the
   target: ``D* = (A / (L − E))^(1/α)``; never when the fitted floor ``E`` is at or past the target.
   A climbing accuracy is fitted as its error ``1 − acc``.
-* **prior**: the samples to target of the other finished runs of the same metric, at the same
-  global batch where two or more are at it (else all of them, flagged): their median, with a
+* **prior**: the progress to target of the other finished runs of the same metric, each said in the
+  run's unit (``core.prediction.progress_units``: a run counted in tokens is pooled into one counted in
+  samples or steps through the tokens both know, with each run's own factors; a run that cannot be
+  converted is left out and named with its reason), at the same global batch where two or more are at
+  it (else all of them, flagged): their median, with a
   prediction interval in log space (``t`` quantile × sd × √(1 + 1/n), sd at least
   ``MIN_PRIOR_SD``, the seed-to-seed spread a single batch size shows).
 * **posterior**: ``exp(w·ln prior + (1 − w)·ln extrapolation)`` with ``w`` learned from a
@@ -52,8 +55,7 @@ from core.prediction.progress_measure import (
     time_at_progress,
 )
 from core.prediction.schedule_changes import declared_end, schedule_flags, step_to_progress
-from core.runs import run_target
-from core.targets import Target
+from core.targets import Target, target_for
 from core.validation import check_scalar
 
 #: fewest backtest cases whose median error is taken out of the estimate (fewer: too noisy to correct by)
@@ -201,7 +203,7 @@ def trust_from_errors(pairs: Sequence[tuple[float | None, float | None]], *, lev
     return Trust(0.5, None, len(both), "too few finished runs to backtest: equal weights, the sources' own intervals")
 
 
-def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | float | None = None, *,
+def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target | None = None, *,
                      observe: float | None = None, level: float = DEFAULT_LEVEL,
                      cache: ProgressCache | None = None) -> ProgressForecast:
     """Prior, extrapolation and posterior of the progress to ``target`` of ``log`` (module docstring).
@@ -212,8 +214,8 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
         The run (in progress, or finished and cut with ``observe``).
     others : sequence of RunLog
         Other runs of the same workload (other systems, seeds or recipes): the prior and the backtest.
-    target : Target or float, optional
-        Default: the target the log declares, else ``acc>=0.92``.
+    target : Target, optional
+        Default: the target the log declares, else ``acc>=0.92`` (:func:`core.targets.target_for`).
     observe : float, optional
         The fraction (0, 1) of ``log``'s evaluations seen, or a number of evaluations (>= 1); default all.
     level : float, default 0.8
@@ -231,7 +233,7 @@ def predict_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target 
     36
     """
     level = check_scalar(level, "level", float, min_val=0, max_val=1, include_boundaries="neither")
-    target = run_target(log, target)
+    target = target_for(log, target)
     unit = progress_unit(log)
     x, y = evaluation_points(log, target)
     if observe is None:

@@ -10,8 +10,7 @@ from core.defaults import DEFAULT_LEVEL
 from core.logs import RunLog
 from core.prediction.progress import predict_progress
 from core.prediction.progress_estimates import ProgressCache
-from core.runs import run_target
-from core.targets import Target
+from core.targets import Target, target_for
 
 #: columns of :func:`backtest_progress`
 PROGRESS_BACKTEST_COLUMNS: tuple[str, ...] = (
@@ -37,7 +36,7 @@ def backtest_progress(logs: Sequence[RunLog], target: Target | None = None, *,
     cache = ProgressCache() if cache is None else cache
     rows = []
     for log in logs:
-        t = run_target(log, target)
+        t = target_for(log, target)
         truth = cache.truth(log, t)
         if truth is None:
             continue

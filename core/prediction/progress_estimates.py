@@ -24,6 +24,13 @@ from core.prediction.progress_measure import (
     progress_to_target,
     progress_unit,
 )
+from core.prediction.progress_units import (
+    DATA_UNITS,
+    ProgressUnits,
+    left_out_summary,
+    pooled_value,
+    progress_units,
+)
 from core.runs import metric_column
 from core.targets import Target
 
@@ -39,7 +46,8 @@ POWER_LAW = "pow3"
 class ProgressEstimate:
     """Progress to target (``value``, ``inf`` = may never get there) with a ``level`` interval.
 
-    ``value`` None: this source has no answer (``description`` says why).
+    ``value`` None: this source has no answer (``description`` says why). ``left_out``: the other runs a prior
+    did not pool, each with its reason (``(source, reason)``), for a page or the command line to list.
     """
 
     source: str
@@ -48,6 +56,7 @@ class ProgressEstimate:
     low: float | None = None
     high: float | None = None
     description: str = ""
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def available(self) -> bool:
@@ -55,7 +64,7 @@ class ProgressEstimate:
 
     def to_dict(self) -> dict:
         return {"source": self.source, "unit": self.unit, "value": self.value, "low": self.low,
-                "high": self.high, "description": self.description}
+                "high": self.high, "description": self.description, "left_out": [list(p) for p in self.left_out]}
 
 
 @dataclass
@@ -104,6 +113,10 @@ class ProgressCache:
     def unit(self, log: RunLog) -> str:
         """:func:`progress_unit`, once per run."""
         return self._get(("unit", id(log)), log, lambda: progress_unit(log))
+
+    def units(self, log: RunLog) -> ProgressUnits:
+        """:func:`core.prediction.progress_units.progress_units`: the run's factors between its units, once per run."""
+        return self._get(("units", id(log)), log, lambda: progress_units(log, self.unit(log)))
 
     def has_metric(self, log: RunLog, metric: str) -> bool:
         """Whether the run logs ``metric`` (:func:`core.runs.metric_column`), once per run and metric."""
@@ -184,23 +197,74 @@ def _draw_interval(fit, level_y: float, *, level: float, seed: int) -> tuple[flo
     return float(lo), float(hi)
 
 
+def _batch(units: ProgressUnits, shared: str) -> tuple[float | None, float | None] | None:
+    """A run's batch as it declares it: (samples a step, tokens a step), either None where unknown; None when its
+    progress is pooled in steps or epochs (no batch is known)."""
+    if shared not in DATA_UNITS:
+        return None
+    return units.per_step("samples"), units.per_step("tokens")
+
+
+def _batch_text(batch: tuple[float | None, float | None]) -> str:
+    samples, tokens = batch
+    if samples is None:
+        return f"{tokens:,.0f} tokens a step"
+    return f"global batch {samples:,.0f}" + (f" ({tokens:,.0f} tokens a step)" if tokens is not None else "")
+
+
+def _pool(log: RunLog, others: Sequence[RunLog], target: Target, cache: ProgressCache) -> tuple[list, list]:
+    """The other runs' progress to target in ``log``'s unit, each with its batch and whether its value was converted
+    ((run, value, batch, converted)), and the runs left out ((source, kind, reason): ``metric``, ``target``,
+    ``unit``)."""
+    mine = cache.units(log)
+    done, left_out = [], []
+    for o in others:
+        if o.source == log.source:
+            continue
+        if not cache.has_metric(o, target.metric):
+            left_out.append((o.source, "metric", f"does not log {target.metric}"))
+            continue
+        truth = cache.truth(o, target)
+        if truth is None or truth <= 0:
+            left_out.append((o.source, "target", f"did not reach {target.spec}"))
+            continue
+        value, shared = pooled_value(truth, cache.units(o), mine)
+        if value is None:
+            left_out.append((o.source, "unit", shared))
+            continue
+        done.append((o, value, _batch(cache.units(o), shared), value != truth))
+    return done, left_out
+
+
 def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
                    level: float = DEFAULT_LEVEL, cache: ProgressCache | None = None) -> ProgressEstimate:
-    """The progress to target of the other finished runs (module docstring); ``cache`` remembers their
-    progress to target across calls."""
+    """The progress to target of the other finished runs, each said in ``log``'s unit (module docstring).
+
+    Every other run that logs the target's metric and reached the target is pooled when its progress can be put
+    in ``log``'s unit (:func:`core.prediction.progress_units.pooled_value`: through tokens or samples, with each
+    run's own factors); the others are named in ``left_out`` with their reason, and counted by reason in the
+    description. ``cache`` remembers each run's progress to target and factors across calls.
+    """
     cache = ProgressCache() if cache is None else cache
     unit = cache.unit(log)
-    pool = [o for o in others if o.source != log.source and cache.unit(o) == unit
-            and cache.has_metric(o, target.metric)]
-    done = [(o, cache.truth(o, target)) for o in pool]
-    done = [(o, v) for o, v in done if v is not None and v > 0]
+    mine = cache.units(log)
+    done, left_out = _pool(log, others, target, cache)
+    named = tuple((src, why) for src, _, why in left_out)
     if not done:
-        return ProgressEstimate("prior", unit, None, description="no other run that reached the target")
-    batch = log.meta.global_batch
-    same = [(o, v) for o, v in done if batch and o.meta.global_batch == batch]
-    chosen, what = (same, f"{len(same)} other runs at global batch {batch:,}") if len(same) >= 2 else \
-        (done, f"{len(done)} other runs" + (" (none at the same global batch)" if batch else ""))
-    raw = sorted(v for _, v in chosen)
+        text = "no other run given" if not left_out else \
+            f"no other run to pool in {unit}: {left_out_summary(left_out)}"
+        return ProgressEstimate("prior", unit, None, description=text, left_out=named)
+    batch = _batch(mine, "samples")
+    same = [(v, c) for _, v, b, c in done if b is not None and b == batch]
+    chosen, what = (same, f"{len(same)} other runs at {_batch_text(batch)}") if len(same) >= 2 else \
+        ([(v, c) for _, v, _, c in done], f"{len(done)} other runs" +
+         (" (fewer than two at this run's batch)" if any(b is not None for _, _, b, _ in done) else ""))
+    converted = sum(c for _, c in chosen)
+    if converted:
+        what += f" ({converted} converted into {unit})"
+    if left_out:
+        what += f"; left out: {left_out_summary(left_out)}"
+    raw = sorted(v for v, _ in chosen)
     values = np.log(raw)
     n = len(values)
     # the median in log space, taken on the values themselves (the middle one, or the geometric mean of
@@ -212,4 +276,4 @@ def prior_progress(log: RunLog, others: Sequence[RunLog], target: Target, *,
     t = stats.t.ppf((1 + level) / 2, df=max(n - 1, 1))
     half = t * sd * math.sqrt(1 + 1 / n)
     return ProgressEstimate("prior", unit, median, math.exp(centre - half), math.exp(centre + half),
-                            f"median of {what}")
+                            f"median of {what}", left_out=named)

@@ -16,14 +16,12 @@ import numpy as np
 
 from core.errors import InputError
 from core.logs import RunLog
-from core.runs import compared_rows, metric_column, run_target
-from core.targets import Target
+from core.runs import compared_rows, metric_column
+from core.targets import Target, target_for
 
 #: fewest epochs whose ends stand for a per-step log's evaluations: a run of fewer (a fine-tune of 1-3
 #: epochs) is evaluated at every logged row, as a curve needs points to be fitted to
 MIN_EPOCH_EVALUATIONS = 8
-#: the progress units a run can count, most informative first
-UNITS: tuple[str, ...] = ("samples", "tokens", "steps", "epochs")
 
 
 # --------------------------------------------------------------------------- progress axis
@@ -195,10 +193,10 @@ def progress_showcase(logs, target: Target | None = None, metric: str | None = N
     'a.csv'
     """
     logs = list(logs)
-    mine = [lg for lg in logs if metric is None or run_target(lg, target).metric == metric] or logs
+    mine = [lg for lg in logs if metric is None or target_for(lg, target).metric == metric] or logs
     met = []
     for log in mine:
-        x, hit = _first_evaluation_at(log, run_target(log, target))
+        x, hit = _first_evaluation_at(log, target_for(log, target))
         if hit is not None:
             met.append((log, hit >= len(x) / 4))
     return next((lg for lg, late in met if late), met[0][0] if met else (mine[0] if mine else None))
