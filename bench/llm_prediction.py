@@ -35,7 +35,8 @@ from bench.reference import SHARED, require_shared
 from core.errors import LogFormatError
 from core.logs import read_log_file
 from core.prediction import ProgressCache, evaluation_points, predict_progress, progress_to_target
-from core.runs import find_target_crossing, run_target
+from core.runs import find_target_crossing
+from core.targets import target_for
 
 SOURCES = ("prior", "extrapolation", "posterior")
 
@@ -52,7 +53,7 @@ def read_groups(folder: Path, pattern: str) -> dict[str, list]:
             except LogFormatError as exc:
                 print(f"  skipped {exc}")
                 continue
-            if progress_to_target(log, run_target(log)) is not None:
+            if progress_to_target(log, target_for(log)) is not None:
                 logs.append(log)
         if logs:
             groups[d.name] = logs
@@ -61,7 +62,7 @@ def read_groups(folder: Path, pattern: str) -> dict[str, list]:
 
 def case(log, others, fraction: float, cache: ProgressCache | None) -> dict:
     """One prediction against the log's own truth: per source the error and whether the interval covers."""
-    target = run_target(log)
+    target = target_for(log)
     truth = progress_to_target(log, target)
     f = predict_progress(log, others, target, observe=fraction, cache=cache)
     row = {"file": log.source, "truth": truth, "method": f.method, "n_observed": f.n_observed}
@@ -138,7 +139,7 @@ def mlperf(folder: Path, label: str, fractions: tuple[float, ...], *, timing_bas
 
 
 def find_evals(log) -> np.ndarray:
-    return evaluation_points(log, run_target(log))[0]
+    return evaluation_points(log, target_for(log))[0]
 
 
 def speedrun(fractions=(0.25, 0.5)) -> None:

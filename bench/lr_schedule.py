@@ -201,8 +201,9 @@ def mlperf(family: str) -> None:
 
 def _llm_case(log, others, fraction: float, mode: str, family: str, pcache, scache) -> dict:
     from core.prediction import forecast_progress, progress_to_target
-    from core.runs import find_target_crossing, run_target
-    target = run_target(log)
+    from core.runs import find_target_crossing
+    from core.targets import target_for
+    target = target_for(log)
     truth = progress_to_target(log, target)
     t_true = find_target_crossing(log, target, criterion="first-row").time_s
     row = {"file": log.source, "mode": mode}

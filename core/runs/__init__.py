@@ -20,7 +20,6 @@ from core.runs.analysis import (
     fits_table_of_rows,
     loss_curves,
     run_key,
-    run_target,  # TODO(i34): goes once core.prediction stops using it (H2)
     select_runs,
     step_scales,
     thin_indices,
@@ -50,7 +49,6 @@ from core.runs.targets import (
     TargetCrossing,
     best_accuracy,
     best_value,
-    check_target_acc,  # TODO(i34): goes once core.prediction stops using it (H2)
     criterion_text,
     find_target_crossing,
     predict_step_at_loss,
@@ -59,12 +57,12 @@ from core.runs.targets import (
 __all__ = [
     'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
     'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'best_accuracy',
-    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'epoch_summary',
+    'best_value', 'compared_rows', 'criterion_text', 'epoch_summary',
     'accuracy_chart_target', 'given_target', 'slider_range', 'starting_target', 'widget_target',
     'is_evaluation_metric',
     'find_target_crossing',
     'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
-    'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
+    'predict_step_at_loss', 'run_key', 'select_runs', 'step_scales', 'suggested_target',
     'target_metrics', 'thin_indices',
 ]

@@ -136,13 +136,6 @@ def analyse_run(log: RunLog, *, target: Target | None = None, criterion: str = "
     return RunAnalysis(log, fitted.fit, crossing, fit_problem=fitted.problem)
 
 
-# TODO(i34): remove once core.prediction stops using it (H2): core.targets.target_for is the one decision
-def run_target(log: RunLog, target: Target | None = None) -> Target:
-    """The target used for ``log``: :func:`core.targets.target_for` (the one given, else the log's own, else
-    ``acc>=0.92``)."""
-    return target_for(log, target)
-
-
 def fit_metric(log: RunLog, target: Target) -> str:
     """The metric whose curve is fitted for ``target``: its own metric when it falls and the log has it, else the loss.
 

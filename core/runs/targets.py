@@ -25,7 +25,7 @@ from core.curves import FitResult
 from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
 from core.runs.evaluations import compared_at, compared_rows, held_positions, metric_column
-from core.targets import DEFAULT_TARGET, Target, accuracy_target, accuracy_value, target_for
+from core.targets import DEFAULT_TARGET, Target, accuracy_value, target_for
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
@@ -58,37 +58,6 @@ def criterion_text(criterion: str, target: Target | None = None) -> str:
                 "a log of evaluations: its first evaluation at target")
     return (f"first row: first logged row whose {met} (fires early on noisy per-step values; "
             "a log of evaluations: its first evaluation at target)")
-
-
-# TODO(i34): remove once core.prediction stops using it (H2); the planner's own steps use
-# core.targets.require_accuracy(target, step)
-def check_target_acc(target_acc: float | Target, name: str = "target_acc") -> float:
-    """Validate a target accuracy given as a fraction (or an accuracy ``Target``).
-
-    The accuracy-only paths of the planner call this: a target on another metric is refused
-    here with words, never read as an accuracy.
-
-    >>> check_target_acc(0.92), check_target_acc(accuracy_target(0.8))
-    (0.92, 0.8)
-    >>> check_target_acc(Target("val_loss", "<=", 3.28))
-    Traceback (most recent call last):
-    ...
-    core.errors.InputError: target_acc: expected an accuracy target (acc>=A); got val_loss<=3.28. ...
-    """
-    if isinstance(target_acc, Target):
-        if target_acc.is_accuracy:
-            return target_acc.value
-        raise InputError(f"{name}: expected an accuracy target (acc>=A); got {target_acc.spec}. This step of "
-                         "the planner works on accuracies only; use a command that takes --target.")
-    return accuracy_target(target_acc).value
-
-
-def _given_target(target: Target) -> Target:
-    """``target`` as it is; TODO(i34): the accuracy fraction some callers of core.prediction still pass (H2
-    makes them pass a Target) is read as ``acc>=value`` until then, then this helper goes."""
-    if isinstance(target, Target):
-        return target
-    return accuracy_target(target)
 
 
 @dataclass(frozen=True)
@@ -194,7 +163,8 @@ def find_target_crossing(log: RunLog, target: Target = DEFAULT_TARGET, *,
     >>> find_target_crossing(log, Target("loss", "<=", 2.5)).reached
     False
     """
-    target = _given_target(target)
+    if not isinstance(target, Target):
+        raise InputError(f"target: expected a Target (acc>=0.92, val_loss<=3.28); got {target!r}.")
     if criterion not in CRITERIA:
         raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
     column = metric_column(log, target.metric)

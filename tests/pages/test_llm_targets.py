@@ -235,7 +235,7 @@ def test_scaling_page_fits_batch_scaling_to_the_llama_log_perplexity_target():
 def test_logs_page_on_mixed_sets_measures_each_run_against_its_own_target():
     at = open_on("pages/logs.py", ["mnist1d", "speedrun"])
     table = at.dataframe[0].value
-    # the speedrun logs declare val_loss <= 3.28; the MNIST-1D logs declare none: acc >= 0.92 (core.runs.run_target)
+    # the speedrun logs declare val_loss <= 3.28; the MNIST-1D logs declare none: acc >= 0.92 (core.targets.target_for)
     assert set(table.loc[table["metric"] == "val_loss", "target"]) == {3.28}
     assert set(table["metric"]) == {"val_loss", "acc"}
     assert set(table.loc[table["metric"] == "acc", "target"]) == {0.92}

@@ -7,6 +7,7 @@ import numpy as np
 
 from core.logs import read_log
 from core.runs import find_target_crossing
+from core.targets import accuracy_target
 
 
 def _course_val_one_row_per_epoch(n_epochs: int = 100, reach: int = 58) -> bytes:
@@ -23,7 +24,7 @@ def test_a_course_log_with_one_row_per_epoch_keeps_every_epoch():
     assert log.n_points == 100 and log.frame["epoch"].tolist() == list(range(1, 101))
     assert log.frame["global_step"].tolist() == [float(e) for e in range(1, 101)]   # one step per epoch
     assert not any("duplicated" in f or "restarted" in f for f in log.flags)
-    assert find_target_crossing(log, 0.92).epoch == 58
+    assert find_target_crossing(log, accuracy_target(0.92)).epoch == 58
 
 
 def test_a_pollux_layout_trace_is_statistical_only_when_progress_differs_from_iteration():
@@ -106,7 +107,8 @@ def test_a_course_val_log_with_val_column_names_is_read_as_the_course_format():
     assert progress_unit(named) == progress_unit(plain) == "epochs"
     # the epoch's last running accuracy: 0.80 + 0.02 * 7 = 0.94 in epoch 7 (0.92 in epoch 6), not epoch 5's
     # single batch
-    assert find_target_crossing(named, 0.93).epoch == find_target_crossing(plain, 0.93).epoch == 7
+    t = accuracy_target(0.93)
+    assert find_target_crossing(named, t).epoch == find_target_crossing(plain, t).epoch == 7
 
 
 def test_a_lightning_validation_only_log_keeps_its_training_steps():

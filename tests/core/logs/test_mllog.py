@@ -7,6 +7,7 @@ import pytest
 from core.errors import LogFormatError
 from core.logs import ABORTED_FLAG, read_log, read_log_file
 from core.runs import find_target_crossing
+from core.targets import accuracy_target
 from tests.conftest import DATA
 
 MLPERF = DATA / "mlperf_v3.0_resnet50"
@@ -46,7 +47,7 @@ def test_every_mlperf_log_reads_with_its_batch_and_epochs_to_target(path):
     assert (frame["global_step"] * meta.global_batch).tolist() == pytest.approx(
         (frame["epoch"].astype(float) * 1_281_167).tolist())
     assert frame["time_s"].is_monotonic_increasing and frame["time_s"].iloc[0] > 0
-    crossing = find_target_crossing(log, 0.759)
+    crossing = find_target_crossing(log, accuracy_target(0.759))
     if log.source == ABORTED:
         assert meta.status == "aborted" and ABORTED_FLAG in log.flags
         assert not crossing.reached                        # it diverged: accuracy 0.001 throughout

@@ -60,6 +60,7 @@ BATCHES = (16, 32, 64, 128, 256)
 N_TRAIN = 4000
 #: the target: the ``--stop-acc`` the MLLOG files stop at
 TARGET = 0.85
+AT_TARGET = accuracy_target(TARGET)
 #: the learning rate each run had: min(0.002 × batch / 64, 0.003)
 LR = {b: min(0.002 * b / 64, 0.003) for b in BATCHES}
 #: formats that log the learning rate (the course format has no column for it)
@@ -134,19 +135,19 @@ def test_the_sweep_crosses_the_target_where_the_fit_needs_it():
 def test_every_format_crosses_at_the_same_epoch_and_step(logs, batch):
     epoch = crossing_epoch(batch)
     for fmt in FORMATS:
-        c = find_target_crossing(logs[fmt, batch], TARGET)
+        c = find_target_crossing(logs[fmt, batch], AT_TARGET)
         assert c.reached and c.epoch == epoch, (fmt, c)
     for fmt in WITH_STEPS:                   # optimiser steps where the format keeps them
-        assert find_target_crossing(logs[fmt, batch], TARGET).step == epoch * steps_per_epoch(batch), fmt
+        assert find_target_crossing(logs[fmt, batch], AT_TARGET).step == epoch * steps_per_epoch(batch), fmt
     mllog = logs["mllog", batch]             # samples: whole epochs of 4,000
-    c = find_target_crossing(mllog, TARGET)
+    c = find_target_crossing(mllog, AT_TARGET)
     assert c.step == epoch * N_TRAIN / batch
     assert mllog.frame["samples"].iloc[-1] == epoch * N_TRAIN   # stopped at the target, as MLPerf stops
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_gives_the_same_samples_to_target(logs, fmt):
-    study = batch_study([logs[fmt, b] for b in BATCHES], target=accuracy_target(TARGET), samples_per_epoch=N_TRAIN,
+    study = batch_study([logs[fmt, b] for b in BATCHES], target=AT_TARGET, samples_per_epoch=N_TRAIN,
                         batches=list(BATCHES))
     by_batch = {r.global_batch: r for r in study.runs}
     for b in BATCHES:
@@ -160,7 +161,7 @@ def test_every_format_gives_the_same_samples_to_target(logs, fmt):
 
 
 def _model(fmt: str, logs, batches=BATCHES):
-    study = batch_study([logs[fmt, b] for b in batches], target=accuracy_target(TARGET), samples_per_epoch=N_TRAIN,
+    study = batch_study([logs[fmt, b] for b in batches], target=AT_TARGET, samples_per_epoch=N_TRAIN,
                         batches=list(batches))
     assert study.model is not None, (fmt, study.problem)
     return study.model
@@ -219,7 +220,7 @@ def test_prediction_from_the_first_epochs_is_the_same_in_every_format(logs):
     for b in (32, 128):
         answers = {}
         for fmt in FORMATS:
-            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target=accuracy_target(TARGET),
+            f = forecast_epoch_at_target(logs[fmt, b], [], n_epochs_seen=seen, target=AT_TARGET,
                                          family="exp3")
             p = f.prediction
             answers[fmt] = (p.status, p.epoch, p.epoch_low, p.epoch_high)
@@ -262,22 +263,22 @@ def test_time_to_target_agrees_where_the_format_keeps_time(logs):
     """The course files and MLLOG keep the seconds since the start (MLLOG in whole milliseconds); TensorBoard counts
     from its first scalar (step 10: no run-start event), so its time is the course's less the time of step 10."""
     for b in (32, 256):
-        course = find_target_crossing(logs["course", b], TARGET).time_s
-        assert find_target_crossing(logs["course-fullval", b], TARGET).time_s == course
+        course = find_target_crossing(logs["course", b], AT_TARGET).time_s
+        assert find_target_crossing(logs["course-fullval", b], AT_TARGET).time_s == course
         # MLLOG: two times rounded to the millisecond, the course's to 3 decimals
-        assert find_target_crossing(logs["mllog", b], TARGET).time_s == pytest.approx(course, abs=2e-3)
+        assert find_target_crossing(logs["mllog", b], AT_TARGET).time_s == pytest.approx(course, abs=2e-3)
         first = float(training_log("course", b).frame.set_index("global_step").loc[10.0, "time_s"])
-        tb = find_target_crossing(logs["tensorboard", b], TARGET).time_s
+        tb = find_target_crossing(logs["tensorboard", b], AT_TARGET).time_s
         assert tb == pytest.approx(course - first, abs=2e-3)
         for fmt in ("lightning", "pollux", "hf-trainer"):     # no time column
-            assert find_target_crossing(logs[fmt, b], TARGET).time_s is None, fmt
+            assert find_target_crossing(logs[fmt, b], AT_TARGET).time_s is None, fmt
 
 
 def test_a_course_val_crossing_claims_no_training_samples(logs):
     """A course _val log's steps count validation batches: its crossing has no samples (batch-scaling counts
     epochs × N instead); formats that count training steps give steps × batch (Pollux) or the samples (MLLOG)."""
     for fmt in COURSE_VAL:
-        assert find_target_crossing(logs[fmt, 64], TARGET).samples is None, fmt
+        assert find_target_crossing(logs[fmt, 64], AT_TARGET).samples is None, fmt
     e = crossing_epoch(64)
-    assert find_target_crossing(logs["mllog", 64], TARGET).samples == e * N_TRAIN
-    assert find_target_crossing(logs["pollux", 64], TARGET).samples == e * 63 * 64   # the reader does not know N
+    assert find_target_crossing(logs["mllog", 64], AT_TARGET).samples == e * N_TRAIN
+    assert find_target_crossing(logs["pollux", 64], AT_TARGET).samples == e * 63 * 64   # the reader does not know N

@@ -149,6 +149,6 @@ def test_showcase_log_prefers_a_target_in_the_second_half():
     logs = [read_log_file(p) for p in sorted(glob.glob(str(ROOT / "data" / "logs" / "*.csv")))]
     chosen = showcase_log(logs, accuracy_target(0.92))
     from core.runs.targets import find_target_crossing
-    c = find_target_crossing(chosen, 0.92)
+    c = find_target_crossing(chosen, accuracy_target(0.92))
     assert c.reached and c.epoch > 12  # 24 epochs: the crossing is in the second half
     assert showcase_log([]) is None

@@ -72,7 +72,7 @@ def test_the_job_prior_is_the_log_mean_of_two_other_batches():
     # two runs are too few for the batch-scaling fit (it needs two besides the one left out)
     log = job_run("resnet20", 100, 12)
     job = [job_run("resnet20", 200, 14), job_run("resnet20", 400, 18)]
-    assert [find_target_crossing(o, 0.9).epoch for o in job] == [14, 18]
+    assert [find_target_crossing(o, accuracy_target(0.9)).epoch for o in job] == [14, 18]
     p = job_prior(log, job, target=accuracy_target(0.9))
     assert p.source == "other runs" and p.n_runs == 2
     assert p.epoch == pytest.approx(math.sqrt(13.5 * 17.5))
@@ -135,7 +135,8 @@ def test_an_mlperf_run_gets_the_batch_scaling_fit_of_the_other_systems_at_its_ba
     # the run passed 75.9 % between its evaluations at epochs 46 (75.5 %) and 50 (76.0 %); the fit's scatter is
     # floored at one evaluation (4 epochs, uniform: 3.1 % of the samples, above the residuals' 2.3 %), so the
     # prior's interval spans about that whole range
-    assert find_target_crossing(log, 0.759).epoch == 50 and 46 < prior.low < prior.epoch < 50 < prior.high < 51
+    assert find_target_crossing(log, accuracy_target(0.759)).epoch == 50
+    assert 46 < prior.low < prior.epoch < 50 < prior.high < 51
 
 
 def test_the_batch_scaling_prior_reads_only_the_runs_batch(mlperf_logs):

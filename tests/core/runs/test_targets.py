@@ -149,9 +149,10 @@ def test_the_epoch_a_run_is_still_in_is_not_yet_an_evaluation():
 
     running = log_of(3)
     assert any(f.startswith("partial last epoch (3 of 10") for f in running.flags)
-    assert not find_target_crossing(running, 0.9).reached        # best whole epoch: 0.89 (epoch 9)
+    assert not find_target_crossing(running, accuracy_target(0.9)).reached        # best whole epoch: 0.89 (epoch 9)
     finished = log_of(10)                                        # epoch 10 done: its running accuracy counts
-    assert find_target_crossing(finished, 0.9).epoch == 10 and find_target_crossing(finished, 0.9).step == 100.0
+    crossing = find_target_crossing(finished, accuracy_target(0.9))
+    assert crossing.epoch == 10 and crossing.step == 100.0
 
 
 def test_a_finished_log_that_keeps_every_50th_step_is_not_cut_short():
