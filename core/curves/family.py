@@ -63,6 +63,9 @@ class CurveFamily:
         Every registered family is decreasing; accuracy is fitted as the error ``1 − acc``.
     k_positive : bool
         The curve is only defined for ``k > 0`` (``a·k^(−c)``): ``fit_curve`` refuses ``k <= 0``.
+    in_auto : bool, default=True
+        Whether ``family="auto"`` (a prediction's backtest choice, ``core.prediction``) tries this family;
+        :func:`core.curves.registry.auto_families` reads it.
     """
 
     name: str
@@ -80,6 +83,7 @@ class CurveFamily:
     degeneracy: Callable[..., str | None] | None = None
     decreasing: bool = True
     k_positive: bool = False
+    in_auto: bool = True
 
     @property
     def min_points(self) -> int:
