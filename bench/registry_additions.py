@@ -226,7 +226,7 @@ def add(repo: Path, ref: str, spec: Addition, quick: bool) -> dict:
     for path, pattern, replacement in spec.edits:
         source = (repo / path).read_text(encoding="utf-8")
         # a reader's label and sample (the recipe of docs/extending.md) where the ref's Reader has them
-        sample = ', label="NDJSON", sample=jsonl_sample' if "sample: Callable" in source else ""
+        sample = ',\n           label="NDJSON", sample=jsonl_sample' if "sample: Callable" in source else ""
         replacement = replacement.replace("@SAMPLE@", sample)
         changed, n = re.subn(pattern, replacement, source, count=1)
         if n != 1:

@@ -8,18 +8,15 @@ is a run with a curve of at least ``MIN_FIT_POINTS`` finite points at different 
 needs), its source the given name; the uploader admits its name ending; an empty file is refused with the
 file's name, and a file cut in half is refused with its name or read with a flag saying what was lost.
 
-Each check runs on a throwaway reader too (``jsonl``: ``{"step": 1, "loss": 2.0}`` a line, read through the
-CSV reader), registered before the catch-all for that test only; registered, it is used without anyone naming
-it: the registry picks it for its files, the uploader's label, text and name endings list it, and
-``python -m core fit`` reads a ``.jsonl`` file through it.
+Each check runs on a throwaway reader too (``throwaway``: a ``# throwaway log`` line, then CSV, a format no real
+reader claims), registered before the catch-all for that test only; registered, it is used without anyone
+naming it: the registry picks it for its files, the uploader's label, text and name endings list it, and
+``python -m core fit`` reads a ``.throwaway`` file through it.
 """
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
-import pandas as pd
 import pytest
 
 from core.cli import main
@@ -39,44 +36,36 @@ from core.logs import reader as registry
 from core.logs.csvlog import read_csv_log
 from core.logs.reader import Reader, ReadOptions
 
-
 # --------------------------------------------------------------------------- a throwaway reader
-def _jsonl_rows(data: bytes) -> list[dict] | None:
-    try:
-        rows = [json.loads(line) for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
-    except ValueError:
-        return None
-    return rows if rows and all(isinstance(r, dict) and "step" in r for r in rows) else None
-
-
-def _read_jsonl(data: bytes, source: str, options: ReadOptions):
-    table = pd.DataFrame(_jsonl_rows(data) or [])
-    return read_csv_log(table.to_csv(index=False).encode(), source, max_bytes=options.max_bytes)
-
-
+#: the first line of the throwaway format (no real reader's files start so): CSV of ``step, loss`` follows
+MAGIC = b"# throwaway log\n"
 STEPS = (10, 20, 30, 40, 50)
 
 
-def _jsonl_sample() -> bytes:
-    return "".join(json.dumps({"step": s, "loss": 2.0 / (1 + s / 20) + 0.1}) + "\n" for s in STEPS).encode()
+def _read_throwaway(data: bytes, source: str, options: ReadOptions):
+    return read_csv_log(data[len(MAGIC):], source, max_bytes=options.max_bytes)
 
 
-JSONL = Reader("jsonl", lambda data: _jsonl_rows(data[:4096]) is not None, _read_jsonl,
-               "JSON lines logs (`{\"step\": 1, \"loss\": 2.0}` a line)", ("jsonl",), label="JSON lines",
-               sample=_jsonl_sample)
+def _throwaway_sample() -> bytes:
+    return MAGIC + b"step,loss\n" + "".join(f"{s},{2.0 / (1 + s / 20) + 0.1}\n" for s in STEPS).encode()
+
+
+THROWAWAY = Reader("throwaway", lambda data: data.startswith(MAGIC), _read_throwaway,
+                   "throwaway logs (a `# throwaway log` line, then CSV)", ("throwaway",), label="throwaway log",
+                   sample=_throwaway_sample)
 
 
 def _register(monkeypatch) -> tuple[Reader, ...]:
     """The registry with the throwaway reader before the catch-all (the last reader), for this test only."""
-    readers = (*READERS[:-1], JSONL, READERS[-1])
+    readers = (*READERS[:-1], THROWAWAY, READERS[-1])
     monkeypatch.setattr(registry, "READERS", readers)
     return readers
 
 
-@pytest.fixture(params=[*(r.name for r in READERS), JSONL.name])
+@pytest.fixture(params=[*(r.name for r in READERS), THROWAWAY.name])
 def reader(request, monkeypatch) -> Reader:
     """Each registered reader, and the throwaway one registered for this test only."""
-    readers = _register(monkeypatch) if request.param == JSONL.name else READERS
+    readers = _register(monkeypatch) if request.param == THROWAWAY.name else READERS
     return next(r for r in readers if r.name == request.param)
 
 
@@ -130,14 +119,14 @@ def test_an_empty_file_is_refused_by_name_and_half_a_file_is_refused_or_flagged(
 # --------------------------------------------------------------------------- the product takes a new reader
 def test_a_registered_reader_is_used_everywhere_without_being_named(monkeypatch, tmp_path, capsys):
     readers = _register(monkeypatch)
-    sample = JSONL.sample()
-    assert reader_for(sample) is JSONL and all(reader_for(r.sample()) is r for r in readers)
-    assert JSONL.label in reader_labels() and JSONL.description in readable_formats()
-    assert upload_types() is None or "jsonl" in upload_types()
-    assert "jsonl" in upload_types(tuple(r for r in readers if r.extensions is not None))
-    path = tmp_path / "run.jsonl"
+    sample = THROWAWAY.sample()
+    assert reader_for(sample) is THROWAWAY and all(reader_for(r.sample()) is r for r in readers)
+    assert THROWAWAY.label in reader_labels() and THROWAWAY.description in readable_formats()
+    assert upload_types() is None or "throwaway" in upload_types()
+    assert "throwaway" in upload_types(tuple(r for r in readers if r.extensions is not None))
+    path = tmp_path / "run.throwaway"
     path.write_bytes(sample)
     assert read_log_file(path).frame["loss"].tolist() == pytest.approx([2.0 / (1 + s / 20) + 0.1 for s in STEPS])
     assert main(["fit", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "run.jsonl" in out
+    assert "run.throwaway" in out
