@@ -28,5 +28,5 @@ def open_store(target: str | os.PathLike | None = None, *, timeout: float | None
     for cls in STORES.values():
         if cls.claims(target):
             return cls(target, timeout=timeout)
-    kinds = ", ".join(STORES)   # pragma: no cover - the last kind (DuckDB) takes any path
-    raise LibraryError(f"{target}: expected a target one of the store kinds ({kinds}) claims; none does.")
+    raise LibraryError(  # pragma: no cover - the last kind (DuckDB) takes any path
+        f"{target}: expected a target one of the store kinds ({', '.join(STORES)}) claims; none does.")

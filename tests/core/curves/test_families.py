@@ -1,4 +1,6 @@
-"""The learning-curve families: formulas on hand values, inverses, Jacobians, recovery by fit_curve."""
+"""The learning-curve families: formulas and inverses on hand values, Jacobians, recovery by fit_curve from a few
+epochs and from noise. What every registered family must do (its curve fitted back, its inverse undoing it) is
+tests/contracts/test_curve_families_contract.py, over the registry."""
 
 from __future__ import annotations
 
