@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.curves import OPTIMUS
-from core.logs import MAX_LOG_BYTES, UPLOAD_TYPES, readable_formats
+from core.logs import MAX_LOG_BYTES, readable_formats, reader_labels, upload_types
 from core.runs import CRITERIA, FIT_TABLE_COLUMNS, criterion_text, given_target
 from core.targets import Target
 from pages.logs_sections.answer import OVERLAYS, charts_section, headline_section
@@ -46,8 +46,7 @@ DETAIL_TABS = ("Fitted runs", "Prediction")
 
 # ---------------------------------------------------------------- sections
 def upload_section() -> None:
-    st.file_uploader("Training logs: CSV, MLPerf MLLOG, NanoGPT speedrun, trainer_state.json, TensorBoard events",
-                     type=UPLOAD_TYPES, accept_multiple_files=True,
+    st.file_uploader(f"Training logs: {reader_labels()}", type=upload_types(), accept_multiple_files=True,
                      key=uploader_key(), on_change=sync_uploads,
                      help=f"{LOG_FORMATS_TEXT} The format is told from the content, not the name. Up to "
                           f"{MAX_LOG_BYTES // 2**20} MB per file. Nothing uploaded is executed. Remove a file with "

@@ -67,19 +67,27 @@ def postgres_url():
         yield url
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
+def _store_kinds() -> list[str]:
+    from core.library.stores import STORES
+
+    return list(STORES)
+
+
+@pytest.fixture(params=_store_kinds())
 def store_kind(request) -> str:
-    """Each library test runs against both stores."""
+    """Each library test runs against every kind of store (``core.library.stores.STORES``)."""
     return request.param
 
 
 @pytest.fixture
 def make_db(store_kind, tmp_path, request):
-    """``make_db(name)``: a new, empty library of the kind under test: a DuckDB file in ``tmp_path``, or a fresh
-    schema on the PostgreSQL server (its URL)."""
+    """``make_db(name)``: a new, empty library of the kind under test: a file ``<name>.<kind>`` in ``tmp_path``
+    for a store kept in a file (DuckDB), or a fresh schema on the PostgreSQL server (its URL) for a shared one."""
+    from core.library.stores import STORES
+
     def make(name: str = "lib") -> str:
-        if store_kind == "duckdb":
-            return str(tmp_path / f"{name}.duckdb")
+        if not STORES[store_kind].shared:
+            return str(tmp_path / f"{name}.{store_kind}")
         from tests.pg_server import fresh_schema
 
         return fresh_schema(request.getfixturevalue("postgres_url"))

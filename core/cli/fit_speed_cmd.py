@@ -6,10 +6,9 @@ Examples::
     python -m core fit-speed speeds.csv --mode sync --batch 128
     python -m core fit-speed data/pollux_traces/ncf/scalability.csv --model auto
 
-``--model`` names a registered speed family (``core.speed.SPEED_FAMILIES``): ``optimus`` (default)
-fits the Optimus θ by NNLS; ``pollux`` fits Pollux's throughput model (and scores it by
-leave-one-out); ``auto`` fits every family, prints their reports and keeps the one with the
-smallest leave-one-out MAPE (``core.speed.select``). The table's columns are documented in
+``--model`` names a registered speed family (``core.speed.SPEED_FAMILIES``; ``--help`` lists them): ``optimus``
+(default) fits the Optimus θ by NNLS; ``auto`` fits every family, prints their reports and keeps the one with
+the smallest leave-one-out MAPE (``core.speed.select``). The table's columns are documented in
 ``core.speed.table`` and docs/plan.md. Without ``--mode``, a table with no parameter
 servers (no p column, or p = 0) is fitted as all-reduce and any other as synchronous.
 """
@@ -21,7 +20,7 @@ import sys
 
 from core.cli.common import positive_int
 from core.errors import PlannerError
-from core.speed import MODES, SPEED_MODEL_CHOICES, default_speed_mode, fit_speed, read_speed_csv
+from core.speed import MODES, SPEED_FAMILIES, default_speed_mode, fit_speed, read_speed_csv, speed_model_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,9 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sync, async or allreduce (default: allreduce without PS, else sync)")
     parser.add_argument("--batch", type=float, default=None, metavar="M",
                         help="global batch M for rows without one (and to plan with)")
-    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default="optimus",
-                        help="speed family: optimus (default), pollux, or auto (both, the smaller "
-                             "leave-one-out error wins)")
+    parser.add_argument("--model", choices=speed_model_names(), default="optimus",
+                        help=f"speed family: {', '.join(SPEED_FAMILIES)} (default optimus), or auto (every one, "
+                             "the smallest leave-one-out error wins)")
     parser.add_argument("--gpus-per-node", type=positive_int, default=None, metavar="G",
                         help="Pollux: GPUs per node, for tables without a num_nodes column")
 

@@ -61,7 +61,7 @@ from core.cli.common import (
 )
 from core.errors import PlannerError
 from core.plan import ScalingRule, batch_plan_grid, plan_grid
-from core.speed import MODES, SPEED_MODEL_CHOICES, FittedSpeed, build_speed_model, read_speed_csv
+from core.speed import MODES, SPEED_FAMILIES, FittedSpeed, build_speed_model, read_speed_csv, speed_model_names
 from core.transformer import ACCELERATORS
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
@@ -94,10 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price per worker-hour (default 1)")
     parser.add_argument("--price-ps", type=float, default=1.0, metavar="Y",
                         help="price per PS-hour (default 1)")
-    parser.add_argument("--model", choices=SPEED_MODEL_CHOICES, default=None,
+    parser.add_argument("--model", choices=speed_model_names(), default=None,
                         help="speed family: with --theta fit:CSV optimus (default) or another; with --from-logs "
                              "auto (default: chosen by leave-one-size-out) or one of "
-                             + ", ".join(SPEED_MODEL_CHOICES[:-1]))
+                             + ", ".join(SPEED_FAMILIES))
     parser.add_argument("--batch-model", default=None, metavar="E_MIN,B_NOISE",
                         help="steps to target vary with the global batch: S(M) = E_MIN·(1 + M/B_NOISE)/M")
     parser.add_argument("--per-worker-batch", type=float, default=None, metavar="m",

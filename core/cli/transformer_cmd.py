@@ -28,6 +28,7 @@ import sys
 import pandas as pd
 
 from core.cli.common import parse_number, print_csv
+from core.devices import DEVICES
 from core.errors import FitError, InputError, LogFormatError
 
 
@@ -37,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "llama2_70b, nanogpt_speedrun")
     parser.add_argument("--seq-len", required=True, metavar="N", help="tokens per sequence")
     parser.add_argument("--global-batch", required=True, metavar="B", help="sequences per optimizer step")
-    parser.add_argument("--device", required=True, metavar="NAME", help="H100, H200, B200, B300, GB200, GB300, "
-                        "MI300X, MI325X, MI350X, MI355X, H100_PCIE ...")
+    parser.add_argument("--device", required=True, metavar="NAME",
+                        help=f"a device of the table (core.devices), by key or alias: {', '.join(DEVICES)}")
     parser.add_argument("--gpus", required=True, metavar="N,N,...", help="GPU counts")
     parser.add_argument("--parallel", metavar="dp=..,tp=..,pp=..", help="tp, pp, cp (and mb, vp, zero, recompute) "
                         "kept for every count, dp from the count; default: the fastest strategy that fits")

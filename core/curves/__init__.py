@@ -2,7 +2,7 @@
 
 Modules: ``family`` (``CurveFamily``: a curve with its Jacobian, guess, inverse, floor and
 degeneracy test), ``optimus`` (the Optimus loss model), ``domhan`` (pow3, exp3, pow4, MMF,
-Weibull), ``registry`` (``FAMILIES``; ``SCHEDULE_FAMILIES``), ``fit`` (``fit_curve``, ``FitResult``);
+Weibull), ``registry`` (``FAMILIES``, ``auto_families``; ``SCHEDULE_FAMILIES``), ``fit`` (``fit_curve``, ``FitResult``);
 the laws through a learning-rate schedule: ``schedule_law`` (their protocol, features and joint fit),
 ``multi_power`` (Luo et al. 2025), ``lr_annealing`` (Tissue et al. 2024).
 """
@@ -13,7 +13,14 @@ from core.curves.fit import DEFAULT_MAX_POINTS, FitResult, bin_log_spaced, fit_c
 from core.curves.lr_annealing import LR_ANNEALING
 from core.curves.multi_power import MULTI_POWER
 from core.curves.optimus import OPTIMUS, degenerate_reason, optimus_loss, optimus_step_at_loss
-from core.curves.registry import DEFAULT_SCHEDULE_FAMILY, FAMILIES, SCHEDULE_FAMILIES, get_family, get_schedule_family
+from core.curves.registry import (
+    DEFAULT_SCHEDULE_FAMILY,
+    FAMILIES,
+    SCHEDULE_FAMILIES,
+    auto_families,
+    get_family,
+    get_schedule_family,
+)
 from core.curves.schedule_law import (
     LEVEL_PARAMS,
     ScheduleFamily,
@@ -27,6 +34,6 @@ __all__ = ["DEFAULT_SCHEDULE_FAMILY", "LEVEL_PARAMS", "LR_ANNEALING", "MULTI_POW
            "ScheduleFamily", "ScheduleFeatures", "ScheduleLawFit", "fit_schedule_law", "get_schedule_family",
            "schedule_features", "DEFAULT_MAX_POINTS", "EXP3", "FAMILIES", "MMF", "OPTIMUS", "POW3", "POW4", "WEIBULL",
            "CurveFamily",
-           "FitResult", "bin_log_spaced", "degenerate_reason", "fit_curve", "fit_flags", "fit_result",
+           "FitResult", "auto_families", "bin_log_spaced", "degenerate_reason", "fit_curve", "fit_flags", "fit_result",
            "flat_over_data", "get_family",
            "optimus_loss", "optimus_step_at_loss", "validate_xy"]

@@ -301,23 +301,26 @@ POW3 = CurveFamily(
     name="pow3", label="Power law a·k^(−c)+b", formula="y(k) = a·k^(−c) + b",
     param_names=("a", "c", "b"), func=pow3_curve, jac=_pow3_jac, initial=_pow3_initial,
     inverse=pow3_step_at, lower=(0.0, 0.0, 0.0), upper=(_INF, MAX_EXPONENT, _INF),
-    k_positive=True)
+    k_positive=True, example=(3.0, 0.4, 0.2))
 EXP3 = CurveFamily(
     name="exp3", label="Exponential a·exp(−k/s)+b", formula="y(k) = a·exp(−k/s) + b",
     param_names=("a", "s", "b"), func=exp3_curve, jac=_exp3_jac, initial=_exp3_initial,
-    inverse=exp3_step_at, lower=(0.0, 1e-12, 0.0), upper=(_INF, _INF, _INF))
+    inverse=exp3_step_at, lower=(0.0, 1e-12, 0.0), upper=(_INF, _INF, _INF), example=(2.0, 3000.0, 0.3))
 POW4 = CurveFamily(
     name="pow4", label="Shifted power law a·(1+k/s)^(−c)+b", formula="y(k) = a·(1 + k/s)^(−c) + b",
     param_names=("a", "s", "c", "b"), func=pow4_curve, jac=_pow4_jac, initial=_pow4_initial,
-    inverse=pow4_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF))
+    inverse=pow4_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF),
+    example=(2.0, 500.0, 1.5, 0.2))
 MMF = CurveFamily(
     name="mmf", label="MMF a/(1+(k/s)^c)+b", formula="y(k) = a / (1 + (k/s)^c) + b",
     param_names=("a", "s", "c", "b"), func=mmf_curve, jac=_mmf_jac, initial=_mmf_initial,
-    inverse=mmf_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF))
+    inverse=mmf_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF),
+    example=(2.0, 2000.0, 1.5, 0.2))
 WEIBULL = CurveFamily(
     name="weibull", label="Weibull a·exp(−(k/s)^c)+b", formula="y(k) = a·exp(−(k/s)^c) + b",
     param_names=("a", "s", "c", "b"), func=weibull_curve, jac=_weibull_jac, initial=_weibull_initial,
-    inverse=weibull_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF))
+    inverse=weibull_step_at, lower=(0.0, 1e-12, 0.0, 0.0), upper=(_INF, _INF, MAX_EXPONENT, _INF),
+    example=(2.0, 3000.0, 0.8, 0.2))
 
 #: the families this module adds, in the order selectors list them
 EXTRA_FAMILIES: tuple[CurveFamily, ...] = (POW3, EXP3, POW4, MMF, WEIBULL)

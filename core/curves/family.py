@@ -63,6 +63,13 @@ class CurveFamily:
         Every registered family is decreasing; accuracy is fitted as the error ``1 − acc``.
     k_positive : bool
         The curve is only defined for ``k > 0`` (``a·k^(−c)``): ``fit_curve`` refuses ``k <= 0``.
+    in_auto : bool, default=True
+        Whether ``family="auto"`` (a prediction's backtest choice, ``core.prediction``) tries this family;
+        :func:`core.curves.registry.auto_families` reads it.
+    example : tuple of float, default=()
+        Parameters of a realistic loss-like curve over ``k = 1..20000`` (in the order of ``param_names``):
+        the curve the contract tests (tests/contracts) make with ``func`` and fit back, so that a new family is
+        checked without a test naming it.
     """
 
     name: str
@@ -80,6 +87,8 @@ class CurveFamily:
     degeneracy: Callable[..., str | None] | None = None
     decreasing: bool = True
     k_positive: bool = False
+    in_auto: bool = True
+    example: tuple[float, ...] = ()
 
     @property
     def min_points(self) -> int:

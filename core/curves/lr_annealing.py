@@ -48,4 +48,5 @@ LR_ANNEALING = ScheduleFamily(
     log_params=("A", "C"),
     decay_starts=lambda peak: [{"C": 1e-3 / peak}, {"C": 1e-1 / peak}],
     jac=_lr_annealing_jac, reference="Tissue et al., arXiv 2408.11029, Eq. 1",
+    example={"L0": 2.0, "A": 0.3, "alpha": 0.4, "C": 0.2},
 )

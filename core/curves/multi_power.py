@@ -59,4 +59,5 @@ MULTI_POWER = ScheduleFamily(
     decay_starts=lambda peak: [{"B": 0.5 / peak, "C": 2.0 * peak ** -0.5, "beta": 0.5, "gamma": 0.5},
                                {"B": 0.2 / peak, "C": 0.1 * peak ** 0.0, "beta": 0.5, "gamma": 1.0}],
     jac=_multi_power_jac, reference="Luo et al., ICLR 2025, arXiv 2503.12811, Eq. 1",
+    example={"L0": 2.0, "A": 0.3, "alpha": 0.4, "B": 300.0, "C": 2.0, "beta": 0.5, "gamma": 0.5},
 )

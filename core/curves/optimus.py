@@ -130,4 +130,5 @@ OPTIMUS = CurveFamily(
     floor="b2",
     floor_label="loss floor",
     degeneracy=_optimus_degeneracy,
+    example=(2e-4, 0.8, 0.3),
 )

@@ -15,6 +15,16 @@ from core.validation import check_option
 FAMILIES: dict[str, CurveFamily] = {f.name: f for f in (OPTIMUS, POW3, EXP3, POW4, MMF, WEIBULL)}
 
 
+def auto_families() -> tuple[str, ...]:
+    """The families ``family="auto"`` chooses from, in the order selectors list them: every family of
+    ``FAMILIES`` whose ``in_auto`` flag is set (read at each call, so a family registered later is included).
+
+    >>> set(auto_families()) <= set(FAMILIES) and len(auto_families()) > 1
+    True
+    """
+    return tuple(name for name, family in FAMILIES.items() if family.in_auto)
+
+
 def get_family(name: str) -> CurveFamily:
     """The family called ``name`` (see ``FAMILIES``).
 

@@ -127,6 +127,11 @@ class ScheduleFamily:
     jac : callable
         ``jac(features, params) -> (n, n_params)``: the derivatives of the loss by each parameter, in the order
         of ``param_names`` (checked against finite differences by the tests).
+    reference : str
+        Where the law is published.
+    example : dict of str to float
+        Parameters of a realistic law (every name of ``param_names``): what the contract tests
+        (tests/contracts) evaluate on two schedules and fit back, naming no family.
     """
 
     name: str
@@ -141,6 +146,7 @@ class ScheduleFamily:
     decay_starts: Callable[[float], list[dict[str, float]]]
     jac: Callable[[ScheduleFeatures, Sequence[float]], np.ndarray]
     reference: str = ""
+    example: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def level_params(self) -> tuple[str, ...]:

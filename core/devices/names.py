@@ -39,8 +39,16 @@ def _names() -> dict[str, str]:
     return out
 
 
-#: every key and alias of the table, normalised, → the table key
+#: every key and alias of the table, normalised, → the table key (made at import; a device added to the table
+#: later is found too, :func:`_key`)
 NAMES: dict[str, str] = _names()
+
+
+def _key(normalised: str) -> str | None:
+    """The table key of a normalised name, or None; names missing from :data:`NAMES` are looked up in the table
+    as it is now (a device registered after import, a test's throwaway entry)."""
+    key = NAMES.get(normalised)
+    return key if key is not None else _names().get(normalised)
 
 
 def lookup_in(name, table: dict, cls: type, what: str):
@@ -69,12 +77,12 @@ def device_key(name: str) -> str:
     """
     if not isinstance(name, str):
         raise TypeError(f"device must be a str or DeviceSpec, not {type(name).__name__}.")
-    try:
-        return NAMES[normalise(name)]
-    except KeyError:
+    key = _key(normalise(name))
+    if key is None:
         aliases = [a for spec in DEVICES.values() for a in spec.aliases]
         raise InputError(f"device: expected one of {', '.join(DEVICES)} (or an alias: {', '.join(aliases)}); "
-                         f"got {name!r}. Pick a listed name (python -m core paleo --list).") from None
+                         f"got {name!r}. Pick a listed name (python -m core paleo --list).")
+    return key
 
 
 def get_device(name: str | DeviceSpec) -> DeviceSpec:
@@ -127,7 +135,7 @@ def device_from_text(text: str | None) -> DeviceSpec | None:
     """
     if not isinstance(text, str) or not text.strip():
         return None
-    key = NAMES.get(normalise(text))
+    key = _key(normalise(text))
     if key is not None:
         return DEVICES[key]
     spaced = re.sub(r"[_\-]", " ", text.upper())

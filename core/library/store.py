@@ -138,7 +138,7 @@ class Store:
     path : str
         What names the store (a file, ``:memory:``, a URL without its password).
     kind : str
-        ``duckdb`` or ``postgresql``.
+        Its key in ``core.library.stores.STORES``.
     shared : bool
         Whether the store is meant to be shared by several servers (a database server).
     longest_wait_s : float

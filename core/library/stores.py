@@ -28,4 +28,5 @@ def open_store(target: str | os.PathLike | None = None, *, timeout: float | None
     for cls in STORES.values():
         if cls.claims(target):
             return cls(target, timeout=timeout)
-    raise LibraryError(f"{target}: expected a DuckDB file or a postgresql:// URL.")   # pragma: no cover
+    raise LibraryError(  # pragma: no cover - the last kind (DuckDB) takes any path
+        f"{target}: expected a target one of the store kinds ({', '.join(STORES)}) claims; none does.")

@@ -1,7 +1,7 @@
 """Training logs: read files of several formats into one tidy ``RunLog``.
 
 Modules: ``runlog`` (the ``RunLog`` shape, a leaf), ``reader`` (the reader registry: bytes → validated
-``RunLog`` by the first reader whose ``sniff`` claims them; ``UPLOAD_TYPES`` for an uploader), one module
+``RunLog`` by the first reader whose ``sniff`` claims them; ``upload_types()`` for an uploader), one module
 per format: ``csvlog`` (CSV logs; ``csv_roles``: formats and column roles; ``csv_steps``: steps and
 epochs), ``mllog`` (MLCommons MLLOG logs, the MLPerf result files; ``mllog_events``: their events read
 and collected), ``speedrun`` (NanoGPT speedrun text logs), ``hf_trainer`` (Hugging Face
@@ -34,7 +34,6 @@ from core.logs.reader import (
     MAX_LOG_BYTES,
     READERS,
     ROLES,
-    UPLOAD_TYPES,
     ColumnRoles,
     RunLog,
     detect_format,
@@ -46,6 +45,7 @@ from core.logs.reader import (
     read_log_file,
     readable_formats,
     reader_for,
+    reader_labels,
     system_description,
     upload_types,
 )
@@ -56,12 +56,12 @@ from core.logs.tfevents import is_event_data, is_event_file, table_for_reader, w
 
 __all__ = [
     'ABORTED_FLAG', 'ColumnRoles', 'FRAME_COLUMNS', 'LogFiles', 'MAX_LOG_BYTES', 'MIN_FIT_POINTS', 'PROGRESS_COLUMNS',
-    'READERS', 'ROLES', 'RunLog', 'RunMeta', 'UPLOAD_TYPES', 'UploadNames', 'benchmark_rule', 'check_points',
+    'READERS', 'ROLES', 'RunLog', 'RunMeta', 'UploadNames', 'benchmark_rule', 'check_points',
     'content_digest', 'depth_of', 'detect_format', 'detect_roles', 'epoch_of_step',
     'find_system_description', 'gpu_short_name', 'infer_steps_per_epoch', 'is_event_data',
     'is_event_file', 'is_forecastable', 'is_mllog', 'is_speedrun', 'is_trainer_state', 'log_from_scalars',
     'name_uploads',
     'parse_run_name', 'read_log', 'read_log_file', 'read_log_files', 'read_mllog',
-    'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'system_description',
+    'read_speedrun', 'read_trainer_state', 'readable_formats', 'reader_for', 'reader_labels', 'system_description',
     'table_for_reader', 'upload_label', 'upload_types', 'wide_scalars',
 ]

@@ -19,7 +19,7 @@ reader          module                        recognised by
 Every entry point reads through this registry: ``python -m core fit``, ``predict`` and the other
 commands (:func:`read_log_file`), the web uploader (:func:`read_log` on the uploaded bytes) and
 ``library add`` (whose TensorBoard runs go to the same :func:`core.logs.tfevents.read_tfevents`).
-:data:`UPLOAD_TYPES` is what an uploader's file-type filter admits, derived from the readers'
+:func:`upload_types` is what an uploader's file-type filter admits, derived from the readers'
 ``extensions``: ``None`` (every name; the content decides) while a reader's files have no fixed
 ending, as TensorBoard's do (``events.out.tfevents.1700000000.host.123.0``, ``....0.v2``, or a
 host name last).
@@ -53,6 +53,7 @@ from core.logs.mllog import read_mllog
 from core.logs.mllog_events import is_mllog
 from core.logs.points import check_points
 from core.logs.runlog import MAX_LOG_BYTES, ROLES, ColumnRoles, RunLog
+from core.logs.samples import csv_sample, mllog_sample, speedrun_sample, tfevents_sample, trainer_state_sample
 from core.logs.speedrun import is_speedrun, read_speedrun
 from core.logs.tfevents import (
     event_files,
@@ -64,9 +65,10 @@ from core.logs.tfevents import (
 )
 from core.tables import as_utf8, file_bytes
 
-__all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "UPLOAD_TYPES", "ColumnRoles", "ReadOptions", "Reader", "RunLog",
+__all__ = ["MAX_LOG_BYTES", "READERS", "ROLES", "ColumnRoles", "ReadOptions", "Reader", "RunLog",
            "detect_format", "detect_roles", "epoch_of_step", "find_system_description", "infer_steps_per_epoch",
-           "read_log", "read_log_file", "readable_formats", "reader_for", "system_description", "upload_types"]
+           "read_log", "read_log_file", "readable_formats", "reader_for", "reader_labels", "system_description",
+           "upload_types"]
 
 #: the largest system description read beside an MLPerf log
 _MAX_SYSTEM_BYTES = 1024 * 1024
@@ -89,8 +91,10 @@ class ReadOptions:
 @dataclass(frozen=True)
 class Reader:
     """One log format: its name, a cheap test on the file's bytes, the reader, what it reads in words, the
-    endings its files' names have (``None``: no fixed ending) and, optionally, a test on a file's name that
-    claims the file whatever its bytes (so a damaged file of the format gets the format's own message)."""
+    endings its files' names have (``None``: no fixed ending), optionally a test on a file's name that
+    claims the file whatever its bytes (so a damaged file of the format gets the format's own message), its
+    short name in a list of formats (``label``; the uploader's) and a tiny file of the format (``sample()``,
+    made by its own module: the contract tests read it through the registry, naming no reader)."""
 
     name: str
     sniff: Callable[[bytes], bool]
@@ -98,6 +102,8 @@ class Reader:
     description: str = ""
     extensions: tuple[str, ...] | None = ()
     named: Callable[[str], bool] | None = None
+    label: str = ""
+    sample: Callable[[], bytes] | None = None
 
 
 def _read_csv(data: bytes, source: str, options: ReadOptions) -> RunLog:
@@ -125,34 +131,44 @@ def _read_tfevents(data: bytes, source: str, options: ReadOptions) -> RunLog:
 
 #: the readers, most specific first; the CSV reader takes whatever the others do not claim
 READERS: tuple[Reader, ...] = (
-    Reader("mllog", is_mllog, _read_mllog, "MLPerf Training MLLOG result files (`:::MLLOG` lines)", ("txt", "log")),
-    Reader("hf-trainer", is_trainer_state, _read_hf, "Hugging Face Trainer `trainer_state.json`", ("json",)),
+    Reader("mllog", is_mllog, _read_mllog, "MLPerf Training MLLOG result files (`:::MLLOG` lines)", ("txt", "log"),
+           label="MLPerf MLLOG", sample=mllog_sample),
+    Reader("hf-trainer", is_trainer_state, _read_hf, "Hugging Face Trainer `trainer_state.json`", ("json",),
+           label="trainer_state.json", sample=trainer_state_sample),
     Reader("speedrun", is_speedrun, _read_speedrun,
-           "NanoGPT speedrun logs (`step:N/M val_loss:X train_time:Tms`)", ("txt", "log")),
+           "NanoGPT speedrun logs (`step:N/M val_loss:X train_time:Tms`)", ("txt", "log"), label="NanoGPT speedrun",
+           sample=speedrun_sample),
     Reader("tfevents", is_event_data, _read_tfevents, "TensorBoard event files (`events.out.tfevents.*`)", None,
-           is_event_file),
+           is_event_file, label="TensorBoard events", sample=tfevents_sample),
     Reader("csv", lambda data: True, _read_csv,
            "CSV logs (the course format `epoch, step, loss, acc`, PyTorch Lightning `metrics.csv`, TensorBoard "
-           "or W&B scalar exports, per-epoch metric traces)", ("csv", "tsv", "txt", "log")),
+           "or W&B scalar exports, per-epoch metric traces)", ("csv", "tsv", "txt", "log"), label="CSV",
+           sample=csv_sample),
 )
 
 
-def upload_types(readers: tuple[Reader, ...] = READERS) -> list[str] | None:
-    """The name endings an uploader admits: every reader's ``extensions``, or ``None`` (every name, the
-    content decides) when a reader's files have no fixed ending.
+def upload_types(readers: tuple[Reader, ...] | None = None) -> list[str] | None:
+    """The name endings an uploader admits (its ``type=``): every reader's ``extensions`` (of :data:`READERS`, read
+    at each call), or ``None`` (every name, the content decides) when a reader's files have no fixed ending.
 
     >>> upload_types() is None            # TensorBoard: events.out.tfevents.1700000000.host.123.0
     True
-    >>> upload_types(tuple(r for r in READERS if r.name != "tfevents"))
-    ['csv', 'json', 'log', 'tsv', 'txt']
+    >>> {"csv", "json"} <= set(upload_types(tuple(r for r in READERS if r.extensions is not None)))
+    True
     """
+    readers = READERS if readers is None else readers
     if any(r.extensions is None for r in readers):
         return None
     return sorted({ext for r in readers for ext in r.extensions or ()})
 
 
-#: what the web uploader's ``type=`` gets (:func:`upload_types` of :data:`READERS`)
-UPLOAD_TYPES: list[str] | None = upload_types()
+def reader_labels() -> str:
+    """The formats :data:`READERS` read, by their short names (the catch-all CSV first), for an uploader's label.
+
+    >>> reader_labels().startswith("CSV, ")
+    True
+    """
+    return ", ".join(r.label or r.name for r in sorted(READERS, key=lambda r: r.name != "csv"))
 
 
 def readable_formats() -> str:

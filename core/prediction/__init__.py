@@ -50,7 +50,7 @@ from core.prediction.intervals import (
 )
 from core.prediction.log_series import first_epochs, n_epochs, showcase_log
 from core.prediction.posterior import Posterior, combine
-from core.prediction.predict import AUTO_FAMILIES, ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
+from core.prediction.predict import ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
 from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
 from core.prediction.progress import ProgressForecast, predict_progress
 from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
@@ -107,7 +107,7 @@ __all__ = [
     'evaluation_points', 'evaluation_table', 'predict_progress',
     'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
-    'AUTO_FAMILIES', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
+    'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
     'FORECAST_POSTERIOR_METHODS', 'POLLUX_SCHEDULES',
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',

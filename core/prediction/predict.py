@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from core.curves import FAMILIES, FitResult
+from core.curves import FAMILIES, FitResult, auto_families
 from core.logs import RunLog
 from core.prediction.intervals import (
     DEFAULT_LEVEL,
@@ -59,8 +59,6 @@ from core.targets import DEFAULT_TARGET, Target, require_accuracy
 from core.validation import check_option, check_scalar
 
 ROUTES = ("accuracy", "loss")
-#: families ``family="auto"`` chooses from, and the order selectors list them
-AUTO_FAMILIES: tuple[str, ...] = ("optimus", "pow3", "exp3", "pow4", "mmf", "weibull")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -173,7 +171,7 @@ def _predict_unscheduled(log: RunLog, *, target: Target, family: str, route: str
     series, y_target, threshold, why = _route_data(log, route, target, loss_threshold)
     if series is None:
         return TargetPrediction(**base, status="not fitted", loss_threshold=threshold, reason=why)
-    candidates = AUTO_FAMILIES if family == "auto" else (family,)
+    candidates = auto_families() if family == "auto" else (family,)
     backtests = {f: inner_backtest(series, f, cache=cache) for f in candidates}
     scores = {f: bt.score for f, bt in backtests.items()}
     chosen = _best(scores) if family == "auto" else family

@@ -111,7 +111,7 @@ def forecast_progress(log: RunLog, others: Sequence[RunLog] = (), target: Target
     ``observe`` is the fraction of the log seen: of its steps on the schedule route, of its evaluations on
     the power-law route (the same on evenly evaluated runs), or a number of evaluations (>= 1, power law
     only). ``planned`` (a :class:`core.schedules.PlannedSchedule` or a spec) replaces the log's plan after the
-    observed part; ``family``: ``auto``, ``multi-power`` or ``lr-annealing``.
+    observed part; ``family``: ``auto`` or a key of ``core.curves.SCHEDULE_FAMILIES``.
 
     Examples
     --------

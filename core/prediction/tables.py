@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from core.curves import auto_families
 from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import backtest_logs
@@ -20,7 +21,7 @@ from core.prediction.forecast import forecast_epoch_at_target
 from core.prediction.intervals import DEFAULT_LEVEL, FitCache
 from core.prediction.log_series import first_epochs, n_epochs
 from core.prediction.posterior import combine
-from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target
+from core.prediction.predict import predict_epoch_at_target
 from core.prediction.prior import Prior
 from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.prediction.target_prediction import TargetPrediction
@@ -84,7 +85,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
                   route: str = "accuracy", calibration: str = "self", cache: FitCache | None = None) -> pd.DataFrame:
     """Each family's backtest error and coverage over ``logs`` (for a family selector).
 
-    One row per family of ``AUTO_FAMILIES`` and for ``"auto"``: ``n_scored``,
+    One row per family of ``core.curves.auto_families()`` and for ``"auto"``: ``n_scored``,
     ``median_abs_error_pct``, ``coverage``, over the scored rows of all ``fractions``.
     """
     logs = [logs] if isinstance(logs, RunLog) else list(logs)
@@ -93,7 +94,7 @@ def family_scores(logs: RunLog | Sequence[RunLog], *, fractions: Iterable[float]
         raise InputError(f"route: expected 'accuracy' or 'loss'; got {route!r}.")
     rows = []
     cache = cache if cache is not None else FitCache()  # "auto" reuses every family's fits
-    for family in (*AUTO_FAMILIES, "auto"):
+    for family in (*auto_families(), "auto"):
         table = backtest_logs(logs, fractions=fractions, target=target, target_rel=target_rel,
                               family=family, calibration=calibration, cache=cache)
         scored = table[table["status"] == "scored"]

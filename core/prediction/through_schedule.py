@@ -144,7 +144,7 @@ def forecast_through_schedule(log: RunLog, others: Sequence[RunLog] = (), target
         The fraction (0, 1) of the log's steps seen; default: all of it (a run in progress).
     planned : PlannedSchedule or str, optional
         A plan (or spec ``KIND:total=N,...``) that replaces the log's own after the observed part.
-    family : {"auto", "multi-power", "lr-annealing"}, default "auto"
+    family : "auto" or a key of ``core.curves.SCHEDULE_FAMILIES``, default "auto"
         ``auto``: ``core.curves.DEFAULT_SCHEDULE_FAMILY`` (the LR-annealing law).
     level : float, default 0.8
     cache : ScheduleFitCache, optional

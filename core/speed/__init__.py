@@ -40,12 +40,12 @@ from core.speed.pollux import PolluxSpeedModel, pollux_step_time
 from core.speed.pollux_fit import POLLUX_SPEED, fit_pollux_speed
 from core.speed.registry import SPEED_FAMILIES, get_speed_family
 from core.speed.select import (
-    SPEED_MODEL_CHOICES,
     THETA_SOURCES,
     SpeedFit,
     build_speed_model,
     fit_speed,
     speed_model_choices,
+    speed_model_names,
 )
 from core.speed.table import (
     default_speed_mode,
@@ -68,7 +68,7 @@ __all__ = [
     'PALEO_SPEED', 'PaleoSpeedModel', 'StepCalibration', 'calibrate_paleo_step', 'fit_paleo_speed', 'paleo_step_ms',
     'LOG_SPEED_FAMILIES', 'PerGpuBatchSpeed', 'bracket_band', 'fit_per_gpu_batch', 'PolluxSpeedModel',
     'pollux_step_time', 'POLLUX_SPEED', 'fit_pollux_speed', 'SPEED_FAMILIES', 'get_speed_family',
-    'SPEED_MODEL_CHOICES', 'THETA_SOURCES', 'SpeedFit', 'build_speed_model', 'fit_speed', 'speed_model_choices',
+    'THETA_SOURCES', 'SpeedFit', 'build_speed_model', 'fit_speed', 'speed_model_choices', 'speed_model_names',
     'default_speed_mode', 'has_parameter_servers', 'normalise_speed_table', 'read_speed_csv', 'read_speed_table',
     'speed_table_from_logs', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
     'transformer_speed_model',

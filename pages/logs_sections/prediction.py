@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.curves import auto_families
 from core.figures.prediction import prediction_band_figure, prediction_convergence_figure
 from core.logs import RunLog
 from core.prediction import (
-    AUTO_FAMILIES,
     EPOCHS,
     MIN_PREDICTION_EPOCHS,
     ROUTES,
@@ -50,7 +50,7 @@ from pages.shared.common import (
 
 __all__ = ["forecast_section", "prediction_section"]
 
-FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in AUTO_FAMILIES}}
+FAMILY_LABELS = {"auto": "auto (backtest choice per run)", **{f: f for f in auto_families()}}
 ROUTE_LABELS = {"accuracy": "accuracy curve", "loss": "via loss threshold"}
 SCHEDULE_LABELS = {"auto": "find it (lr column, else jumps in the curve)", "none": "constant (no schedule)",
                    "declared": "declared below"}

@@ -1,4 +1,6 @@
-"""The learning-curve families: formulas on hand values, inverses, Jacobians, recovery by fit_curve."""
+"""The learning-curve families: formulas and inverses on hand values, Jacobians, recovery by fit_curve from a few
+epochs and from noise. What every registered family must do (its curve fitted back, its inverse undoing it) is
+tests/contracts/test_curve_families_contract.py, over the registry."""
 
 from __future__ import annotations
 
@@ -26,16 +28,6 @@ from core.curves.domhan import (
 )
 from core.errors import FitWarning, InputError
 
-#: (family, parameters) of a realistic loss-like curve over k = 1..20000
-TRUE = {
-    "optimus": (2e-4, 0.8, 0.3),
-    "pow3": (3.0, 0.4, 0.2),
-    "exp3": (2.0, 3000.0, 0.3),
-    "pow4": (2.0, 500.0, 1.5, 0.2),
-    "mmf": (2.0, 2000.0, 1.5, 0.2),
-    "weibull": (2.0, 3000.0, 0.8, 0.2),
-}
-
 
 # --------------------------------------------------------------------------- formulas
 @pytest.mark.parametrize("func,args,expected", [
@@ -60,40 +52,6 @@ def test_each_inverse_on_a_hand_value(inverse, args, expected):
     assert inverse(*args) == pytest.approx(expected, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_inverse_is_nan_at_or_below_the_floor_and_zero_above_the_start(name):
-    family = get_family(name)
-    params = TRUE[name]
-    floor = family.func(np.array([1e300]), *params)[0] if name != "pow3" else params[-1]
-    assert math.isnan(family.inverse(floor, *params))
-    assert math.isnan(family.inverse(floor - 0.05, *params))
-    if name != "pow3":  # a·k^(−c) starts at infinity: every finite value is reached at some k > 0
-        start = float(family.func(np.array([0.0]), *params)[0])
-        assert family.inverse(start + 1.0, *params) == 0.0
-
-
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_inverse_undoes_the_curve_for_seeded_parameters(name, seed=1234):
-    rng = np.random.default_rng(seed)
-    family = get_family(name)
-    for _ in range(50):
-        params = np.array(TRUE[name]) * rng.uniform(0.5, 2.0, len(TRUE[name]))
-        k = rng.uniform(1.0, 50_000.0)
-        y = float(family.func(np.array([k]), *params)[0])
-        if y - params[-1] > 1e-9:  # the excess over the floor must be representable
-            assert family.inverse(y, *params) == pytest.approx(k, rel=1e-6), f"seed {seed}"
-
-
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_inverse_broadcasts_over_parameter_draws(name):
-    family = get_family(name)
-    draws = np.array(TRUE[name])[None, :] * np.linspace(0.8, 1.2, 7)[:, None]
-    y = float(family.func(np.array([2000.0]), *TRUE[name])[0])
-    many = family.inverse(y, *draws.T)
-    one_by_one = [family.inverse(y, *d) for d in draws]
-    np.testing.assert_allclose(many, one_by_one)
-
-
 @settings(max_examples=60, deadline=None)
 @given(a=st.floats(0.01, 10), s=st.floats(1, 1e4), c=st.floats(0.1, 5), b=st.floats(0, 2))
 def test_four_parameter_families_never_increase(a, s, c, b):
@@ -112,7 +70,7 @@ def test_pow4_with_exponent_one_is_the_optimus_curve():
 @pytest.mark.parametrize("family", EXTRA_FAMILIES, ids=lambda f: f.name)
 def test_analytic_jacobian_matches_finite_differences(family):
     k = np.geomspace(1, 20_000, 40)
-    p = np.array(TRUE[family.name])
+    p = np.array(family.example)
     jac = family.jac(k, *p)
     for i in range(p.size):
         h = 1e-6 * max(abs(p[i]), 1e-3)
@@ -123,27 +81,13 @@ def test_analytic_jacobian_matches_finite_differences(family):
         np.testing.assert_allclose(jac[:, i], numeric, rtol=1e-5, atol=1e-9)
 
 
-def test_registry_holds_every_family_once_with_consistent_shapes():
-    assert list(FAMILIES) == ["optimus", "pow3", "exp3", "pow4", "mmf", "weibull"]
-    for name, family in FAMILIES.items():
-        assert family.name == name and family.formula and family.decreasing
-        assert len(family.lower) == len(family.upper) == len(family.param_names)
-    with pytest.raises(InputError, match="family: expected one of optimus, pow3"):
+def test_an_unknown_family_is_refused_naming_every_registered_one():
+    # what every family must do (shapes, fit, inverse) is tests/contracts/test_curve_families_contract.py
+    with pytest.raises(InputError, match=f"family: expected one of {', '.join(FAMILIES)}; got 'pow5'"):
         get_family("pow5")
 
 
 # --------------------------------------------------------------------------- fitting
-@pytest.mark.parametrize("n", [300, 50_000])
-@pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_fit_recovers_known_parameters_from_a_noiseless_curve(name, n):
-    k = np.linspace(1, 20_000, n)
-    truth = TRUE[name]
-    fit = fit_curve(k, get_family(name).func(k, *truth), family=name)
-    # exact below max_points (300); within 0.01 % on the log-spaced bins of 50,000 points
-    np.testing.assert_allclose(fit.values, truth, rtol=1e-4)
-    assert fit.r2 == pytest.approx(1.0, abs=1e-9)
-
-
 @pytest.mark.parametrize("name", ["pow3", "exp3", "pow4", "mmf", "weibull"])
 def test_fit_recovers_an_error_curve_from_a_few_epochs(name):
     # an accuracy curve seen as error 1 − acc at epochs 1..12 (the accuracy route's data)
@@ -157,7 +101,7 @@ def test_fit_recovers_an_error_curve_from_a_few_epochs(name):
 def test_fit_with_seeded_noise_is_within_three_standard_errors(seed=7):
     rng = np.random.default_rng(seed)
     k = np.arange(1, 5001.0)
-    truth = TRUE["weibull"]
+    truth = get_family("weibull").example
     y = weibull_curve(k, *truth) + rng.normal(0, 0.02, k.size)
     fit = fit_curve(k, y, family="weibull")
     for name, true in zip(fit.curve.param_names, truth):
@@ -186,7 +130,7 @@ def test_flat_data_is_flagged_degenerate_with_a_warning():
 def test_fit_is_unchanged_by_shuffling_rows():
     rng = np.random.default_rng(3)
     k = np.arange(1, 3001.0)
-    y = mmf_curve(k, *TRUE["mmf"]) + rng.normal(0, 0.01, k.size)
+    y = mmf_curve(k, *get_family("mmf").example) + rng.normal(0, 0.01, k.size)
     order = rng.permutation(k.size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)

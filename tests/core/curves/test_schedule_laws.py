@@ -85,8 +85,7 @@ def test_under_a_constant_rate_both_laws_are_a_power_law_in_the_steps(L0, A, alp
 
 @pytest.mark.parametrize("family", SCHEDULE_FAMILIES.values(), ids=lambda f: f.name)
 def test_known_parameters_are_recovered_from_two_runs_sharing_their_decay_terms(family):
-    truth = {"multi-power": {"L0": 2.0, "A": 0.3, "alpha": 0.4, "B": 300.0, "C": 2.0, "beta": 0.5, "gamma": 0.5},
-             "lr-annealing": {"L0": 2.0, "A": 0.3, "alpha": 0.4, "C": 0.2}}[family.name]
+    truth = family.example
     runs = []
     for shape, start in (("linear", 14_000), ("exp", 10_000)):
         s = build_schedule("wsd", total=20_000, peak=1e-3, warmup=500, decay_start=start, final=1e-4, shape=shape)

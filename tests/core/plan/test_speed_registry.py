@@ -25,8 +25,8 @@ from core.speed.table import normalise_speed_table
 
 
 def test_the_registry_lists_optimus_and_pollux_by_name():
-    assert list(SPEED_FAMILIES)[:2] == ["optimus", "pollux"]
-    assert [f.name for f in SPEED_FAMILIES.values()] == list(SPEED_FAMILIES)
+    # what every family must do: tests/contracts/test_speed_families_contract.py
+    assert {"optimus", "pollux"} <= set(SPEED_FAMILIES)
     assert get_speed_family("optimus").modes == ("sync", "async", "allreduce")
     assert get_speed_family("pollux").modes == ("allreduce",)
     assert SpeedModel.family == "optimus" and PolluxSpeedModel.family == "pollux"

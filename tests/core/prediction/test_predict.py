@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from core.curves import auto_families
 from core.errors import InputError
 from core.logs.reader import read_log
 from core.prediction.intervals import Drift
 from core.prediction.log_series import accuracy_series, first_epochs, loss_threshold_from_observed, n_epochs
-from core.prediction.predict import AUTO_FAMILIES, predict_epoch_at_target, prediction_from_first_epochs, widen
+from core.prediction.predict import predict_epoch_at_target, prediction_from_first_epochs, widen
 from core.prediction.target_prediction import TargetPrediction, prediction_curves
 from core.targets import Target, accuracy_target
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, TARGET, course_log
@@ -84,7 +85,7 @@ def test_trace_without_loss_has_no_loss_route():
 
 def test_auto_scores_every_family_and_takes_the_best():
     p = prediction_from_first_epochs(course_log(), 10, family="auto")
-    assert set(p.scores) == set(AUTO_FAMILIES)
+    assert set(p.scores) == set(auto_families())
     assert p.family == min(p.scores, key=p.scores.get)
     assert p.scores["exp3"] < 1e-3  # the exact family extrapolates within the observed epochs
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core.curves import auto_families
 from core.logs.reader import read_log_file
 from core.prediction.backtest import backtest_logs
-from core.prediction.predict import AUTO_FAMILIES
 from core.prediction.tables import backtest_summary, convergence_of_prediction, family_scores, summary_line
 from tests.core.prediction.prediction_logs import ACTUAL_EPOCH, course_log
 
@@ -52,7 +52,7 @@ def test_convergence_of_prediction_one_row_per_epochs_seen():
 
 def test_family_scores_one_row_per_family_and_auto():
     scores = family_scores([course_log(), course_log("resnet32_Tesla V100.csv", scale=1.3)], fractions=[0.5])
-    assert scores["family"].tolist() == [*AUTO_FAMILIES, "auto"]
+    assert scores["family"].tolist() == [*auto_families(), "auto"]
     assert list(scores.columns) == ["family", "route", "n_scored", "median_abs_error_pct", "coverage"]
     assert scores.set_index("family").loc["exp3", "median_abs_error_pct"] == 0.0
 
