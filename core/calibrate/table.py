@@ -26,6 +26,8 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "step_to_target", "epoch_to_target", "loss_at_target", "target_acc", "target_spec", "dataset", "source",
     "excluded",
 )
+#: the splits a fitted run's curve can be of (the ``split`` column; ``--split``)
+SPLITS: tuple[str, ...] = ("train", "val")
 COURSE_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "epoch_to_92acc", "step_to_92acc",
                   "loss_92acc", "epoch_steps")
 FIT_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",

@@ -40,9 +40,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import add_db_argument, complain, fraction, positive_int, print_csv
+from core.cli.common import add_db_argument, add_option, complain, fraction, positive_int, print_csv
 from core.defaults import DEFAULT_LEVEL, DEFAULT_TARGET_ACC
-from core.errors import InputError, LibraryError, LogFormatError
+from core.errors import InputError, LogFormatError
 from core.library import (
     ENGINES,
     FILTER_KEYS,
@@ -63,6 +63,7 @@ from core.library import (
     refit_library,
     with_reached,
 )
+from core.runs import CRITERIA
 from core.tables import file_bytes
 
 VERBS = ("add", "list", "show", "rm", "restore", "tag", "export", "import", "vacuum", "log", "forecast-to",
@@ -124,14 +125,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fto.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
     fto.add_argument("--prior", default="", metavar="FILTER", help="library runs for the prior (default: all)")
     refit = verbs.add_parser("refit", help="refit every (or every matching) run and store the fits")
-    refit.add_argument("--engine", default="local", help="refit engine: " + ", ".join(ENGINES) + " (default local)")
+    add_option(refit, "--engine", ENGINES, default="local", help="refit engine (default local)")
     refit.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster on this machine")
     refit.add_argument("--workers", type=positive_int, default=2, help="LocalCluster worker processes (default 2)")
     refit.add_argument("--filter", default="", metavar="FILTER", help=FILTER_HELP)
     refit.add_argument("--chunk", type=positive_int, default=None, help="runs per chunk (fitted, then stored)")
     refit.add_argument("--target-acc", type=fraction, default=DEFAULT_TARGET_ACC, help="target accuracy (default 0.92)")
-    refit.add_argument("--criterion", default="epoch", choices=["epoch", "step"], help="target crossing criterion")
+    add_option(refit, "--criterion", CRITERIA, default="epoch", help="target crossing criterion (default epoch)")
     for sub in verbs.choices.values():
         add_db_argument(sub, default=argparse.SUPPRESS)
 
@@ -313,11 +314,7 @@ def _resolve_all(lib: Library, refs) -> tuple[list[int], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        lib = Library(args.db)
-    except (InputError, LibraryError) as exc:          # e.g. a malformed TTA_LIBRARY_TIMEOUT
-        complain(str(exc))
-        return 2
+    lib = Library(args.db)          # an InputError or LibraryError (e.g. a malformed TTA_LIBRARY_TIMEOUT) goes to main
     try:
         if args.verb == "add":
             return _add(lib, args)
@@ -375,8 +372,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         complain("interrupted: every run written is complete; the one being written was not added.")
         return 130
-    except (InputError, LibraryError, LogFormatError) as exc:
-        complain(str(exc))
-        return 2
     finally:
         lib.store.close()
