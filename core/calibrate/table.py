@@ -20,6 +20,7 @@ from core.errors import InputError, LogFormatError
 from core.logs import depth_of, gpu_short_name
 from core.tables import file_bytes, read_csv_frame
 from core.targets import Target, accuracy_target
+from core.validation import check_option
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
@@ -191,6 +192,4 @@ def architectures(fits: pd.DataFrame) -> list[str]:
 def check_holdout(fits: pd.DataFrame, holdout: str) -> str:
     """Validate a held-out architecture name against the table."""
     names = list(np.unique(fits["model"]))
-    if holdout not in names:
-        raise InputError(f"holdout: expected one of {', '.join(names)}; got {holdout!r}.")
-    return holdout
+    return check_option(holdout, "holdout", names)

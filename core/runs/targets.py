@@ -26,6 +26,7 @@ from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
 from core.runs.evaluations import compared_at, compared_rows, held_positions, metric_column
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
+from core.validation import check_option
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
@@ -47,8 +48,7 @@ def criterion_text(criterion: str, target: Target | float | None = None) -> str:
     >>> criterion_text("first-row") == CRITERIA["first-row"]
     True
     """
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     target = as_target(target)
     if target.is_accuracy:
         return CRITERIA[criterion]
@@ -203,8 +203,7 @@ def find_target_crossing(log: RunLog, target: Target | float = DEFAULT_TARGET, *
     False
     """
     target = as_target(target)
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     column = metric_column(log, target.metric)
     if column is None:
         what = "no accuracy column" if target.metric.lower() in ("acc", "accuracy") else \
@@ -260,8 +259,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     >>> find_target_crossing(log, 0.85).reached, find_target_crossing(log, 0.86).reached
     (True, False)
     """
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     if not log.has_acc:
         return None
     return float(np.max(compared_rows(log, "acc", criterion)[1]))

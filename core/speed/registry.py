@@ -7,13 +7,13 @@ record below. The chooser, ``fit_speed``, the CLI's ``--model`` and the Plan pag
 
 from __future__ import annotations
 
-from core.errors import InputError
 from core.speed.family import SpeedFamily
 from core.speed.optimus_fit import OPTIMUS_SPEED
 from core.speed.paleo import PALEO_SPEED
 from core.speed.per_gpu_batch import LOG_SPEED_FAMILIES
 from core.speed.pollux_fit import POLLUX_SPEED
 from core.speed.transformer import TRANSFORMER_SPEED
+from core.validation import check_option
 
 #: every speed family by name, in the order selectors list them and ``auto`` fits them
 SPEED_FAMILIES: dict[str, SpeedFamily] = {f.name: f for f in (OPTIMUS_SPEED, POLLUX_SPEED, TRANSFORMER_SPEED,
@@ -31,8 +31,4 @@ def get_speed_family(name: str) -> SpeedFamily:
     core.errors.InputError: speed model: expected one of optimus, pollux, transformer, overhead, elastic, bracket, \
 paleo; got 'roofline'. Pick a registered speed family.
     """
-    try:
-        return SPEED_FAMILIES[name]
-    except KeyError:
-        raise InputError(f"speed model: expected one of {', '.join(SPEED_FAMILIES)}; got {name!r}. "
-                         "Pick a registered speed family.") from None
+    return SPEED_FAMILIES[check_option(name, "speed model", SPEED_FAMILIES, fix="Pick a registered speed family")]
