@@ -195,6 +195,20 @@ def test_a_closed_pipe_ends_the_help_of_the_cli_quietly():
     _quiet(_run_into_a_closed_pipe(["--help"]))
 
 
+def test_a_reader_that_leaves_after_the_first_line_of_a_long_table_ends_the_command_quietly():
+    """``python -m core plan ... | head -1`` on a table of 24,000 rows (about 1 MB, past the pipe's buffer): the write
+    fails in the middle of the table, not at the flush."""
+    argv = ["plan", "--steps", "1000", "--ps", "1,2,3,4,5,6,7,8", "--workers", "1:3000"]
+    with subprocess.Popen([sys.executable, "-m", "core", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read()
+        status = proc.wait(timeout=600)
+    assert first.startswith("mode,p,w,")
+    _quiet(subprocess.CompletedProcess(argv, status, None, err))
+
+
 def test_every_invocation_names_a_registered_command():
     assert set(INVOCATIONS) <= set(COMMANDS)
 
