@@ -33,7 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "forecast through the schedule"),
     "transformer": ("core.cli.transformer_cmd", "a language model's step time per GPU count: FLOPs, parallelism, "
                     "calibrated fractions of peak"),
-    "library": ("core.cli.library_cmd", "the run library: add, list, show, rm, tag, export, import, vacuum"),
+    "library": ("core.cli.library_cmd", "the run library: add runs and work on them (its --help lists the "
+                "verbs)"),
 }
 
 
