@@ -13,6 +13,7 @@ from core.curves import FitResult
 from core.logs import RunLog
 from core.runs import RunFit, fit_metric, fit_run
 from core.targets import target_for
+from core.validation import check_option
 
 #: the repository's data folder
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -92,10 +93,12 @@ def batch_run_files(key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[str, P
 
     >>> [name for name, _ in batch_run_files("pollux_cifar10")][:3]
     ['cifar10/validation-128.csv', 'cifar10/validation-256.csv', 'cifar10/validation-512.csv']
+    >>> batch_run_files("pollux")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: batch run set: expected one of ...; got 'pollux'.
     """
-    if key not in BATCH_RUN_SETS:
-        raise KeyError(f"batch run set: expected one of {', '.join(BATCH_RUN_SETS)}; got {key!r}")
-    entry = BATCH_RUN_SETS[key]
+    entry = BATCH_RUN_SETS[check_option(key, "batch run set", BATCH_RUN_SETS)]
     return [(n, p) for n, p in builtin_log_files(entry.set_key, data_dir=data_dir) if n.startswith(entry.prefix)]
 
 
@@ -150,8 +153,7 @@ def builtin_log_files(set_key: str, *, data_dir: Path = DATA_DIR) -> list[tuple[
     >>> len(builtin_log_files("speedrun"))
     4
     """
-    if set_key not in BUILTIN_LOG_SETS:
-        raise KeyError(f"built-in log set: expected one of {', '.join(BUILTIN_LOG_SETS)}; got {set_key!r}")
+    check_option(set_key, "built-in log set", BUILTIN_LOG_SETS)
     files: list[tuple[str, Path]] = []
     for pattern in BUILTIN_LOG_SETS[set_key][1]:
         paths = sorted(data_dir.glob(pattern), key=lambda p: (_natural_key(p), p.parent.as_posix()))

@@ -38,12 +38,20 @@ from core.calibrate.methods import (
 )
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
 from core.calibrate.stored_scores import method_scores_for, stored_method_scores
-from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
+from core.calibrate.table import (
+    SPLITS,
+    architectures,
+    excluded_rows,
+    normalise_fits,
+    read_fits_table,
+    unnamed_runs,
+    usable,
+)
 from core.calibrate.targets import CalibrationTarget, calibration_target, check_fits_target
 
 __all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
            "AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
-           "PREDICTION_COLUMNS",
+           "PREDICTION_COLUMNS", "SPLITS",
            "THRESHOLDS", "Calibration", "CalibrationTarget", "FeatureSpace", "HardwareIndependence",
            "architecture_parameters", "architectures", "calibrate", "calibration_target", "check_fits_target",
            "companion_method", "excluded_rows", "feature_frame",

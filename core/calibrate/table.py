@@ -19,12 +19,15 @@ from core.errors import InputError, LogFormatError
 from core.logs import depth_of, gpu_short_name
 from core.tables import file_bytes, read_csv_frame
 from core.targets import DEFAULT_TARGET, Target, accuracy_value
+from core.validation import check_option
 
 CALIBRATION_COLUMNS: tuple[str, ...] = (
     "model", "depth", "gpu", "gpu_short", "split", "b0", "b1", "b2", "steps_per_epoch",
     "step_to_target", "epoch_to_target", "loss_at_target", "target_acc", "target_spec", "dataset", "source",
     "excluded",
 )
+#: the splits a fitted run's curve can be of (the ``split`` column; ``--split``)
+SPLITS: tuple[str, ...] = ("train", "val")
 COURSE_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "epoch_to_92acc", "step_to_92acc",
                   "loss_92acc", "epoch_steps")
 FIT_COLUMNS = ("model", "gpu", "split", "b0", "b1", "b2", "steps_per_epoch", "step_to_target",
@@ -191,6 +194,4 @@ def architectures(fits: pd.DataFrame) -> list[str]:
 def check_holdout(fits: pd.DataFrame, holdout: str) -> str:
     """Validate a held-out architecture name against the table."""
     names = list(np.unique(fits["model"]))
-    if holdout not in names:
-        raise InputError(f"holdout: expected one of {', '.join(names)}; got {holdout!r}.")
-    return holdout
+    return check_option(holdout, "holdout", names)

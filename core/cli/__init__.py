@@ -12,6 +12,9 @@ import gc
 import importlib
 import os
 import sys
+from typing import NoReturn
+
+from core.errors import PlannerError
 
 #: command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -30,12 +33,31 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "forecast through the schedule"),
     "transformer": ("core.cli.transformer_cmd", "a language model's step time per GPU count: FLOPs, parallelism, "
                     "calibrated fractions of peak"),
-    "library": ("core.cli.library_cmd", "the run library: add, list, show, rm, tag, export, import, vacuum"),
+    "library": ("core.cli.library_cmd", "the run library: add runs and work on them (its --help lists the "
+                "verbs)"),
 }
 
 
+class CommandParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose refusal is one line on stderr and exit 2 (no usage block above it):
+    ``python -m core fit: error: argument --family: expected one of ...; got 'x'.``"""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message).rstrip('.')}. See {self.prog} --help.\n")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: a message that spans lines (a table's problem, a traceback-free
+    database error) is joined with spaces, so that every refusal is exactly one stderr line.
+
+    >>> one_line("a.csv: expected a loss column\\n  got: step, acc")
+    'a.csv: expected a loss column got: step, acc'
+    """
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m core", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (_module, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
@@ -43,33 +65,72 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; return its exit status (0 ok, 2 bad input)."""
+    """Run one command; return its exit status (0 ok, 2 bad input).
+
+    The one error path of the command line: a :class:`~core.errors.PlannerError` raised by a command
+    becomes one line on stderr and exit status 2; a bad option is argparse's one line and exit 2
+    (:class:`CommandParser`); a reader that goes away (``python -m core fit ... | head -1``) ends the
+    command quietly with status 0, however far its output had got, as the Python docs advise for
+    ``SIGPIPE`` (``signal`` module, "Note on SIGPIPE"): stdout is pointed at ``os.devnull`` so that
+    the interpreter's own flush at exit has nowhere to fail.  Any other exception is a bug and keeps
+    its traceback.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except SystemExit as done:              # --help, or argparse's refusal: flush what was printed first
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+        raise done from None
+    except PlannerError as err:
+        _flush_quietly()
+        print(one_line(err), file=sys.stderr)
+        return 2
+
+
+def _run(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help"} or argv[0] not in COMMANDS:
         parser = build_parser()
         if argv and argv[0] not in {"-h", "--help"}:
-            parser.print_usage(sys.stderr)
-            print(f"python -m core: unknown command {argv[0]!r}; choose from {', '.join(COMMANDS)}",
-                  file=sys.stderr)
+            print(f"python -m core: unknown command {argv[0]!r}; choose from {', '.join(COMMANDS)} "
+                  "(see python -m core --help)", file=sys.stderr)
             return 2
         parser.print_help()
+        sys.stdout.flush()
         return 0
     name, rest = argv[0], argv[1:]
     module_name, help_text = COMMANDS[name]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"python -m core {name}", description=help_text)
+    parser = CommandParser(prog=f"python -m core {name}", description=help_text)
     module.add_arguments(parser)
     args = parser.parse_args(rest)
+    status = int(module.run(args) or 0)
+    # Collect what still holds native (Arrow) resources while their libraries are alive, and flush
+    # the output, before the interpreter's own teardown (apache/arrow#34314: a native thread torn
+    # down at exit can abort the process after its work is done).
+    gc.collect()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+def _flush_quietly() -> None:
+    """Flush stdout before an error line, so the table printed so far comes first; a closed pipe is no error."""
     try:
-        status = int(module.run(args) or 0)
-        # Collect what still holds native (Arrow) resources while their libraries are alive, and flush
-        # the output, before the interpreter's own teardown (apache/arrow#34314: a native thread torn
-        # down at exit can abort the process after its work is done).
-        gc.collect()
         sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:      # the reader went away (`... | head -1`): what it wanted was printed; leave quietly
+    except BrokenPipeError:
+        _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at ``os.devnull``: the reader went away, and what it wanted was printed."""
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    return status
+    except (OSError, ValueError):          # no real file descriptor (an in-process capture): nothing to point
+        pass

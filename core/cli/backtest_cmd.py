@@ -36,10 +36,12 @@ import argparse
 from core.cli.common import (
     accuracy_spec,
     add_library_arguments,
+    add_option,
     complain,
     datasets_by_source,
     fraction,
     library_logs,
+    naming,
     positive_int,
     print_csv,
     read_prior_sources,
@@ -47,9 +49,17 @@ from core.cli.common import (
     target_spec,
 )
 from core.curves import FAMILIES
-from core.errors import InputError, LibraryError, LogFormatError
+from core.errors import InputError, LogFormatError
 from core.logs import read_log_file
-from core.prediction import DEFAULT_FRACTIONS, DEFAULT_POSTERIOR_METHOD, backtest_runs
+from core.models import DATASETS
+from core.prediction import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_POSTERIOR_METHOD,
+    FORECAST_POSTERIOR_METHODS,
+    INTERVAL_CALIBRATIONS,
+    LOSS_THRESHOLDS,
+    backtest_runs,
+)
 
 
 def fractions(text: str) -> list[float]:
@@ -58,13 +68,6 @@ def fractions(text: str) -> list[float]:
     if not parts:
         raise argparse.ArgumentTypeError(f"expected fractions like 0.3,0.5,0.7; got {text!r}")
     return [fraction(p) for p in parts]
-
-
-def family_name(text: str) -> str:
-    """argparse type: a family of ``core.curves.FAMILIES`` or ``auto``."""
-    if text != "auto" and text not in FAMILIES:
-        raise argparse.ArgumentTypeError(f"expected auto or one of {', '.join(FAMILIES)}; got {text!r}")
-    return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,13 +82,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--target-rel", type=fraction, default=None,
                         help="target = this fraction of each log's final accuracy (defining the "
                              "target reads the end of the log; the prediction does not)")
-    parser.add_argument("--family", type=family_name, default="auto",
+    add_option(parser, "--family", ("auto", *FAMILIES), default="auto", metavar="FAMILY",
                         help=f"curve family: auto (chosen inside the observed epochs) or one of "
                              f"{', '.join(FAMILIES)} (default auto)")
-    parser.add_argument("--calibration", choices=("runs", "self"), default="runs",
+    add_option(parser, "--calibration", INTERVAL_CALIBRATIONS, default="runs",
                         help="interval width learned from the other logs (runs, leave-one-run-out) "
                              "or from each log's observed epochs alone (self); default runs")
-    parser.add_argument("--loss-threshold", choices=("observed", "runs"), default="observed",
+    add_option(parser, "--loss-threshold", LOSS_THRESHOLDS, default="observed",
                         help="loss route: the loss at target from the observed epochs, or the "
                              "median of the other runs (default observed)")
     parser.add_argument("--no-correction", action="store_true",
@@ -100,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="learning-rate schedule of the logs: step:30,60 | cosine:100 | poly:90[:2] | exp:100 | "
                              "none | auto (an lr column, else detected in the observed epochs); default: auto, "
                              "as predict's, so the backtest scores the answer predict gives")
-    parser.add_argument("--posterior-method", choices=("precision", "backtest", "correlated", "calibrated"),
+    add_option(parser, "--posterior-method", FORECAST_POSTERIOR_METHODS,
                         default=DEFAULT_POSTERIOR_METHOD,
                         help="how the posterior combines prior and extrapolation: precision weighting with the two "
                              "intervals' variances (precision, default) or with the log errors of the other logs at "
@@ -108,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "those errors counting their correlation (correlated), or the source (prior, "
                              "extrapolation or their precision weighting) that the other logs at the same fraction "
                              "calibrate to the narrowest interval, with its interval scaled on them (calibrated)")
-    parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
+    add_option(parser, "--dataset", DATASETS, default=None,
                         help="what the runs trained on (parameter counts for a calibration prior; default: the "
                              "built-in data set of a file that is a built-in log's bytes, else other)")
     add_library_arguments(parser)
@@ -116,14 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.logs and args.from_library is None:
-        complain("backtest: expected LOG files or --from-library [FILTER]; got neither.")
-        return 2
+        raise InputError("backtest: expected LOG files or --from-library [FILTER]; got neither.")
     logs, rejected = [], 0
-    try:
-        library = library_logs(args)
-    except (InputError, LibraryError) as exc:
-        complain(str(exc))
-        return 2
+    library = library_logs(args)
     for path in args.logs:
         try:
             logs.append(read_log_file(path, source=path, steps_per_epoch=args.steps_per_epoch))
@@ -136,14 +134,11 @@ def run(args: argparse.Namespace) -> int:
         others, fits, bad = read_prior_sources(args.prior_from, args)
         rejected += bad
         datasets = datasets_by_source([*logs, *others], args.dataset)
-    try:
+    with naming("backtest"):
         answer = backtest_runs(logs, args.target, target_rel=args.target_rel, fractions=args.observe,
                                family=args.family, calibration=args.calibration, loss_threshold=args.loss_threshold,
                                correct=not args.no_correction, schedule=args.schedule, prior_from=others, fits=fits,
                                datasets_by_file=datasets, posterior_method=args.posterior_method)
-    except InputError as exc:
-        complain(f"backtest: {exc}")
-        return 2
     for problem in answer.left_out:
         complain(problem)
     print_csv(answer.shown(extra=not args.no_extra))

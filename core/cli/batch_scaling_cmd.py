@@ -160,35 +160,31 @@ def _run_rcp(args: argparse.Namespace, predict: list[float]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        batches = _numbers(args.batch, "--batch")
-        predict = _numbers(args.predict, "--predict") or []
-        if args.rcp is not None:
-            if args.logs:
-                raise InputError(f"--rcp: expected either LOG files or --rcp; got both ({len(args.logs)} LOG). "
-                                 "Leave out the logs, or --rcp.")
-            return _run_rcp(args, predict)
-        if not args.logs:
-            raise InputError("batch-scaling: expected LOG files (runs at different global batches) or --rcp "
-                             "BENCHMARK[:ROUND]; got neither.")
-        if args.target is None:
-            declared = _declared_target(args.logs)
-            if declared is None:
-                raise InputError("--target-acc: expected the target (--target METRIC<=VALUE, or --target-acc A as a "
-                                 "fraction, e.g. 0.93); got none, and the logs do not declare one.")
-            args.target = declared
-        per_epoch = _numbers(args.samples_per_epoch, "--samples-per-epoch")
-        rates = _numbers(args.lr, "--lr")
-        if rates is not None and len(rates) != len(args.logs):
-            raise InputError(f"--lr: expected one learning rate per LOG ({len(args.logs)}); got {len(rates)}. "
-                             "Give them in file order, or leave --lr out to read them from the logs.")
-        noise_batch = _numbers(args.noise_batch, "--noise-batch")
-        if batches is not None and len(batches) != len(args.logs):
-            raise InputError(f"--batch: expected one global batch per LOG ({len(args.logs)}); got {len(batches)}. "
-                             "Give them in file order, or leave --batch out to read them from the logs.")
-    except InputError as exc:
-        complain(str(exc))
-        return 2
+    batches = _numbers(args.batch, "--batch")
+    predict = _numbers(args.predict, "--predict") or []
+    if args.rcp is not None:
+        if args.logs:
+            raise InputError(f"--rcp: expected either LOG files or --rcp; got both ({len(args.logs)} LOG). "
+                             "Leave out the logs, or --rcp.")
+        return _run_rcp(args, predict)
+    if not args.logs:
+        raise InputError("batch-scaling: expected LOG files (runs at different global batches) or --rcp "
+                         "BENCHMARK[:ROUND]; got neither.")
+    if args.target is None:
+        declared = _declared_target(args.logs)
+        if declared is None:
+            raise InputError("--target-acc: expected the target (--target METRIC<=VALUE, or --target-acc A as a "
+                             "fraction, e.g. 0.93); got none, and the logs do not declare one.")
+        args.target = declared
+    per_epoch = _numbers(args.samples_per_epoch, "--samples-per-epoch")
+    rates = _numbers(args.lr, "--lr")
+    if rates is not None and len(rates) != len(args.logs):
+        raise InputError(f"--lr: expected one learning rate per LOG ({len(args.logs)}); got {len(rates)}. "
+                         "Give them in file order, or leave --lr out to read them from the logs.")
+    noise_batch = _numbers(args.noise_batch, "--noise-batch")
+    if batches is not None and len(batches) != len(args.logs):
+        raise InputError(f"--batch: expected one global batch per LOG ({len(args.logs)}); got {len(batches)}. "
+                         "Give them in file order, or leave --batch out to read them from the logs.")
     files, given, given_lr, rejected = [], [], [], 0
     for i, path in enumerate(args.logs):
         try:

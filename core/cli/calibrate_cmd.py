@@ -26,6 +26,7 @@ from core.calibrate import (
     INTERVAL_METHOD,
     NESTED_COLUMNS,
     PREDICTION_COLUMNS,
+    SPLITS,
     THRESHOLDS,
     calibrate,
     check_fits_target,
@@ -37,8 +38,9 @@ from core.calibrate import (
     recommend_method,
     unnamed_runs,
 )
-from core.cli.common import add_library_arguments, add_target_arguments, complain, fraction, print_csv
-from core.errors import InputError, LibraryError, LogFormatError
+from core.cli.common import add_library_arguments, add_option, add_target_arguments, complain, fraction, print_csv
+from core.errors import InputError
+from core.models import DATASETS
 from core.targets import target_for
 
 
@@ -47,19 +49,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="course table or `python -m core fit` output (or --from-library)")
     parser.add_argument("--holdout", default="resnet50", help="architecture to predict (default resnet50)")
     add_target_arguments(parser)
-    parser.add_argument("--split", default="train", choices=["train", "val"])
-    parser.add_argument("--method", default="course", choices=["auto", *CALIBRATION_METHODS],
+    add_option(parser, "--split", SPLITS, default="train", help="the split whose fits are used (default train)")
+    add_option(parser, "--method", ("auto", *CALIBRATION_METHODS), default="course", metavar="METHOD",
                         help="regression method; auto = lowest leave-one-architecture-out error "
                              "on the calibration runs among the architecture methods, trend-following "
                              "ones left out when the held-out model lies outside the calibration set "
                              "(default: course)")
-    parser.add_argument("--threshold", default="curve", choices=sorted(THRESHOLDS),
+    add_option(parser, "--threshold", THRESHOLDS, default="curve",
                         help="how the loss threshold is taken from the calibration runs (default curve)")
     parser.add_argument("--level", type=fraction, default=0.8, help="interval coverage (default 0.8)")
     parser.add_argument("--loao", action="store_true",
                         help="print the nested leave-one-architecture-out table (method and interval chosen "
                              "on the other architectures), with coverage")
-    parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
+    add_option(parser, "--dataset", DATASETS, default=None,
                         help="what the runs trained on, for parameter counts from core.models "
                              "(default: cifar10 for the course table, other for fit tables)")
     add_library_arguments(parser)
@@ -91,25 +93,21 @@ def _fits(args: argparse.Namespace) -> pd.DataFrame:
 
 def run(args: argparse.Namespace) -> int:
     where = args.fits or "library"
-    try:
-        fits = _fits(args)
-        unnamed = unnamed_runs(fits)
-        if unnamed:   # named and left out: the rest is calibrated, the exit status says input was rejected
-            rows = ", ".join(str(i + 2) for i in unnamed[:10]) + (", ..." if len(unnamed) > 10 else "")
-            complain(f"{where}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
-                     "architecture (e.g. resnet20) in the model column.")
-        if args.loao:
-            table = nested_loao(fits, split=args.split, method=args.method, level=args.level,
-                                threshold=args.threshold)
-            _loao_summary(table, args.method, args.level)
-            print_csv(table[list(NESTED_COLUMNS)])
-            return 2 if unnamed else 0
-        scores = method_scores(fits, split=args.split, holdout=args.holdout, threshold=args.threshold)
-        cal = calibrate(fits, holdout=args.holdout, split=args.split, method=args.method, level=args.level,
-                        threshold=args.threshold)
-    except (InputError, LogFormatError, LibraryError) as exc:
-        complain(str(exc))
-        return 2
+    fits = _fits(args)
+    unnamed = unnamed_runs(fits)
+    if unnamed:   # named and left out: the rest is calibrated, the exit status says input was rejected
+        rows = ", ".join(str(i + 2) for i in unnamed[:10]) + (", ..." if len(unnamed) > 10 else "")
+        complain(f"{where}: {len(unnamed)} run(s) have no model name (line {rows}); left out. Name the "
+                 "architecture (e.g. resnet20) in the model column.")
+    if args.loao:
+        table = nested_loao(fits, split=args.split, method=args.method, level=args.level,
+                            threshold=args.threshold)
+        _loao_summary(table, args.method, args.level)
+        print_csv(table[list(NESTED_COLUMNS)])
+        return 2 if unnamed else 0
+    scores = method_scores(fits, split=args.split, holdout=args.holdout, threshold=args.threshold)
+    cal = calibrate(fits, holdout=args.holdout, split=args.split, method=args.method, level=args.level,
+                    threshold=args.threshold)
     method = cal.method
     best = recommend_method(scores, outside=bool(holdout_outside(fits, args.holdout, split=args.split)))
     mape_of = dict(zip(scores["method"], scores["loao_mape_pct"]))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 
 import pandas as pd
 
-from core.errors import InputError, LogFormatError
+from core.errors import InputError, LogFormatError, PlannerError
 from core.targets import accuracy_target, parse_target
 from core.untrusted import spreadsheet_safe
+from core.validation import check_option
 
 
 def fraction(text: str) -> float:
@@ -52,9 +55,40 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
                        help="target accuracy as a fraction: the same as --target acc>=A")
 
 
-def chosen_target(args: argparse.Namespace):
-    """The ``Target`` asked for with ``--target``/``--target-acc``, or None (each log's own, else acc>=0.92)."""
-    return getattr(args, "target", None)
+def option(options, *, what: str = "value", fix: str = ""):
+    """argparse ``type=``: a value among ``options`` (a registry: its keys, in its order), checked by
+    :func:`core.validation.check_option`, so that every option's refusal is worded alike and names the
+    valid choices from the registry itself, never from a list typed again here.
+
+    The returned function carries ``options`` (the contract test reads them) and shows them in the usage
+    line as ``{a,b,c}``.
+
+    >>> family = option({"optimus": 1, "pow3": 2}, what="family")
+    >>> family("pow3"), family.options
+    ('pow3', ('optimus', 'pow3'))
+    >>> family("pow5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected one of optimus, pow3; got 'pow5'.
+    """
+    choices = tuple(options)
+
+    def parse(text: str) -> str:
+        try:
+            return check_option(text, what, choices, fix=fix)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{what}: ")) from None
+
+    parse.options = choices
+    parse.__name__ = what
+    return parse
+
+
+def add_option(parser, flag: str, options, *, fix: str = "", **kwargs) -> argparse.Action:
+    """``parser.add_argument(flag, type=option(options))``, with ``{a,b,c}`` as its metavar: the one way a
+    command declares a choice option."""
+    kwargs.setdefault("metavar", "{" + ",".join(map(str, options)) + "}")
+    return parser.add_argument(flag, type=option(options, what=flag, fix=fix), **kwargs)
 
 
 def positive_float(text: str) -> float:
@@ -126,6 +160,26 @@ def about(path: str, error: Exception) -> str:
     """
     text = str(error)
     return text if text.startswith(f"{path}:") else f"{path}: {text}"
+
+
+@contextlib.contextmanager
+def naming(where: str) -> Iterator[None]:
+    """Let a :class:`~core.errors.PlannerError` raised inside go up to ``cli.main`` (one stderr line, exit 2)
+    with ``<where>: `` in front of its message, once (:func:`about`): what a command says about the file
+    or step it was working on, without catching the error to print it itself.
+
+    >>> try:
+    ...     with naming("a.csv"):
+    ...         raise InputError("--params: expected a whole number; got 'ten'.")
+    ... except InputError as exc:
+    ...     print(exc)
+    a.csv: --params: expected a whole number; got 'ten'.
+    """
+    try:
+        yield
+    except PlannerError as exc:
+        exc.args = (about(where, exc), *exc.args[1:])
+        raise
 
 
 def schedule_spec(text: str) -> str:

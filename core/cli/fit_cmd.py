@@ -17,13 +17,14 @@ import pandas as pd
 
 from core.cli.common import (
     add_library_arguments,
+    add_option,
     add_target_arguments,
     complain,
     positive_int,
     print_csv,
 )
 from core.curves import FAMILIES
-from core.errors import InputError, LibraryError
+from core.errors import InputError
 from core.runs import CRITERIA, fit_files
 from core.targets import target_for
 
@@ -33,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_target_arguments(parser)
     parser.add_argument("--steps-per-epoch", type=positive_int, default=None,
                         help="override the inferred steps per epoch")
-    parser.add_argument("--criterion", choices=sorted(CRITERIA), default="epoch",
+    add_option(parser, "--criterion", CRITERIA, default="epoch",
                         help="when the target counts as reached (default: epoch-level)")
-    parser.add_argument("--family", choices=sorted(FAMILIES), default="optimus",
+    add_option(parser, "--family", FAMILIES, default="optimus",
                         help="loss-curve family (default optimus)")
     parser.add_argument("--no-extra", action="store_true", help="print only the contract columns")
     parser.add_argument("--jobs", type=positive_int, default=1,
@@ -45,8 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.logs and args.from_library is None:
-        complain("fit: expected LOG files or --from-library [FILTER]; got neither.")
-        return 2
+        raise InputError("fit: expected LOG files or --from-library [FILTER]; got neither.")
     table, errors = fit_files(args.logs, target=args.target, criterion=args.criterion,
                               family=args.family, steps_per_epoch=args.steps_per_epoch, jobs=args.jobs,
                               extra=not args.no_extra)
@@ -59,13 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if args.from_library is not None:
         from core.library import Library, fit_library
 
-        try:
-            library = fit_library(Library(args.db), args.from_library,
-                                  target=target_for(given=args.target),
-                                  criterion=args.criterion, family=args.family, extra=not args.no_extra)
-        except (InputError, LibraryError) as exc:
-            complain(str(exc))
-            return 2
+        library = fit_library(Library(args.db), args.from_library, target=target_for(given=args.target),
+                              criterion=args.criterion, family=args.family, extra=not args.no_extra)
         if not len(library.table):                  # as library_logs says it for backtest, calibrate and plan
             from core.library import RunFilter
 

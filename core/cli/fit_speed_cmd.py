@@ -16,20 +16,18 @@ servers (no p column, or p = 0) is fitted as all-reduce and any other as synchro
 from __future__ import annotations
 
 import argparse
-import sys
 
-from core.cli.common import positive_int
-from core.errors import PlannerError
+from core.cli.common import add_option, positive_int
 from core.speed import MODES, SPEED_FAMILIES, default_speed_mode, fit_speed, read_speed_csv, speed_model_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("speed_csv", metavar="SPEED_CSV", help="CSV of measured speeds")
-    parser.add_argument("--mode", choices=MODES, default=None,
+    add_option(parser, "--mode", MODES, default=None,
                         help="sync, async or allreduce (default: allreduce without PS, else sync)")
     parser.add_argument("--batch", type=float, default=None, metavar="M",
                         help="global batch M for rows without one (and to plan with)")
-    parser.add_argument("--model", choices=speed_model_names(), default="optimus",
+    add_option(parser, "--model", speed_model_names(), default="optimus",
                         help=f"speed family: {', '.join(SPEED_FAMILIES)} (default optimus), or auto (every one, "
                              "the smallest leave-one-out error wins)")
     parser.add_argument("--gpus-per-node", type=positive_int, default=None, metavar="G",
@@ -38,13 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = args.speed_csv
-    try:
-        table = read_speed_csv(path, global_batch=args.batch, source=path)
-        mode = args.mode or default_speed_mode(table)
-        report = fit_speed(table, family=args.model, mode=mode, global_batch=args.batch,
-                           gpus_per_node=args.gpus_per_node, source=path, score=None).report()
-    except PlannerError as err:
-        print(str(err), file=sys.stderr)
-        return 2
+    table = read_speed_csv(path, global_batch=args.batch, source=path)
+    mode = args.mode or default_speed_mode(table)
+    report = fit_speed(table, family=args.model, mode=mode, global_batch=args.batch,
+                       gpus_per_node=args.gpus_per_node, source=path, score=None).report()
     print(report)
     return 0

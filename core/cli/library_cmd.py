@@ -40,9 +40,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.cli.common import accuracy_spec, add_db_argument, complain, fraction, positive_int, print_csv
+from core.cli.common import accuracy_spec, add_db_argument, add_option, complain, fraction, positive_int, print_csv
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, LibraryError, LogFormatError
+from core.errors import InputError, LogFormatError
 from core.library import (
     ENGINES,
     FILTER_KEYS,
@@ -63,6 +63,7 @@ from core.library import (
     refit_library,
     with_reached,
 )
+from core.runs import CRITERIA
 from core.tables import file_bytes
 from core.targets import target_for
 
@@ -126,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fto.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
     fto.add_argument("--prior", default="", metavar="FILTER", help="library runs for the prior (default: all)")
     refit = verbs.add_parser("refit", help="refit every (or every matching) run and store the fits")
-    refit.add_argument("--engine", default="local", help="refit engine: " + ", ".join(ENGINES) + " (default local)")
+    add_option(refit, "--engine", ENGINES, default="local", help="refit engine (default local)")
     refit.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="a running Dask scheduler (tcp://host:8786); default: a LocalCluster on this machine")
     refit.add_argument("--workers", type=positive_int, default=2, help="LocalCluster worker processes (default 2)")
@@ -134,7 +135,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refit.add_argument("--chunk", type=positive_int, default=None, help="runs per chunk (fitted, then stored)")
     refit.add_argument("--target-acc", dest="target", type=accuracy_spec, default=None, metavar="A",
                        help="target accuracy (default 0.92)")
-    refit.add_argument("--criterion", default="epoch", choices=["epoch", "step"], help="target crossing criterion")
+    add_option(refit, "--criterion", CRITERIA, default="epoch", help="target crossing criterion (default epoch)")
     for sub in verbs.choices.values():
         add_db_argument(sub, default=argparse.SUPPRESS)
 
@@ -317,11 +318,7 @@ def _resolve_all(lib: Library, refs) -> tuple[list[int], int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        lib = Library(args.db)
-    except (InputError, LibraryError) as exc:          # e.g. a malformed TTA_LIBRARY_TIMEOUT
-        complain(str(exc))
-        return 2
+    lib = Library(args.db)          # an InputError or LibraryError (e.g. a malformed TTA_LIBRARY_TIMEOUT) goes to main
     try:
         if args.verb == "add":
             return _add(lib, args)
@@ -379,8 +376,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         complain("interrupted: every run written is complete; the one being written was not added.")
         return 130
-    except (InputError, LibraryError, LogFormatError) as exc:
-        complain(str(exc))
-        return 2
     finally:
         lib.store.close()

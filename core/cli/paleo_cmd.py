@@ -20,7 +20,6 @@ at the first worker count, and the same table is printed for ``--device`` and th
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.cli.common import parse_number, print_csv
 from core.errors import InputError
@@ -125,26 +124,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from core.paleo import load_net, simulate
 
-    try:
-        if not args.net:
-            raise InputError("--net: expected a spec path or a net name; got nothing. "
-                             "See python -m core paleo --list.")
-        if args.measured_step is None and (args.to_device or args.precision):
-            raise InputError("--to-device/--precision: expected --measured-step with them; got none. Give the "
-                             "step time measured on --device.")
-        workers = _workers(args.workers)
-        batch = parse_number("--batch", args.batch, int, what="an integer", fix="Give e.g. 128")
-        ppp_comm = parse_number("--ppp-comm", args.ppp_comm, float, fix="Give e.g. 0.62")
-        if args.measured_step is not None:
-            print_csv(_transfer_frame(args, workers, batch, ppp_comm), float_format=None)
-            return 0
-        result = simulate(
-            load_net(args.net), device=args.device, network=args.network, batch_size=batch,
-            workers=workers, scaling=args.scaling,
-            ppp_comp=parse_number("--ppp-comp", args.ppp_comp, float, fix="Give e.g. 0.62"),
-            ppp_comm=ppp_comm, paleo_compatible=args.paleo_compatible, pipeline=args.pipeline)
-    except InputError as err:
-        print(str(err).replace("\n", " "), file=sys.stderr)
-        return 2
+    if not args.net:
+        raise InputError("--net: expected a spec path or a net name; got nothing. "
+                         "See python -m core paleo --list.")
+    if args.measured_step is None and (args.to_device or args.precision):
+        raise InputError("--to-device/--precision: expected --measured-step with them; got none. Give the "
+                         "step time measured on --device.")
+    workers = _workers(args.workers)
+    batch = parse_number("--batch", args.batch, int, what="an integer", fix="Give e.g. 128")
+    ppp_comm = parse_number("--ppp-comm", args.ppp_comm, float, fix="Give e.g. 0.62")
+    if args.measured_step is not None:
+        print_csv(_transfer_frame(args, workers, batch, ppp_comm), float_format=None)
+        return 0
+    result = simulate(
+        load_net(args.net), device=args.device, network=args.network, batch_size=batch,
+        workers=workers, scaling=args.scaling,
+        ppp_comp=parse_number("--ppp-comp", args.ppp_comp, float, fix="Give e.g. 0.62"),
+        ppp_comm=ppp_comm, paleo_compatible=args.paleo_compatible, pipeline=args.pipeline)
     print_csv(result.to_frame(), float_format=None)
     return 0

@@ -54,23 +54,24 @@ import pandas as pd
 from core.batch import typed_batch_scaling
 from core.cli.common import (
     add_library_arguments,
+    add_option,
     add_target_arguments,
     complain,
     library_logs,
     print_csv,
 )
-from core.errors import PlannerError
+from core.errors import InputError, PlannerError
 from core.plan import ScalingRule, batch_plan_grid, plan_grid
 from core.speed import MODES, SPEED_FAMILIES, FittedSpeed, build_speed_model, read_speed_csv, speed_model_names
-from core.transformer import ACCELERATORS
+from core.transformer import ACCELERATORS, TENSOR_PRECISIONS
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
 BATCH_OUTPUT = ("global_batch", "steps")
 
 
-class _BadArgument(Exception):
-    """An option value that cannot be parsed; its text is the one stderr line."""
+class _BadArgument(InputError):
+    """An option value that cannot be parsed (an ``InputError``: ``cli.main`` prints it as the one stderr line)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="parameter-server counts, e.g. 2,4 (default; 0 for --mode allreduce)")
     parser.add_argument("--workers", default="1:64", metavar="A:B",
                         help="worker counts: A:B (inclusive), N (= 1:N) or a list 1,2,4 (default 1:64)")
-    parser.add_argument("--mode", choices=MODES, default=None,
+    add_option(parser, "--mode", MODES, default=None,
                         help="training mode (default sync; allreduce with --from-logs, the only mode it plans)")
     parser.add_argument("--theta", default="paper", metavar="SPEC",
                         help="'paper' (default), comma-separated θ in seconds, or fit:SPEED_CSV")
@@ -94,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price per worker-hour (default 1)")
     parser.add_argument("--price-ps", type=float, default=1.0, metavar="Y",
                         help="price per PS-hour (default 1)")
-    parser.add_argument("--model", choices=speed_model_names(), default=None,
+    add_option(parser, "--model", speed_model_names(), default=None,
                         help="speed family: with --theta fit:CSV optimus (default) or another; with --from-logs "
                              "auto (default: chosen by leave-one-size-out) or one of "
                              + ", ".join(SPEED_FAMILIES))
@@ -118,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, metavar="FILE|NAME",
                         help="with --to-device: the model (a local config.json or a built-in name); default: from "
                              "the logs' benchmark (llama31_8b, llama31_405b, llama2_70b_lora)")
-    parser.add_argument("--precision", default="bf16", choices=("bf16", "fp8"),
+    add_option(parser, "--precision", TENSOR_PRECISIONS, default="bf16",
                         help="with --to-device: the tensor peak the matmuls are counted against (default bf16)")
     add_library_arguments(parser)
 
@@ -258,30 +259,26 @@ def _run_from_logs(args: argparse.Namespace) -> int:
         except LogFormatError as exc:
             complain(str(exc))
             rejected += 1
-    try:
-        if args.mode not in (None, "allreduce"):
-            raise _BadArgument(f"--from-logs: expected --mode allreduce (the logs' runs are data-parallel "
-                               f"all-reduce); got {args.mode!r}.")
-        for option in ("steps", "batch_model", "from_library", "best_batch", "ps", "steps_interval",
-                       "calibrate_step_time"):
-            if getattr(args, option) is not None:
-                raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
-                                   f"--{option.replace('_', '-')} too. Leave it out.")
-        for option, default in (("theta", "paper"), ("price_ps", 1.0)):
-            if getattr(args, option) != default:
-                raise _BadArgument(f"--from-logs: plans all-reduce runs from the logs' own steps (no θ, no "
-                                   f"parameter servers); got --{option.replace('_', '-')} too. Leave it out.")
-        if args.gpus_per_node is not None and args.gpus_per_node < 1:
-            raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
-        plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
-                              per_worker_batch=args.per_worker_batch, target=args.target,
-                              price_worker=args.price_worker, model=args.model or "auto", device=args.to_device,
-                              paths=[log.source for log in logs], gpus_per_node=args.gpus_per_node,
-                              strategy=parse_strategy(args.parallel) if args.parallel else None,
-                              config=load_config(args.config) if args.config else None, precision=args.precision)
-    except (PlannerError, _BadArgument) as err:
-        print(str(err), file=sys.stderr)
-        return 2
+    if args.mode not in (None, "allreduce"):
+        raise _BadArgument(f"--from-logs: expected --mode allreduce (the logs' runs are data-parallel "
+                           f"all-reduce); got {args.mode!r}.")
+    for option in ("steps", "batch_model", "from_library", "best_batch", "ps", "steps_interval",
+                   "calibrate_step_time"):
+        if getattr(args, option) is not None:
+            raise _BadArgument(f"--from-logs: takes the steps and speed from the logs; got "
+                               f"--{option.replace('_', '-')} too. Leave it out.")
+    for option, default in (("theta", "paper"), ("price_ps", 1.0)):
+        if getattr(args, option) != default:
+            raise _BadArgument(f"--from-logs: plans all-reduce runs from the logs' own steps (no θ, no "
+                               f"parameter servers); got --{option.replace('_', '-')} too. Leave it out.")
+    if args.gpus_per_node is not None and args.gpus_per_node < 1:
+        raise _BadArgument(f"--gpus-per-node: expected a whole number >= 1; got {args.gpus_per_node}.")
+    plan = plan_from_logs(logs, _ints(args.workers, "--workers"), global_batch=args.batch,
+                          per_worker_batch=args.per_worker_batch, target=args.target,
+                          price_worker=args.price_worker, model=args.model or "auto", device=args.to_device,
+                          paths=[log.source for log in logs], gpus_per_node=args.gpus_per_node,
+                          strategy=parse_strategy(args.parallel) if args.parallel else None,
+                          config=load_config(args.config) if args.config else None, precision=args.precision)
     for flag in plan.flags:
         complain(flag)
     print_csv(plan.table)
@@ -290,47 +287,42 @@ def _run_from_logs(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.to_device is not None and args.from_logs is None:
-        print("--to-device: expected --from-logs LOG... (the measured step to transfer); got none.", file=sys.stderr)
-        return 2
+        raise InputError("--to-device: expected --from-logs LOG... (the measured step to transfer); got none.")
     if args.from_logs is not None:
         return _run_from_logs(args)
     args.mode = args.mode or "sync"
-    try:
-        _steps_source(args)
-        rule = _rule(args)
-        library_estimate = None
-        if args.from_library is not None:
-            library_estimate, shared_batch = _library_steps(args)
-            if args.batch is None and shared_batch:
-                args.batch = float(shared_batch)
-                complain(f"--batch: the runs' global batch, {shared_batch}")
-            args.steps = library_estimate.steps
-            if library_estimate.interval and args.steps_interval is None:
-                args.steps_interval = ",".join(f"{v:.17g}" for v in library_estimate.interval)
-        model = build_model(args)
-        if rule is None and model.mode != "async" and model.global_batch is None:
-            raise _BadArgument(f"--batch: expected the global batch M (samples per step) for mode "
-                               f"{model.mode!r}; got none. Pass --batch M.")
-        interval = tuple(_floats(args.steps_interval, "--steps-interval")) if args.steps_interval else None
-        batch_model = None
-        if args.batch_model is not None:
-            values = _floats(args.batch_model, "--batch-model")
-            if len(values) != 2:
-                raise _BadArgument(f"--batch-model: expected E_MIN,B_NOISE; got {args.batch_model!r}. "
-                                   "Write e.g. 2.7e6,2100.")
-            batch_model = typed_batch_scaling(*values)
-        ps = _ints(args.ps, "--ps") if args.ps else None
-        workers = _ints(args.workers, "--workers")
-        if rule is not None:
-            grid = batch_plan_grid(model, batch_model, rule, ps=ps, workers=workers,
-                                   price_worker=args.price_worker, price_ps=args.price_ps)
-        else:
-            steps = args.steps if batch_model is None else batch_model.steps(model.global_batch or 1.0)
-            grid = plan_grid(model, steps, ps=ps, workers=workers, steps_interval=interval,
-                             price_worker=args.price_worker, price_ps=args.price_ps)
-    except (PlannerError, _BadArgument) as err:
-        print(str(err), file=sys.stderr)
-        return 2
+    _steps_source(args)
+    rule = _rule(args)
+    library_estimate = None
+    if args.from_library is not None:
+        library_estimate, shared_batch = _library_steps(args)
+        if args.batch is None and shared_batch:
+            args.batch = float(shared_batch)
+            complain(f"--batch: the runs' global batch, {shared_batch}")
+        args.steps = library_estimate.steps
+        if library_estimate.interval and args.steps_interval is None:
+            args.steps_interval = ",".join(f"{v:.17g}" for v in library_estimate.interval)
+    model = build_model(args)
+    if rule is None and model.mode != "async" and model.global_batch is None:
+        raise _BadArgument(f"--batch: expected the global batch M (samples per step) for mode "
+                           f"{model.mode!r}; got none. Pass --batch M.")
+    interval = tuple(_floats(args.steps_interval, "--steps-interval")) if args.steps_interval else None
+    batch_model = None
+    if args.batch_model is not None:
+        values = _floats(args.batch_model, "--batch-model")
+        if len(values) != 2:
+            raise _BadArgument(f"--batch-model: expected E_MIN,B_NOISE; got {args.batch_model!r}. "
+                               "Write e.g. 2.7e6,2100.")
+        batch_model = typed_batch_scaling(*values)
+    ps = _ints(args.ps, "--ps") if args.ps else None
+    workers = _ints(args.workers, "--workers")
+    if rule is not None:
+        grid = batch_plan_grid(model, batch_model, rule, ps=ps, workers=workers,
+                               price_worker=args.price_worker, price_ps=args.price_ps)
+    else:
+        steps = args.steps if batch_model is None else batch_model.steps(model.global_batch or 1.0)
+        grid = plan_grid(model, steps, ps=ps, workers=workers, steps_interval=interval,
+                         price_worker=args.price_worker, price_ps=args.price_ps)
     columns = list(OUTPUT_COLUMNS) + (list(BATCH_OUTPUT) if rule is not None else []) \
         + (list(INTERVAL_OUTPUT) if interval and rule is None else [])
     print_csv(grid[columns])

@@ -43,6 +43,7 @@ import argparse
 
 from core.cli.common import (
     about,
+    add_option,
     add_target_arguments,
     complain,
     datasets_by_source,
@@ -53,10 +54,11 @@ from core.cli.common import (
     read_prior_sources,
     schedule_spec,
 )
-from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
+from core.curves import DEFAULT_SCHEDULE_FAMILY, FAMILIES, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
 from core.errors import LogFormatError, PlannerError
 from core.logs import MIN_FIT_POINTS, read_log_file
+from core.models import DATASETS
 from core.prediction import (
     DEFAULT_POSTERIOR_METHOD,
     FORECAST_POSTERIOR_METHODS,
@@ -98,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="a CSV of step,lr rows (a log with an lr column will do): the planned schedule after "
                            "the observed part, forecast through with a falling target")
     parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="interval coverage (default 0.8)")
-    parser.add_argument("--posterior-method", choices=FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
+    add_option(parser, "--posterior-method", FORECAST_POSTERIOR_METHODS, default=DEFAULT_POSTERIOR_METHOD,
                         help="how prior and extrapolation combine: precision weighting of the two intervals; "
                              "(backtest) precision weighting with each source's variance from its log errors on the "
                              "other loaded runs cut at the same fraction; (correlated) the weight and split-conformal "
@@ -107,10 +109,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the extrapolation or their precision weighting, whichever the other loaded runs cut "
                              "at the same fraction calibrate to the narrowest interval, its interval scaled on "
                              f"them; default {DEFAULT_POSTERIOR_METHOD}")
-    parser.add_argument("--family", default="auto",
+    add_option(parser, "--family", ("auto", *FAMILIES, *SCHEDULE_FAMILIES), default="auto", metavar="FAMILY",
                         help="curve family of the extrapolation (default auto); through a schedule: "
                              f"{', '.join(SCHEDULE_FAMILIES)} (auto: {DEFAULT_SCHEDULE_FAMILY})")
-    parser.add_argument("--dataset", default=None, choices=["cifar10", "mnist1d", "other"],
+    add_option(parser, "--dataset", DATASETS, default=None,
                         help="what the runs trained on (parameter counts for the calibration; default: cifar10 "
                              "for the course table; for logs, the built-in data set of a file that is a built-in "
                              "log's bytes, else other)")

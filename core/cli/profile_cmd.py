@@ -16,7 +16,6 @@ input prints one line ``<what>: <problem>`` on stderr and exits 2.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.cli.common import parse_number, print_csv
 from core.errors import InputError
@@ -37,20 +36,16 @@ def run(args: argparse.Namespace) -> int:
     from core.models import MODEL_NAMES
     from core.paleo import TORCH_PREFIX, compare_profile, load_net, load_workload, measure_profile, profile_report
 
-    try:
-        model = (args.net or "").removeprefix(TORCH_PREFIX)
-        if model not in MODEL_NAMES:
-            raise InputError(f"--net: expected torch:<model> with a model of core.models ({', '.join(MODEL_NAMES)}); "
-                             f"got {args.net!r}. Only torch models can be run and timed.")
-        counts = {flag: parse_number(flag, text, int, what="an integer", fix="Give e.g. 5")
-                  for flag, text in (("--batch", args.batch), ("--steps", args.steps), ("--warmup", args.warmup),
-                                     ("--threads", args.threads))}
-        profile = measure_profile(model, batch_size=counts["--batch"], device=args.device, steps=counts["--steps"],
-                                  warmup=counts["--warmup"], threads=counts["--threads"])
-        net = f"{TORCH_PREFIX}{model}"
-        comparison = compare_profile(profile, load_workload(net), load_net(net))
-    except InputError as err:
-        print(str(err).replace("\n", " "), file=sys.stderr)
-        return 2
+    model = (args.net or "").removeprefix(TORCH_PREFIX)
+    if model not in MODEL_NAMES:
+        raise InputError(f"--net: expected torch:<model> with a model of core.models ({', '.join(MODEL_NAMES)}); "
+                         f"got {args.net!r}. Only torch models can be run and timed.")
+    counts = {flag: parse_number(flag, text, int, what="an integer", fix="Give e.g. 5")
+              for flag, text in (("--batch", args.batch), ("--steps", args.steps), ("--warmup", args.warmup),
+                                 ("--threads", args.threads))}
+    profile = measure_profile(model, batch_size=counts["--batch"], device=args.device, steps=counts["--steps"],
+                              warmup=counts["--warmup"], threads=counts["--threads"])
+    net = f"{TORCH_PREFIX}{model}"
+    comparison = compare_profile(profile, load_workload(net), load_net(net))
     print_csv(profile_report(profile, comparison))
     return 0

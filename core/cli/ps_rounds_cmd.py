@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from core.cli.common import parse_number
-from core.errors import PlannerError
+from core.cli.common import add_option, naming, parse_number
 from core.scaling import BATCH_KINDS, ROUND_MODE_TEXT, ROUND_MODES, PSJob, local_then_send, ps_rounds
 
 _NUMBERS = (("samples", int, "training samples per epoch"),
@@ -34,16 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, kind, help_text in _NUMBERS:
         parser.add_argument(f"--{name}", required=True, metavar="N" if kind is int else "S",
                             help=help_text)
-    parser.add_argument("--batch-kind", choices=BATCH_KINDS, default="per_worker",
+    add_option(parser, "--batch-kind", BATCH_KINDS, default="per_worker",
                         help="whether --batch is per worker (default) or per round (global)")
-    parser.add_argument("--rounds", choices=ROUND_MODES, default="per-epoch",
+    add_option(parser, "--rounds", ROUND_MODES, default="per-epoch",
                         help="; ".join(f"{mode}: {text}" for mode, text in ROUND_MODE_TEXT.items())
                              + " (default: per-epoch)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
+    with naming("ps-rounds"):
         values = {name: parse_number(f"--{name}", getattr(args, name), kind,
                                       what="a whole number" if kind is int else "a number of seconds")
                   for name, kind, _ in _NUMBERS}
@@ -51,9 +49,6 @@ def run(args: argparse.Namespace) -> int:
                     machines=values["machines"], broadcast_s=values["broadcast"],
                     compute_s=values["compute"], gather_s=values["gather"],
                     aggregate_s=values["aggregate"], batch_kind=args.batch_kind, rounds=args.rounds)
-    except PlannerError as err:
-        print(f"ps-rounds: {err}", file=sys.stderr)
-        return 2
     result, local = ps_rounds(job), local_then_send(job)
     if args.json:
         print(json.dumps(dict(result.to_dict(), local_then_send=local.to_dict()), indent=2))

@@ -14,8 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.common import parse_number, print_csv
-from core.errors import PlannerError
+from core.cli.common import naming, parse_number, print_csv
 from core.scaling import read_pollux_trace, read_scaling_table, scaling_analysis
 
 #: columns printed, in order
@@ -43,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     source = Path(args.table).name or args.table
-    try:
+    with naming(source):
         n_params = parse_number("--params", args.params, int)
         itemsize = parse_number("--itemsize", args.itemsize, int)
         link = None if args.link_gbps is None else parse_number("--link-gbps", args.link_gbps, float)
@@ -52,10 +51,6 @@ def run(args: argparse.Namespace) -> int:
         table = (read_pollux_trace(path, n_samples=samples) if path.is_dir()
                  else read_scaling_table(path, n_samples=samples))
         result = scaling_analysis(table, n_params=n_params, itemsize=itemsize, link_gbps=link)
-    except PlannerError as err:
-        text = str(err)
-        print(text if text.startswith(source) else f"{source}: {text}", file=sys.stderr)
-        return 2
     print_csv(result.rows.loc[:, list(CSV_COLUMNS)])
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -19,29 +19,34 @@ from __future__ import annotations
 import argparse
 
 from core.cli.common import (
-    about,
+    add_option,
     add_target_arguments,
     complain,
     fraction,
+    naming,
+    option,
     positive_float,
     print_csv,
     read_prior_sources,
 )
 from core.curves import DEFAULT_SCHEDULE_FAMILY, SCHEDULE_FAMILIES
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError, PlannerError
+from core.errors import InputError
 from core.logs import read_log_file
 from core.prediction import DEFAULT_COOLDOWN_FRACTIONS, cooldown_forecast, decay_fractions_between, plan_cooldown
 from core.schedules import COOLDOWN_SHAPES
 
 
 def shapes(text: str) -> tuple[str, ...]:
-    """argparse type: cool-down shapes, comma-separated."""
+    """argparse type: cool-down shapes of ``core.schedules.COOLDOWN_SHAPES``, comma-separated."""
     out = tuple(s.strip() for s in text.split(",") if s.strip())
-    bad = [s for s in out if s not in COOLDOWN_SHAPES]
-    if not out or bad:
+    if not out:
         raise argparse.ArgumentTypeError(f"expected shapes among {', '.join(COOLDOWN_SHAPES)}; got {text!r}")
-    return out
+    return tuple(_shape(s) for s in out)
+
+
+_shape = option(COOLDOWN_SHAPES, what="shape")
+shapes.options = COOLDOWN_SHAPES
 
 
 def decay_fractions(text: str) -> tuple[float, ...]:
@@ -83,23 +88,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a deadline in seconds (needs --step-time): the plans that end within it")
     parser.add_argument("--probability", type=fraction, default=0.8,
                         help="the chance of ending at the target a plan must have (default 0.8)")
-    parser.add_argument("--family", choices=["auto", *SCHEDULE_FAMILIES], default="auto",
+    add_option(parser, "--family", ("auto", *SCHEDULE_FAMILIES), default="auto",
                         help=f"the law through the schedule (default auto: {DEFAULT_SCHEDULE_FAMILY})")
     parser.add_argument("--level", type=fraction, default=DEFAULT_LEVEL, help="band coverage (default 0.8)")
 
 
 def run(args: argparse.Namespace) -> int:
     others, _fits, rejected = read_prior_sources(args.prior_from, args_with_defaults(args))
-    try:
+    with naming(args.log):
         log = read_log_file(args.log, source=args.log)
         forecast = cooldown_forecast(log, others, args.target, observe=args.observe,
                                      max_steps=args.max_steps, family=args.family, level=args.level)
         plan = plan_cooldown(forecast, shapes=args.shapes, decay_fractions=args.decay_fraction,
                              max_steps=args.max_steps, final=args.final_lr, step_time_s=args.step_time,
                              deadline_s=args.deadline_s, probability=args.probability)
-    except PlannerError as exc:
-        complain(about(args.log, exc))
-        return 2
     print_csv(plan.table)
     complain(f"{args.log}: {plan.description}; observed to step {forecast.observed_step:,.0f}; own plan "
              f"({forecast.schedule.source}) ends at loss {forecast.metric_at_end:.4g}")

@@ -27,9 +27,10 @@ import sys
 
 import pandas as pd
 
-from core.cli.common import parse_number, print_csv
+from core.cli.common import add_option, parse_number, print_csv
 from core.devices import DEVICES
-from core.errors import FitError, InputError, LogFormatError
+from core.errors import InputError
+from core.transformer import TENSOR_PRECISIONS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="calibrate on a log's step time (MLPerf MLLOG: median tracked train_step_time, or run "
                              "time less evaluations per step; speedrun: step_avg), its batch, sequence, device and "
                              "GPUs read from it or from the MLPerf systems JSON given after @ (repeatable)")
-    parser.add_argument("--precision", default="bf16", metavar="bf16|fp8", help="the peak utilisation is "
+    add_option(parser, "--precision", TENSOR_PRECISIONS, default="bf16", help="the peak utilisation is "
                         "counted against; default bf16")
     parser.add_argument("--lora-rank", metavar="R", help="freeze the model, train rank-R adapters")
     parser.add_argument("--lora-targets", default="q,k,v,o", metavar="q,k,v,o,...", help="default: q,k,v,o")
@@ -98,31 +99,25 @@ def _log_measurement(text: str, *, strategy, domain):
 def run(args: argparse.Namespace) -> int:
     from core.transformer import Efficiency, calibrate, get_accelerator, load_config, parse_strategy, step_table
 
-    try:
-        cfg = load_config(args.config)
-        if args.lora_rank is not None:
-            rank = parse_number("--lora-rank", args.lora_rank, int, what="a whole number", fix="Give e.g. 16")
-            cfg = cfg.with_lora(rank, tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()))
-        seq_len = _ints("--seq-len", args.seq_len)[0]
-        global_batch = _ints("--global-batch", args.global_batch)[0]
-        device = get_accelerator(args.device)
-        gpus = _ints("--gpus", args.gpus)
-        domain = _ints("--gpus-per-node", args.gpus_per_node)[0] if args.gpus_per_node else None
-        strategy = parse_strategy(args.parallel) if args.parallel else None
-        if args.precision not in ("bf16", "fp8"):
-            raise InputError(f"--precision: expected bf16 or fp8; got {args.precision!r}.")
-        prior = Efficiency(precision=args.precision)
-        calibration = None
-        ms = [_measurement(t, cfg=cfg, strategy=strategy, global_batch=global_batch, seq_len=seq_len,
-                           domain=domain) for t in args.measured_step or ()]
-        ms += [_log_measurement(t, strategy=strategy, domain=domain) for t in args.measured_log or ()]
-        if ms:
-            calibration = calibrate(cfg, ms, prior=prior)
-        rows, notes = step_table(cfg, device, gpus, global_batch=global_batch, seq_len=seq_len, strategy=strategy,
-                                 domain=domain, calibration=calibration, prior=prior)
-    except (InputError, FitError, LogFormatError) as err:
-        print(str(err).replace("\n", " "), file=sys.stderr)
-        return 2
+    cfg = load_config(args.config)
+    if args.lora_rank is not None:
+        rank = parse_number("--lora-rank", args.lora_rank, int, what="a whole number", fix="Give e.g. 16")
+        cfg = cfg.with_lora(rank, tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()))
+    seq_len = _ints("--seq-len", args.seq_len)[0]
+    global_batch = _ints("--global-batch", args.global_batch)[0]
+    device = get_accelerator(args.device)
+    gpus = _ints("--gpus", args.gpus)
+    domain = _ints("--gpus-per-node", args.gpus_per_node)[0] if args.gpus_per_node else None
+    strategy = parse_strategy(args.parallel) if args.parallel else None
+    prior = Efficiency(precision=args.precision)
+    calibration = None
+    ms = [_measurement(t, cfg=cfg, strategy=strategy, global_batch=global_batch, seq_len=seq_len,
+                       domain=domain) for t in args.measured_step or ()]
+    ms += [_log_measurement(t, strategy=strategy, domain=domain) for t in args.measured_log or ()]
+    if ms:
+        calibration = calibrate(cfg, ms, prior=prior)
+    rows, notes = step_table(cfg, device, gpus, global_batch=global_batch, seq_len=seq_len, strategy=strategy,
+                             domain=domain, calibration=calibration, prior=prior)
     print_csv(pd.DataFrame(rows))
     for note in notes:
         print(f"# {note}", file=sys.stderr)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from core.errors import InputError
 from core.logs import RunLog
+from core.validation import check_option
 
 #: fits one chunk of ``(run_id, RunLog)``: the fit records and the number fitted one by one
 ChunkFn = Callable[[Sequence[tuple[int, RunLog]]], tuple[list[dict], int]]
@@ -88,6 +89,5 @@ ENGINES: dict[str, type] = {"local": LocalEngine, "dask": DaskEngine}
 
 
 def get_engine(name: str, **options):
-    if name not in ENGINES:
-        raise InputError(f"--engine: expected one of {', '.join(ENGINES)}; got {name!r}.")
+    check_option(name, "--engine", ENGINES)
     return ENGINES[name](**options)

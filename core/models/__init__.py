@@ -47,7 +47,7 @@ from functools import lru_cache
 from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
 from core.models.registry import MODEL_NAMES, REGISTRY, entry
 
-__all__ = ["ARCHITECTURE_SHAPES", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
+__all__ = ["ARCHITECTURE_SHAPES", "DATASETS", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
            "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG",
            "architecture_features", "build_model", "count_architecture", "count_flops_per_sample", "example_input",
            "flops_per_sample", "model_info", "parameter_count", "registry_name"]
@@ -106,6 +106,11 @@ _DATASET_PATTERNS: dict[str, tuple[str, ...]] = {
     "cifar10": ("{m}_cifar", "{m}"),
     "mnist1d": ("{m}_1d",),
 }
+
+
+#: the data sets a run's model name is looked up for (``--dataset``, a calibration prior's parameter counts): those
+#: with a naming rule, then ``other`` (the name as it is)
+DATASETS: tuple[str, ...] = (*_DATASET_PATTERNS, "other")
 
 
 def registry_name(model: str, dataset: str = "cifar10") -> str | None:

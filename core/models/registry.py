@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.errors import InputError
+from core.validation import check_option
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,7 @@ def entry(name: str) -> Entry:
     """The registry's entry of ``name``; an unknown name is refused with the list."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, not {type(name).__name__}.")
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise InputError(f"model name: expected one of {', '.join(MODEL_NAMES)}; got {name!r}. "
-                         "Pick a listed name.") from None
+    return REGISTRY[check_option(name, "model name", MODEL_NAMES, fix="Pick a listed name")]
 
 
 #: block type of each family (the wide ResNets by their block class)

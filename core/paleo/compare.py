@@ -102,11 +102,10 @@ class DeviceComparison:
         InputError
             If ``device`` is not one of the rows.
         """
-        for r in self.rows:
-            if r.prediction.device == device:
-                return r.prediction.time_s
-        raise InputError(f"device: expected one of {', '.join(r.prediction.device for r in self.rows)}; got "
-                         f"{device!r}. Compare that device first.")
+        times: dict[str, float] = {}
+        for r in self.rows:                     # the first row of a device, as the rows are listed
+            times.setdefault(r.prediction.device, r.prediction.time_s)
+        return times[check_option(device, "device", times, fix="Compare that device first")]
 
 
 def compare_devices(workload: Workload, calibration: TransferCalibration, devices: Sequence[str | Roof], *,

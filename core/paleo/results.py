@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from core.errors import InputError
 from core.paleo.comm import APPROXIMATE_SCHEMES
+from core.validation import check_option
 
 #: the leading columns of Paleo's validation table (``validation_sample.csv``), in order
 CSV_LEAD_COLUMNS: tuple[str, ...] = (
@@ -164,9 +164,7 @@ class PaleoScaling:
         >>> res.fastest_scheme(8, exact_only=True)
         'ButterflyAllReduce'
         """
-        if n_workers not in self.workers:
-            raise InputError(f"n_workers: expected one of the simulated worker counts "
-                             f"{list(self.workers)}; got {n_workers!r}. Simulate it first.")
+        check_option(n_workers, "n_workers", self.workers, fix="Simulate it first")
         row = self.rows[self.workers.index(n_workers)]
         schemes = [s for s in self.schemes if not (exact_only and s in APPROXIMATE_SCHEMES)]
         return max(schemes, key=lambda s: row.throughput_img_s[s])

@@ -40,7 +40,7 @@ from core.errors import InputError
 from core.paleo.profile import LayerTime, MeasuredProfile, measured_roof
 from core.paleo.torch_work import LOSS_LAYER
 from core.paleo.workload import UPDATE_LAYER
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 LAYER_PREFIX = "layer::"
 STEP_PREFIX = "step::"
@@ -161,8 +161,7 @@ def measure_profile(model_name: str, *, batch_size: int, device: str = "cpu", st
     """
     from core.models import build_model, example_input
 
-    if device not in DEVICES:
-        raise InputError(f"device: expected one of {', '.join(DEVICES)}; got {device!r}. Pick one.")
+    check_option(device, "device", DEVICES, fix="Pick one")
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("device: expected a CUDA GPU for --device cuda; got none on this machine. Use --device cpu.")
     for value, name in ((batch_size, "batch_size"), (steps, "steps"), (threads, "threads")):

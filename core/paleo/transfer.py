@@ -50,7 +50,7 @@ from core.paleo.roofline import (
 )
 from core.paleo.transfer_records import FittedMeasurement, Measurement, StepTimePrediction, TransferCalibration
 from core.paleo.workload import KINDS, Workload
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 FITS = ("auto", "common", "compute-memory", "per-kind")
 #: compute-bound shares of the measurements must differ by this much to fit compute and memory apart
@@ -237,8 +237,7 @@ def calibrate_transfer(measurements: Sequence[Measurement], *, prior: Efficienci
     """
     ms = _check_measurements(measurements)
     check_form(form)
-    if fit not in FITS:
-        raise InputError(f"fit: expected one of {', '.join(FITS)}; got {fit!r}. Pick one.")
+    check_option(fit, "fit", FITS, fix="Pick one")
     used, eff, groups, phi = _fit(ms, prior, form, fit)
     residuals = _log_residuals(ms, eff, form)
     dof = len(ms) - len(groups)

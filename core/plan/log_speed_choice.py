@@ -18,6 +18,7 @@ import pandas as pd
 
 from core.errors import InputError, PlannerError
 from core.speed import SPEED_FAMILIES, FittedSpeed, get_speed_family
+from core.validation import check_option
 
 #: the family a plan from logs uses when fewer than three GPU counts leave nothing to leave out
 DEFAULT_LOG_SPEED = "bracket"
@@ -144,9 +145,7 @@ def choose_log_speed(measured: pd.DataFrame, fitters: dict[str, Fitter], *, mode
     """
     sizes = measured["w"].nunique()
     if model != "auto":
-        if model not in fitters:
-            raise InputError(f"speed model: expected one of {', '.join(('auto', *fitters))} for a plan from logs; got "
-                             f"{model!r}.")
+        check_option(model, "speed model", ("auto", *fitters), fix="Pick one for a plan from logs")
         try:
             fitted = fitters[model](measured)
         except PlannerError as err:

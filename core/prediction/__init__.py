@@ -16,6 +16,8 @@ the prior and the posterior).
 
 from core.prediction.backtest import (
     DEFAULT_FRACTIONS,
+    INTERVAL_CALIBRATIONS,
+    LOSS_THRESHOLDS,
     backtest_logs,
     backtest_run,
     inflation_from_other_runs,
@@ -108,7 +110,7 @@ __all__ = [
     'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
     'MIN_PREDICTION_EPOCHS', 'can_forecast',
     'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
-    'FORECAST_POSTERIOR_METHODS', 'POLLUX_SCHEDULES',
+    'FORECAST_POSTERIOR_METHODS', 'INTERVAL_CALIBRATIONS', 'LOSS_THRESHOLDS', 'POLLUX_SCHEDULES',
     'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
     'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
     'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'first_epochs',

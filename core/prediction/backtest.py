@@ -66,6 +66,10 @@ from core.targets import ACCURACY_METRIC, DEFAULT_TARGET, Target, require_accura
 from core.validation import check_option, check_scalar
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.3, 0.5, 0.7)
+#: where a backtest's interval width is learned: the other runs (leave-one-run-out) or each run's own epochs
+INTERVAL_CALIBRATIONS: tuple[str, ...] = ("runs", "self")
+#: where the loss route's loss at target comes from: the observed epochs, or the other runs' median
+LOSS_THRESHOLDS: tuple[str, ...] = ("observed", "runs")
 #: inflation factors tried when learning the interval's width from other runs
 INFLATION_GRID = np.round(np.geomspace(0.5, 16.0, 31), 4)
 MIN_CALIBRATION_CASES = 3
@@ -257,8 +261,8 @@ def backtest_cases(logs: Sequence[RunLog], *, fractions: Iterable[float] = DEFAU
                    level: float = DEFAULT_LEVEL, correct: bool = True,
                    cache: FitCache | None = None, schedule: Schedule | str | None = None) -> list[BacktestCase]:
     """The cases of :func:`backtest_logs` (same arguments) before any prior or posterior."""
-    check_option(calibration, "calibration", ("runs", "self"))
-    check_option(loss_threshold, "loss_threshold", ("observed", "runs"))
+    check_option(calibration, "calibration", INTERVAL_CALIBRATIONS)
+    check_option(loss_threshold, "loss_threshold", LOSS_THRESHOLDS)
     fractions = check_fractions(fractions)
     family = check_family(family)
     schedule = schedule if schedule == "auto" else check_schedule(schedule)

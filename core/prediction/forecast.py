@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError
 from core.logs import RunLog
 from core.prediction.backtest import inflation_from_other_runs, observed_epochs
 from core.prediction.combined import other_case, variances_of_cases
@@ -34,6 +33,7 @@ from core.prediction.schedule import Schedule, check_schedule, resolve_schedule
 from core.prediction.target_prediction import TargetPrediction
 from core.runs import find_target_crossing, run_key
 from core.targets import DEFAULT_TARGET, Target, require_accuracy
+from core.validation import check_option
 
 #: the posterior method the pages use (``bench/posterior.py`` measured it against the alternatives)
 DEFAULT_POSTERIOR_METHOD = "precision"
@@ -165,9 +165,7 @@ def forecast_epoch_at_target(log: RunLog, others: Sequence[RunLog], *, n_epochs_
     if p.status == "reached":
         c = find_target_crossing(observed, target)
         measured = float(c.epoch) if c.reached and c.epoch is not None else None
-    if posterior_method not in FORECAST_POSTERIOR_METHODS:
-        raise InputError(f"posterior_method: expected one of {', '.join(FORECAST_POSTERIOR_METHODS)}; "
-                         f"got {posterior_method!r}.")
+    check_option(posterior_method, "posterior_method", FORECAST_POSTERIOR_METHODS)
     if posterior_method in ("backtest", "correlated", "calibrated") and measured is None:
         cases = cases_from_other_runs(log, others, n_epochs_seen=n, target=target, family=family,
                                       route=route, level=level, cache=cache, datasets_by_file=datasets_by_file)

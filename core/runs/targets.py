@@ -26,6 +26,7 @@ from core.errors import InputError
 from core.logs import RunLog, epoch_of_step
 from core.runs.evaluations import compared_at, compared_rows, held_positions, metric_column
 from core.targets import DEFAULT_TARGET, Target, accuracy_value, target_for
+from core.validation import check_option
 
 CRITERIA: dict[str, str] = {
     "epoch": "epoch-level: first epoch whose final running accuracy exceeds the target "
@@ -47,8 +48,7 @@ def criterion_text(criterion: str, target: Target | None = None) -> str:
     >>> criterion_text("first-row") == CRITERIA["first-row"]
     True
     """
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     target = target_for(given=target)
     if accuracy_value(target) is not None:
         return CRITERIA[criterion]
@@ -165,8 +165,7 @@ def find_target_crossing(log: RunLog, target: Target = DEFAULT_TARGET, *,
     """
     if not isinstance(target, Target):
         raise InputError(f"target: expected a Target (acc>=0.92, val_loss<=3.28); got {target!r}.")
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     column = metric_column(log, target.metric)
     if column is None:
         what = "no accuracy column" if target.metric.lower() in ("acc", "accuracy") else \
@@ -221,8 +220,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     >>> [find_target_crossing(log, accuracy_target(t)).reached for t in (0.85, 0.86)]
     [True, False]
     """
-    if criterion not in CRITERIA:
-        raise InputError(f"criterion: expected one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    check_option(criterion, "criterion", CRITERIA)
     if not log.has_acc:
         return None
     return float(np.max(compared_rows(log, "acc", criterion)[1]))

@@ -40,7 +40,7 @@ import pandas as pd
 from core.errors import InputError
 from core.scaling.allreduce import allreduce_bytes, bandwidth_gb_per_s
 from core.scaling.table import TABLE_COLUMNS
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 #: columns of :attr:`MeasuredScaling.rows`
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -210,9 +210,8 @@ def filter_rows(result: MeasuredScaling, *, scaling: str | None = None,
     >>> filter_rows(r, fastest_only=True).rows[["config", "speedup"]].values.tolist()
     [['2 GPUs on 1 node', 2.0]]
     """
-    if scaling is not None and scaling not in ("strong", "weak"):
-        raise InputError(f"scaling: expected 'strong', 'weak' or None; got {scaling!r}. "
-                         "Pick one kind of comparison.")
+    if scaling is not None:
+        check_option(scaling, "scaling", ("strong", "weak"), fix="Pick one kind of comparison, or None for both")
     rows = result.rows
     keep = pd.Series(True, index=rows.index)
     if scaling is not None:

@@ -22,8 +22,7 @@ import math
 from dataclasses import KW_ONLY, asdict, dataclass, replace
 from fractions import Fraction
 
-from core.errors import InputError
-from core.validation import check_scalar
+from core.validation import check_option, check_scalar
 
 BATCH_KINDS: tuple[str, ...] = ("per_worker", "global")
 #: how rounds are counted: a new round at each epoch start (default), or across epochs
@@ -108,12 +107,8 @@ class PSJob:
         set_(self, "compute_s", check_scalar(self.compute_s, "compute_s", float, min_val=0,
                                              include_boundaries="neither",
                                              fix="A minibatch always takes some time"))
-        if self.batch_kind not in BATCH_KINDS:
-            raise InputError(f"batch_kind: expected one of {', '.join(BATCH_KINDS)}; got "
-                             f"{self.batch_kind!r}. Say whether batch is per worker or global.")
-        if self.rounds not in ROUND_MODES:
-            raise InputError(f"rounds: expected one of {', '.join(ROUND_MODES)}; got "
-                             f"{self.rounds!r}. Say whether each epoch starts a new round.")
+        check_option(self.batch_kind, "batch_kind", BATCH_KINDS, fix="Say whether batch is per worker or global")
+        check_option(self.rounds, "rounds", ROUND_MODES, fix="Say whether each epoch starts a new round")
 
     @property
     def per_worker_batch(self) -> float:

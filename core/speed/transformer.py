@@ -39,6 +39,7 @@ from core.errors import InputError, PlannerError
 from core.speed.family import FittedSpeed, SpeedFamily
 from core.speed.table import normalise_speed_table, table_context
 from core.transformer import (
+    TENSOR_PRECISIONS,
     Accelerator,
     Calibration,
     Efficiency,
@@ -53,6 +54,7 @@ from core.transformer import (
     predict,
     with_dp,
 )
+from core.validation import check_option
 
 FORMULA = ("t(w, M) = compute / calibrated fractions of peak + exposed collectives + pipeline bubble "
            "(core.transformer, strategy searched or given)")
@@ -219,8 +221,7 @@ def transformer_speed_model(config: TransformerConfig, device: Accelerator, *, s
     >>> round(m.step_time_s(0, 8), 6), m.time_band
     (4.0, (0.85, 1.15))
     """
-    if precision not in ("bf16", "fp8"):
-        raise InputError(f"precision: expected bf16 or fp8; got {precision!r}.")
+    check_option(precision, "precision", TENSOR_PRECISIONS)
     calibration = calibrate(config, list(measurements), prior=Efficiency(precision=precision)) if measurements \
         else None
     flags = () if measurements else ("uncalibrated: the prior fractions of peak (assumed); interval ±50 %",)

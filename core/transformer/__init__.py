@@ -13,11 +13,19 @@ from core.transformer.devices import ACCELERATORS, Accelerator, accelerator_from
 from core.transformer.flops import Work, layer_ops, step_work
 from core.transformer.measured import LogStep, read_log_step
 from core.transformer.memory import Memory, memory_per_gpu
-from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, best_strategy, estimate_step
+from core.transformer.parallel import (
+    TENSOR_PRECISIONS,
+    Efficiency,
+    Latency,
+    Overlap,
+    StepEstimate,
+    best_strategy,
+    estimate_step,
+)
 from core.transformer.strategy import Strategy, parse_strategy, with_dp
 
 __all__ = [
-    "ARCHITECTURES", "Achieved", "achieved_efficiency", "transfer_factor",
+    "ARCHITECTURES", "TENSOR_PRECISIONS", "Achieved", "achieved_efficiency", "transfer_factor",
     "ACCELERATORS", "BUILTIN", "Accelerator", "Calibration", "Efficiency", "Latency", "LogStep", "Measurement",
     "Memory", "Overlap", "Prediction", "StepEstimate", "Strategy", "TransformerConfig", "Work", "accelerator_from_text",
     "best_strategy", "calibrate", "estimate_step", "get_accelerator", "layer_ops", "load_config", "memory_per_gpu",

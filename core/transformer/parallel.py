@@ -89,6 +89,10 @@ class Overlap:
     pp: float = 0.5
 
 
+#: the tensor precisions a transformer's matmuls can be counted against (``Efficiency.precision``)
+TENSOR_PRECISIONS: tuple[str, ...] = ("bf16", "fp8")
+
+
 @dataclass(frozen=True)
 class Efficiency:
     """Achieved fraction of the datasheet peak per op class.

@@ -88,7 +88,7 @@ def test_a_log_without_accuracy_is_rejected_for_a_relative_target(capsys, tmp_pa
 @pytest.mark.parametrize("args,message", [
     (["--observe", "0.5,1.2"], "expected a fraction in (0, 1); got 1.2"),
     (["--observe", ","], "expected fractions like 0.3,0.5,0.7"),
-    (["--family", "pow5"], "expected auto or one of optimus"),
+    (["--family", "pow5"], "expected one of auto, optimus"),
     (["--target-acc", "92"], "did you mean 0.92"),
     (["--target-acc", "0.9", "--target-rel", "0.9"], "not allowed with argument"),
 ])

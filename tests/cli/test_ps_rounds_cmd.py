@@ -88,7 +88,7 @@ def test_an_unknown_rounds_mode_is_refused(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(COURSE + ["--rounds", "per_epoch"])
     assert exit_.value.code == 2
-    assert "invalid choice: 'per_epoch'" in capsys.readouterr().err
+    assert "--rounds: expected one of per-epoch, continuous; got 'per_epoch'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, value, message", [

@@ -7,7 +7,15 @@ import hashlib
 import pandas as pd
 import pytest
 
-from core.datasets import BATCH_RUN_SETS, DATA_DIR, batch_run_files, builtin_log_files, builtin_speed_tables
+from core.datasets import (
+    BATCH_RUN_SETS,
+    BUILTIN_LOG_SETS,
+    DATA_DIR,
+    batch_run_files,
+    builtin_log_files,
+    builtin_speed_tables,
+)
+from core.errors import InputError
 from core.logs import read_log_file
 from core.speed import fit_speed_model
 from core.speed.table import read_speed_table
@@ -98,3 +106,15 @@ def test_a_built_in_log_is_known_by_its_bytes_under_any_path(tmp_path):
     changed.write_bytes(original.read_bytes() + b"\n")
     assert builtin_dataset_of(changed) is None
     assert builtin_dataset_of(tmp_path / "missing.csv") is None and builtin_dataset_of(tmp_path) is None
+
+
+@pytest.mark.parametrize("lookup, registry, what", [
+    (batch_run_files, BATCH_RUN_SETS, "batch run set"),
+    (builtin_log_files, BUILTIN_LOG_SETS, "built-in log set"),
+])
+def test_an_unknown_set_is_an_input_error_naming_the_registry(lookup, registry, what):
+    """Issue 34: the two look-ups raised KeyError; now the product's InputError (a ValueError) lists the keys."""
+    with pytest.raises(InputError) as error:
+        lookup("no_such_set")
+    assert str(error.value) == f"{what}: expected one of {', '.join(registry)}; got 'no_such_set'."
+    assert isinstance(error.value, ValueError) and not isinstance(error.value, KeyError)

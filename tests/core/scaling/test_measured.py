@@ -187,7 +187,7 @@ def test_filter_rows():
     r = analysis()
     assert filter_rows(r, scaling="strong").rows.gpus.tolist() == [2, 4]
     assert filter_rows(r, batch_per_gpu=128).rows.scaling.tolist() == ["weak"]
-    with pytest.raises(InputError, match="scaling: expected 'strong', 'weak' or None"):
+    with pytest.raises(InputError, match="scaling: expected one of strong, weak; got"):
         filter_rows(r, scaling="both")
 
 
