@@ -3,21 +3,18 @@
 Definitions (``docs/prediction.md`` has the long version)
 ---------------------------------------------------------
 * **Observed part.** For a log of ``E`` epochs and an observed fraction ``f``, the first
-  ``n = floor(f·E)`` epochs (at least 1).  The prediction is made by
-  ``core.prediction.predict.predict_epoch_at_target`` on ``first_epochs(log, n)``: the rest of the log
-  is cut away before anything is fitted, so it cannot leak into the prediction, the family
-  choice or the interval.
-* **Actual epoch.** Where the whole log passed the target (``core.runs.targets``, epoch-level
-  criterion).
-* **Row status.** ``"scored"``: the target was reached in the unseen epochs; only these
-  rows have ``error_pct`` and ``covered`` and enter the error and coverage statistics.
-  ``"observed"``: the target was already passed in the observed epochs (nothing to
-  predict; excluded).  ``"never"``: the whole log never passes the target; reported apart,
-  with ``beyond_log`` saying whether the prediction put the target after the log's end (or
-  never).  ``"too short"``: fewer than 2 epochs in the log; ``"no epochs"``: epochs are
-  unknown (give steps per epoch); ``"no accuracy"``: no accuracy column, no target.
-* **Error.** ``error_pct = 100·(epoch_pred − epoch_actual)/epoch_actual`` (``inf`` when the
-  prediction is "never"); ``covered``: ``epoch_low <= epoch_actual <= epoch_high``.
+  ``n = floor(f·E)`` epochs (at least 1).  The prediction is made by ``core.prediction.predict.predict_epoch_at_target``
+  on ``first_epochs(log, n)``: the rest of the log is cut away before anything is fitted, so it cannot leak
+  into the prediction, the family choice or the interval.
+* **Actual epoch.** Where the whole log passed the target (``core.runs.targets``, epoch-level criterion).
+* **Row status.** ``"scored"``: the target was reached in the unseen epochs; only these rows have
+  ``error_pct`` and ``covered`` and enter the error and coverage statistics.  ``"observed"``: the target
+  was already passed in the observed epochs (nothing to predict; excluded).  ``"never"``: the whole log
+  never passes the target; reported apart, with ``beyond_log`` saying whether the prediction put the
+  target after the log's end (or never).  ``"too short"``: fewer than 2 epochs in the log; ``"no epochs"``:
+  epochs are unknown (give steps per epoch); ``"no accuracy"``: no accuracy column, no target.
+* **Error.** ``error_pct = 100·(epoch_pred − epoch_actual)/epoch_actual`` (``inf`` when the prediction is
+  "never"); ``covered``: ``epoch_low <= epoch_actual <= epoch_high``.
 * **Routes.** The contract columns are the accuracy route (the accuracy curve fitted and
   inverted directly); the ``*_via_loss`` columns are the loss route (loss fitted, inverted
   at a threshold ``L``).  ``L`` comes from the observed epochs of the same run
@@ -99,9 +96,8 @@ def final_accuracy(log: RunLog) -> float:
 
 
 def relative_target(log: RunLog, rel: float) -> tuple[Target, str]:
-    """The target ``acc >= rel × final accuracy`` of ``log`` and how it was defined (``--target-rel``).
-
-    Reads the end of the log to *define* the target only; the prediction never reads it.
+    """The target ``acc >= rel × final accuracy`` of ``log`` and how it was defined (``--target-rel``); it
+    reads the end of the log to *define* the target only, the prediction never reads it.
 
     >>> from core.logs.reader import read_log
     >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2.0,0.5\\n2,2,1.0,0.8\\n", "r.csv")
