@@ -55,9 +55,11 @@ from core.prediction import (
     DEFAULT_FRACTIONS,
     DEFAULT_POSTERIOR_METHOD,
     backtest_logs,
+    backtest_progress,
     backtest_summary,
     prior_for_run,
     priors_without_each_run,
+    progress_backtest_summary,
     resolve_target,
     summary_line,
     summary_of,
@@ -186,8 +188,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _progress_backtest(logs, target, args, rejected: int) -> int:
-    from core.prediction import backtest_progress, progress_backtest_summary
-
     try:
         table = backtest_progress(logs, target, fractions=args.observe)
     except InputError as exc:

@@ -61,10 +61,10 @@ from core.cli.common import (
     print_csv,
 )
 from core.defaults import DEFAULT_TARGET_ACC
-from core.errors import PlannerError
-from core.plan import ScalingRule, batch_plan_grid, plan_grid
+from core.errors import LogFormatError, PlannerError
+from core.plan import ScalingRule, batch_plan_grid, plan_from_logs, plan_grid, steps_from_run, typed_steps
 from core.speed import MODES, SPEED_MODEL_CHOICES, FittedSpeed, build_speed_model, read_speed_csv
-from core.transformer import ACCELERATORS
+from core.transformer import ACCELERATORS, load_config, parse_strategy
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
@@ -216,7 +216,6 @@ def _steps_source(args: argparse.Namespace) -> None:
 
 def _library_steps(args: argparse.Namespace):
     """Steps to target (a ``StepsEstimate``) from the library's runs, and the global batch they share (or None)."""
-    from core.plan import steps_from_run, typed_steps
     from core.runs import analyse_run
 
     logs = library_logs(args)
@@ -248,10 +247,7 @@ def _library_steps(args: argparse.Namespace):
 
 def _run_from_logs(args: argparse.Namespace) -> int:
     """``--from-logs``: the plan from the logs' measured speed and samples to target."""
-    from core.errors import LogFormatError
     from core.logs import read_log_file
-    from core.plan import plan_from_logs
-    from core.transformer import load_config, parse_strategy
 
     logs, rejected = [], 0
     for path in args.from_logs:

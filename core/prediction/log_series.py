@@ -16,7 +16,7 @@ from core.logs import RunLog
 from core.prediction.intervals import (
     EpochSeries,
 )
-from core.runs import epoch_summary
+from core.runs import epoch_summary, find_target_crossing
 
 
 def n_epochs(log: RunLog) -> int:
@@ -100,7 +100,6 @@ def showcase_log(logs, target_acc: float = DEFAULT_TARGET_ACC) -> RunLog | None:
     """The first log whose target epoch lies in the second half of its epochs (so predicting from
     its first half can be compared with what happened); else the first log; None if empty.
     """
-    from core.runs import find_target_crossing
 
     logs = list(logs)
     for log in logs:
