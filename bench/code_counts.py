@@ -32,11 +32,13 @@ What each row counts:
 (e) facade names unused outside their area: the names a facade ``core/<area>/__init__.py`` exports
     (``__all__``, else its public names other than ``import m`` modules), and of those, the ones no file
     outside the area uses. Outside the area: core/ except core/<area>/, pages/, app.py, serve.py, bench/,
-    and tests/ except tests/core/<area>/ (an area's own tests are inside it: they may import the module that
-    defines a name). A use is ``from core.<area> import name``, ``alias.name`` after ``import core.<area> as
-    alias`` or ``from core import <area>``, ``core.<area>.name``, or the text ``core.<area>.name`` in a string
-    (``monkeypatch.setattr("core.plan.grid", ...)``). The row "... nor by tests" counts the names that no
-    file outside the area other than tests uses (tests not counted as users).
+    examples/, data/, and tests/ except tests/core/<area>/ (an area's own tests are inside it: they may
+    import the module that defines a name). A use is ``from core.<area> import name``, ``alias.name``
+    after ``import core.<area> as alias`` or ``from core import <area>``, ``core.<area>.name``, the text
+    ``core.<area>.name`` in a string (``monkeypatch.setattr("core.plan.grid", ...)``), or a one-line
+    ``from core.<area> import name`` in a doctest or a string (code a test runs in a subprocess). The row
+    "... nor by tests" counts the names that no file outside the area other than tests uses (tests not
+    counted as users).
 """
 
 from __future__ import annotations
@@ -301,13 +303,15 @@ def facade_uses(source: str, filename: str) -> dict[str, set[str]]:
             used.setdefault(value.attr, set()).add(node.attr)
     for area, name in re.findall(r"\bcore\.(\w+)\.(\w+)", source):
         used.setdefault(area, set()).add(name)
+    for area, names in re.findall(r"^[ \t]*(?:>>> |\.\.\. )?from core\.(\w+) import ([\w ,]+)$", source, flags=re.M):
+        used.setdefault(area, set()).update(n.split(" as ")[0].strip() for n in names.split(","))
     return used
 
 
 def unused_facade_names(root: Path, counts: Counts) -> None:
     facades = {p.parent.name: facade_exports(p) for p in sorted((root / "core").glob("*/__init__.py"))}
     uses = {rel(root, path): facade_uses(path.read_text(encoding="utf-8"), str(path))
-            for path in py_files(root, "core", "pages", "app.py", "serve.py", "bench", "tests")}
+            for path in py_files(root, "core", "pages", "app.py", "serve.py", "bench", "tests", "examples", "data")}
     for area, names in facades.items():
         if not names:
             continue
