@@ -17,7 +17,6 @@ from core.calibrate.evaluate import (
     competing_methods,
     leave_one_architecture_out,
     loao_summary,
-    loss_threshold,
     mape,
     method_scores,
     parameter_predictions,
@@ -25,27 +24,21 @@ from core.calibrate.evaluate import (
     recommend_method,
     recommendation_rule,
 )
-from core.calibrate.hardware import HardwareIndependence, hardware_independence
+from core.calibrate.hardware import hardware_independence
 from core.calibrate.holdout import calibrate, holdout_outside, query_rows
-from core.calibrate.limits import INTERVAL_METHOD, FeatureSpace, outside_reasons
-from core.calibrate.methods import (
-    AUTO_METHODS,
-    CALIBRATION_METHODS,
-    GPU_INDEX,
-    architecture_parameters,
-    feature_frame,
-)
+from core.calibrate.limits import INTERVAL_METHOD
+from core.calibrate.methods import AUTO_METHODS, CALIBRATION_METHODS
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
-from core.calibrate.stored_scores import method_scores_for, stored_method_scores
-from core.calibrate.table import architectures, excluded_rows, normalise_fits, read_fits_table, unnamed_runs, usable
+from core.calibrate.stored_scores import method_scores_for
+from core.calibrate.table import architectures, normalise_fits, read_fits_table, unnamed_runs, usable
 
 __all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
-           "AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
+           "AUTO_METHODS", "CALIBRATION_METHODS", "INTERVAL_METHOD", "NESTED_COLUMNS",
            "PREDICTION_COLUMNS",
-           "THRESHOLDS", "Calibration", "FeatureSpace", "HardwareIndependence", "architecture_parameters",
-           "architectures", "calibrate", "companion_method", "excluded_rows", "feature_frame",
+           "THRESHOLDS", "Calibration",
+           "architectures", "calibrate", "companion_method",
            "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",
-           "loss_threshold", "mape", "method_scores",
-           "method_scores_for", "stored_method_scores", "nested_loao", "nested_summary", "normalise_fits",
-           "outside_reasons", "parameter_predictions", "predicted_loss_errors", "query_rows", "read_fits_table",
+           "mape", "method_scores",
+           "method_scores_for", "nested_loao", "nested_summary", "normalise_fits",
+           "parameter_predictions", "predicted_loss_errors", "query_rows", "read_fits_table",
            "recommend_method", "unnamed_runs", "usable"]

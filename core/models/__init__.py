@@ -34,7 +34,8 @@ Families
 
 Only ``core.models.build`` (and ``core.paleo.torch_bridge``) imports torch: this registry, its counted
 tables (``counted``) and the features calibration reads are torch-free, and a torch-backed name
-(``build_model``, ``example_input``, ``count_*``, the module classes) loads ``build`` on first use.
+(``build_model``, ``example_input``, ``ResNet1d``) loads ``build`` on first use; the other module classes and the
+counters (``count_*``) are imported from ``core.models.build``.
 Modules: ``build`` (builders, counting), ``resnets`` (1-D, CIFAR and wide ResNets), ``inception_vgg``
 (VGG-16, Inception v3).
 """
@@ -47,9 +48,8 @@ from functools import lru_cache
 from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
 from core.models.registry import MODEL_NAMES, REGISTRY, entry
 
-__all__ = ["ARCHITECTURE_SHAPES", "FLOPS_PER_SAMPLE", "MODEL_NAMES", "ArchitectureFeatures", "BasicBlock",
-           "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ModelInfo", "ResNet", "ResNet1d", "VGG",
-           "architecture_features", "build_model", "count_architecture", "count_flops_per_sample", "example_input",
+__all__ = ["MODEL_NAMES", "ArchitectureFeatures", "ModelInfo", "ResNet1d",
+           "architecture_features", "build_model", "example_input",
            "flops_per_sample", "model_info", "parameter_count", "registry_name"]
 
 
@@ -216,9 +216,7 @@ def architecture_features(name: str) -> ArchitectureFeatures:
 
 
 #: names defined in ``core.models.build`` (torch): loaded on first use
-_TORCH_NAMES = frozenset({"BasicBlock", "BasicBlock1d", "Bottleneck", "CifarResNet", "InceptionV3", "ResNet",
-                          "ResNet1d", "VGG", "build_model", "count_architecture", "count_flops_per_sample",
-                          "example_input"})
+_TORCH_NAMES = frozenset({"ResNet1d", "build_model", "example_input"})
 
 
 def __getattr__(name: str):

@@ -7,7 +7,6 @@ Modules: ``targets`` (where accuracy passed the target; where a fitted curve rea
 """
 
 from core.runs.analysis import (
-    EXTRA_COLUMNS,
     FIT_TABLE_COLUMNS,
     RunAnalysis,
     RunFit,
@@ -26,35 +25,27 @@ from core.runs.analysis import (
     thin_indices,
 )
 from core.runs.evaluations import compared_rows, is_evaluation_metric, metric_column
-from core.runs.summary import (
-    FirstToTarget,
-    TargetSummary,
-    amount_text,
-    not_loaded_text,
-    summarize_targets,
-)
+from core.runs.summary import amount_text, not_loaded_text, summarize_targets
 from core.runs.target_choice import default_target, metric_direction, suggested_target, target_metrics
 from core.runs.targets import (
-    COVARIANCE_INTERVAL,
     CRITERIA,
-    StepPrediction,
     TargetCrossing,
     as_target,
     best_accuracy,
-    best_value,
     check_target_acc,
     criterion_text,
     find_target_crossing,
     predict_step_at_loss,
 )
 
+#: is_evaluation_metric stays though no other area imports it: docs/logs.md names it as core.runs.is_evaluation_metric
 __all__ = [
-    'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'as_target', 'best_accuracy',
-    'best_value', 'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
+    'CRITERIA', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
+    'TargetCrossing', 'analyse_run', 'as_target', 'best_accuracy',
+    'check_target_acc', 'compared_rows', 'criterion_text', 'default_target', 'epoch_summary',
     'is_evaluation_metric',
     'find_target_crossing',
-    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget',
+    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text',
     'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
     'predict_step_at_loss', 'run_key', 'run_target', 'select_runs', 'step_scales', 'suggested_target',
     'target_metrics', 'thin_indices',
