@@ -48,6 +48,7 @@ from functools import lru_cache
 from core.models.counted import ARCHITECTURE_SHAPES, FLOPS_PER_SAMPLE
 from core.models.registry import MODEL_NAMES, REGISTRY, entry
 
+#: ModelInfo, ArchitectureFeatures and flops_per_sample stay though no other area imports them: defined here
 __all__ = ["MODEL_NAMES", "ArchitectureFeatures", "ModelInfo", "ResNet1d",
            "architecture_features", "build_model", "example_input",
            "flops_per_sample", "model_info", "parameter_count", "registry_name"]

@@ -76,7 +76,8 @@ from core.paleo.workload import Op, Workload, workload_from_net
 
 TORCH_PREFIX = "torch:"
 
-#: predict_step and step_time_ms stay though no other area imports them: docs/paleo.md's examples import them from here
+#: predict_step and step_time_ms stay though no other area imports them: docs/paleo.md's examples import them from here;
+#: net_from_model is defined here
 __all__ = [
     "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
     "DEVICES", "GPUS", "MODERN_DEVICES",
