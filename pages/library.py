@@ -19,6 +19,7 @@ import streamlit as st
 from core.errors import InputError, LibraryError
 from core.figures.library import library_preview_figure
 from core.library import (
+    Library,
     RunFilter,
     add_builtin,
     export_zip,
@@ -62,7 +63,6 @@ SHOWN_COLUMNS = ["run_id", "source", "model", "gpu", "global_batch", "dataset", 
 @bounded_resource(**SHARED)
 def _preview_logs(path: str, runs: tuple[tuple[int, str], ...]) -> tuple[RunLog, ...]:
     """The chosen runs (``(id, content hash)``: a run's content never changes, so the pair is a safe key)."""
-    from core.library import Library
 
     return tuple(log for _, log in Library(path).get_many([i for i, _ in runs]))
 

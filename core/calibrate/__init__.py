@@ -5,8 +5,7 @@ methods), ``limits`` (distance from the calibration set, "outside" flags, confor
 intervals), ``evaluate`` (leave-one-architecture-out, method scores and choice, the
 ``Calibration`` result), ``holdout`` (predict a held-out or unseen architecture), ``nested``
 (nested leave-one-architecture-out of the whole procedure), ``stored_scores`` (the course table's method
-scores, computed once and shipped), ``hardware`` (hardware independence), ``targets`` (whether fits were made for
-the target, and what the page says about it).
+scores, computed once and shipped), ``hardware`` (hardware independence).
 """
 
 from core.calibrate.evaluate import (
@@ -18,7 +17,6 @@ from core.calibrate.evaluate import (
     competing_methods,
     leave_one_architecture_out,
     loao_summary,
-    loss_threshold,
     mape,
     method_scores,
     parameter_predictions,
@@ -26,37 +24,33 @@ from core.calibrate.evaluate import (
     recommend_method,
     recommendation_rule,
 )
-from core.calibrate.hardware import HardwareIndependence, hardware_independence
+from core.calibrate.hardware import hardware_independence
 from core.calibrate.holdout import calibrate, holdout_outside, query_rows
-from core.calibrate.limits import INTERVAL_METHOD, FeatureSpace, outside_reasons
-from core.calibrate.methods import (
-    AUTO_METHODS,
-    CALIBRATION_METHODS,
-    GPU_INDEX,
-    architecture_parameters,
-    feature_frame,
-)
+from core.calibrate.limits import INTERVAL_METHOD
+from core.calibrate.methods import AUTO_METHODS, CALIBRATION_METHODS
 from core.calibrate.nested import NESTED_COLUMNS, nested_loao, nested_summary
-from core.calibrate.stored_scores import method_scores_for, stored_method_scores
+from core.calibrate.stored_scores import method_scores_for
+
+# names used outside the area since the trim (issue 34)
 from core.calibrate.table import (
     SPLITS,
     architectures,
-    excluded_rows,
     normalise_fits,
     read_fits_table,
     unnamed_runs,
     usable,
 )
-from core.calibrate.targets import CalibrationTarget, calibration_target, check_fits_target
+from core.calibrate.targets import (
+    calibration_target,
+    check_fits_target,
+)
 
-__all__ = ["RECOMMENDED_LABEL", "competing_methods", "recommendation_rule",
-           "AUTO_METHODS", "CALIBRATION_METHODS", "GPU_INDEX", "INTERVAL_METHOD", "NESTED_COLUMNS",
-           "PREDICTION_COLUMNS", "SPLITS",
-           "THRESHOLDS", "Calibration", "CalibrationTarget", "FeatureSpace", "HardwareIndependence",
-           "architecture_parameters", "architectures", "calibrate", "calibration_target", "check_fits_target",
-           "companion_method", "excluded_rows", "feature_frame",
-           "hardware_independence", "holdout_outside", "leave_one_architecture_out", "loao_summary",
-           "loss_threshold", "mape", "method_scores",
-           "method_scores_for", "stored_method_scores", "nested_loao", "nested_summary", "normalise_fits",
-           "outside_reasons", "parameter_predictions", "predicted_loss_errors", "query_rows", "read_fits_table",
-           "recommend_method", "unnamed_runs", "usable"]
+__all__ = [
+    'SPLITS', 'calibration_target', 'check_fits_target', 'RECOMMENDED_LABEL', 'competing_methods',
+    'recommendation_rule', 'AUTO_METHODS', 'CALIBRATION_METHODS', 'INTERVAL_METHOD', 'NESTED_COLUMNS',
+    'PREDICTION_COLUMNS', 'THRESHOLDS', 'Calibration', 'architectures', 'calibrate', 'companion_method',
+    'hardware_independence', 'holdout_outside', 'leave_one_architecture_out', 'loao_summary', 'mape',
+    'method_scores', 'method_scores_for', 'nested_loao', 'nested_summary', 'normalise_fits',
+    'parameter_predictions', 'predicted_loss_errors', 'query_rows', 'read_fits_table', 'recommend_method',
+    'unnamed_runs', 'usable',
+]

@@ -51,11 +51,23 @@ import argparse
 
 import pandas as pd
 
-from core.batch import TUNED_NOTE, batch_study
+from core.batch import (
+    RCP_COLUMNS,
+    TUNED_NOTE,
+    batch_study,
+    latest_round,
+    load_rcps,
+    parse_rcp_spec,
+    predict_from_points,
+    rcp_benchmarks,
+    rcp_fit,
+    rcp_leave_one_out,
+    rcp_rounds,
+)
 from core.cli.common import accuracy_spec, complain, fraction, parse_number, print_csv, target_spec
 from core.defaults import DEFAULT_LEVEL
-from core.errors import InputError
-from core.logs import read_log_files
+from core.errors import InputError, LogFormatError
+from core.logs import read_log_file, read_log_files
 from core.targets import target_for
 
 OUTPUT_COLUMNS = ("global_batch", "epochs_to_target", "samples_to_target", "steps_to_target", "steps_low",
@@ -67,8 +79,6 @@ _QUIET_FLAGS = ("fitted on ",)
 def _declared_target(paths):
     """The target every log declares (MLLOG, speedrun: ``core.targets.target_for`` of each, from the log), None
     when one does not or they differ."""
-    from core.errors import LogFormatError
-    from core.logs import read_log_file
 
     found = set()
     for path in paths:
@@ -122,18 +132,6 @@ def _numbers(text: str | None, flag: str) -> list[float] | None:
 
 
 def _run_rcp(args: argparse.Namespace, predict: list[float]) -> int:
-    from core.batch import (
-        RCP_COLUMNS,
-        latest_round,
-        load_rcps,
-        parse_rcp_spec,
-        predict_from_points,
-        rcp_benchmarks,
-        rcp_fit,
-        rcp_leave_one_out,
-        rcp_rounds,
-    )
-
     if args.rcp.strip() == "list":
         rows = [dict(benchmark=b, rounds=" ".join(r for r in rcp_rounds() if b in rcp_benchmarks(r)),
                      latest=latest_round(b)) for b in rcp_benchmarks()]

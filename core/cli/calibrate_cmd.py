@@ -34,6 +34,7 @@ from core.calibrate import (
     method_scores,
     nested_loao,
     nested_summary,
+    normalise_fits,
     read_fits_table,
     recommend_method,
     unnamed_runs,
@@ -76,7 +77,6 @@ def _fits(args: argparse.Namespace) -> pd.DataFrame:
         check_fits_target(fits, target, args.fits)
         frames.append(fits)
     if args.from_library is not None:
-        from core.calibrate import normalise_fits
         from core.library import Library, fit_library
 
         library = fit_library(Library(args.db), args.from_library, target=target)

@@ -60,10 +60,10 @@ from core.cli.common import (
     library_logs,
     print_csv,
 )
-from core.errors import InputError, PlannerError
-from core.plan import ScalingRule, batch_plan_grid, plan_grid
+from core.errors import InputError, LogFormatError, PlannerError
+from core.plan import ScalingRule, batch_plan_grid, plan_from_logs, plan_grid, steps_from_run, typed_steps
 from core.speed import MODES, SPEED_FAMILIES, FittedSpeed, build_speed_model, read_speed_csv, speed_model_names
-from core.transformer import ACCELERATORS, TENSOR_PRECISIONS
+from core.transformer import ACCELERATORS, TENSOR_PRECISIONS, load_config, parse_strategy
 
 OUTPUT_COLUMNS = ("mode", "p", "w", "steps_per_s", "time_s", "cost", "time_h", "time_unit")
 INTERVAL_OUTPUT = ("time_s_low", "time_s_high", "cost_low", "cost_high")
@@ -215,7 +215,6 @@ def _steps_source(args: argparse.Namespace) -> None:
 
 def _library_steps(args: argparse.Namespace):
     """Steps to target (a ``StepsEstimate``) from the library's runs, and the global batch they share (or None)."""
-    from core.plan import steps_from_run, typed_steps
     from core.runs import analyse_run
 
     logs = library_logs(args)
@@ -247,10 +246,7 @@ def _library_steps(args: argparse.Namespace):
 
 def _run_from_logs(args: argparse.Namespace) -> int:
     """``--from-logs``: the plan from the logs' measured speed and samples to target."""
-    from core.errors import LogFormatError
     from core.logs import read_log_file
-    from core.plan import plan_from_logs
-    from core.transformer import load_config, parse_strategy
 
     logs, rejected = [], 0
     for path in args.from_logs:

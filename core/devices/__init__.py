@@ -11,24 +11,14 @@ Modules: ``figures`` (Figure and the basis words), ``spec`` (DeviceSpec), ``tabl
 (normaliser, lookup, recogniser), ``networks`` (Network, NETWORKS).  See docs/devices.md.
 """
 
-from core.devices.figures import (
-    BOOST,
-    DENSE,
-    DENSE_AMD,
-    HALF_SPARSE,
-    NO_SPARSITY,
-    NOT_TENSOR,
-    PALEO_BASIS,
-    PEAK_PRECISIONS,
-    Figure,
-)
-from core.devices.names import NAMES, PATTERNS, device_from_text, device_key, get_device, lookup_in, normalise
+from core.devices.figures import DENSE, HALF_SPARSE, NO_SPARSITY, NOT_TENSOR, PEAK_PRECISIONS, Figure
+from core.devices.names import NAMES, device_from_text, get_device, normalise
 from core.devices.networks import MODERN_NETWORKS, NETWORKS, PALEO_NETWORKS, Network, get_network
 from core.devices.spec import DeviceSpec
 from core.devices.table import DEVICES
 
 __all__ = [
-    "BOOST", "DENSE", "DENSE_AMD", "DEVICES", "HALF_SPARSE", "MODERN_NETWORKS", "NAMES", "NETWORKS", "NOT_TENSOR",
-    "NO_SPARSITY", "PALEO_BASIS", "PALEO_NETWORKS", "PATTERNS", "PEAK_PRECISIONS", "DeviceSpec", "Figure", "Network",
-    "device_from_text", "device_key", "get_device", "get_network", "lookup_in", "normalise",
+    "DENSE", "DEVICES", "HALF_SPARSE", "MODERN_NETWORKS", "NAMES", "NETWORKS", "NOT_TENSOR",
+    "NO_SPARSITY", "PALEO_NETWORKS", "PEAK_PRECISIONS", "DeviceSpec", "Figure", "Network",
+    "device_from_text", "get_device", "get_network", "normalise",
 ]

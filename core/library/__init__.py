@@ -14,65 +14,35 @@ text), ``sources`` (files, folders, TensorBoard runs and the built-in data, read
 export and import, compaction), ``callbacks`` (logs written as training goes).
 """
 
-from core.library.access import (
-    REMOVED_COLUMNS,
-    WEB_DELETE_ENV_VAR,
-    WebDelete,
-    audit_log,
-    recently_deleted,
-    web_delete_policy,
-)
-from core.library.adding import AddReport, AddResult, PendingRun, Progress, check_tags
-from core.library.callbacks import (
-    LOG_COLUMNS,
-    TrainingLog,
-    add_logs_to_library,
-    device_name,
-    lightning_callback,
-    log_path,
-)
-from core.library.exchange import (
-    CompactSummary,
-    ExportSummary,
-    compact,
-    export_library,
-    export_zip,
-    import_library,
-    read_manifest,
-)
+from core.library.access import WEB_DELETE_ENV_VAR, audit_log, recently_deleted, web_delete_policy
+from core.library.adding import AddReport, PendingRun, check_tags
+from core.library.callbacks import TrainingLog, add_logs_to_library, device_name, lightning_callback, log_path
+from core.library.exchange import compact, export_library, export_zip, import_library
 from core.library.filters import FILTER_KEYS, RunFilter, metric_options
-from core.library.fits import LibraryFits, fit_library
+from core.library.fits import fit_library
 from core.library.library import Library
 from core.library.mlflow_source import add_mlflow, forecast_to_mlflow, is_mlflow_source, parse_source
 from core.library.records import RUN_COLUMNS, content_hash, data_hash, library_name
 from core.library.refit import refit_library
 from core.library.refit_engines import ENGINES
-from core.library.run_table import filter_options, reached_note, with_reached
-from core.library.settings import ACTOR_ENV_VAR, KEEP_DAYS_ENV_VAR, default_actor, keep_days_setting
-from core.library.sources import (
-    Collected,
-    Source,
-    add_builtin,
-    add_paths,
-    collect_sources,
-    parameter_count_of,
-    read_source,
+
+#: lightning_callback stays though no other area imports it: the public API of docs/library.md's example and the README
+# names used outside the area since the trim (issue 34)
+from core.library.run_table import (
+    filter_options,
+    reached_note,
+    with_reached,
 )
-from core.library.speed import add_speed_table, speed_table_bytes, speed_tables
-from core.library.store import ENV_VAR, MEMORY, Store, default_db_path
-from core.library.stores import STORES, open_store
+from core.library.settings import ACTOR_ENV_VAR, KEEP_DAYS_ENV_VAR, default_actor, keep_days_setting
+from core.library.sources import add_builtin, add_paths, parameter_count_of
+from core.library.speed import add_speed_table, speed_table_bytes
 
 __all__ = [
-    'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source', 'refit_library',
-    'ACTOR_ENV_VAR', 'KEEP_DAYS_ENV_VAR', 'STORES', 'WEB_DELETE_ENV_VAR', 'data_hash', 'default_actor',
-    'keep_days_setting', 'open_store', 'web_delete_policy', 'WebDelete', 'audit_log',
-    'recently_deleted', 'REMOVED_COLUMNS',
-    'AddReport', 'AddResult', 'Collected', 'CompactSummary', 'ENV_VAR', 'ExportSummary', 'FILTER_KEYS',
-    'LOG_COLUMNS', 'Library', 'LibraryFits', 'MEMORY', 'PendingRun', 'Progress', 'RUN_COLUMNS', 'RunFilter',
-    'metric_options',
-    'Source', 'Store', 'TrainingLog', 'add_builtin', 'add_logs_to_library', 'add_paths', 'add_speed_table',
-    'check_tags', 'collect_sources', 'compact', 'content_hash', 'default_db_path', 'device_name', 'export_library',
-    'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name', 'lightning_callback', 'log_path',
-    'parameter_count_of',
-    'read_manifest', 'read_source', 'speed_table_bytes', 'speed_tables', 'reached_note', 'with_reached',
+    'reached_note', 'ENGINES', 'add_mlflow', 'forecast_to_mlflow', 'is_mlflow_source', 'parse_source',
+    'refit_library', 'ACTOR_ENV_VAR', 'KEEP_DAYS_ENV_VAR', 'WEB_DELETE_ENV_VAR', 'data_hash', 'default_actor',
+    'keep_days_setting', 'web_delete_policy', 'audit_log', 'recently_deleted', 'AddReport', 'FILTER_KEYS',
+    'Library', 'PendingRun', 'RUN_COLUMNS', 'RunFilter', 'metric_options', 'TrainingLog', 'add_builtin',
+    'add_logs_to_library', 'add_paths', 'add_speed_table', 'check_tags', 'compact', 'content_hash', 'device_name',
+    'export_library', 'export_zip', 'filter_options', 'fit_library', 'import_library', 'library_name',
+    'lightning_callback', 'log_path', 'parameter_count_of', 'speed_table_bytes', 'with_reached',
 ]

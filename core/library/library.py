@@ -34,7 +34,7 @@ from core.library.adding import (
     write_audit,
 )
 from core.library.filters import RunFilter
-from core.library.records import library_name, log_from_rows
+from core.library.records import content_hash, library_name, log_from_rows
 from core.library.run_table import empty_runs, typed_runs
 from core.library.settings import default_actor, keep_days_setting
 from core.library.stores import open_store
@@ -78,7 +78,6 @@ class Library:
     def add(self, log: RunLog, *, data: bytes | None = None, digest: str | None = None, dataset: str | None = None,
             tags: Iterable[str] = (), n_params: int | None = None) -> AddResult:
         """Add one run (its content hash from ``data``, the file's bytes, or given as ``digest``)."""
-        from core.library.records import content_hash
 
         if digest is None:
             if data is None:

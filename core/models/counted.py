@@ -1,7 +1,7 @@
 """What counting every registered model gives, kept as tables: counting costs seconds of building and
 tracing in a fresh process (the Calibrate page's first run, every calibration prior's), the tables
-nothing.  ``tests/core/models`` recounts every entry from the models (``core.models.count_flops_per_sample``,
-``core.models.count_architecture``), so a table cannot drift from the definitions it describes."""
+nothing.  ``tests/core/models`` recounts every entry from the models (``core.models.build.count_flops_per_sample``,
+``core.models.build.count_architecture``), so a table cannot drift from the definitions it describes."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ FLOPS_PER_SAMPLE: dict[str, int] = {
 
 
 #: ``(parameters, block type, first-stage width)`` of every registered model, as
-#: :func:`core.models.count_architecture` finds them by building the model
+#: :func:`core.models.build.count_architecture` finds them by building the model
 ARCHITECTURE_SHAPES: dict[str, tuple[int, str, int]] = {
     "resnet20": (269722, "basic", 16), "resnet32": (464154, "basic", 16), "resnet44": (658586, "basic", 16),
     "resnet56": (853018, "basic", 16), "resnet18": (11689512, "basic", 64),

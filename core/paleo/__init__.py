@@ -38,28 +38,16 @@ import functools
 from pathlib import Path
 
 from core.errors import InputError
-from core.paleo.comm import APPROXIMATE_SCHEMES, PALEO_SCHEMES, RING, comm_time_ms, link_time_ms, ps_scheme
-from core.paleo.compare import (
-    DeviceComparison,
-    DeviceRow,
-    TransferScaling,
-    calibrate_at_workers,
-    compare_devices,
-    transfer_scaling,
-)
-from core.paleo.cost import LayerCost, apply_cost, layer_cost
+from core.paleo.comm import PALEO_SCHEMES
+from core.paleo.compare import DeviceComparison, calibrate_at_workers, compare_devices, transfer_scaling
 from core.paleo.devices import (
     DEFAULT_DEVICES,
     DEFAULT_NETWORK,
     DEVICES,
     MODERN_DEVICES,
-    MODERN_NETWORKS,
     NETWORKS,
     PALEO_DEVICES,
     PALEO_NETWORKS,
-    Device,
-    ModeSettings,
-    Network,
     devices_for,
     get_device,
     get_network,
@@ -67,8 +55,8 @@ from core.paleo.devices import (
     settings_for_mode,
 )
 from core.paleo.gpus import GPUS, PRECISION_TEXT, PRECISIONS
-from core.paleo.layers import Layer, Net
-from core.paleo.mlperf import MlperfThroughput, TransferCheck, check_transfer, read_mlperf_throughput
+from core.paleo.layers import Net
+from core.paleo.mlperf import check_transfer, read_mlperf_throughput
 from core.paleo.ppp import MAX_PPP, PPP_PRESETS, calibrate_ppp, solve_compute_ppp
 from core.paleo.profile import (
     UNATTRIBUTED,
@@ -78,51 +66,35 @@ from core.paleo.profile import (
     profile_report,
     read_profile,
 )
-from core.paleo.results import PaleoHeadline, PaleoScaling, PPPCalibration, WorkerEstimate
-from core.paleo.roofline import (
-    DEFAULT_EFFICIENCIES,
-    FORMS,
-    Efficiencies,
-    Roof,
-    RooflineStep,
-    roof_for,
-    roofline_layers,
-    roofline_step,
-)
-from core.paleo.simulate import (
-    BREAKDOWN_COLUMNS,
-    SCALINGS,
-    batch_split,
-    default_schemes,
-    layer_breakdown,
-    simulate,
-    step_time_ms,
-    worker_counts,
-)
+from core.paleo.results import PaleoScaling, PPPCalibration
+from core.paleo.roofline import DEFAULT_EFFICIENCIES, Efficiencies, Roof, roof_for
+from core.paleo.simulate import SCALINGS, batch_split, layer_breakdown, simulate, step_time_ms, worker_counts
 from core.paleo.spec import NETS_DIR, builtin_spec_names, parse_spec, read_spec_file
-from core.paleo.transfer import FITS, calibrate_transfer, predict_step
-from core.paleo.transfer_records import Measurement, StepTimePrediction, TransferCalibration
-from core.paleo.workload import KINDS, Op, Workload, workload_from_net
+from core.paleo.transfer import calibrate_transfer, predict_step
+from core.paleo.transfer_records import Measurement
+from core.paleo.workload import Op, Workload, workload_from_net
 
 TORCH_PREFIX = "torch:"
 
+#: predict_step and step_time_ms stay though no other area imports them: docs/paleo.md's examples import them from here;
+#: net_from_model is defined here
 __all__ = [
-    "APPROXIMATE_SCHEMES", "BREAKDOWN_COLUMNS", "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
-    "DEVICES", "FITS", "FORMS", "GPUS", "KINDS", "MODERN_DEVICES", "MODERN_NETWORKS",
+    "DEFAULT_DEVICES", "DEFAULT_EFFICIENCIES", "DEFAULT_NETWORK",
+    "DEVICES", "GPUS", "MODERN_DEVICES",
     "NETS_DIR", "NETWORKS", "PALEO_DEVICES", "PALEO_NETWORKS", "PALEO_SCHEMES", "PPP_PRESETS", "PRECISIONS",
-    "PRECISION_TEXT", "RING", "TORCH_PREFIX", "Device", "DeviceComparison", "DeviceRow", "Efficiencies",
-    "Layer", "LayerCost", "MeasuredProfile", "Measurement", "MlperfThroughput", "ModeSettings", "Net",
-    "Network", "Op", "PPPCalibration", "PaleoHeadline", "PaleoScaling", "ProfileComparison", "Roof",
-    "RooflineStep", "StepTimePrediction", "UNATTRIBUTED",
-    "TransferCalibration", "TransferScaling", "WorkerEstimate", "Workload",
-    "SCALINGS", "apply_cost", "batch_split", "builtin_spec_names", "calibrate_at_workers", "calibrate_ppp",
+    "PRECISION_TEXT", "TORCH_PREFIX", "DeviceComparison", "Efficiencies",
+    "MeasuredProfile", "Measurement", "Net",
+    "Op", "PPPCalibration", "PaleoScaling", "ProfileComparison", "Roof",
+    "UNATTRIBUTED",
+    "Workload",
+    "SCALINGS", "batch_split", "calibrate_at_workers", "calibrate_ppp",
     "solve_compute_ppp", "MAX_PPP",
-    "calibrate_transfer", "check_transfer", "TransferCheck",
-    "comm_time_ms", "compare_devices", "compare_profile", "default_schemes", "devices_for", "get_device",
-    "get_network", "layer_breakdown", "layer_cost", "link_time_ms", "list_nets", "load_net",
+    "calibrate_transfer", "check_transfer",
+    "compare_devices", "compare_profile", "devices_for", "get_device",
+    "get_network", "layer_breakdown", "list_nets", "load_net",
     "load_workload", "measure_profile", "net_from_model", "networks_for", "parse_spec", "predict_step",
-    "profile_report", "ps_scheme", "read_mlperf_throughput", "read_profile", "read_spec_file", "roof_for",
-    "roofline_layers", "roofline_step", "settings_for_mode", "simulate", "step_time_ms", "transfer_scaling",
+    "profile_report", "read_mlperf_throughput", "read_profile", "read_spec_file", "roof_for",
+    "settings_for_mode", "simulate", "step_time_ms", "transfer_scaling",
     "worker_counts", "workload_from_net",
 ]
 

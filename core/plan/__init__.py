@@ -10,35 +10,15 @@ model calibrated on logs), ``examples`` (the page's example θ and step), ``deci
 plan table: the time at a chosen count, the efficiency knee, the cheapest count meeting a deadline).
 """
 
-from core.plan.allocation import Allocation, AllocationStep, Configuration, greedy_allocation
-from core.plan.decisions import (
-    DECISION_COLUMNS,
-    Decision,
-    PlanDecisions,
-    cheapest_for_deadline,
-    efficiency_knee,
-    knee_value,
-    plan_decisions,
-    time_at_count,
-)
+from core.plan.allocation import Allocation, greedy_allocation
+from core.plan.decisions import knee_value, plan_decisions
 from core.plan.examples import EXAMPLE_STEP_TIME, EXAMPLE_THETA_S
-from core.plan.from_logs import (
-    MEASURED_COLUMNS,
-    PLAN_COLUMNS,
-    SAMPLES_SOURCES,
-    SamplesAtBatch,
-    measured_configurations,
-    measured_step_time,
-    samples_at_batch,
-)
+from core.plan.from_logs import SAMPLES_SOURCES, measured_configurations, measured_step_time, samples_at_batch
 from core.plan.goodput import (
-    GOODPUT_COLUMNS,
     SCALING_RULES,
     TIME_RULE_LATEX,
     ScalingRule,
-    anchor_batch_of,
     batch_plan_grid,
-    best_configuration,
     goodput_curves,
     plan_with_rule,
 )
@@ -48,7 +28,6 @@ from core.plan.grid import (
     DeadlineChoice,
     best_workers,
     cheapest_config,
-    configuration_cost,
     display_time,
     duration_text,
     duration_unit,
@@ -56,68 +35,41 @@ from core.plan.grid import (
     plan_grid,
     suggest_deadline,
     time_text,
-    time_to_target_s,
-    with_time_and_cost,
 )
-from core.plan.log_plan import LogPlan, counted_overhead, plan_from_logs, plan_on_device
-from core.plan.log_speed_choice import (
-    DEFAULT_LOG_SPEED,
-    SCORE_COLUMNS,
-    LogSpeedChoice,
-    choose_log_speed,
-    leave_one_size_out,
-    log_speed_choices,
-    measured_speed_table,
-)
+from core.plan.log_plan import LogPlan, plan_from_logs, plan_on_device
+from core.plan.log_speed_choice import log_speed_choices
 from core.plan.paleo_time import (
     paleo_calibration_point,
     paleo_device_for,
     paleo_net_for,
     paleo_time_to_target,
 )
-from core.plan.run_steps import (
-    RUN_METHODS,
-    default_run,
-    loss_threshold_from_runs,
-    run_methods,
-    steps_from_posterior,
-    steps_from_run,
-    steps_from_target_prediction,
-)
+from core.plan.run_steps import default_run, run_methods, steps_from_run
 from core.plan.steps import (
     SOURCES,
-    STEPS_SOURCES,
     StepsEstimate,
     steps_from_batch_scaling,
     steps_from_calibration,
     steps_sources,
     typed_steps,
 )
-from core.plan.to_device import (
-    BENCHMARK_CONFIGS,
-    config_for_benchmark,
-    default_device_for,
-    step_from_meta,
-    systems_json_for,
-    transformer_from_logs,
-)
+from core.plan.to_device import default_device_for, transformer_from_logs
 
+#: plan_on_device stays though no other area imports it: docs/plan.md presents it as the call for a plan on a device
 __all__ = [
-    'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'STEPS_SOURCES', 'anchor_batch_of', 'default_run', 'steps_sources',
-    'LogPlan', 'LogSpeedChoice', 'MEASURED_COLUMNS', 'PLAN_COLUMNS', 'SAMPLES_SOURCES', 'SCORE_COLUMNS',
-    'SamplesAtBatch', 'DEFAULT_LOG_SPEED', 'choose_log_speed', 'counted_overhead',
-    'leave_one_size_out', 'log_speed_choices', 'measured_configurations', 'measured_speed_table',
-    'measured_step_time', 'plan_from_logs', 'samples_at_batch', 'Allocation', 'AllocationStep', 'COST_LATEX',
-    'Configuration', 'DeadlineChoice', 'GOODPUT_COLUMNS', 'RUN_METHODS', 'SCALING_RULES', 'SOURCES', 'ScalingRule',
-    'StepsEstimate', 'TIME_LATEX', 'TIME_RULE_LATEX', 'batch_plan_grid', 'best_configuration', 'best_workers',
-    'cheapest_config', 'configuration_cost', 'display_time', 'duration_text', 'duration_unit', 'time_text',
+    'EXAMPLE_STEP_TIME', 'EXAMPLE_THETA_S', 'default_run', 'steps_sources',
+    'LogPlan', 'SAMPLES_SOURCES',
+    'log_speed_choices', 'measured_configurations',
+    'measured_step_time', 'plan_from_logs', 'samples_at_batch', 'Allocation', 'COST_LATEX',
+    'DeadlineChoice', 'SCALING_RULES', 'SOURCES', 'ScalingRule',
+    'StepsEstimate', 'TIME_LATEX', 'TIME_RULE_LATEX', 'batch_plan_grid', 'best_workers',
+    'cheapest_config', 'display_time', 'duration_text', 'duration_unit', 'time_text',
     'goodput_curves', 'greedy_allocation',
-    'loss_threshold_from_runs', 'paleo_device_for', 'paleo_net_for', 'paleo_time_to_target', 'pareto_frontier',
+    'paleo_device_for', 'paleo_net_for', 'paleo_time_to_target', 'pareto_frontier',
     'plan_grid', 'plan_with_rule', 'run_methods', 'steps_from_batch_scaling', 'steps_from_calibration',
-    'steps_from_posterior', 'steps_from_run', 'steps_from_target_prediction', 'suggest_deadline', 'time_to_target_s',
-    'with_time_and_cost',
-    'typed_steps', 'BENCHMARK_CONFIGS', 'config_for_benchmark', 'default_device_for', 'transformer_from_logs',
-    'plan_on_device', 'step_from_meta', 'systems_json_for', 'DECISION_COLUMNS', 'Decision', 'PlanDecisions',
-    'cheapest_for_deadline', 'efficiency_knee', 'knee_value', 'plan_decisions', 'time_at_count',
+    'steps_from_run', 'suggest_deadline',
+    'typed_steps', 'default_device_for', 'transformer_from_logs',
+    'plan_on_device',
+    'knee_value', 'plan_decisions',
     'paleo_calibration_point',
 ]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from core.defaults import SECONDS_PER_HOUR
 from core.errors import InputError
-from core.paleo import Net, simulate
+from core.paleo import DEVICES, Net, simulate
 from core.speed import calibrate_paleo_step
 
 COLUMNS = ("p", "w", "time_s", "time_h", "step_ms", "ppp_comp", "label")
@@ -154,7 +154,6 @@ def paleo_device_for(device: str | None, *, fallback: str = "V100") -> tuple[str
     >>> paleo_device_for("Tesla V100-SXM2-16GB")[0], paleo_device_for("H100 80GB HBM3")[0], paleo_device_for(None)[0]
     ('V100', 'H100', 'V100')
     """
-    from core.paleo import DEVICES
 
     text = " ".join(str(device or "").replace("-", " ").replace("_", " ").split()).lower()
     if not text:

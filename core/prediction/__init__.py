@@ -14,18 +14,16 @@ backtest), ``forecast`` (the one call the pages use: prediction widened as the o
 the prior and the posterior).
 """
 
+# names used outside the area since the trim (issue 34)
 from core.prediction.backtest import (
     DEFAULT_FRACTIONS,
     INTERVAL_CALIBRATIONS,
     LOSS_THRESHOLDS,
     backtest_logs,
-    backtest_run,
-    inflation_from_other_runs,
     observed_epochs,
-    relative_target,
 )
 from core.prediction.backtest_table import BACKTEST_COLUMNS
-from core.prediction.combined import PRIOR_COLUMNS, priors_for_logs, priors_without_each_run, summary_of, whole
+from core.prediction.combined import PRIOR_COLUMNS, priors_without_each_run, summary_of, whole
 from core.prediction.cooldown import (
     COOLDOWN_COLUMNS,
     CooldownPlan,
@@ -46,45 +44,30 @@ from core.prediction.forecast import (
     can_forecast,
     forecast_epoch_at_target,
 )
-from core.prediction.intervals import (
-    INTERVAL_METHOD,
-    FitCache,
-)
-from core.prediction.log_series import first_epochs, n_epochs, showcase_log
+from core.prediction.intervals import FitCache
+from core.prediction.log_series import n_epochs, showcase_log
 from core.prediction.posterior import Posterior, combine
-from core.prediction.predict import ROUTES, predict_epoch_at_target, prediction_from_first_epochs, widen
-from core.prediction.prior import Prior, prior_from_calibration, prior_from_other_runs
-from core.prediction.progress import ProgressForecast, predict_progress
-from core.prediction.progress_backtest import PROGRESS_BACKTEST_COLUMNS, backtest_progress, progress_backtest_summary
-from core.prediction.progress_estimates import ProgressCache, ProgressEstimate
-from core.prediction.progress_measure import evaluation_points, evaluation_table, progress_showcase, progress_to_target
-from core.prediction.progress_route import (
-    LossForecast,
-    forecast_progress,
-    forecast_showcase,
-    schedule_route_applies,
+from core.prediction.predict import (
+    ROUTES,
+    predict_epoch_at_target,
 )
-from core.prediction.run_backtest import BacktestAnswer, backtest_route, backtest_runs, three_way_line
+from core.prediction.prior import Prior, prior_from_other_runs
+from core.prediction.progress import ProgressForecast, predict_progress
+from core.prediction.progress_backtest import backtest_progress, progress_backtest_summary
+from core.prediction.progress_estimates import ProgressCache
+from core.prediction.progress_measure import evaluation_points, evaluation_table, progress_showcase, progress_to_target
+from core.prediction.progress_route import LossForecast, forecast_progress, forecast_showcase
+from core.prediction.run_backtest import backtest_runs
 from core.prediction.run_forecast import (
     EPOCHS,
-    FORECAST_COLUMNS,
-    FORECAST_ROUTES,
     PROGRESS,
-    RunForecast,
     forecast_run,
     forecast_table,
     route_for,
     route_for_runs,
 )
-from core.prediction.run_prior import job_prior, prior_for_run, prior_source
-from core.prediction.schedule import (
-    POLLUX_SCHEDULES,
-    Schedule,
-    known_schedule,
-    parse_schedule,
-    pollux_schedule,
-    resolve_schedule,
-)
+from core.prediction.run_prior import prior_for_run, prior_source
+from core.prediction.schedule import Schedule, known_schedule, parse_schedule
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.tables import (
     backtest_summary,
@@ -97,28 +80,17 @@ from core.prediction.target_prediction import TargetPrediction, prediction_curve
 from core.prediction.through_schedule import ScheduleForecast, forecast_through_schedule, what_if
 
 __all__ = [
-    'EPOCHS', 'FORECAST_COLUMNS', 'FORECAST_ROUTES', 'PROGRESS', 'RunForecast', 'forecast_run', 'forecast_table',
-    'route_for', 'route_for_runs', 'BacktestAnswer', 'backtest_route', 'backtest_runs', 'three_way_line',
-    'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
-    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between',
-    'default_cooldown_target', 'in_progress',
-    'forecast_progress',
-    'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown',
-    'schedule_route_applies', 'what_if',
-    'PROGRESS_BACKTEST_COLUMNS', 'ProgressCache', 'ProgressEstimate', 'ProgressForecast', 'backtest_progress',
-    'evaluation_points', 'evaluation_table', 'predict_progress',
-    'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
-    'MIN_PREDICTION_EPOCHS', 'can_forecast',
-    'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
-    'FORECAST_POSTERIOR_METHODS', 'INTERVAL_CALIBRATIONS', 'LOSS_THRESHOLDS', 'POLLUX_SCHEDULES',
-    'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'INTERVAL_METHOD', 'Posterior', 'Prior', 'ROUTES', 'Schedule',
-    'TargetPrediction', 'backtest_logs', 'backtest_run', 'backtest_summary', 'combine',
-    'convergence_of_prediction', 'extrapolate_unreached', 'family_scores', 'first_epochs',
-    'forecast_epoch_at_target', 'inflation_from_other_runs', 'known_schedule', 'n_epochs', 'observed_epochs',
-    'parse_schedule',
-    'pollux_schedule', 'predict_epoch_at_target', 'prediction_curves', 'prediction_from_first_epochs',
-    'job_prior', 'prior_for_run', 'prior_from_calibration', 'prior_from_other_runs', 'prior_source', 'priors_for_logs',
-    'priors_without_each_run',
-    'resolve_schedule',
-    'relative_target', 'showcase_log', 'summary_line', 'summary_of', 'whole', 'widen',
+    'EPOCHS', 'INTERVAL_CALIBRATIONS', 'LOSS_THRESHOLDS', 'PROGRESS', 'backtest_runs', 'forecast_run',
+    'forecast_table', 'predict_epoch_at_target', 'route_for', 'route_for_runs', 'COOLDOWN_COLUMNS', 'CooldownPlan',
+    'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache', 'ScheduleForecast', 'candidate_schedule',
+    'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between', 'default_cooldown_target', 'in_progress',
+    'forecast_progress', 'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown', 'what_if',
+    'ProgressCache', 'ProgressForecast', 'backtest_progress', 'evaluation_points', 'evaluation_table',
+    'predict_progress', 'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
+    'MIN_PREDICTION_EPOCHS', 'can_forecast', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
+    'FORECAST_POSTERIOR_METHODS', 'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'Posterior', 'Prior', 'ROUTES',
+    'Schedule', 'TargetPrediction', 'backtest_logs', 'backtest_summary', 'combine', 'convergence_of_prediction',
+    'extrapolate_unreached', 'family_scores', 'forecast_epoch_at_target', 'known_schedule', 'n_epochs',
+    'observed_epochs', 'parse_schedule', 'prediction_curves', 'prior_for_run', 'prior_from_other_runs',
+    'prior_source', 'priors_without_each_run', 'showcase_log', 'summary_line', 'summary_of', 'whole',
 ]

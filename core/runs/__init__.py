@@ -7,7 +7,6 @@ Modules: ``targets`` (where accuracy passed the target; where a fitted curve rea
 """
 
 from core.runs.analysis import (
-    EXTRA_COLUMNS,
     FIT_TABLE_COLUMNS,
     RunAnalysis,
     RunFit,
@@ -25,13 +24,10 @@ from core.runs.analysis import (
     thin_indices,
 )
 from core.runs.evaluations import compared_rows, is_evaluation_metric, metric_column
-from core.runs.summary import (
-    FirstToTarget,
-    TargetSummary,
-    amount_text,
-    not_loaded_text,
-    summarize_targets,
-)
+from core.runs.summary import amount_text, not_loaded_text, summarize_targets
+
+#: is_evaluation_metric stays though no other area imports it: docs/logs.md names it as core.runs.is_evaluation_metric
+# names used outside the area since the trim (issue 34)
 from core.runs.target_choice import (
     accuracy_chart_target,
     given_target,
@@ -43,26 +39,19 @@ from core.runs.target_choice import (
     widget_target,
 )
 from core.runs.targets import (
-    COVARIANCE_INTERVAL,
     CRITERIA,
-    StepPrediction,
     TargetCrossing,
     best_accuracy,
-    best_value,
     criterion_text,
     find_target_crossing,
     predict_step_at_loss,
 )
 
 __all__ = [
-    'COVARIANCE_INTERVAL', 'CRITERIA', 'EXTRA_COLUMNS', 'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit',
-    'StepPrediction', 'TargetCrossing', 'TargetSummary', 'analyse_run', 'best_accuracy',
-    'best_value', 'compared_rows', 'criterion_text', 'epoch_summary',
-    'accuracy_chart_target', 'given_target', 'slider_range', 'starting_target', 'widget_target',
-    'is_evaluation_metric',
-    'find_target_crossing',
-    'fit_files', 'fit_metric', 'summarize_targets', 'amount_text', 'not_loaded_text', 'FirstToTarget',
-    'fit_run', 'fits_table', 'fits_table_of_rows', 'loss_curves', 'metric_column', 'metric_direction',
-    'predict_step_at_loss', 'run_key', 'select_runs', 'step_scales', 'suggested_target',
-    'target_metrics', 'thin_indices',
+    'accuracy_chart_target', 'given_target', 'slider_range', 'starting_target', 'widget_target', 'CRITERIA',
+    'FIT_TABLE_COLUMNS', 'RunAnalysis', 'RunFit', 'TargetCrossing', 'analyse_run', 'best_accuracy', 'compared_rows',
+    'criterion_text', 'epoch_summary', 'is_evaluation_metric', 'find_target_crossing', 'fit_files', 'fit_metric',
+    'summarize_targets', 'amount_text', 'not_loaded_text', 'fit_run', 'fits_table', 'fits_table_of_rows',
+    'loss_curves', 'metric_column', 'metric_direction', 'predict_step_at_loss', 'run_key', 'select_runs',
+    'step_scales', 'suggested_target', 'target_metrics', 'thin_indices',
 ]

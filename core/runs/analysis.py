@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from core.curves import FitResult, fit_curve
-from core.errors import FitError, FitWarning, InputError
-from core.logs import RunLog
+from core.errors import FitError, FitWarning, InputError, LogFormatError
+from core.logs import MIN_FIT_POINTS, RunLog, read_log_file
 from core.runs.evaluations import metric_column, rows_holding
 from core.runs.targets import TargetCrossing, find_target_crossing
 from core.targets import Target, accuracy_value, target_for, target_label
@@ -151,8 +151,6 @@ def fit_metric(log: RunLog, target: Target) -> str:
 
 def _analyse_path(path: str, target: Target | None, criterion: str, family: str,
                   steps_per_epoch: int | None) -> tuple[dict | None, str | None]:
-    from core.errors import LogFormatError
-    from core.logs import MIN_FIT_POINTS, read_log_file
 
     try:
         log = read_log_file(path, source=path, steps_per_epoch=steps_per_epoch, min_points=MIN_FIT_POINTS)

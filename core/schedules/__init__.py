@@ -10,21 +10,12 @@ from core.schedules.from_log import (
     declared_schedule,
     joined_plan,
     log_schedule,
-    read_schedule_csv,
     read_schedule_file,
     resolve_planned_schedule,
 )
-from core.schedules.planned import LR_UNITS, PlannedSchedule, schedule_from_points
-from core.schedules.spec import (
-    COOLDOWN_SHAPES,
-    SCHEDULE_KINDS,
-    build_schedule,
-    cooldown_rate,
-    is_schedule_spec,
-    parse_schedule_spec,
-)
+from core.schedules.planned import PlannedSchedule
+from core.schedules.spec import COOLDOWN_SHAPES, SCHEDULE_KINDS, build_schedule, is_schedule_spec, parse_schedule_spec
 
-__all__ = ["COOLDOWN_SHAPES", "LR_UNITS", "SCHEDULE_KINDS", "PlannedSchedule", "build_schedule",
-           "cooldown_rate", "declared_schedule", "is_schedule_spec", "joined_plan", "log_schedule",
-           "parse_schedule_spec", "read_schedule_csv", "read_schedule_file", "resolve_planned_schedule",
-           "schedule_from_points"]
+__all__ = ["COOLDOWN_SHAPES", "SCHEDULE_KINDS", "PlannedSchedule", "build_schedule",
+           "declared_schedule", "is_schedule_spec", "joined_plan", "log_schedule",
+           "parse_schedule_spec", "read_schedule_file", "resolve_planned_schedule"]

@@ -16,29 +16,15 @@ the choice of θ source for a plan).
 """
 
 from core.speed.family import FittedSpeed, SpeedFamily, scale_to_step_time
-from core.speed.optimus import (
-    FORMULAS_LATEX,
-    MODES,
-    PAPER_GLOBAL_BATCH,
-    PAPER_THETA,
-    THETA_NAMES,
-    SpeedModel,
-    optimus_speed,
-    paper_speed_model,
-)
-from core.speed.optimus_fit import OPTIMUS_SPEED, fit_speed_model
-from core.speed.paleo import (
-    PALEO_SPEED,
-    PaleoSpeedModel,
-    StepCalibration,
-    calibrate_paleo_step,
-    fit_paleo_speed,
-    paleo_step_ms,
-)
-from core.speed.per_gpu_batch import LOG_SPEED_FAMILIES, PerGpuBatchSpeed, bracket_band, fit_per_gpu_batch
-from core.speed.pollux import PolluxSpeedModel, pollux_step_time
-from core.speed.pollux_fit import POLLUX_SPEED, fit_pollux_speed
+from core.speed.optimus import MODES, PAPER_GLOBAL_BATCH, PAPER_THETA, THETA_NAMES, SpeedModel, paper_speed_model
+from core.speed.optimus_fit import fit_speed_model
+from core.speed.paleo import StepCalibration, calibrate_paleo_step
+from core.speed.per_gpu_batch import PerGpuBatchSpeed, bracket_band
+from core.speed.pollux import PolluxSpeedModel
+from core.speed.pollux_fit import fit_pollux_speed
 from core.speed.registry import SPEED_FAMILIES, get_speed_family
+
+# names used outside the area since the trim (issue 34)
 from core.speed.select import (
     THETA_SOURCES,
     SpeedFit,
@@ -47,29 +33,14 @@ from core.speed.select import (
     speed_model_choices,
     speed_model_names,
 )
-from core.speed.table import (
-    default_speed_mode,
-    has_parameter_servers,
-    normalise_speed_table,
-    read_speed_csv,
-    read_speed_table,
-    speed_table_from_logs,
-)
-from core.speed.transformer import (
-    TRANSFORMER_SPEED,
-    TransformerSpeedModel,
-    fit_transformer_speed,
-    transformer_speed_model,
-)
+from core.speed.table import default_speed_mode, has_parameter_servers, read_speed_csv, speed_table_from_logs
+from core.speed.transformer import TransformerSpeedModel, transformer_speed_model
 
 __all__ = [
-    'FittedSpeed', 'SpeedFamily', 'scale_to_step_time', 'FORMULAS_LATEX', 'MODES', 'PAPER_GLOBAL_BATCH', 'PAPER_THETA',
-    'THETA_NAMES', 'SpeedModel', 'optimus_speed', 'paper_speed_model', 'OPTIMUS_SPEED', 'fit_speed_model',
-    'PALEO_SPEED', 'PaleoSpeedModel', 'StepCalibration', 'calibrate_paleo_step', 'fit_paleo_speed', 'paleo_step_ms',
-    'LOG_SPEED_FAMILIES', 'PerGpuBatchSpeed', 'bracket_band', 'fit_per_gpu_batch', 'PolluxSpeedModel',
-    'pollux_step_time', 'POLLUX_SPEED', 'fit_pollux_speed', 'SPEED_FAMILIES', 'get_speed_family',
-    'THETA_SOURCES', 'SpeedFit', 'build_speed_model', 'fit_speed', 'speed_model_choices', 'speed_model_names',
-    'default_speed_mode', 'has_parameter_servers', 'normalise_speed_table', 'read_speed_csv', 'read_speed_table',
-    'speed_table_from_logs', 'TRANSFORMER_SPEED', 'TransformerSpeedModel', 'fit_transformer_speed',
-    'transformer_speed_model',
+    'speed_model_names', 'FittedSpeed', 'SpeedFamily', 'scale_to_step_time', 'MODES', 'PAPER_GLOBAL_BATCH',
+    'PAPER_THETA', 'THETA_NAMES', 'SpeedModel', 'paper_speed_model', 'fit_speed_model', 'StepCalibration',
+    'calibrate_paleo_step', 'PerGpuBatchSpeed', 'bracket_band', 'PolluxSpeedModel', 'fit_pollux_speed',
+    'SPEED_FAMILIES', 'get_speed_family', 'THETA_SOURCES', 'SpeedFit', 'build_speed_model', 'fit_speed',
+    'speed_model_choices', 'default_speed_mode', 'has_parameter_servers', 'read_speed_csv', 'speed_table_from_logs',
+    'TransformerSpeedModel', 'transformer_speed_model',
 ]

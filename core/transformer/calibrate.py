@@ -26,7 +26,7 @@ from core.transformer.achieved import transfer_factor
 from core.transformer.config import TransformerConfig
 from core.transformer.devices import Accelerator
 from core.transformer.parallel import Efficiency, Latency, Overlap, StepEstimate, best_strategy, estimate_step
-from core.transformer.strategy import Strategy
+from core.transformer.strategy import Strategy, with_dp
 
 #: relative half-width of the interval when only one measurement calibrates (assumed)
 PRIOR_SPREAD = 0.15
@@ -239,7 +239,6 @@ def step_table(cfg: TransformerConfig, device: Accelerator, gpu_counts: list[int
     ``strategy`` keeps its tensor/pipeline/context split and takes dp from each GPU count; None
     searches the fastest that fits.
     """
-    from core.transformer.strategy import with_dp
 
     rows, notes = [], ()
     eff = calibration.efficiency if calibration else (prior or Efficiency())

@@ -10,16 +10,14 @@ from core.batch import (
     BatchRun,
     anchored_batch_scaling,
     batch_scaling,
-    crossing_row,
     fit_batch_scaling,
-    goodput,
     measure_batch_run,
     measure_batch_runs,
-    noise_batch_scaling,
-    statistical_efficiency,
-    steps_to_target,
     typed_batch_scaling,
 )
+from core.batch.batch import noise_batch_scaling
+from core.batch.formulas import goodput, statistical_efficiency, steps_to_target
+from core.batch.study import crossing_row
 from core.datasets import DATA_DIR, batch_run_files
 from core.errors import InputError
 from core.logs import read_log, read_log_file

@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
-from core.batch import (
-    EXTRAPOLATION_SIGMA,
-    BatchRun,
-    batch_study,
-    fit_batch_scaling,
-    learning_rate_cap,
-    measure_batch_run,
-)
+from core.batch import EXTRAPOLATION_SIGMA, BatchRun, batch_study, fit_batch_scaling, measure_batch_run
+from core.batch.batch import learning_rate_cap
 from core.logs import read_log
 from core.targets import accuracy_target
 

@@ -12,13 +12,12 @@ from core.calibrate import (
     calibrate,
     leave_one_architecture_out,
     loao_summary,
-    loss_threshold,
     mape,
     method_scores,
     recommend_method,
     usable,
 )
-from core.calibrate.evaluate import parameter_predictions
+from core.calibrate.evaluate import loss_threshold, parameter_predictions
 from tests.core.calibrate.helpers import poison
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from core.calibrate import (
-    architecture_parameters,
-)
+from core.calibrate.methods import architecture_parameters
 
 
 def test_parameter_counts_come_from_the_torch_definitions():

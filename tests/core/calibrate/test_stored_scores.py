@@ -8,15 +8,8 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
-from core.calibrate import (
-    CALIBRATION_METHODS,
-    architectures,
-    method_scores,
-    method_scores_for,
-    read_fits_table,
-    stored_method_scores,
-    usable,
-)
+from core.calibrate import CALIBRATION_METHODS, architectures, method_scores, method_scores_for, read_fits_table, usable
+from core.calibrate.stored_scores import stored_method_scores
 from core.datasets import course_fits_path, course_method_scores_path
 
 

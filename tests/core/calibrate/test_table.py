@@ -6,12 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.calibrate import (
-    excluded_rows,
-    normalise_fits,
-    read_fits_table,
-    usable,
-)
+from core.calibrate import normalise_fits, read_fits_table, usable
+from core.calibrate.table import excluded_rows
 from core.errors import InputError, LogFormatError
 
 

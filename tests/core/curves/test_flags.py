@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.curves import OPTIMUS, degenerate_reason, fit_curve, fit_flags, optimus_loss
-from core.curves.fit import relative_error_text
+from core.curves import OPTIMUS, degenerate_reason, fit_curve, optimus_loss
+from core.curves.fit import fit_flags, relative_error_text
 from core.logs import read_log_file
 from core.runs import analyse_run
 

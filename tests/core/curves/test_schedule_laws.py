@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.curves import (
-    LR_ANNEALING,
-    MULTI_POWER,
-    SCHEDULE_FAMILIES,
-    fit_schedule_law,
-    get_schedule_family,
-    schedule_features,
-)
-from core.curves.lr_annealing import ANNEALING_MOMENTUM
+from core.curves import MULTI_POWER, SCHEDULE_FAMILIES, fit_schedule_law, get_schedule_family, schedule_features
+from core.curves.lr_annealing import ANNEALING_MOMENTUM, LR_ANNEALING
 from core.errors import InputError
 from core.logs import read_log_file
 from core.schedules import PlannedSchedule, build_schedule, log_schedule

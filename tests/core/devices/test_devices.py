@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from core.devices import DEVICES, NAMES, NETWORKS, PATTERNS, device_from_text, device_key, get_device, normalise
+from core.devices import DEVICES, NAMES, NETWORKS, device_from_text, get_device, normalise
+from core.devices.names import PATTERNS, device_key
 from core.errors import InputError
 from core.logs import gpu_short_name
 from core.paleo import GPUS, MODERN_DEVICES, PALEO_DEVICES, roof_for

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.library import Library, audit_log, open_store, recently_deleted, web_delete_policy
+from core.library import Library, audit_log, recently_deleted, web_delete_policy
+from core.library.stores import open_store
 from core.logs import read_log
 from tests.core.library.helpers import course_csv
 

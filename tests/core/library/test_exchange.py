@@ -113,7 +113,8 @@ def test_compaction_gives_back_the_space_of_removed_runs_and_never_reuses_an_id(
 def test_speed_tables_come_along_once(make_db, tmp_path):
     from pathlib import Path
 
-    from core.library import add_speed_table, speed_tables
+    from core.library import add_speed_table
+    from core.library.speed import speed_tables
 
     data = (Path(__file__).resolve().parents[3] / "data" / "pollux_traces" / "cifar10" / "scalability.csv").read_bytes()
     source = _library(make_db("a"), n=1)

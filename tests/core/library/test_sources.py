@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.library import Library, add_builtin, add_paths, collect_sources
+from core.library import Library, add_builtin, add_paths
+from core.library.sources import collect_sources
 from tests.core.library.helpers import course_csv, write_events
 
 ROOT = Path(__file__).resolve().parents[3]

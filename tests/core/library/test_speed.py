@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError, LogFormatError
-from core.library import Library, add_speed_table, speed_table_bytes, speed_tables
+from core.library import Library, add_speed_table, speed_table_bytes
+from core.library.speed import speed_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 POLLUX = ROOT / "data" / "pollux_traces" / "cifar10" / "scalability.csv"

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import LogFormatError
-from core.logs import MIN_FIT_POINTS, RunLog, check_points, is_forecastable, read_log, read_log_file
+from core.logs import MIN_FIT_POINTS, RunLog, read_log, read_log_file
+from core.logs.points import check_points, is_forecastable
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "data" / "bad_inputs"
 _spec = importlib.util.spec_from_file_location("make_corpus", CORPUS_DIR / "make_corpus.py")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import LogFormatError
-from core.logs import read_log, read_log_file, reader_for, upload_types
+from core.logs import read_log, read_log_file
+from core.logs.reader import reader_for, upload_types
 from core.logs.tfevents import is_event_data, read_tfevents, read_tfevents_dir
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -14,7 +14,8 @@ import pytest
 from core.errors import InputError, LogFormatError
 from core.library.records import log_from_rows, run_row, series_frame
 from core.library.sources import collect_sources
-from core.logs import benchmark_rule, read_log, read_log_file, reader_for
+from core.logs import benchmark_rule, read_log, read_log_file
+from core.logs.reader import reader_for
 from core.targets import Target
 
 LLM = Path(__file__).resolve().parents[2] / "data" / "llm"

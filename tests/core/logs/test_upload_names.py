@@ -3,7 +3,8 @@ tell them apart; the same bytes twice, under one name or two, are one run; each 
 
 from __future__ import annotations
 
-from core.logs import content_digest, name_uploads, parse_run_name, read_log, upload_label
+from core.logs import content_digest, name_uploads, parse_run_name, read_log
+from core.logs.files import upload_label
 from tests.conftest import ROOT
 
 LLM = ROOT / "tests" / "data" / "llm"

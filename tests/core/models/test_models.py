@@ -12,14 +12,13 @@ from torch import nn
 from core.errors import InputError
 from core.models import (
     MODEL_NAMES,
-    BasicBlock1d,
-    CifarResNet,
     ResNet1d,
     build_model,
     example_input,
     model_info,
     parameter_count,
 )
+from core.models.build import BasicBlock1d, CifarResNet
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -173,14 +172,16 @@ def test_architecture_features_name_block_type_and_width():
 
 
 def test_the_architecture_table_is_what_building_every_model_gives():
-    from core.models import ARCHITECTURE_SHAPES, count_architecture
+    from core.models.build import count_architecture
+    from core.models.counted import ARCHITECTURE_SHAPES
 
     assert set(ARCHITECTURE_SHAPES) == set(MODEL_NAMES)
     assert {name: count_architecture(name) for name in MODEL_NAMES} == ARCHITECTURE_SHAPES
 
 
 def test_the_flops_table_is_what_the_counter_counts_for_every_model():
-    from core.models import FLOPS_PER_SAMPLE, count_flops_per_sample
+    from core.models.build import count_flops_per_sample
+    from core.models.counted import FLOPS_PER_SAMPLE
 
     assert set(FLOPS_PER_SAMPLE) == set(MODEL_NAMES)
     assert {name: count_flops_per_sample(name) for name in MODEL_NAMES} == FLOPS_PER_SAMPLE

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.paleo import PALEO_SCHEMES, comm_time_ms, get_network, link_time_ms, ps_scheme
-from core.paleo.comm import tree_height
+from core.paleo import PALEO_SCHEMES, get_network
+from core.paleo.comm import comm_time_ms, link_time_ms, ps_scheme, tree_height
 
 ETH = get_network("ethernet")                 # 10 Gbit/s = 1.25e9 B/s
 ALEX_BYTES = 201_215_648                      # AlexNet v2 parameters, fp32

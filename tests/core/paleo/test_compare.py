@@ -12,11 +12,11 @@ from core.paleo import (
     Workload,
     calibrate_at_workers,
     calibrate_transfer,
-    comm_time_ms,
     compare_devices,
     get_network,
     transfer_scaling,
 )
+from core.paleo.comm import comm_time_ms
 
 # one convolution per sample: 1e11 FLOPs and 1e7 elements (compute-bound), 1 M parameters
 W = Workload("toy", "hand", (Op("c", "convolution", "conv", "forward", 0, 1e11, 0, 1e7),), 1_000_000, "hand")

@@ -7,21 +7,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.paleo import (
-    DEVICES,
-    MODERN_DEVICES,
-    MODERN_NETWORKS,
-    NETWORKS,
-    Device,
-    Layer,
-    apply_cost,
-    get_device,
-    get_network,
-    layer_cost,
-    load_net,
-)
-from core.paleo.cost import gradient_shapes_match
-from core.paleo.layers import conv_output
+from core.paleo import DEVICES, MODERN_DEVICES, NETWORKS, get_device, get_network, load_net
+from core.paleo.cost import apply_cost, gradient_shapes_match, layer_cost
+from core.paleo.devices import MODERN_NETWORKS, Device
+from core.paleo.layers import Layer, conv_output
 
 # A device with round numbers: 1000 GFLOP/s, 1 (Gi)B/s, 1000 MHz (one cycle = 1e-6 ms).
 TOY = Device("toy", clock_mhz=1000, peak_gflops=1000, mem_bandwidth_gbs=1)

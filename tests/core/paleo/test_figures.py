@@ -22,7 +22,6 @@ from core.figures.paleo import (
     throughput_figure,
 )
 from core.paleo import (
-    BREAKDOWN_COLUMNS,
     Measurement,
     Op,
     Roof,
@@ -36,6 +35,7 @@ from core.paleo import (
     read_profile,
     simulate,
 )
+from core.paleo.simulate import BREAKDOWN_COLUMNS
 
 
 @pytest.fixture(scope="module")

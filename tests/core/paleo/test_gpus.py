@@ -7,7 +7,8 @@ import pytest
 from core.devices import DENSE, HALF_SPARSE, NO_SPARSITY, NOT_TENSOR, PEAK_PRECISIONS
 from core.devices import get_device as get_gpu
 from core.errors import InputError
-from core.paleo import GPUS, MODERN_DEVICES, MODERN_NETWORKS, NETWORKS, get_network
+from core.paleo import GPUS, MODERN_DEVICES, NETWORKS, get_network
+from core.paleo.devices import MODERN_NETWORKS
 
 REQUIRED = ("V100_SXM2", "V100_PCIE", "A100_PCIE_40GB", "A100_PCIE_80GB", "A100_SXM4_40GB", "A100_SXM4_80GB",
             "H100_PCIE", "H100_SXM", "H200_SXM", "L4", "L40S", "A10", "RTX_6000_ADA", "B200")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.paleo import DEFAULT_EFFICIENCIES, Efficiencies, Op, Roof, Workload, roof_for, roofline_layers, roofline_step
+from core.paleo import DEFAULT_EFFICIENCIES, Efficiencies, Op, Roof, Workload, roof_for
+from core.paleo.roofline import roofline_layers, roofline_step
 
 # a toy GPU: 100 TFLOP/s tensor, 10 TFLOP/s CUDA cores, 1000 GB/s
 ROOF = Roof("toy", "fp16", 100, 10, 1000, "hand")

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from core.errors import InputError
-from core.paleo import builtin_spec_names, layer_breakdown, load_net, parse_spec, read_spec_file
+from core.paleo import layer_breakdown, load_net, parse_spec, read_spec_file
 from core.paleo.cost import gradient_shapes_match
 from core.paleo.layers import conv_output, pool_output
+from core.paleo.spec import builtin_spec_names
 
 DATA_PARALLEL_SPECS = ("alex_v2", "alex_v2_1gpu", "densenet_cifar", "inception_v3", "nin",
                        "overfeat", "resnet50", "vgg16")

@@ -8,7 +8,6 @@ import pytest
 from core.errors import InputError
 from core.paleo import (
     DEFAULT_EFFICIENCIES,
-    KINDS,
     Efficiencies,
     Measurement,
     Op,
@@ -16,8 +15,9 @@ from core.paleo import (
     Workload,
     calibrate_transfer,
     predict_step,
-    roofline_step,
 )
+from core.paleo.roofline import roofline_step
+from core.paleo.workload import KINDS
 
 # toy devices of different compute/bandwidth balance (TFLOP/s tensor, CUDA cores, GB/s)
 R1 = Roof("R1", "fp16", 100, 10, 1000, "hand")

@@ -6,7 +6,8 @@ import pytest
 
 from core.errors import InputError
 from core.logs import read_log
-from core.plan import ScalingRule, anchor_batch_of, default_run, steps_sources
+from core.plan import ScalingRule, default_run, steps_sources
+from core.plan.goodput import anchor_batch_of
 from core.runs import analyse_run
 from core.speed.optimus import SpeedModel
 from core.targets import accuracy_target

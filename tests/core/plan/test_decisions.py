@@ -7,14 +7,9 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError
-from core.plan import (
-    PLAN_COLUMNS,
-    cheapest_for_deadline,
-    efficiency_knee,
-    plan_decisions,
-    plan_from_logs,
-    time_at_count,
-)
+from core.plan import plan_decisions, plan_from_logs
+from core.plan.decisions import cheapest_for_deadline, efficiency_knee, time_at_count
+from core.plan.from_logs import PLAN_COLUMNS
 
 HOUR = 3600.0
 

@@ -42,7 +42,8 @@ def test_the_plan_on_a_device_is_the_pieces_composed(gb200_8):
     import math
 
     from core.batch import EXTRAPOLATION_SIGMA
-    from core.plan import counted_overhead, measured_configurations, samples_at_batch, transformer_from_logs
+    from core.plan import measured_configurations, samples_at_batch, transformer_from_logs
+    from core.plan.log_plan import counted_overhead
 
     logs, paths = gb200_8
     plan = plan_on_device(logs, paths, "B200", [8, 64], global_batch=32.0)

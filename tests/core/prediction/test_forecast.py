@@ -7,14 +7,9 @@ import pytest
 
 from core.datasets import builtin_datasets_by_file
 from core.logs import read_log
-from core.prediction import (
-    DEFAULT_POSTERIOR_METHOD,
-    Prior,
-    combine,
-    first_epochs,
-    forecast_epoch_at_target,
-    predict_epoch_at_target,
-)
+from core.prediction import DEFAULT_POSTERIOR_METHOD, Prior, combine, forecast_epoch_at_target
+from core.prediction.log_series import first_epochs
+from core.prediction.predict import predict_epoch_at_target
 from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import course_csv
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from core.logs import read_log
-from core.prediction import first_epochs, predict_epoch_at_target
+from core.prediction.log_series import first_epochs
 from core.prediction.phases import epochs_after
+from core.prediction.predict import predict_epoch_at_target
 from core.targets import accuracy_target
 
 

@@ -12,9 +12,9 @@ import pytest
 from core.calibrate import read_fits_table
 from core.datasets import course_fits_path
 from core.logs import read_log
-from core.prediction import Prior, job_prior, prior_for_run, prior_from_other_runs, prior_source
+from core.prediction import Prior, prior_for_run, prior_from_other_runs, prior_source
 from core.prediction.prior import z_of
-from core.prediction.run_prior import same_job_runs
+from core.prediction.run_prior import job_prior, same_job_runs
 from core.runs import find_target_crossing
 from core.targets import accuracy_target
 from tests.core.prediction.prediction_logs import course_log, pollux_logs

@@ -7,7 +7,7 @@ import pytest
 
 from core.errors import InputError
 from core.logs import read_log, read_log_file
-from core.prediction import first_epochs
+from core.prediction.log_series import first_epochs
 from core.prediction.schedule import (
     POLLUX_SCHEDULES,
     Schedule,
@@ -94,7 +94,8 @@ def test_an_lr_column_is_read_and_its_drops_found():
 
 
 def test_the_mlperf_logs_declare_their_learning_rate_schedule(mlperf_logs):
-    from core.prediction import known_schedule, resolve_schedule
+    from core.prediction import known_schedule
+    from core.prediction.schedule import resolve_schedule
 
     log = next(lg for lg in mlperf_logs if lg.source.startswith("dgxh100_n96_"))
     # :::MLLOG lars_opt_learning_rate_decay_steps 58 and ..._decay_poly_power 2 in the log

@@ -69,6 +69,6 @@ def test_no_run_reached_reads_a_dash():
 
 @pytest.mark.parametrize("at, text", [(24.465, "24 s"), (2_049_920.0, "2,049,920 s"), (0.5234, "0.52 s")])
 def test_first_amount_is_written_whole(at, text):
-    from core.runs import FirstToTarget
+    from core.runs.summary import FirstToTarget
 
     assert FirstToTarget("acc ≥ 0.92", "steps", "a.csv", at, "s", 1).amount() == text

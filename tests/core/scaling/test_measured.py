@@ -11,13 +11,9 @@ import pandas as pd
 import pytest
 
 from core.errors import InputError, LogFormatError
-from core.scaling import (
-    RESULT_COLUMNS,
-    allreduce_bytes,
-    bandwidth_gb_per_s,
-    filter_rows,
-    scaling_analysis,
-)
+from core.scaling import allreduce_bytes, filter_rows, scaling_analysis
+from core.scaling.allreduce import bandwidth_gb_per_s
+from core.scaling.measured import RESULT_COLUMNS
 from core.scaling.table import (
     POLLUX_DIR,
     TABLE_COLUMNS,
@@ -392,6 +388,7 @@ def test_link_presets_state_their_rate_in_the_name():
 def test_the_default_parameter_count_is_the_default_model_s():
     """The Scaling page opens on ResNet-18 for CIFAR-10: its count is the model's, not typed."""
     from core.models import parameter_count
-    from core.scaling import DEFAULT_MODEL, DEFAULT_PARAMS
+    from core.scaling import DEFAULT_PARAMS
+    from core.scaling.allreduce import DEFAULT_MODEL
 
     assert parameter_count(DEFAULT_MODEL) == DEFAULT_PARAMS == 11_173_962

@@ -12,9 +12,7 @@ from hypothesis import strategies as st
 from core.errors import InputError
 from core.scaling import (
     ACTIVITIES,
-    SCHEDULE_COLUMNS,
     PSJob,
-    at_machines,
     crossover_machines,
     local_schedule,
     local_then_send,
@@ -22,6 +20,8 @@ from core.scaling import (
     ps_schedule,
     ps_time_vs_machines,
 )
+from core.scaling.ps_job import at_machines
+from core.scaling.ps_schedule import SCHEDULE_COLUMNS
 
 
 def job(n_samples: int = 1000, **kw) -> PSJob:

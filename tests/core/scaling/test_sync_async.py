@@ -13,12 +13,12 @@ from core.errors import InputError
 from core.scaling import (
     STALENESS_BOUND_SOURCES,
     STALENESS_BOUND_TEXT,
-    TIMELINE_COLUMNS,
     UPDATE_COLUMNS,
     async_schedule,
     staleness_bound,
     sync_schedule,
 )
+from core.scaling.sync_async import TIMELINE_COLUMNS
 
 # Three workers, two gradients each: the example drawn on the Scaling page.
 STARTS = [0.0, 1.0, 0.5]

@@ -12,13 +12,13 @@ from core.schedules import (
     SCHEDULE_KINDS,
     PlannedSchedule,
     build_schedule,
-    cooldown_rate,
     log_schedule,
     parse_schedule_spec,
-    read_schedule_csv,
     resolve_planned_schedule,
-    schedule_from_points,
 )
+from core.schedules.from_log import read_schedule_csv
+from core.schedules.planned import schedule_from_points
+from core.schedules.spec import cooldown_rate
 from tests.conftest import DATA
 
 CURVES = DATA / "llm" / "lr_schedule_loss_curves"

@@ -5,18 +5,11 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.transformer import (
-    Efficiency,
-    Latency,
-    Overlap,
-    Strategy,
-    best_strategy,
-    estimate_step,
-    memory_per_gpu,
-    parse_strategy,
-)
+from core.transformer import Efficiency, Overlap, Strategy, estimate_step, parse_strategy
 from core.transformer.config import TransformerConfig, load_config
 from core.transformer.devices import get_accelerator
+from core.transformer.memory import memory_per_gpu
+from core.transformer.parallel import Latency, best_strategy
 
 # 4 layers, hidden 64, 8 heads (2 key-value heads of 8), ffn 128, vocab 100: 4×(64·(64+16+16+64) + 3·64·128)
 # + 2·100·64 = 4·(10240 + 24576) + 12800 = 152,064 parameters
