@@ -30,7 +30,18 @@ import pandas as pd
 from core.cli.common import add_option, parse_number, print_csv
 from core.devices import DEVICES
 from core.errors import InputError
-from core.transformer import TENSOR_PRECISIONS
+from core.transformer import (
+    TENSOR_PRECISIONS,
+    Efficiency,
+    Measurement,
+    calibrate,
+    get_accelerator,
+    load_config,
+    parse_strategy,
+    read_log_step,
+    step_table,
+    with_dp,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,8 +78,6 @@ def _ints(flag: str, text: str) -> list[int]:
 
 
 def _measurement(text: str, *, cfg, strategy, global_batch: int, seq_len: int, domain):
-    from core.transformer import Measurement, get_accelerator, with_dp
-
     seconds, sep, rest = text.partition("@")
     device, sep2, gpus = rest.partition(",")
     if not sep or not sep2:
@@ -83,8 +92,6 @@ def _measurement(text: str, *, cfg, strategy, global_batch: int, seq_len: int, d
 
 
 def _log_measurement(text: str, *, strategy, domain):
-    from core.transformer import Measurement, read_log_step, with_dp
-
     log, _, system = text.partition("@")
     step = read_log_step(log, system or None)
     if step.device is None or step.gpus is None:
@@ -97,8 +104,6 @@ def _log_measurement(text: str, *, strategy, domain):
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.transformer import Efficiency, calibrate, get_accelerator, load_config, parse_strategy, step_table
-
     cfg = load_config(args.config)
     if args.lora_rank is not None:
         rank = parse_number("--lora-rank", args.lora_rank, int, what="a whole number", fix="Give e.g. 16")

@@ -12,12 +12,13 @@ Modules: ``figures`` (Figure and the basis words), ``spec`` (DeviceSpec), ``tabl
 """
 
 from core.devices.figures import DENSE, HALF_SPARSE, NO_SPARSITY, NOT_TENSOR, PEAK_PRECISIONS, Figure
-from core.devices.names import NAMES, device_from_text, get_device, normalise
+from core.devices.names import NAMES, device_from_text, device_key, get_device, normalise
 from core.devices.networks import MODERN_NETWORKS, NETWORKS, PALEO_NETWORKS, Network, get_network
 from core.devices.spec import DeviceSpec
 from core.devices.table import DEVICES
 
 __all__ = [
+    'device_key',
     "DENSE", "DEVICES", "HALF_SPARSE", "MODERN_NETWORKS", "NAMES", "NETWORKS", "NOT_TENSOR",
     "NO_SPARSITY", "PALEO_NETWORKS", "PEAK_PRECISIONS", "DeviceSpec", "Figure", "Network",
     "device_from_text", "get_device", "get_network", "normalise",

@@ -20,10 +20,8 @@ from core.prediction.backtest import (
     INTERVAL_CALIBRATIONS,
     LOSS_THRESHOLDS,
     backtest_logs,
-    observed_epochs,
 )
-from core.prediction.backtest_table import BACKTEST_COLUMNS
-from core.prediction.combined import PRIOR_COLUMNS, priors_without_each_run, summary_of, whole
+from core.prediction.combined import PRIOR_COLUMNS
 from core.prediction.cooldown import (
     COOLDOWN_COLUMNS,
     CooldownPlan,
@@ -41,7 +39,6 @@ from core.prediction.forecast import (
     FORECAST_POSTERIOR_METHODS,
     MIN_PREDICTION_EPOCHS,
     Forecast,
-    can_forecast,
     forecast_epoch_at_target,
 )
 from core.prediction.intervals import FitCache
@@ -53,7 +50,6 @@ from core.prediction.predict import (
 )
 from core.prediction.prior import Prior, prior_from_other_runs
 from core.prediction.progress import ProgressForecast, predict_progress
-from core.prediction.progress_backtest import backtest_progress, progress_backtest_summary
 from core.prediction.progress_estimates import ProgressCache
 from core.prediction.progress_measure import evaluation_points, evaluation_table, progress_showcase, progress_to_target
 from core.prediction.progress_route import LossForecast, forecast_progress, forecast_showcase
@@ -70,11 +66,9 @@ from core.prediction.run_prior import prior_for_run, prior_source
 from core.prediction.schedule import Schedule, known_schedule, parse_schedule
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.tables import (
-    backtest_summary,
     convergence_of_prediction,
     extrapolate_unreached,
     family_scores,
-    summary_line,
 )
 from core.prediction.target_prediction import TargetPrediction, prediction_curves
 from core.prediction.through_schedule import ScheduleForecast, forecast_through_schedule, what_if
@@ -85,12 +79,10 @@ __all__ = [
     'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache', 'ScheduleForecast', 'candidate_schedule',
     'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between', 'default_cooldown_target', 'in_progress',
     'forecast_progress', 'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown', 'what_if',
-    'ProgressCache', 'ProgressForecast', 'backtest_progress', 'evaluation_points', 'evaluation_table',
-    'predict_progress', 'progress_backtest_summary', 'progress_showcase', 'progress_to_target',
-    'MIN_PREDICTION_EPOCHS', 'can_forecast', 'BACKTEST_COLUMNS', 'DEFAULT_FRACTIONS', 'DEFAULT_POSTERIOR_METHOD',
-    'FORECAST_POSTERIOR_METHODS', 'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'Posterior', 'Prior', 'ROUTES',
-    'Schedule', 'TargetPrediction', 'backtest_logs', 'backtest_summary', 'combine', 'convergence_of_prediction',
+    'ProgressCache', 'ProgressForecast', 'evaluation_points', 'evaluation_table', 'predict_progress',
+    'progress_showcase', 'progress_to_target', 'MIN_PREDICTION_EPOCHS', 'DEFAULT_FRACTIONS',
+    'DEFAULT_POSTERIOR_METHOD', 'FORECAST_POSTERIOR_METHODS', 'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'Posterior',
+    'Prior', 'ROUTES', 'Schedule', 'TargetPrediction', 'backtest_logs', 'combine', 'convergence_of_prediction',
     'extrapolate_unreached', 'family_scores', 'forecast_epoch_at_target', 'known_schedule', 'n_epochs',
-    'observed_epochs', 'parse_schedule', 'prediction_curves', 'prior_for_run', 'prior_from_other_runs',
-    'prior_source', 'priors_without_each_run', 'showcase_log', 'summary_line', 'summary_of', 'whole',
+    'parse_schedule', 'prediction_curves', 'prior_for_run', 'prior_from_other_runs', 'prior_source', 'showcase_log',
 ]

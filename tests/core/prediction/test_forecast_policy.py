@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from core.logs.reader import read_log
-from core.prediction import MIN_PREDICTION_EPOCHS, can_forecast
+from core.prediction import MIN_PREDICTION_EPOCHS
+from core.prediction.forecast import can_forecast
 from tests.core.prediction.prediction_logs import course_log
 
 

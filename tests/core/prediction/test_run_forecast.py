@@ -14,7 +14,6 @@ from core.errors import InputError
 from core.logs import read_log, read_log_file
 from core.prediction import (
     EPOCHS,
-    FORECAST_COLUMNS,
     PROGRESS,
     backtest_route,
     forecast_epoch_at_target,
@@ -24,6 +23,7 @@ from core.prediction import (
     route_for,
     route_for_runs,
 )
+from core.prediction.run_forecast import FORECAST_COLUMNS
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 from tests.conftest import ROOT
 
