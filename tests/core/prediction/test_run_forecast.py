@@ -15,7 +15,6 @@ from core.logs import read_log, read_log_file
 from core.prediction import (
     EPOCHS,
     PROGRESS,
-    backtest_route,
     forecast_epoch_at_target,
     forecast_progress,
     forecast_run,
@@ -23,6 +22,7 @@ from core.prediction import (
     route_for,
     route_for_runs,
 )
+from core.prediction.run_backtest import backtest_route
 from core.prediction.run_forecast import FORECAST_COLUMNS
 from core.targets import DEFAULT_TARGET, Target, accuracy_target
 from tests.conftest import ROOT
