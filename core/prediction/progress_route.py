@@ -28,6 +28,7 @@ from core.logs import RunLog
 from core.prediction.progress import ProgressForecast, combine_progress, group_of, predict_progress, trust_from_errors
 from core.prediction.progress_estimates import ProgressCache, ProgressEstimate, extrapolate_progress, prior_progress
 from core.prediction.progress_measure import evaluation_table, first_points, progress_showcase, seconds_per_unit
+from core.prediction.progress_units import left_out_summary, pooled_value
 from core.prediction.schedule_fit import ScheduleFitCache
 from core.prediction.schedule_runs import ScheduleRun, same_plan
 from core.prediction.through_schedule import (
@@ -181,12 +182,13 @@ def _as_progress(log: RunLog, others, target: Target, s: ScheduleForecast, level
     observed = float(x[n - 1]) if n else 0.0
     others = [o for o in others if o.source != log.source]
     cache = ProgressCache() if cache is None else cache
-    evidence = _same_rates(s.run, others, s.donors, target, cache)
+    evidence, apart = _same_rates(s.run, others, s.donors, target, cache)
     prior = prior_progress(seen, evidence, target, level=level, cache=cache)
-    if not prior.available and len(evidence) < len(others):
-        prior = replace(prior, description=f"no other run on this run's schedule shape reached the target "
-                                           f"({len(others) - len(evidence)} of {len(others)} other runs trained on "
-                                           "other rates, or did not reach it)")
+    prior = replace(prior, left_out=(*((src, why) for src, _, why in apart), *prior.left_out))
+    if not prior.available and apart:
+        prior = replace(prior, description=f"no other run to pool: {left_out_summary(apart)}")
+    elif apart:
+        prior = replace(prior, description=f"{prior.description}; left out: {left_out_summary(apart)}")
     extrap = extrapolate_progress(seen, target, level=level)
     flags = [f"schedule: {s.schedule.source}"] + list(s.flags)
     if s.left_out:
@@ -272,7 +274,7 @@ def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, c
         if truth is None or truth <= 0:
             continue
         rest = [o for o in others if o.source != d.source and (same_group or group_of(o) != d.group)]
-        rest = _same_rates(d, rest, s.donors, target, cache)
+        rest, _ = _same_rates(d, rest, s.donors, target, cache)
         p = prior_progress(d.log, rest, target, level=level, cache=cache)
         # a forecast that does not reach the target within the plan erred by at least the plan's end over the truth:
         # counted so (a failure of that source, never left out of its record)
@@ -284,14 +286,32 @@ def _schedule_trust(s: ScheduleForecast, others, target: Target, level: float, c
 
 
 def _same_rates(run: ScheduleRun, others: Sequence[RunLog], donors: Sequence[ScheduleRun], target: Target,
-                cache: ProgressCache) -> list[RunLog]:
+                cache: ProgressCache) -> tuple[list[RunLog], list[tuple[str, str, str]]]:
     """The other runs whose crossing of ``target`` is evidence of ``run``'s: those that trained on the same rates as
-    ``run``, as a function of progress, up to where they reached it (``same_plan``); a run without a plan is none."""
+    ``run``, as a function of progress, up to where they reached it (``same_plan``; a run counted in another unit is
+    compared through the units both know, ``core.prediction.progress_units``), and the rest as (source, kind, reason):
+    no plan known, did not reach the target, cannot be converted, or trained on other rates."""
     plans = {d.source: d for d in donors}
-    out = []
+    mine = cache.units(run.log)
+    out, apart = [], []
     for o in others:
         d = plans.get(o.source)
-        reached = cache.truth(o, target) if d is not None else None
-        if reached is not None and reached > 0 and same_plan(run, d, reached):
+        if d is None:
+            apart.append((o.source, "plan", "its learning-rate plan is not known"))
+            continue
+        reached = cache.truth(o, target)
+        if reached is None or not reached > 0:
+            apart.append((o.source, "target", f"did not reach {target.spec}"))
+            continue
+        b_per_a = None
+        if d.unit != run.unit:
+            one, why = pooled_value(1.0, mine, cache.units(o))       # one of this run's units in the other's
+            if one is None:
+                apart.append((o.source, "unit", why))
+                continue
+            b_per_a = one
+        if same_plan(run, d, reached / (b_per_a or 1.0), b_per_a=b_per_a):
             out.append(o)
-    return out
+        else:
+            apart.append((o.source, "rates", "trained on other rates"))
+    return out, apart

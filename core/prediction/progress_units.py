@@ -240,7 +240,8 @@ def left_out_summary(left_out: Sequence[tuple[str, str, str]]) -> str:
     ...                   ("b.txt", "target", "did not reach val_loss<=3.28"), ("c.txt", "target", "did not reach")])
     '1 cannot be converted (a.txt: counts steps and its tokens per step is unknown); 2 did not reach the target'
     """
-    words = {"unit": "cannot be converted", "target": "did not reach the target", "metric": "do not log the metric"}
+    words = {"unit": "cannot be converted", "target": "did not reach the target", "metric": "do not log the metric",
+             "rates": "trained on other rates", "plan": "have no known learning-rate plan"}
     parts = []
     for kind in dict.fromkeys(k for _, k, _ in left_out):
         rows = [(s, r) for s, k, r in left_out if k == kind]

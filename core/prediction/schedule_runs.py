@@ -217,12 +217,13 @@ def time_per_step(run: ScheduleRun, upto: float) -> float | None:
 PLAN_MATCH_TOLERANCE = 0.05
 
 
-def same_plan(a: ScheduleRun, b: ScheduleRun, upto: float, *, points: int = 200) -> bool:
+def same_plan(a: ScheduleRun, b: ScheduleRun, upto: float, *, points: int = 200, b_per_a: float | None = None) -> bool:
     """Whether runs ``a`` and ``b`` trained on the same schedule, as multiples of each one's peak rate and a function
     of their progress (their unit: steps, samples or tokens), up to ``upto``: past both warm-ups, within
     ``PLAN_MATCH_TOLERANCE`` of the peak, and the areas under them within the same share. Only then is the progress
     at which one reached a loss evidence of when the other will (the loss follows the rates: a cool-down reaches
-    it sooner).
+    it sooner). ``upto`` is in ``a``'s unit; ``b_per_a`` (``b``'s units in one of ``a``'s, from
+    ``core.prediction.progress_units``) compares runs counted in different units; without it they must share one.
 
     >>> from core.logs import read_log
     >>> from core.schedules import build_schedule
@@ -235,15 +236,18 @@ def same_plan(a: ScheduleRun, b: ScheduleRun, upto: float, *, points: int = 200)
     >>> same_plan(flat, wsd, 1400), same_plan(flat, wsd, 1900)
     (True, False)
     """
-    if a.unit != b.unit or a.schedule.unit != b.schedule.unit or not (upto > 0 and math.isfinite(upto)):
+    scale = 1.0 if b_per_a is None else float(b_per_a)
+    if (b_per_a is None and a.unit != b.unit) or a.schedule.unit != b.schedule.unit \
+            or not (upto > 0 and math.isfinite(upto)) or not (scale > 0 and math.isfinite(scale)):
         return False
-    if upto > a.to_progress(a.schedule.total_steps) or upto > b.to_progress(b.schedule.total_steps):
+    if upto > a.to_progress(a.schedule.total_steps) or upto * scale > b.to_progress(b.schedule.total_steps):
         return False
     grid = np.linspace(0.0, upto, points)
     # each in multiples of its own peak: runs at other batches differ in peak rate by recipe (what the prior's
     # batch scaling accounts for), not in the schedule's shape
-    ra, rb = (r.schedule.lr_at(_steps_at(r, grid)) / max(r.schedule.peak, 1e-300) for r in (a, b))
-    warm = max(a.to_progress(a.schedule.warmup_end), b.to_progress(b.schedule.warmup_end))
+    ra = a.schedule.lr_at(_steps_at(a, grid)) / max(a.schedule.peak, 1e-300)
+    rb = b.schedule.lr_at(_steps_at(b, grid * scale)) / max(b.schedule.peak, 1e-300)
+    warm = max(a.to_progress(a.schedule.warmup_end), b.to_progress(b.schedule.warmup_end) / scale)
     after = grid >= warm
     if after.any() and float(np.max(np.abs(ra[after] - rb[after]))) > PLAN_MATCH_TOLERANCE:
         return False
