@@ -69,7 +69,7 @@ from core.errors import LogFormatError
 from core.logs.mllog_events import DECAY_KEYS, EVAL_METRIC, collect_events, events_frame, steps_table
 from core.logs.naming import RunMeta, depth_of
 from core.logs.runlog import ColumnRoles, RunLog
-from core.targets import Target
+from core.targets import ACCURACY_METRIC, Target
 
 #: the flags an MLLOG run can carry (pages and the batch-scaling fit test for the first)
 ABORTED_FLAG = "aborted run: run_stop status 'aborted' (the run did not finish as a success; not fitted as one)"
@@ -372,7 +372,10 @@ def read_mllog(data: bytes, source: str, *, split: str | None = None,
                    lr_schedule=declared_lr_schedule(ev.opt))
     if declared is not None and scale != 1 and declared > 1:
         declared = declared / scale          # a target in percent, as the evaluations were
-    target = Target(EVAL_METRIC, direction, declared, "log") if declared is not None else None
+    # a climbing eval_accuracy is the log's accuracy role (roles below): its declared target is the accuracy
+    # target acc>=V, the same one --target-acc V gives, so that every verb answers it by one route
+    metric = ACCURACY_METRIC if direction == ">=" else EVAL_METRIC
+    target = Target(metric, direction, declared, "log") if declared is not None else None
     spe = steps_per_epoch
     if spe is None and ev.global_batch and ev.train_samples:
         spe = -(-ev.train_samples // ev.global_batch)

@@ -38,10 +38,6 @@ INVOCATIONS = {
 }
 #: verbs whose input is not a log, so a log cannot declare their target
 NO_LOG = {"calibrate"}
-#: where the declared form differs today: MLLOG declares ``eval_accuracy>=V`` (its name for the accuracy), a
-#: target these verbs take for another metric than ``acc>=V`` (fit: the metric column; predict and backtest: the
-#: progress route instead of the accuracy route). Strict: once fixed, the mark must go.
-DECLARED_DIFFERS = {"fit", "predict", "backtest"}
 
 VERBS = sorted({name for name, path, parser in PARSERS if not path
                 and any("--target" in a.option_strings for a in parser._actions)})
@@ -92,9 +88,7 @@ def test_target_and_target_acc_give_identical_output(verb, value, tmp_path):
     assert spec[1] or spec[0] == 2                      # an answer, or a refusal: never silence with status 0
 
 
-@pytest.mark.parametrize("verb", [pytest.param(v, marks=pytest.mark.xfail(
-    strict=True, reason="MLLOG declares eval_accuracy>=V, read as another metric than acc>=V (issue 34)"))
-    if v in DECLARED_DIFFERS else v for v in VERBS if v not in NO_LOG])
+@pytest.mark.parametrize("verb", [v for v in VERBS if v not in NO_LOG])
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
           phases=(Phase.explicit, Phase.generate))      # no shrinking: a known difference fails on its first example
 @given(value=VALUES)
