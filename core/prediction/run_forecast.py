@@ -139,6 +139,8 @@ class RunForecast:
                    f"extrapolation: {f.extrapolation.description}; posterior: {f.posterior.description} ({f.unit})"]
             if a.schedule is not None:
                 out.append(f"parameters: {a.schedule.sources_text()}")
+            if f.prior.left_out:                      # every run the prior left out, each with its reason
+                out.append("prior: left out: " + "; ".join(f"{src} ({why})" for src, why in f.prior.left_out))
         else:
             f = self.epochs
             out = [f"prior: {f.prior.description}; extrapolation: {f.prediction.family} ({f.prediction.status}); "

@@ -38,3 +38,27 @@ def test_a_run_in_tokens_on_the_same_plan_is_the_same_plan_through_its_tokens_pe
     other = _run(flat, tokens=True)
     assert same_plan(in_steps, other, 1400, b_per_a=TOKENS_PER_STEP)
     assert not same_plan(in_steps, other, 1900, b_per_a=TOKENS_PER_STEP)
+
+
+def test_every_other_run_is_pooled_or_named_with_its_reason_never_lumped_as_not_reaching():
+    # a built-in speedrun record forecast from a quarter of its log, the other built-in record's logs as the prior
+    from pathlib import Path
+
+    from core.logs import read_log_file
+    from core.prediction import forecast_run
+
+    root = Path(__file__).resolve().parents[3] / "data" / "llm" / "nanogpt_speedrun" / "track_1_short"
+    paths = sorted(str(p) for p in root.glob("*/*.txt"))
+    logs = [read_log_file(p, source=p) for p in paths]
+    run, others = logs[0], [lg for lg in logs if Path(lg.source).parent != Path(logs[0].source).parent]
+    answer = forecast_run(run, others, observe=0.25)
+    prior = answer.progress.progress.prior
+    named = {src for src, _ in prior.left_out}
+    assert named <= {o.source for o in others}
+    if not prior.available:                      # no answer from the prior: every other run is named, with a reason
+        assert named == {o.source for o in others}
+        assert all(why for _, why in prior.left_out)
+    text = " ".join(answer.lines())
+    assert "no other run that reached the target" not in text
+    for src in named:
+        assert src in text                       # the command line and the page list each one
