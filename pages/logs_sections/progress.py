@@ -102,7 +102,15 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
                      + ". Intervals are 80 %; the rest of the log is drawn for comparison."))
     for flag in f.flags:
         st.caption(":material/info: " + plain(flag))
+    _prior_left_out(f)
     chart(progress_forecast_figure, log, f, key="logs_progress_chart", file_stem="progress_to_target")
+
+
+def _prior_left_out(f) -> None:
+    """Every other run the prior did not pool, each with its reason (core.prediction: ``ProgressEstimate.left_out``)."""
+    if f.prior.left_out:
+        st.caption(":material/info: " + plain("Prior: left out: " + "; ".join(
+            f"{src} ({why})" for src, why in f.prior.left_out)))
 
 
 def _through_schedule(log: RunLog, answer: LossForecast) -> None:
@@ -139,3 +147,4 @@ def _through_schedule(log: RunLog, answer: LossForecast) -> None:
     if s.left_out:
         st.caption(":material/info: " + plain("Left out of the other runs: " + "; ".join(
             f"{src} ({why})" for src, why in s.left_out)))
+    _prior_left_out(f)
