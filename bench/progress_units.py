@@ -26,8 +26,10 @@ version runs in its own process, one after the other, and the wall time of each 
 (the machine may be shared: compare the two, not absolute times). ``--base none`` measures only this tree.
 
 Reads ``../shared/reference/nanogpt_speedrun/track_1_short`` (a benchmark may; the product and tests never do).
-Usage: ``python bench/progress_units.py [--quick] [--records N] [--fraction F] [--base REV|none]``; the full run
-(46 records, 94 logs, both versions) took about 2 minutes at load average 12; ``--quick`` takes 12 records, evenly
+``--route predict`` measures what ``python -m core predict`` prints instead (``forecast_progress``: through the
+records' declared schedules, the prior there pooling only runs on the same rates).
+Usage: ``python bench/progress_units.py [--quick] [--records N] [--fraction F] [--route R] [--base REV|none]``;
+the full run (46 records, 94 logs, both versions) took about 2 minutes at load average 12; ``--quick`` takes 12 records, evenly
 spaced (about 30 s).
 """
 
@@ -72,16 +74,20 @@ def _read(folder: Path, records: int | None) -> dict[str, list]:
     return groups
 
 
-def _case(log, others, fraction: float, cache) -> dict | None:
+def _case(log, others, fraction: float, cache, route: str = "power-law") -> dict | None:
     from core.prediction import predict_progress, progress_to_target
     from core.prediction.progress_measure import first_points, time_at_progress
+    from core.prediction.progress_route import forecast_progress
     from core.targets import Target
 
     target = log.target if isinstance(log.target, Target) else None
     truth = progress_to_target(log, target)
     if truth is None:
         return None
-    f = predict_progress(log, others, target, observe=fraction, cache=cache)
+    if route == "predict":     # what `python -m core predict` prints: through the declared schedule where it applies
+        f = forecast_progress(log, others, target, observe=fraction, cache=cache).progress
+    else:
+        f = predict_progress(log, others, target, observe=fraction, cache=cache)
     m = _POOLED.search(f.prior.description or "")
     row = {"file": log.source, "record": log.source.split("/")[0], "unit": f.unit, "status": f.status,
            "pooled": int(m.group(1)) if m and f.prior.available else 0,
@@ -118,7 +124,7 @@ def worker(args) -> None:
                 others = [o for k, v in records.items() if k != rec for o in v]
             else:
                 others = [o for o in built_in if o.source.split("/")[0] != rec]
-            rows += [r for log in logs if (r := _case(log, others, args.fraction, cache)) is not None]
+            rows += [r for log in logs if (r := _case(log, others, args.fraction, cache, args.route)) is not None]
         out[scenario] = {"rows": rows, "seconds": time.perf_counter() - t}
     json.dump(out, sys.stdout)
 
@@ -163,7 +169,7 @@ def report(label: str, result: dict) -> None:
 
 def _run(code: Path, args) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--code", str(code), "--shared", args.shared,
-           "--built-in", str(BUILT_IN), "--fraction", str(args.fraction)]
+           "--built-in", str(BUILT_IN), "--fraction", str(args.fraction), "--route", args.route]
     if args.records:
         cmd += ["--records", str(args.records)]
     env = dict(os.environ, PYTHONPATH=str(code))
@@ -181,6 +187,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="12 records, evenly spaced (of 46)")
     parser.add_argument("--records", type=int, default=None, help="this many records, evenly spaced (default all)")
     parser.add_argument("--fraction", type=float, default=0.25, help="fraction of each log's evaluations seen")
+    parser.add_argument("--route", choices=("power-law", "predict"), default="power-law",
+                        help="power-law: core.prediction.predict_progress (the prior's own route); predict: what "
+                             "`python -m core predict` prints (through the declared schedule where it applies; slower)")
     parser.add_argument("--base", default=BASE, help=f"the commit measured as 'before' (default {BASE}; none: skip)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--code", default=str(ROOT), help=argparse.SUPPRESS)
