@@ -29,8 +29,8 @@ Reads ``../shared/reference/nanogpt_speedrun/track_1_short`` (a benchmark may; t
 ``--route predict`` measures what ``python -m core predict`` prints instead (``forecast_progress``: through the
 records' declared schedules, the prior there pooling only runs on the same rates).
 Usage: ``python bench/progress_units.py [--quick] [--records N] [--fraction F] [--route R] [--base REV|none]``;
-the full run (46 records, 94 logs, both versions) took about 2 minutes at load average 12; ``--quick`` takes 12 records, evenly
-spaced (about 30 s).
+the full run (46 records, 94 logs, both versions) took about 2 minutes at load average 12; ``--quick`` takes
+12 records, evenly spaced (about 30 s).
 """
 
 from __future__ import annotations
