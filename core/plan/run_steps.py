@@ -24,7 +24,7 @@ from core.errors import InputError
 from core.plan.steps import StepsEstimate
 from core.prediction import FitCache, Forecast, TargetPrediction, forecast_epoch_at_target, prior_source
 from core.runs import RunAnalysis, predict_step_at_loss
-from core.targets import accuracy_value
+from core.targets import accuracy_value, require_accuracy
 from core.validation import check_option
 
 #: how steps are taken from a logged run
@@ -180,6 +180,8 @@ def steps_from_run(run: RunAnalysis, others: Sequence[RunAnalysis], *, method: s
     """
     check_option(method, "steps_from_run: method", RUN_METHODS)
     name = run.log.source
+    if method in ("posterior", "family"):     # the curve families extrapolate an accuracy: this step refuses
+        require_accuracy(run.crossing.target, f"the plan's {method!r} method (steps from a run)")
     if method == "posterior":
         forecast = forecast_epoch_at_target(run.log, [r.log for r in others if r.log.has_acc],
                                             target=run.crossing.target, family=family, route=route,

@@ -213,6 +213,7 @@ def best_accuracy(log: RunLog, *, criterion: str = "epoch") -> float | None:
     ``None`` when the log has no accuracy.
 
     >>> from core.logs import read_log
+    >>> from core.targets import accuracy_target
     >>> log = read_log(b"epoch,step,loss,acc\\n1,1,2,0.5\\n1,2,1.9,0.95\\n1,3,1.8,0.7\\n2,1,1,0.8\\n2,2,1,0.9\\n"
     ...                b"2,3,1,0.85\\n", "a.csv")
     >>> best_accuracy(log), best_accuracy(log, criterion="first-row")    # epoch ends: 0.7, 0.85

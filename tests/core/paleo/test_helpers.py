@@ -69,7 +69,7 @@ def test_fastest_scheme_by_hand_for_alexnet_on_k80():
     assert res.fastest_scheme(8, exact_only=True) == "ButterflyAllReduce"
     # one worker: OneToAll, Tree and ButterflyAllReduce cost nothing and tie; the first wins
     assert res.fastest_scheme(1) == "OneToAll"
-    with pytest.raises(InputError, match=r"n_workers: expected one of .*\[1, 2, 8\]; got 4"):
+    with pytest.raises(InputError, match=r"n_workers: expected one of 1, 2, 8; got 4"):
         res.fastest_scheme(4)
 
 
