@@ -84,6 +84,15 @@ def family(request, monkeypatch) -> CurveFamily:
     return FAMILIES[request.param]
 
 
+@pytest.fixture(params=[*(name for name, f in FAMILIES.items() if f.jac is not None), HYPERBOLIC.name])
+def family_with_jacobian(request, monkeypatch) -> CurveFamily:
+    """Each family that gives its Jacobian (the others are fitted by differences, which the fit-back test covers),
+    and the throwaway one, which gives one."""
+    if request.param == HYPERBOLIC.name:
+        monkeypatch.setitem(FAMILIES, HYPERBOLIC.name, HYPERBOLIC)
+    return FAMILIES[request.param]
+
+
 @pytest.fixture(params=[*SCHEDULE_FAMILIES, THROWAWAY_LAW.name])
 def law(request, monkeypatch):
     if request.param == THROWAWAY_LAW.name:
@@ -102,6 +111,7 @@ def test_the_record_is_whole(family):
     n = len(family.param_names)
     assert n == len(set(family.param_names)) == len(family.lower) == len(family.upper) == len(family.example)
     assert family.floor in family.param_names and family.min_points == n + 1
+    assert family.jac is None or callable(family.jac)          # None: the fitter takes differences
     assert all(lo <= v <= hi for lo, v, hi in zip(family.lower, family.example, family.upper))
     assert isinstance(family.in_auto, bool) and family.decreasing is True
 
@@ -114,9 +124,8 @@ def test_the_curve_it_makes_is_fitted_back(family, n):
     assert fit.r2 == pytest.approx(1.0, abs=1e-9) and not fit.degenerate
 
 
-def test_its_jacobian_is_the_derivative(family):
-    if family.jac is None:
-        pytest.skip("finite differences (jac=None)")
+def test_its_jacobian_is_the_derivative(family_with_jacobian):
+    family = family_with_jacobian
     k = np.geomspace(1, 20_000, 40)
     p = np.array(family.example)
     jac = family.jac(k, *p)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from core.curves import FAMILIES, fit_curve, get_family, optimus_loss
 from core.curves.domhan import (
-    EXTRA_FAMILIES,
     exp3_curve,
     exp3_step_at,
     mmf_curve,
@@ -67,22 +66,8 @@ def test_pow4_with_exponent_one_is_the_optimus_curve():
     np.testing.assert_allclose(pow4_curve(k, 1 / b1, b1 / b0, 1.0, b2), optimus_loss(k, b0, b1, b2), rtol=1e-12)
 
 
-@pytest.mark.parametrize("family", EXTRA_FAMILIES, ids=lambda f: f.name)
-def test_analytic_jacobian_matches_finite_differences(family):
-    k = np.geomspace(1, 20_000, 40)
-    p = np.array(family.example)
-    jac = family.jac(k, *p)
-    for i in range(p.size):
-        h = 1e-6 * max(abs(p[i]), 1e-3)
-        up, down = p.copy(), p.copy()
-        up[i] += h
-        down[i] -= h
-        numeric = (family.func(k, *up) - family.func(k, *down)) / (2 * h)
-        np.testing.assert_allclose(jac[:, i], numeric, rtol=1e-5, atol=1e-9)
-
-
 def test_an_unknown_family_is_refused_naming_every_registered_one():
-    # what every family must do (shapes, fit, inverse) is tests/contracts/test_curve_families_contract.py
+    # what every family must do (shapes, fit, inverse, Jacobian) is tests/contracts/test_curve_families_contract.py
     with pytest.raises(InputError, match=f"family: expected one of {', '.join(FAMILIES)}; got 'pow5'"):
         get_family("pow5")
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,14 +12,13 @@ from core.speed import (
     SPEED_FAMILIES,
     FittedSpeed,
     PolluxSpeedModel,
-    SpeedFamily,
     SpeedModel,
     fit_speed,
     get_speed_family,
     scale_to_step_time,
     speed_model_choices,
 )
-from core.speed.table import normalise_speed_table
+from tests.contracts.test_speed_families_contract import STEADY
 
 
 def test_the_registry_lists_optimus_and_pollux_by_name():
@@ -76,58 +73,18 @@ def test_an_unscored_fit_is_the_familys_plain_fit():
         fit_speed(tab, family="roofline")
 
 
-# --- a third family, registered the way a new module would be -----------------------------------------
-@dataclass(frozen=True)
-class ConstantSpeed(FittedSpeed):
-    """Every step takes ``seconds``, whatever the workers: a toy model."""
-
-    seconds: float = 1.0
-    family = "constant"
-    mode = "allreduce"
-    time_unit = "s"
-
-    def steps_per_s_at(self, p, w, global_batch):
-        return np.broadcast_to(1.0 / self.seconds, np.broadcast_shapes(np.shape(p), np.shape(w))).astype(float)
-
-    def steps_per_s(self, p, w):
-        return self.steps_per_s_at(p, w, self.global_batch)
-
-    def scaled(self, factor):
-        return dataclasses.replace(self, seconds=self.seconds * factor)
-
-    @property
-    def named_params(self):
-        return {"seconds": self.seconds}
-
-    def report(self):
-        return "\n".join(["[[Model]]", f"    seconds = {self.seconds:g}", *self.report_tail()])
-
-
-def _constant_fit(table, *, mode, global_batch=None, gpus_per_node=None, source="table"):
-    tab = normalise_speed_table(table, global_batch=global_batch, source=source)
-    return ConstantSpeed(seconds=float(np.mean(1.0 / tab["steps_per_s"])), n_points=len(tab), mape_pct=0.0)
-
-
-def _constant_loo(table, model, *, mode, global_batch=None, gpus_per_node=None, source="table"):
-    t = 1.0 / normalise_speed_table(table, global_batch=global_batch, source=source)["steps_per_s"].to_numpy()
-    return np.array([1.0 / np.mean(np.delete(t, i)) for i in range(len(t))])
-
-
-CONSTANT = SpeedFamily("constant", "Constant", "every step takes the mean step time", {"allreduce": "f = 1/t"},
-                       {"allreduce": r"f = 1/t"}, _constant_fit, _constant_loo)
-
-
+# --- a third family, registered the way a new module would be (the contract tests' throwaway one) -------------
 def test_a_registered_family_is_fitted_scored_and_chosen_without_touching_the_chooser(monkeypatch):
-    monkeypatch.setitem(SPEED_FAMILIES, "constant", CONSTANT)
-    assert speed_model_choices(False)[-2:] == ("constant", "auto")
+    monkeypatch.setitem(SPEED_FAMILIES, STEADY.name, STEADY)
+    assert speed_model_choices(False)[-2:] == (STEADY.name, "auto")
     # step times 1, 2, 3 s: the mean 2 s; left out in turn, the mean of the others is 2.5, 2 and 1.5 s, so the
     # speeds 1/2.5, 1/2, 1/1.5 against 1, 1/2, 1/3 miss by 60 %, 0 % and 100 %: leave-one-out MAPE 53.33 %
     tab = pd.DataFrame({"w": [1, 2, 4], "global_batch": 64, "step_time_s": [1.0, 2.0, 3.0]})
-    fit = fit_speed(tab, family="constant")
-    assert fit.chosen == "constant" and fit.model.seconds == pytest.approx(2.0)
+    fit = fit_speed(tab, family=STEADY.name)
+    assert fit.chosen == STEADY.name and fit.model.seconds == pytest.approx(2.0)
     assert fit.model.loo_mape_pct == pytest.approx(160 / 3)
     # with Optimus beside it on points Optimus fits exactly, auto keeps Optimus
     w = [1, 2, 4, 8, 16]
     exact = pd.DataFrame({"w": w, "global_batch": 256, "step_time_s": [0.001 * 256 / k + 0.05 + 0.002 * k for k in w]})
     auto = fit_speed(exact, family="auto")
-    assert auto.chosen == "optimus" and "constant" in auto.table()["family"].tolist()
+    assert auto.chosen == "optimus" and STEADY.name in auto.table()["family"].tolist()
