@@ -59,7 +59,6 @@ from core.prediction.run_forecast import (
     PROGRESS,
     forecast_run,
     forecast_table,
-    forecastable_runs,
     route_for,
     route_for_runs,
 )
@@ -76,12 +75,12 @@ from core.prediction.through_schedule import ScheduleForecast, forecast_through_
 
 __all__ = [
     'EPOCHS', 'INTERVAL_CALIBRATIONS', 'LOSS_THRESHOLDS', 'PROGRESS', 'backtest_runs', 'forecast_run',
-    'forecast_table', 'predict_epoch_at_target', 'route_for', 'route_for_runs', 'forecastable_runs',
-    'COOLDOWN_COLUMNS', 'CooldownPlan', 'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache',
-    'ScheduleForecast', 'candidate_schedule', 'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between',
-    'default_cooldown_target', 'in_progress', 'forecast_progress', 'forecast_showcase', 'forecast_through_schedule',
-    'plan_cooldown', 'what_if', 'ProgressCache', 'ProgressForecast', 'evaluation_points', 'evaluation_table',
-    'predict_progress', 'progress_showcase', 'progress_to_target', 'MIN_PREDICTION_EPOCHS', 'DEFAULT_FRACTIONS',
+    'forecast_table', 'predict_epoch_at_target', 'route_for', 'route_for_runs', 'COOLDOWN_COLUMNS', 'CooldownPlan',
+    'DEFAULT_COOLDOWN_FRACTIONS', 'LossForecast', 'ScheduleFitCache', 'ScheduleForecast', 'candidate_schedule',
+    'cooldown_candidates', 'cooldown_forecast', 'decay_fractions_between', 'default_cooldown_target', 'in_progress',
+    'forecast_progress', 'forecast_showcase', 'forecast_through_schedule', 'plan_cooldown', 'what_if',
+    'ProgressCache', 'ProgressForecast', 'evaluation_points', 'evaluation_table', 'predict_progress',
+    'progress_showcase', 'progress_to_target', 'MIN_PREDICTION_EPOCHS', 'DEFAULT_FRACTIONS',
     'DEFAULT_POSTERIOR_METHOD', 'FORECAST_POSTERIOR_METHODS', 'PRIOR_COLUMNS', 'FitCache', 'Forecast', 'Posterior',
     'Prior', 'ROUTES', 'Schedule', 'TargetPrediction', 'backtest_logs', 'combine', 'convergence_of_prediction',
     'extrapolate_unreached', 'family_scores', 'forecast_epoch_at_target', 'known_schedule', 'n_epochs',

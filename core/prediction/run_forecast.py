@@ -41,7 +41,6 @@ from core.prediction.progress_estimates import ProgressCache
 from core.prediction.progress_route import LossForecast, forecast_progress
 from core.prediction.run_prior import prior_for_run
 from core.prediction.schedule_fit import ScheduleFitCache
-from core.runs import metric_column
 from core.schedules import PlannedSchedule, is_schedule_spec
 from core.targets import Target, target_for
 from core.validation import check_option
@@ -89,30 +88,6 @@ def route_for_runs(logs: Sequence[RunLog], target: Target) -> str:
     """The route a page's forecast of one of ``logs`` to ``target`` takes: :data:`EPOCHS` when some run goes by
     it (:func:`route_for`), else :data:`PROGRESS`."""
     return EPOCHS if any(route_for(log, target)[0] == EPOCHS for log in logs) else PROGRESS
-
-
-def forecastable_runs(logs: Sequence[RunLog], target: Target | None, route: str) -> tuple[list[RunLog], list[tuple]]:
-    """The runs of ``logs`` a page can forecast to ``target`` by ``route``, and the rest as (source, why), so that
-    a run is never dropped from the page's choice unsaid: on the epoch route, those :func:`route_for` sends by it;
-    on the progress route, those that log the metric of their target (``target_for``: the page's, else their own).
-
-    >>> from core.logs import read_log
-    >>> course = read_log(b"step,loss,acc\\n1,2.0,0.5\\n2,1.5,0.6\\n", "course.csv")
-    >>> runs, apart = forecastable_runs([course, read_log(b"step,loss\\n1,4\\n", "wsd.csv")], None, PROGRESS)
-    >>> [r.source for r in runs], apart
-    (['course.csv'], [('wsd.csv', 'does not log acc (its target: acc>=0.92)')])
-    """
-    check_option(route, "route", (EPOCHS, PROGRESS))
-    offered, apart = [], []
-    for log in logs:
-        if route == EPOCHS:
-            taken, why = route_for(log, target)
-            ok = taken == EPOCHS
-        else:
-            own = target_for(log, target)
-            ok, why = metric_column(log, own.metric) is not None, f"does not log {own.metric} (its target: {own.spec})"
-        (offered.append(log) if ok else apart.append((log.source, why)))
-    return offered, apart
 
 
 @dataclass(frozen=True, eq=False)

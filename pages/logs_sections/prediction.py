@@ -24,16 +24,16 @@ from core.prediction import (
     convergence_of_prediction,
     family_scores,
     forecast_run,
-    forecastable_runs,
     known_schedule,
     n_epochs,
     prior_for_run,
+    route_for,
     route_for_runs,
     showcase_log,
 )
 from core.runs import given_target
 from core.targets import Target
-from pages.logs_sections.progress import not_offered, progress_section
+from pages.logs_sections.progress import progress_section
 from pages.shared.bounded import bounded_data, bounded_resource
 from pages.shared.common import (
     CACHE,
@@ -107,12 +107,10 @@ def forecast_section(runs: LoadedRuns, *, target: Target, preferred: str | None)
 def prediction_section(runs: LoadedRuns, *, target: Target, preferred: str | None) -> None:
     """Family choice, "predict from the first N epochs", and how the prediction converges."""
     st.subheader("Predict the epoch at target from the first epochs")
-    offered, apart = forecastable_runs([a.log for a in runs.analyses], target, EPOCHS)
-    by_name = {a.log.source: a for a in runs.analyses if a.log in offered}
+    by_name = {a.log.source: a for a in runs.analyses if route_for(a.log, target)[0] == EPOCHS}
     if not by_name:
         st.info(f"No loaded run has an accuracy column and at least {MIN_PREDICTION_EPOCHS} epochs.")
         return
-    not_offered(apart)
     logs = tuple(a.log for a in by_name.values())
     names = list(by_name)
     c1, c2, c3 = st.columns([2, 1, 2])

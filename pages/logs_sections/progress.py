@@ -14,16 +14,9 @@ import streamlit as st
 from core.figures.progress import progress_forecast_figure
 from core.figures.schedule import schedule_forecast_figure
 from core.logs import RunLog
-from core.prediction import (
-    PROGRESS,
-    LossForecast,
-    forecast_run,
-    forecast_showcase,
-    forecastable_runs,
-    progress_to_target,
-)
-from core.runs import amount_text
-from core.targets import Target
+from core.prediction import PROGRESS, LossForecast, forecast_run, forecast_showcase, progress_to_target
+from core.runs import amount_text, metric_column
+from core.targets import Target, target_for
 from pages.shared.bounded import bounded_resource
 from pages.shared.common import SHARED, LoadedRuns, chart, guarded, plain, target_text
 
@@ -73,12 +66,11 @@ def _interval(value, low, high) -> str | None:
 def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, preferred: str | None) -> None:
     """Prior / extrapolation / posterior of the progress to target of one run, from its first evaluations."""
     st.subheader("Predict the progress to target from the first evaluations")
-    offered, apart = forecastable_runs([a.log for a in runs.analyses], target, PROGRESS)
-    by_name = {a.log.source: a for a in runs.analyses if a.log in offered}
+    by_name = {a.log.source: a for a in runs.analyses
+               if metric_column(a.log, target_for(a.log, target).metric) is not None}
     if not by_name:
         st.info("No loaded run logs the target's metric.")
         return
-    not_offered(apart)
     names = list(by_name)
     c1, c2 = st.columns([3, 1])
     default = preferred if preferred in names else _showcase(tuple(a.log for a in by_name.values()), target, metric)
@@ -112,12 +104,6 @@ def progress_section(runs: LoadedRuns, *, target: Target | None, metric: str, pr
         st.caption(":material/info: " + plain(flag))
     _prior_left_out(f)
     chart(progress_forecast_figure, log, f, key="logs_progress_chart", file_stem="progress_to_target")
-
-
-def not_offered(apart) -> None:
-    """The loaded runs the Run choice does not offer, each with why (``core.prediction.forecastable_runs``)."""
-    if apart:
-        st.caption(":material/info: " + plain("Not offered: " + "; ".join(f"{src} ({why})" for src, why in apart)))
 
 
 def _prior_left_out(f) -> None:

@@ -168,19 +168,3 @@ def test_the_cli_and_the_pages_call_give_the_same_numbers_on_the_progress_route(
     page = forecast_run(logs[0], tuple(logs[1:]), LOSS, observe=0.25, route=PROGRESS)
     assert page.row()["unit"] == cli["unit"] == "samples"
     _same(cli, page.row(file=paths[0]))
-
-
-def test_a_run_the_page_cannot_forecast_is_named_with_why_on_either_route():
-    from core.logs import read_log
-    from core.prediction import forecastable_runs
-
-    rows = "".join(f"{e},{10 * e},{2 / e},{0.5 + e / 100}\n" for e in range(1, 9))
-    course = read_log(("epoch,step,loss,acc\n" + rows).encode(), "course.csv")
-    loss_only = read_log(b"step,loss\n1,4.0\n2,3.5\n3,3.2\n", "wsd.csv")
-    offered, apart = forecastable_runs([course, loss_only], None, EPOCHS)
-    assert offered == [course] and [src for src, _ in apart] == ["wsd.csv"]
-    assert "without 4 epochs of accuracy" in apart[0][1]
-    offered, apart = forecastable_runs([course, loss_only], Target("loss", "<=", 1.0), PROGRESS)
-    assert offered == [course, loss_only] and apart == []          # both log the loss
-    offered, apart = forecastable_runs([course, loss_only], None, PROGRESS)
-    assert offered == [course] and apart == [("wsd.csv", "does not log acc (its target: acc>=0.92)")]
